@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Stops Strata processes started by strata-start.sh.
+#   strata-stop.sh [local|master|worker|all]     (default: all)
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/strata-env.sh"
+
+what=${1:-all}
+
+stop_pidfile() {
+  local pidfile=$1 name
+  name=$(basename "$pidfile" .pid)
+  if ! strata_pid_alive "$pidfile"; then
+    rm -f "$pidfile"
+    return 1
+  fi
+  local pid
+  pid=$(cat "$pidfile")
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 150); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "$name (pid $pid) did not stop within 15s; killing it" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+  echo "Stopped $name (pid $pid)"
+}
+
+stopped=0
+stop_matching() {
+  local f
+  for f in "$STRATA_PID_DIR"/$1.pid; do
+    [ -e "$f" ] || continue
+    if stop_pidfile "$f"; then stopped=$((stopped + 1)); fi
+  done
+}
+
+case "$what" in
+  local) stop_matching local ;;
+  master) stop_matching master ;;
+  worker) stop_matching 'worker-*' ;;
+  all) stop_matching local; stop_matching 'worker-*'; stop_matching master ;;
+  -h|--help) sed -n '2,3p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "strata-stop.sh: unknown target '$what' (local, master, worker or all)" >&2; exit 2 ;;
+esac
+[ "$stopped" -gt 0 ] || echo "No Strata $what process was running."
+exit 0

@@ -1,0 +1,62 @@
+package io.strata.cli;
+
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code strata fs}: the file system shell, a subcommand per operation, modelled on {@code hdfs dfs}
+ * (without its leading dash: {@code strata fs ls /}). hdfs's alias pairs ({@code put}/{@code copyFromLocal},
+ * {@code get}/{@code copyToLocal}) are registered as separate instances so that each reports errors
+ * under the name the user typed.
+ *
+ * <p>Built per run by {@link #commandLine}; not thread-safe.
+ */
+@Command(name = "fs", description = "Work with files and directories in Strata, like hdfs dfs.",
+    synopsisSubcommandLabel = "COMMAND", subcommands = HelpCommand.class)
+final class FsCommand implements Callable<Integer> {
+  @Spec
+  CommandSpec spec;
+
+  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  boolean helpRequested;
+
+  private FsCommand() {}
+
+  static CommandLine commandLine(CliContext ctx) {
+    CommandLine cl = new CommandLine(new FsCommand());
+    add(cl, "ls", new ListCommands.Ls(ctx));
+    add(cl, "stat", new ListCommands.Stat(ctx));
+    add(cl, "du", new ListCommands.Du(ctx));
+    add(cl, "test", new ListCommands.Test(ctx));
+    add(cl, "mkdir", new NamespaceCommands.Mkdir(ctx));
+    add(cl, "touch", new NamespaceCommands.Touch(ctx));
+    add(cl, "rm", new NamespaceCommands.Rm(ctx));
+    add(cl, "mv", new NamespaceCommands.Mv(ctx));
+    add(cl, "cat", new ReadCommands.Cat(ctx));
+    add(cl, "head", new ReadCommands.Head(ctx));
+    add(cl, "tail", new ReadCommands.Tail(ctx));
+    add(cl, "put", new CopyCommands.Put(ctx));
+    add(cl, "copyFromLocal", new CopyCommands.Put(ctx));
+    add(cl, "get", new CopyCommands.Get(ctx));
+    add(cl, "copyToLocal", new CopyCommands.Get(ctx));
+    return cl;
+  }
+
+  /** Registers {@code command} as {@code name}, which is also the name it reports errors under. */
+  private static void add(CommandLine parent, String name, FsSubcommand command) {
+    CommandLine sub = new CommandLine(command);
+    sub.getCommandSpec().name(name);
+    parent.addSubcommand(name, sub);
+  }
+
+  @Override
+  public Integer call() {
+    throw new ParameterException(spec.commandLine(), "Missing command: strata fs COMMAND (see strata fs --help)");
+  }
+}

@@ -1,0 +1,230 @@
+package io.strata.cli;
+
+import io.strata.client.URIStatus;
+import io.strata.client.options.ListStatusOptions;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * The {@code strata fs} commands that only read metadata: {@code ls}, {@code stat}, {@code du} and
+ * {@code test}. Each is a picocli command object used for one run, on one thread.
+ */
+final class ListCommands {
+  private ListCommands() {}
+
+  /** Normalised forms of path arguments; {@code /} when there are none. */
+  static List<String> pathsOrRoot(List<String> args) {
+    if (args == null || args.isEmpty()) {
+      return List.of("/");
+    }
+    return normalise(args);
+  }
+
+  static List<String> normalise(List<String> args) {
+    List<String> out = new ArrayList<>(args.size());
+    for (String a : args) {
+      out.add(CliPaths.normalise(a));
+    }
+    return out;
+  }
+
+  @Command(name = "ls", description = "List the contents of directories, or files themselves, like hdfs dfs -ls.")
+  static final class Ls extends FsSubcommand {
+    @Option(names = "-R", description = "List subdirectories recursively.")
+    boolean recursive;
+
+    @Option(names = "-d", description = "List directories as plain files, not their contents.")
+    boolean directoriesAsFiles;
+
+    @Option(names = "-h", description = "Print sizes in human readable form (1.5 G).")
+    boolean human;
+
+    @Option(names = "-l", description = "Long format (the only format; accepted for habit).")
+    boolean longFormat;
+
+    @Parameters(paramLabel = "PATH", arity = "0..*", description = "Paths to list (default /).")
+    List<String> paths;
+
+    Ls(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(pathsOrRoot(paths), this::list);
+    }
+
+    private void list(String path) throws IOException {
+      URIStatus status = fs().getStatus(path);
+      if (status.isFile() || directoriesAsFiles) {
+        print(List.of(status));
+        return;
+      }
+      List<URIStatus> entries = new ArrayList<>(
+          fs().listStatus(path, ListStatusOptions.defaults().withRecursive(recursive)));
+      entries.sort(Comparator.comparing(URIStatus::path, CliPaths.TREE_ORDER));
+      if (!recursive && !entries.isEmpty()) {
+        // hdfs's wording, including "1 items".
+        ctx.out().println("Found " + entries.size() + " items");
+      }
+      print(entries);
+    }
+
+    private void print(List<URIStatus> entries) {
+      for (String line : Formats.lsLines(entries, ctx.zone(), human)) {
+        ctx.out().println(line);
+      }
+    }
+  }
+
+  @Command(name = "stat", description = {
+      "Print the status of paths: key=value lines by default, or FORMAT as hdfs dfs -stat reads it",
+      "(%a %A %b %F %g %n %o %r %u %y %Y)."})
+  static final class Stat extends FsSubcommand {
+    @Parameters(paramLabel = "[FORMAT] PATH", arity = "1..*",
+        description = "An optional format (it contains a %), then paths.")
+    List<String> args;
+
+    Stat(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      String format = null;
+      List<String> paths = args;
+      if (args.size() > 1 && args.get(0).contains("%")) {
+        format = args.get(0);
+        paths = args.subList(1, args.size());
+      }
+      String fmt = format;
+      boolean[] first = {true};
+      forEach(normalise(paths), path -> {
+        URIStatus status = fs().getStatus(path);
+        if (fmt != null) {
+          ctx.out().println(Formats.formatStat(fmt, status));
+          return;
+        }
+        if (!first[0]) {
+          ctx.out().println();
+        }
+        first[0] = false;
+        for (String line : Formats.statLines(status)) {
+          ctx.out().println(line);
+        }
+      });
+    }
+  }
+
+  @Command(name = "du", description = {
+      "Show the bytes under paths: for a directory one line per entry (each entry's total),",
+      "for a file the file itself."})
+  static final class Du extends FsSubcommand {
+    @Option(names = "-s", description = "One total per path argument instead of one line per entry.")
+    boolean summary;
+
+    @Option(names = "-h", description = "Print sizes in human readable form (1.5 G).")
+    boolean human;
+
+    @Parameters(paramLabel = "PATH", arity = "0..*", description = "Paths (default /).")
+    List<String> paths;
+
+    Du(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(pathsOrRoot(paths), this::du);
+    }
+
+    private void du(String path) throws IOException {
+      URIStatus status = fs().getStatus(path);
+      if (status.isFile()) {
+        ctx.out().println(Formats.duLine(status.length(), path, human));
+        return;
+      }
+      // One recursive listing, summed per direct child (or in total), instead of a listing per child.
+      long[] total = {0};
+      Map<String, Long> perChild = new TreeMap<>();
+      fs().iterateStatus(path, ListStatusOptions.defaults().withRecursive(true), entry -> {
+        long bytes = entry.isFile() ? entry.length() : 0;
+        total[0] += bytes;
+        if (!summary) {
+          String child = CliPaths.firstComponentBelow(path, entry.path());
+          if (child != null) {
+            perChild.merge(child, bytes, Long::sum);
+          }
+        }
+      });
+      if (summary) {
+        ctx.out().println(Formats.duLine(total[0], path, human));
+        return;
+      }
+      for (Map.Entry<String, Long> e : perChild.entrySet()) {
+        ctx.out().println(Formats.duLine(e.getValue(), CliPaths.child(path, e.getKey()), human));
+      }
+    }
+  }
+
+  @Command(name = "test", description = "Exit 0 when the check holds for PATH, 1 when it does not; prints nothing.")
+  static final class Test extends FsSubcommand {
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Check check;
+
+    @Parameters(paramLabel = "PATH", arity = "1")
+    String path;
+
+    Test(CliContext ctx) {
+      super(ctx);
+    }
+
+    /** Exactly one check. */
+    static final class Check {
+      @Option(names = "-e", description = "PATH exists.")
+      boolean exists;
+
+      @Option(names = "-d", description = "PATH is a directory.")
+      boolean directory;
+
+      @Option(names = "-f", description = "PATH is a file.")
+      boolean file;
+
+      @Option(names = "-s", description = "PATH is a non-empty file.")
+      boolean nonEmpty;
+
+      @Option(names = "-z", description = "PATH is an empty file.")
+      boolean empty;
+    }
+
+    @Override
+    protected void execute() {
+      forEach(List.of(CliPaths.normalise(path)), p -> {
+        URIStatus s = statusOrNull(p);
+        boolean holds;
+        if (check.exists) {
+          holds = s != null;
+        } else if (check.directory) {
+          holds = s != null && s.directory();
+        } else if (check.file) {
+          holds = s != null && s.isFile();
+        } else if (check.nonEmpty) {
+          holds = s != null && s.isFile() && s.length() > 0;
+        } else {
+          holds = s != null && s.isFile() && s.length() == 0;
+        }
+        if (!holds) {
+          markFailed();
+        }
+      });
+    }
+  }
+}

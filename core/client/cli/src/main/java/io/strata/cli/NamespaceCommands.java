@@ -1,0 +1,170 @@
+package io.strata.cli;
+
+import io.strata.cli.Failures.PathFailure;
+import io.strata.client.FileOutStream;
+import io.strata.client.URIStatus;
+import io.strata.client.options.CreateDirectoryOptions;
+import io.strata.client.options.CreateFileOptions;
+import io.strata.client.options.DeleteOptions;
+import io.strata.common.exception.AlreadyExistsException;
+import io.strata.common.exception.NotFoundException;
+import java.io.IOException;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * The {@code strata fs} commands that change the namespace without moving data: {@code mkdir},
+ * {@code touch}, {@code rm} and {@code mv}. Each is a picocli command object used for one run, on one
+ * thread.
+ */
+final class NamespaceCommands {
+  private NamespaceCommands() {}
+
+  @Command(name = "mkdir", description = "Create directories.")
+  static final class Mkdir extends FsSubcommand {
+    @Option(names = "-p", description = "Create missing parents; an existing directory is not an error.")
+    boolean parents;
+
+    @Parameters(paramLabel = "PATH", arity = "1..*")
+    List<String> paths;
+
+    Mkdir(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      CreateDirectoryOptions options = CreateDirectoryOptions.defaults()
+          .withRecursive(parents).withAllowExists(parents);
+      forEach(ListCommands.normalise(paths), path -> fs().createDirectory(path, options));
+    }
+  }
+
+  @Command(name = "touch", description = {
+      "Create empty files where nothing exists; an existing file is left as it is.",
+      "The parent directory must exist."})
+  static final class Touch extends FsSubcommand {
+    @Parameters(paramLabel = "PATH", arity = "1..*")
+    List<String> paths;
+
+    Touch(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(ListCommands.normalise(paths), this::touch);
+    }
+
+    private void touch(String path) throws IOException, PathFailure {
+      URIStatus status = statusOrNull(path);
+      if (status != null) {
+        if (status.directory()) {
+          throw new PathFailure(path, Failures.IS_A_DIRECTORY);
+        }
+        return;
+      }
+      FileOutStream out;
+      try {
+        out = fs().createFile(path, CreateFileOptions.defaults().withRecursive(false));
+      } catch (AlreadyExistsException e) {
+        // Created by someone else since the check: fine if it is a file.
+        URIStatus now = statusOrNull(path);
+        if (now != null && now.isFile()) {
+          return;
+        }
+        throw e;
+      }
+      Streams.complete(out);
+    }
+  }
+
+  @Command(name = "rm", description = "Delete files, and directories with -r. Prints Deleted PATH for each.")
+  static final class Rm extends FsSubcommand {
+    @Option(names = {"-r", "-R"}, description = "Delete directories and everything under them.")
+    boolean recursive;
+
+    @Option(names = "-f", description = "A missing path is not an error.")
+    boolean force;
+
+    @Option(names = {"-skipTrash", "--skipTrash"}, description = "Accepted for habit: there is no trash.")
+    boolean skipTrash;
+
+    @Parameters(paramLabel = "PATH", arity = "1..*")
+    List<String> paths;
+
+    Rm(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(ListCommands.normalise(paths), this::rm);
+    }
+
+    private void rm(String path) throws IOException, PathFailure {
+      URIStatus status = statusOrNull(path);
+      if (status == null) {
+        if (!force) {
+          throw new PathFailure(path, Failures.NO_SUCH_FILE);
+        }
+        return;
+      }
+      if (status.directory() && !recursive) {
+        throw new PathFailure(path, Failures.IS_A_DIRECTORY);
+      }
+      try {
+        fs().delete(path, DeleteOptions.defaults().withRecursive(recursive));
+      } catch (NotFoundException e) {
+        if (force) {
+          return;
+        }
+        throw e;
+      }
+      ctx.out().println("Deleted " + path);
+    }
+  }
+
+  @Command(name = "mv", description = {
+      "Move or rename SRC to DST; when DST is an existing directory, the sources move into it.",
+      "With several sources DST must be an existing directory."})
+  static final class Mv extends FsSubcommand {
+    @Parameters(paramLabel = "SRC... DST", arity = "2..*")
+    List<String> args;
+
+    Mv(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() throws PathFailure {
+      List<String> srcs = ListCommands.normalise(args.subList(0, args.size() - 1));
+      String dst = CliPaths.normalise(args.get(args.size() - 1));
+      URIStatus dstStatus;
+      try {
+        dstStatus = statusOrNull(dst);
+      } catch (IOException e) {
+        throw PathFailure.of(dst, e);
+      }
+      boolean intoDir = dstStatus != null && dstStatus.directory();
+      if (srcs.size() > 1 && !intoDir) {
+        throw new PathFailure(dst, dstStatus == null ? Failures.NO_SUCH_FILE : Failures.IS_NOT_A_DIRECTORY);
+      }
+      forEach(srcs, src -> {
+        fs().getStatus(src); // a missing source is reported against the source, not the destination
+        // The root has no name to move under dst; let the master refuse moving it.
+        String target = intoDir && !src.equals("/") ? CliPaths.child(dst, CliPaths.name(src)) : dst;
+        if (!intoDir && dstStatus != null) {
+          throw new PathFailure(dst, Failures.FILE_EXISTS);
+        }
+        try {
+          fs().rename(src, target);
+        } catch (NotFoundException | AlreadyExistsException e) {
+          throw PathFailure.of(target, e); // the target's parent is missing, or the target exists
+        }
+      });
+    }
+  }
+}

@@ -1,0 +1,118 @@
+package io.strata.cli;
+
+import io.strata.cli.Failures.PathFailure;
+import io.strata.client.FileInStream;
+import io.strata.client.FileSystem;
+import io.strata.client.URIStatus;
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.NotFoundException;
+import java.io.IOException;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/**
+ * The {@code strata fs} commands that print file contents to stdout as raw bytes: {@code cat},
+ * {@code head} (the first KiB) and {@code tail} (the last KiB). Each is a picocli command object used for
+ * one run, on one thread.
+ */
+final class ReadCommands {
+  static final int HEAD_TAIL_BYTES = 1024;
+
+  private ReadCommands() {}
+
+  /**
+   * Opens a file for reading; a directory is refused as {@code Is a directory} (openFile says only
+   * "failed precondition", which also stands for an incomplete file).
+   */
+  static FileInStream openForRead(FileSystem fs, String path) throws IOException, PathFailure {
+    try {
+      return fs.openFile(path);
+    } catch (FailedPreconditionException e) {
+      URIStatus status;
+      try {
+        status = fs.getStatus(path);
+      } catch (NotFoundException gone) {
+        throw e;
+      }
+      if (status.directory()) {
+        throw new PathFailure(path, Failures.IS_A_DIRECTORY);
+      }
+      throw e;
+    }
+  }
+
+  /** Prints up to {@code bytes} bytes of {@code path}, its first or its last; false when stdout is closed. */
+  static boolean print(CliContext ctx, String path, boolean fromEnd, long bytes) throws IOException, PathFailure {
+    try (FileInStream in = openForRead(ctx.fs(), path)) {
+      if (fromEnd) {
+        long start = Math.max(0, in.length() - bytes);
+        try {
+          in.seek(start);
+        } catch (IOException e) {
+          throw new Failures.TransferException(e);
+        }
+      }
+      return Streams.download(in, ctx.out(), bytes);
+    }
+  }
+
+  @Command(name = "cat", description = "Print files to stdout.")
+  static final class Cat extends FsSubcommand {
+    @Parameters(paramLabel = "PATH", arity = "1..*")
+    List<String> paths;
+
+    Cat(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      boolean[] stdoutOpen = {true};
+      forEach(ListCommands.normalise(paths), path -> {
+        if (stdoutOpen[0] && !print(ctx, path, false, Long.MAX_VALUE)) {
+          stdoutOpen[0] = false;
+          markFailed();
+        }
+      });
+    }
+  }
+
+  @Command(name = "head", description = "Print the first kilobyte of a file.")
+  static final class Head extends FsSubcommand {
+    @Parameters(paramLabel = "PATH", arity = "1")
+    String path;
+
+    Head(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(List.of(CliPaths.normalise(path)), p -> {
+        if (!print(ctx, p, false, HEAD_TAIL_BYTES)) {
+          markFailed();
+        }
+      });
+    }
+  }
+
+  @Command(name = "tail", description = "Print the last kilobyte of a file.")
+  static final class Tail extends FsSubcommand {
+    @Parameters(paramLabel = "PATH", arity = "1")
+    String path;
+
+    Tail(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(List.of(CliPaths.normalise(path)), p -> {
+        if (!print(ctx, p, true, HEAD_TAIL_BYTES)) {
+          markFailed();
+        }
+      });
+    }
+  }
+}

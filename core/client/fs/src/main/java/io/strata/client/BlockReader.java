@@ -1,0 +1,134 @@
+package io.strata.client;
+
+import com.google.protobuf.ByteString;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.strata.common.exception.DataLossException;
+import io.strata.common.exception.DeadlineExceededException;
+import io.strata.common.grpc.GrpcErrors;
+import io.strata.common.net.WorkerAddress;
+import io.strata.proto.ReadBlockRequest;
+import io.strata.proto.ReadBlockResponse;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Reads a range of one block from one worker as a server stream of chunks. Flow control is explicit: the
+ * reader asks for {@code prefetch} chunks and one more each time it consumes one, so at most
+ * {@code prefetch} chunks are buffered whatever the block size, and a slow consumer slows the worker.
+ *
+ * <p>Not thread-safe: one reader thread; gRPC callbacks only enqueue.
+ */
+final class BlockReader implements AutoCloseable {
+  private static final Object END = new Object();
+
+  private final WorkerAddress worker;
+  private final long blockId;
+  private final long expected;
+  private final long timeoutMs;
+  private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+  private ClientCallStreamObserver<ReadBlockRequest> call;
+  private ByteBuffer current;
+  private long received;
+  private boolean finished;
+
+  BlockReader(FileSystemContext context, WorkerAddress worker, long blockId, long offset, long length) {
+    this.worker = worker;
+    this.blockId = blockId;
+    this.expected = length;
+    this.timeoutMs = context.rpcTimeoutMs();
+    int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
+    int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
+    ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
+        .setLength(length).setChunkSize(chunkSize).build();
+    context.worker(worker).readBlock(req, new ClientResponseObserver<ReadBlockRequest, ReadBlockResponse>() {
+      @Override
+      public void beforeStart(ClientCallStreamObserver<ReadBlockRequest> stream) {
+        call = stream;
+        stream.disableAutoRequestWithInitial(prefetch);
+      }
+
+      @Override
+      public void onNext(ReadBlockResponse value) {
+        queue.add(value.getChunk());
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        queue.add(t);
+      }
+
+      @Override
+      public void onCompleted() {
+        queue.add(END);
+      }
+    });
+  }
+
+  WorkerAddress worker() {
+    return worker;
+  }
+
+  /** Copies up to len bytes into b; returns -1 at the end of the range. */
+  int read(byte[] b, int off, int len) throws IOException {
+    while (current == null || !current.hasRemaining()) {
+      if (finished) {
+        return -1;
+      }
+      Object next;
+      try {
+        next = queue.poll(timeoutMs, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        close();
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("Interrupted while reading block " + blockId);
+      }
+      if (next == null) {
+        close();
+        throw new DeadlineExceededException("Worker " + worker + " sent nothing for " + timeoutMs
+            + " ms while reading block " + blockId);
+      }
+      if (next == END) {
+        finished = true;
+        if (received != expected) {
+          throw new DataLossException("Worker " + worker + " sent " + received + " of " + expected
+              + " bytes of block " + blockId);
+        }
+        return -1;
+      }
+      if (next instanceof Throwable) {
+        finished = true;
+        throw GrpcErrors.fromThrowable((Throwable) next);
+      }
+      current = ((ByteString) next).asReadOnlyByteBuffer();
+      received += current.remaining();
+      call.request(1);
+    }
+    int n = Math.min(len, current.remaining());
+    current.get(b, off, n);
+    return n;
+  }
+
+  /** Reads exactly len bytes or fails. */
+  void readFully(byte[] b, int off, int len) throws IOException {
+    while (len > 0) {
+      int n = read(b, off, len);
+      if (n < 0) {
+        throw new DataLossException("Block " + blockId + " from worker " + worker + " ended early");
+      }
+      off += n;
+      len -= n;
+    }
+  }
+
+  @Override
+  public void close() {
+    if (!finished) {
+      finished = true;
+      call.cancel("reader closed", null);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+package io.strata.common.conf;
+
+import java.time.Duration;
+
+/** Keys every process reads: where the master is, message limits. */
+public final class CommonKeys {
+  private CommonKeys() {}
+
+  public static final PropertyKey<String> MASTER_HOSTNAME = PropertyKey.stringKey("strata.master.hostname")
+      .defaultValue("localhost")
+      .doc("Host name clients and workers use to reach the master, and the name the master advertises.")
+      .build();
+
+  public static final PropertyKey<Integer> MASTER_RPC_PORT = PropertyKey.intKey("strata.master.rpc.port")
+      .defaultValue(19998)
+      .validate(p -> p >= 0 && p <= 65535, "a port number between 0 and 65535")
+      .doc("The master's gRPC port.")
+      .build();
+
+  public static final PropertyKey<Long> NETWORK_MAX_MESSAGE_SIZE =
+      PropertyKey.bytesKey("strata.network.max.message.size")
+          .defaultValue("8MB")
+          .validate(v -> v >= 64 * 1024 && v <= 256L * 1024 * 1024, "between 64KB and 256MB")
+          .doc("Largest gRPC message a server or client accepts; larger messages are refused "
+              + "with RESOURCE_EXHAUSTED.")
+          .build();
+
+  public static final PropertyKey<Duration> RPC_TIMEOUT = PropertyKey.durationKey("strata.network.rpc.timeout")
+      .defaultValue("30s")
+      .doc("Deadline of a unary RPC (metadata calls, block commits, heartbeats).")
+      .build();
+
+  public static final PropertyKey<String> HOME = PropertyKey.stringKey("strata.home")
+      .defaultValue(".")
+      .doc("Install directory; relative data and log dirs are resolved against it.")
+      .build();
+}

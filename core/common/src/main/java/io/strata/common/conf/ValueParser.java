@@ -1,0 +1,110 @@
+package io.strata.common.conf;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Parses the string forms of configuration values: sizes, durations, lists. Stateless. */
+public final class ValueParser {
+  private static final Pattern SIZE = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*([a-zA-Z]*)");
+  private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*([a-zA-Z]*)");
+
+  private ValueParser() {}
+
+  static Object parse(PropertyKey<?> key, String raw) {
+    String s = raw.trim();
+    try {
+      switch (key.type()) {
+        case STRING:
+          return s;
+        case INT:
+          return Integer.parseInt(s);
+        case LONG:
+          return Long.parseLong(s);
+        case BOOLEAN:
+          if (s.equalsIgnoreCase("true")) {
+            return true;
+          }
+          if (s.equalsIgnoreCase("false")) {
+            return false;
+          }
+          throw new IllegalArgumentException("expected true or false");
+        case BYTES:
+          return parseBytes(s);
+        case DURATION:
+          return parseDuration(s);
+        case LIST:
+          return parseList(s);
+        default:
+          throw new AssertionError(key.type());
+      }
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("Invalid value '" + raw + "' for " + key.name() + " (a "
+          + key.type().name().toLowerCase(Locale.ROOT) + "): " + e.getMessage(), e);
+    }
+  }
+
+  /** {@code 64MB}, {@code 64MiB}, {@code 64m}, {@code 1.5GB}, {@code 4096}: binary units (1KB = 1024). */
+  public static long parseBytes(String raw) {
+    Matcher m = SIZE.matcher(raw.trim());
+    if (!m.matches()) {
+      throw new IllegalArgumentException("'" + raw + "' is not a size such as 4096, 64MB or 1GB");
+    }
+    double number = Double.parseDouble(m.group(1));
+    String unit = m.group(2).toUpperCase(Locale.ROOT);
+    long multiplier;
+    switch (unit) {
+      case "": case "B": multiplier = 1L; break;
+      case "K": case "KB": case "KIB": multiplier = 1L << 10; break;
+      case "M": case "MB": case "MIB": multiplier = 1L << 20; break;
+      case "G": case "GB": case "GIB": multiplier = 1L << 30; break;
+      case "T": case "TB": case "TIB": multiplier = 1L << 40; break;
+      case "P": case "PB": case "PIB": multiplier = 1L << 50; break;
+      default:
+        throw new IllegalArgumentException("unknown size unit '" + m.group(2) + "' in '" + raw + "'");
+    }
+    double bytes = number * multiplier;
+    // (double) Long.MAX_VALUE rounds up to 2^63, so compare against 2^63 itself: anything at or above
+    // it would be clamped to Long.MAX_VALUE by the cast below.
+    if (bytes >= 0x1p63) {
+      throw new IllegalArgumentException("'" + raw + "' is too large");
+    }
+    return (long) bytes;
+  }
+
+  /** {@code 500ms}, {@code 10s}, {@code 5min}, {@code 2h}, {@code 1d}; a bare number is milliseconds. */
+  public static Duration parseDuration(String raw) {
+    Matcher m = DURATION.matcher(raw.trim());
+    if (!m.matches()) {
+      throw new IllegalArgumentException("'" + raw + "' is not a duration such as 500ms, 10s or 5min");
+    }
+    long n = Long.parseLong(m.group(1));
+    try {
+      switch (m.group(2).toLowerCase(Locale.ROOT)) {
+        case "": case "ms": return Duration.ofMillis(n);
+        case "s": case "sec": return Duration.ofSeconds(n);
+        case "m": case "min": return Duration.ofMinutes(n);
+        case "h": return Duration.ofHours(n);
+        case "d": return Duration.ofDays(n);
+        default:
+          throw new IllegalArgumentException("unknown duration unit '" + m.group(2) + "' in '" + raw + "'");
+      }
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("'" + raw + "' is too large", e);
+    }
+  }
+
+  static List<String> parseList(String raw) {
+    List<String> out = new ArrayList<>();
+    for (String part : raw.split(",")) {
+      String p = part.trim();
+      if (!p.isEmpty()) {
+        out.add(p);
+      }
+    }
+    return List.copyOf(out);
+  }
+}

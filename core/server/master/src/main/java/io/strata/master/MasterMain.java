@@ -1,0 +1,21 @@
+package io.strata.master;
+
+import io.strata.common.conf.StrataConf;
+import java.time.Clock;
+import java.util.concurrent.CountDownLatch;
+
+/** Entry point of {@code bin/strata-start.sh master}: runs a master until the JVM is told to stop. */
+public final class MasterMain {
+  private MasterMain() {}
+
+  public static void main(String[] args) throws Exception {
+    StrataConf conf = StrataConf.load();
+    MasterProcess master = new MasterProcess(conf, Clock.systemUTC()).start();
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      master.close();
+      stopped.countDown();
+    }, "master-shutdown"));
+    stopped.await();
+  }
+}

@@ -1,0 +1,267 @@
+package io.strata.master.block;
+
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.InvalidArgumentException;
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.id.BlockId;
+import io.strata.common.net.WorkerAddress;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Block metadata and the worker registry: each block's length and the workers holding it, each worker's
+ * address, capacity, usage and last heartbeat. A worker silent for longer than the timeout is marked lost
+ * and its locations dropped; the block itself stays known, so the worker's return (it registers again
+ * with its block report) restores the locations.
+ *
+ * <p>Blocks are kept in a map ordered by id, so the blocks of one file (one id range, see
+ * {@link BlockId}) are a sub-map. Thread-safe: every method holds this object's monitor; none does I/O.
+ */
+public final class BlockMaster {
+  private static final Logger LOG = LoggerFactory.getLogger(BlockMaster.class);
+
+  private static final class BlockMeta {
+    final long length;
+    /** worker id → tier alias. */
+    final Map<Long, String> locations = new HashMap<>(2);
+
+    BlockMeta(long length) {
+      this.length = length;
+    }
+  }
+
+  private final Clock clock;
+  private final Duration workerTimeout;
+  private final FileLookup files;
+  private final NavigableMap<Long, BlockMeta> blocks = new TreeMap<>();
+  private final Map<Long, WorkerMeta> live = new HashMap<>();
+  private final Map<Long, WorkerMeta> lost = new HashMap<>();
+  private long nextWorkerId;
+
+  public BlockMaster(Clock clock, Duration workerTimeout, FileLookup files) {
+    this.clock = clock;
+    this.workerTimeout = workerTimeout;
+    this.files = files;
+    // Worker ids start at a random point so that a worker from before a master restart never holds an
+    // id the new master hands to someone else.
+    this.nextWorkerId = 1 + (new SecureRandom().nextLong() >>> 20);
+  }
+
+  // ---- workers ----
+
+  /** Registers (or re-registers) a worker with its full block report; returns its id. */
+  public synchronized long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
+      long startTimeMs) {
+    for (Iterator<WorkerMeta> it = live.values().iterator(); it.hasNext(); ) {
+      WorkerMeta old = it.next();
+      if (old.address.equals(address)) {
+        LOG.info("Worker {} at {} registers again; dropping its old registration", old.id, address);
+        dropLocations(old);
+        it.remove();
+      }
+    }
+    lost.values().removeIf(w -> w.address.equals(address));
+    WorkerMeta w = new WorkerMeta(nextWorkerId++, address, startTimeMs);
+    w.capacityBytes = capacity;
+    w.usedBytes = used;
+    w.lastHeartbeatMs = clock.millis();
+    live.put(w.id, w);
+    int kept = 0;
+    for (BlockReport b : report) {
+      if (addLocation(w, b)) {
+        kept++;
+      }
+    }
+    LOG.info("Registered worker {} at {} (capacity {} bytes, {} of {} reported blocks kept)", w.id, address,
+        capacity, kept, report.size());
+    return w.id;
+  }
+
+  /** Adds the reported block to the worker, or schedules its removal when no file wants it. */
+  private boolean addLocation(WorkerMeta w, BlockReport b) {
+    BlockMeta meta = blocks.get(b.blockId());
+    if (meta == null) {
+      if (files.stateOf(BlockId.fileId(b.blockId())) != FileLookup.FileState.INCOMPLETE) {
+        w.toRemove.add(b.blockId());
+        return false;
+      }
+      meta = new BlockMeta(b.length());
+      blocks.put(b.blockId(), meta);
+    } else if (meta.length != b.length()) {
+      LOG.warn("Worker {} reports block {} with length {}, but it has length {}; removing that copy",
+          w.id, b.blockId(), b.length(), meta.length);
+      w.toRemove.add(b.blockId());
+      return false;
+    }
+    meta.locations.put(w.id, b.tier());
+    w.blocks.add(b.blockId());
+    return true;
+  }
+
+  public synchronized HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
+      List<Long> removed) {
+    WorkerMeta w = live.get(workerId);
+    if (w == null) {
+      return new HeartbeatResult(true, List.of());
+    }
+    w.capacityBytes = capacity;
+    w.usedBytes = used;
+    w.lastHeartbeatMs = clock.millis();
+    for (long id : removed) {
+      w.blocks.remove(id);
+      w.toRemove.remove(id);
+      BlockMeta meta = blocks.get(id);
+      if (meta != null) {
+        meta.locations.remove(workerId);
+      }
+    }
+    for (BlockReport b : added) {
+      addLocation(w, b);
+    }
+    List<Long> commands = new ArrayList<>(w.toRemove);
+    return new HeartbeatResult(false, commands);
+  }
+
+  /** Marks workers silent for longer than the timeout as lost; returns them. */
+  public synchronized List<WorkerState> detectLostWorkers() {
+    long now = clock.millis();
+    List<WorkerState> out = new ArrayList<>();
+    for (Iterator<WorkerMeta> it = live.values().iterator(); it.hasNext(); ) {
+      WorkerMeta w = it.next();
+      if (now - w.lastHeartbeatMs > workerTimeout.toMillis()) {
+        it.remove();
+        dropLocations(w);
+        lost.put(w.id, w);
+        out.add(w.snapshot());
+        LOG.warn("Worker {} at {} sent no heartbeat for {} ms: marked lost, {} block locations dropped",
+            w.id, w.address, now - w.lastHeartbeatMs, w.blocks.size());
+      }
+    }
+    return out;
+  }
+
+  private void dropLocations(WorkerMeta w) {
+    for (long id : w.blocks) {
+      BlockMeta meta = blocks.get(id);
+      if (meta != null) {
+        meta.locations.remove(w.id);
+      }
+    }
+    w.blocks.clear();
+  }
+
+  public synchronized List<WorkerState> liveWorkers() {
+    List<WorkerState> out = new ArrayList<>(live.size());
+    for (WorkerMeta w : live.values()) {
+      out.add(w.snapshot());
+    }
+    out.sort((a, b) -> a.address().toString().compareTo(b.address().toString()));
+    return out;
+  }
+
+  public synchronized List<WorkerState> lostWorkers() {
+    List<WorkerState> out = new ArrayList<>(lost.size());
+    for (WorkerMeta w : lost.values()) {
+      out.add(w.snapshot());
+    }
+    return out;
+  }
+
+  // ---- blocks ----
+
+  /**
+   * Records that a worker committed a block. The caller (the file system master) has checked that the
+   * block's file accepts it.
+   */
+  public synchronized void commitBlock(long workerId, long blockId, long length, String tier)
+      throws StrataException {
+    WorkerMeta w = live.get(workerId);
+    if (w == null) {
+      throw new NotFoundException("Worker " + workerId + " is not registered (it may have been marked lost); "
+          + "it must register again before committing block " + blockId);
+    }
+    BlockMeta meta = blocks.get(blockId);
+    if (meta != null && meta.length != length) {
+      throw new FailedPreconditionException("Block " + blockId + " is already committed with length "
+          + meta.length + ", not " + length);
+    }
+    if (length < 0) {
+      throw new InvalidArgumentException("Block " + blockId + " cannot have negative length " + length);
+    }
+    if (meta == null) {
+      meta = new BlockMeta(length);
+      blocks.put(blockId, meta);
+    }
+    meta.locations.put(workerId, tier);
+    w.blocks.add(blockId);
+    w.toRemove.remove(blockId);
+  }
+
+  public synchronized boolean hasBlock(long blockId) {
+    return blocks.containsKey(blockId);
+  }
+
+  /** The block's length, or -1 when it is not committed. */
+  public synchronized long blockLength(long blockId) {
+    BlockMeta meta = blocks.get(blockId);
+    return meta == null ? -1 : meta.length;
+  }
+
+  /** The block and its live locations; null when it is not committed. */
+  public synchronized BlockState getBlock(long blockId) {
+    BlockMeta meta = blocks.get(blockId);
+    if (meta == null) {
+      return null;
+    }
+    List<BlockState.Location> locs = new ArrayList<>(meta.locations.size());
+    for (Map.Entry<Long, String> e : meta.locations.entrySet()) {
+      WorkerMeta w = live.get(e.getKey());
+      if (w != null) {
+        locs.add(new BlockState.Location(w.snapshot(), e.getValue()));
+      }
+    }
+    return new BlockState(blockId, meta.length, locs);
+  }
+
+  /**
+   * Forgets every block of a file whose index is {@code fromIndex} or more, and tells the workers
+   * holding them to remove them. Used on delete (fromIndex 0) and on complete (stray blocks past the end).
+   */
+  public synchronized int removeFileBlocks(long fileId, long fromIndex) {
+    long from = BlockId.of(fileId, fromIndex > BlockId.MAX_INDEX ? BlockId.MAX_INDEX : fromIndex);
+    if (fromIndex > BlockId.MAX_INDEX) {
+      return 0;
+    }
+    long to = BlockId.of(fileId, BlockId.MAX_INDEX);
+    NavigableMap<Long, BlockMeta> range = blocks.subMap(from, true, to, true);
+    int n = 0;
+    for (Iterator<Map.Entry<Long, BlockMeta>> it = range.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Long, BlockMeta> e = it.next();
+      for (long workerId : e.getValue().locations.keySet()) {
+        WorkerMeta w = live.get(workerId);
+        if (w != null) {
+          w.blocks.remove(e.getKey());
+          w.toRemove.add(e.getKey());
+        }
+      }
+      it.remove();
+      n++;
+    }
+    return n;
+  }
+
+  public synchronized long blockCount() {
+    return blocks.size();
+  }
+}

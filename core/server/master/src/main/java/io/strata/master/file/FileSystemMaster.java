@@ -1,0 +1,199 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.InvalidArgumentException;
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.id.BlockId;
+import io.strata.common.path.StrataPath;
+import io.strata.master.block.BlockMaster;
+import io.strata.master.block.BlockState;
+import io.strata.master.block.FileLookup;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * The master's domain facade for clients and workers: namespace operations on the {@link InodeTree},
+ * block bookkeeping on the {@link BlockMaster}, and the rules that join them (a file completes only when
+ * all its blocks are committed with the right lengths; a deleted file's blocks are removed from workers;
+ * a complete file accepts no new blocks). Thread-safe.
+ */
+public final class FileSystemMaster {
+  private final InodeTree tree;
+  private final BlockMaster blocks;
+  private final long maxBlockSize;
+  /** Orders block commits against completion of the same file. */
+  private final Object commitLock = new Object();
+
+  public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize) {
+    this.tree = new InodeTree(clock);
+    this.blocks = new BlockMaster(clock, workerTimeout, this::fileState);
+    this.maxBlockSize = maxBlockSize;
+  }
+
+  public BlockMaster blockMaster() {
+    return blocks;
+  }
+
+  public InodeTree tree() {
+    return tree;
+  }
+
+  private FileLookup.FileState fileState(long fileId) {
+    FileInfo f = tree.getFile(fileId);
+    if (f == null) {
+      return FileLookup.FileState.MISSING;
+    }
+    return f.complete() ? FileLookup.FileState.COMPLETE : FileLookup.FileState.INCOMPLETE;
+  }
+
+  public FileInfo createFile(String path, long blockSize, boolean recursive, int mode) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    if (blockSize <= 0) {
+      throw new InvalidArgumentException("Cannot create " + path + ": block size " + blockSize
+          + " must be positive");
+    }
+    if (blockSize > maxBlockSize) {
+      throw new InvalidArgumentException("Cannot create " + path + ": block size " + blockSize
+          + " is larger than the limit " + maxBlockSize + " (strata.master.block.size.max)");
+    }
+    if (mode < 0 || mode > 07777) {
+      throw new InvalidArgumentException("Cannot create " + path + ": mode " + Integer.toOctalString(mode)
+          + " is not a permission mode (0 to 07777)");
+    }
+    return tree.createFile(p, blockSize, recursive, mode);
+  }
+
+  public FileInfo completeFile(String path, long fileId, long length) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    synchronized (commitLock) {
+      FileInfo done = tree.completeFile(p, fileId, length, this::checkBlocks);
+      // Blocks committed past the end (a writer that retried, or lied about the length) are dropped.
+      blocks.removeFileBlocks(done.id(), done.blockCount());
+      return done;
+    }
+  }
+
+  private void checkBlocks(FileInfo file, long length) throws StrataException {
+    long bs = file.blockSize();
+    long count = length / bs + (length % bs == 0 ? 0 : 1); // no overflow for huge lengths
+    if (count > BlockId.MAX_INDEX + 1) {
+      throw new InvalidArgumentException("Cannot complete " + file.path() + " with length " + length
+          + ": it would need " + count + " blocks of " + bs + " bytes, more than " + (BlockId.MAX_INDEX + 1));
+    }
+    for (long i = 0; i < count; i++) {
+      long expected = i < count - 1 ? bs : length - bs * (count - 1);
+      long actual = blocks.blockLength(BlockId.of(file.id(), i));
+      if (actual < 0) {
+        throw new FailedPreconditionException("Cannot complete " + file.path() + " with length " + length
+            + ": block " + i + " was never committed");
+      }
+      if (actual != expected) {
+        throw new FailedPreconditionException("Cannot complete " + file.path() + " with length " + length
+            + ": block " + i + " has " + actual + " bytes, expected " + expected);
+      }
+    }
+  }
+
+  /** A worker committed a block: accept it if its file exists, is incomplete, and it fits the block size. */
+  public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
+    if (blockId < 0) {
+      throw new InvalidArgumentException("Block id " + blockId + " is negative");
+    }
+    synchronized (commitLock) {
+      FileInfo file = tree.getFile(BlockId.fileId(blockId));
+      if (file == null) {
+        throw new NotFoundException("Cannot commit block " + blockId + ": its file (id "
+            + BlockId.fileId(blockId) + ") does not exist");
+      }
+      if (length > file.blockSize()) {
+        throw new InvalidArgumentException("Cannot commit block " + blockId + " of " + length + " bytes: the "
+            + "file's block size is " + file.blockSize());
+      }
+      if (file.complete() && !blocks.hasBlock(blockId)) {
+        throw new FailedPreconditionException("Cannot commit block " + blockId + ": file " + file.path()
+            + " is already complete");
+      }
+      blocks.commitBlock(workerId, blockId, length, tier);
+    }
+  }
+
+  public FileInfo createDirectory(String path, boolean recursive, boolean allowExists, int mode)
+      throws StrataException {
+    return tree.createDirectory(StrataPath.of(path), recursive, allowExists, mode);
+  }
+
+  public FileInfo getStatus(String path) throws StrataException {
+    return tree.getStatus(StrataPath.of(path));
+  }
+
+  /** The blocks of a complete file with their live locations, in order. */
+  public List<BlockState> blocksOf(FileInfo file) {
+    List<BlockState> out = new ArrayList<>((int) file.blockCount());
+    for (long i = 0; i < file.blockCount(); i++) {
+      long id = BlockId.of(file.id(), i);
+      BlockState b = blocks.getBlock(id);
+      out.add(b != null ? b : new BlockState(id, 0, List.of()));
+    }
+    return out;
+  }
+
+  /**
+   * Streams a listing to {@code sink} in batches of at most {@code batchSize}; each batch is read under
+   * the tree lock on its own, so huge directories never sit in memory whole.
+   */
+  public void listStatus(String path, boolean recursive, int batchSize, Consumer<List<FileInfo>> sink)
+      throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    listInto(p, recursive, batchSize, sink);
+  }
+
+  private void listInto(StrataPath dir, boolean recursive, int batchSize, Consumer<List<FileInfo>> sink)
+      throws StrataException {
+    String after = null;
+    while (true) {
+      List<FileInfo> batch;
+      try {
+        batch = tree.listBatch(dir, after, batchSize);
+      } catch (NotFoundException e) {
+        if (after == null) {
+          throw e;
+        }
+        return; // the directory went away while we listed it
+      }
+      if (batch.isEmpty()) {
+        return;
+      }
+      sink.accept(batch);
+      if (recursive) {
+        for (FileInfo f : batch) {
+          if (f.directory() && !f.path().equals(dir.toString())) {
+            listInto(StrataPath.of(f.path()), true, batchSize, sink);
+          }
+        }
+      }
+      if (batch.size() < batchSize || !tree.getStatus(dir).directory()) {
+        return;
+      }
+      after = batch.get(batch.size() - 1).name();
+    }
+  }
+
+  public void delete(String path, boolean recursive) throws StrataException {
+    List<Long> removed = tree.delete(StrataPath.of(path), recursive);
+    for (long fileId : removed) {
+      blocks.removeFileBlocks(fileId, 0);
+    }
+  }
+
+  public void rename(String src, String dst) throws StrataException {
+    tree.rename(StrataPath.of(src), StrataPath.of(dst));
+  }
+
+  public boolean exists(String path) throws StrataException {
+    return tree.exists(StrataPath.of(path));
+  }
+}

@@ -1,0 +1,17 @@
+package io.strata.master.file;
+
+import java.util.TreeMap;
+
+/** A directory: children by name, in name order so listings page by name. Guarded by the tree's lock. */
+final class InodeDirectory extends Inode {
+  final TreeMap<String, Inode> children = new TreeMap<>();
+
+  InodeDirectory(long id, String name, InodeDirectory parent, long nowMs, String owner, String group, int mode) {
+    super(id, name, parent, nowMs, owner, group, mode);
+  }
+
+  @Override
+  boolean isDirectory() {
+    return true;
+  }
+}

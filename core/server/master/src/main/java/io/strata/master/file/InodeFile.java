@@ -1,0 +1,22 @@
+package io.strata.master.file;
+
+/**
+ * A file: block size, and once complete its length. Its blocks are named by {@code BlockId.of(id, i)}
+ * for i below {@code ceil(length / blockSize)}. Guarded by the tree's lock.
+ */
+final class InodeFile extends Inode {
+  final long blockSize;
+  long length;
+  boolean complete;
+
+  InodeFile(long id, String name, InodeDirectory parent, long nowMs, String owner, String group, int mode,
+      long blockSize) {
+    super(id, name, parent, nowMs, owner, group, mode);
+    this.blockSize = blockSize;
+  }
+
+  @Override
+  boolean isDirectory() {
+    return false;
+  }
+}

@@ -1,0 +1,159 @@
+package io.strata.master.rpc;
+
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.strata.common.grpc.GrpcErrors;
+import io.strata.master.block.BlockMaster;
+import io.strata.master.block.WorkerState;
+import io.strata.master.file.FileInfo;
+import io.strata.master.file.FileSystemMaster;
+import io.strata.proto.CompleteFileRequest;
+import io.strata.proto.CompleteFileResponse;
+import io.strata.proto.CreateDirectoryRequest;
+import io.strata.proto.CreateDirectoryResponse;
+import io.strata.proto.CreateFileRequest;
+import io.strata.proto.CreateFileResponse;
+import io.strata.proto.DeleteRequest;
+import io.strata.proto.DeleteResponse;
+import io.strata.proto.ExistsRequest;
+import io.strata.proto.ExistsResponse;
+import io.strata.proto.FileSystemMasterServiceGrpc;
+import io.strata.proto.GetClusterInfoRequest;
+import io.strata.proto.GetClusterInfoResponse;
+import io.strata.proto.GetStatusRequest;
+import io.strata.proto.GetStatusResponse;
+import io.strata.proto.GetWorkersRequest;
+import io.strata.proto.GetWorkersResponse;
+import io.strata.proto.ListStatusRequest;
+import io.strata.proto.ListStatusResponse;
+import io.strata.proto.RenameRequest;
+import io.strata.proto.RenameResponse;
+import io.strata.server.Rpc;
+import java.util.List;
+
+/** Client-facing metadata service: decode, call {@link FileSystemMaster}, encode. Thread-safe. */
+public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.FileSystemMasterServiceImplBase {
+  private final FileSystemMaster fs;
+  private final String masterAddress;
+  private final long startTimeMs;
+  private final int maxBatch;
+
+  public FileSystemMasterService(FileSystemMaster fs, String masterAddress, long startTimeMs, int maxBatch) {
+    this.fs = fs;
+    this.masterAddress = masterAddress;
+    this.startTimeMs = startTimeMs;
+    this.maxBatch = maxBatch;
+  }
+
+  @Override
+  public void createFile(CreateFileRequest r, StreamObserver<CreateFileResponse> o) {
+    Rpc.unary(o, () -> CreateFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
+        fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode()))).build());
+  }
+
+  @Override
+  public void completeFile(CompleteFileRequest r, StreamObserver<CompleteFileResponse> o) {
+    Rpc.unary(o, () -> CompleteFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
+        fs.completeFile(r.getPath(), r.getFileId(), r.getLength()))).build());
+  }
+
+  @Override
+  public void createDirectory(CreateDirectoryRequest r, StreamObserver<CreateDirectoryResponse> o) {
+    Rpc.unary(o, () -> CreateDirectoryResponse.newBuilder().setFile(MasterProtoConverter.toProto(
+        fs.createDirectory(r.getPath(), r.getRecursive(), r.getAllowExists(), r.getMode()))).build());
+  }
+
+  @Override
+  public void getStatus(GetStatusRequest r, StreamObserver<GetStatusResponse> o) {
+    Rpc.unary(o, () -> {
+      FileInfo f = fs.getStatus(r.getPath());
+      return GetStatusResponse.newBuilder().setFile(r.getIncludeBlocks() && !f.directory()
+          ? MasterProtoConverter.toProto(f, fs.blocksOf(f)) : MasterProtoConverter.toProto(f)).build();
+    });
+  }
+
+  @Override
+  public void listStatus(ListStatusRequest r, StreamObserver<ListStatusResponse> o) {
+    ServerCallStreamObserver<ListStatusResponse> out = (ServerCallStreamObserver<ListStatusResponse>) o;
+    int batch = r.getBatchSize() <= 0 ? 1000 : Math.min(r.getBatchSize(), maxBatch);
+    try {
+      fs.listStatus(r.getPath(), r.getRecursive(), batch, files -> {
+        if (out.isCancelled()) {
+          throw new ListingCancelled();
+        }
+        ListStatusResponse.Builder b = ListStatusResponse.newBuilder();
+        for (FileInfo f : files) {
+          b.addFiles(MasterProtoConverter.toProto(f));
+        }
+        out.onNext(b.build());
+      });
+      out.onCompleted();
+    } catch (ListingCancelled e) {
+      // The client went away; nothing to send.
+    } catch (Exception e) {
+      out.onError(GrpcErrors.toStatus(e));
+    }
+  }
+
+  /** Unwinds a listing whose client cancelled. */
+  private static final class ListingCancelled extends RuntimeException {
+    ListingCancelled() {
+      super(null, null, false, false);
+    }
+  }
+
+  @Override
+  public void delete(DeleteRequest r, StreamObserver<DeleteResponse> o) {
+    Rpc.unary(o, () -> {
+      fs.delete(r.getPath(), r.getRecursive());
+      return DeleteResponse.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void rename(RenameRequest r, StreamObserver<RenameResponse> o) {
+    Rpc.unary(o, () -> {
+      fs.rename(r.getSrc(), r.getDst());
+      return RenameResponse.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void exists(ExistsRequest r, StreamObserver<ExistsResponse> o) {
+    Rpc.unary(o, () -> ExistsResponse.newBuilder().setExists(fs.exists(r.getPath())).build());
+  }
+
+  @Override
+  public void getWorkers(GetWorkersRequest r, StreamObserver<GetWorkersResponse> o) {
+    Rpc.unary(o, () -> {
+      GetWorkersResponse.Builder b = GetWorkersResponse.newBuilder();
+      for (WorkerState w : fs.blockMaster().liveWorkers()) {
+        b.addWorkers(MasterProtoConverter.toProto(w));
+      }
+      return b.build();
+    });
+  }
+
+  @Override
+  public void getClusterInfo(GetClusterInfoRequest r, StreamObserver<GetClusterInfoResponse> o) {
+    Rpc.unary(o, () -> {
+      BlockMaster bm = fs.blockMaster();
+      List<WorkerState> live = bm.liveWorkers();
+      List<WorkerState> lost = bm.lostWorkers();
+      long capacity = 0;
+      long used = 0;
+      for (WorkerState w : live) {
+        capacity += w.capacityBytes();
+        used += w.usedBytes();
+      }
+      GetClusterInfoResponse.Builder b = GetClusterInfoResponse.newBuilder().setMasterAddress(masterAddress)
+          .setStartTimeMs(startTimeMs).setLiveWorkers(live.size()).setLostWorkers(lost.size())
+          .setCapacityBytes(capacity).setUsedBytes(used).setFileCount(fs.tree().fileCount())
+          .setDirectoryCount(fs.tree().directoryCount()).setBlockCount(bm.blockCount());
+      for (WorkerState w : lost) {
+        b.addLost(MasterProtoConverter.toProto(w));
+      }
+      return b.build();
+    });
+  }
+}

@@ -1,0 +1,79 @@
+package io.strata.worker;
+
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
+import io.strata.worker.store.BlockStore;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.util.List;
+
+/**
+ * The block store as the data service sees it while the worker starts: calls that arrive before the
+ * real store opens get UNAVAILABLE. Thread-safe (the delegate is set once, volatile).
+ */
+final class DeferredStore implements BlockStore {
+  private volatile BlockStore delegate;
+
+  void set(BlockStore store) {
+    this.delegate = store;
+  }
+
+  private BlockStore store() throws UnavailableException {
+    BlockStore s = delegate;
+    if (s == null) {
+      throw new UnavailableException("The worker is still starting");
+    }
+    return s;
+  }
+
+  @Override
+  public TempBlock createTemp(long blockId, long maxLength) throws StrataException {
+    return store().createTemp(blockId, maxLength);
+  }
+
+  @Override
+  public BlockMeta commit(TempBlock temp) throws IOException {
+    return store().commit(temp);
+  }
+
+  @Override
+  public void abort(TempBlock temp) {
+    BlockStore s = delegate;
+    if (s != null) {
+      s.abort(temp);
+    }
+  }
+
+  @Override
+  public BlockMeta get(long blockId) throws StrataException {
+    return store().get(blockId);
+  }
+
+  @Override
+  public FileChannel openForRead(long blockId) throws IOException {
+    return store().openForRead(blockId);
+  }
+
+  @Override
+  public boolean remove(long blockId) throws IOException {
+    return store().remove(blockId);
+  }
+
+  @Override
+  public List<BlockMeta> committedBlocks() {
+    BlockStore s = delegate;
+    return s == null ? List.of() : s.committedBlocks();
+  }
+
+  @Override
+  public long capacityBytes() {
+    BlockStore s = delegate;
+    return s == null ? 0 : s.capacityBytes();
+  }
+
+  @Override
+  public long usedBytes() {
+    BlockStore s = delegate;
+    return s == null ? 0 : s.usedBytes();
+  }
+}

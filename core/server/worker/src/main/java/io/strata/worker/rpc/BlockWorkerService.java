@@ -1,0 +1,246 @@
+package io.strata.worker.rpc;
+
+import com.google.protobuf.UnsafeByteOperations;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.strata.common.exception.InvalidArgumentException;
+import io.strata.common.exception.OutOfRangeException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.grpc.GrpcErrors;
+import io.strata.proto.BlockWorkerServiceGrpc;
+import io.strata.proto.ReadBlockRequest;
+import io.strata.proto.ReadBlockResponse;
+import io.strata.proto.RemoveBlockRequest;
+import io.strata.proto.RemoveBlockResponse;
+import io.strata.proto.WriteBlockRequest;
+import io.strata.proto.WriteBlockResponse;
+import io.strata.server.Rpc;
+import io.strata.worker.store.BlockStore;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+
+/**
+ * The worker's data service. Writes: a client stream into a temp block, committed locally then at the
+ * master when the client half-closes; any failure or cancel drops the temp block. Reads: a server
+ * stream of chunks sent only while the transport is ready, so a slow reader holds at most a window of
+ * data in memory. Thread-safe; per-call state lives in the call's observers.
+ */
+public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorkerServiceImplBase {
+  /** How committed blocks reach the master. */
+  @FunctionalInterface
+  public interface Committer {
+    void commit(long blockId, long length, String tier) throws StrataException;
+  }
+
+  /** How removals reach the master. */
+  @FunctionalInterface
+  public interface RemovalListener {
+    void removed(long blockId);
+  }
+
+  private final BlockStore store;
+  private final Committer committer;
+  private final RemovalListener removals;
+  private final int maxChunk;
+
+  public BlockWorkerService(BlockStore store, Committer committer, RemovalListener removals, int maxChunk) {
+    this.store = store;
+    this.committer = committer;
+    this.removals = removals;
+    this.maxChunk = maxChunk;
+  }
+
+  @Override
+  public StreamObserver<WriteBlockRequest> writeBlock(StreamObserver<WriteBlockResponse> response) {
+    return new BlockWriteCall(response);
+  }
+
+  /** One block write. gRPC delivers its callbacks serially. */
+  private final class BlockWriteCall implements StreamObserver<WriteBlockRequest> {
+    private final StreamObserver<WriteBlockResponse> response;
+    private BlockStore.TempBlock temp;
+    private boolean failed;
+
+    BlockWriteCall(StreamObserver<WriteBlockResponse> response) {
+      this.response = response;
+    }
+
+    @Override
+    public void onNext(WriteBlockRequest req) {
+      if (failed) {
+        return;
+      }
+      try {
+        if (temp == null) {
+          if (!req.hasHeader()) {
+            throw new InvalidArgumentException("The first message of a block write must carry the header "
+                + "(block id and maximum length)");
+          }
+          temp = store.createTemp(req.getHeader().getBlockId(), req.getHeader().getMaxLength());
+        } else if (req.hasHeader()) {
+          throw new InvalidArgumentException("Block " + temp.blockId() + ": only the first message may carry "
+              + "a header");
+        }
+        if (!req.getChunk().isEmpty()) {
+          temp.append(req.getChunk().asReadOnlyByteBuffer());
+        }
+      } catch (Exception e) {
+        fail(e);
+      }
+    }
+
+    private void fail(Throwable t) {
+      failed = true;
+      if (temp != null) {
+        store.abort(temp);
+      }
+      response.onError(GrpcErrors.toStatus(t));
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      // The client cancelled or the connection broke: nothing of this write may remain.
+      failed = true;
+      if (temp != null) {
+        store.abort(temp);
+      }
+    }
+
+    @Override
+    public void onCompleted() {
+      if (failed) {
+        return;
+      }
+      if (temp == null) {
+        fail(new InvalidArgumentException("A block write ended before its header was sent"));
+        return;
+      }
+      BlockStore.BlockMeta meta;
+      try {
+        meta = store.commit(temp);
+      } catch (Exception e) {
+        fail(e);
+        return;
+      }
+      try {
+        committer.commit(meta.blockId(), meta.length(), meta.tier());
+      } catch (Exception e) {
+        try {
+          store.remove(meta.blockId());
+        } catch (IOException ignored) {
+          // The master does not know the block; the next registration report cleans it.
+        }
+        failed = true;
+        response.onError(GrpcErrors.toStatus(e));
+        return;
+      }
+      response.onNext(WriteBlockResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).build());
+      response.onCompleted();
+    }
+  }
+
+  @Override
+  public void readBlock(ReadBlockRequest req, StreamObserver<ReadBlockResponse> o) {
+    ServerCallStreamObserver<ReadBlockResponse> out = (ServerCallStreamObserver<ReadBlockResponse>) o;
+    FileChannel channel;
+    long end;
+    long start = req.getOffset();
+    try {
+      BlockStore.BlockMeta meta = store.get(req.getBlockId());
+      if (start < 0) {
+        throw new InvalidArgumentException("Block " + req.getBlockId() + ": negative read offset " + start);
+      }
+      if (req.getLength() < 0) {
+        throw new InvalidArgumentException("Block " + req.getBlockId() + ": negative read length "
+            + req.getLength());
+      }
+      if (start > meta.length() || req.getLength() > meta.length() - start) {
+        throw new OutOfRangeException("Block " + req.getBlockId() + " has " + meta.length()
+            + " bytes; cannot read " + req.getLength() + " bytes at offset " + start);
+      }
+      end = start + req.getLength();
+      channel = store.openForRead(req.getBlockId());
+    } catch (Exception e) {
+      out.onError(GrpcErrors.toStatus(e));
+      return;
+    }
+    int chunk = req.getChunkSize() <= 0 ? maxChunk : Math.min(req.getChunkSize(), maxChunk);
+    new BlockReadCall(out, channel, start, end, chunk).begin();
+  }
+
+  /** One block read: sends chunks while the call is ready. Callbacks are serialised by the monitor. */
+  private static final class BlockReadCall {
+    private final ServerCallStreamObserver<ReadBlockResponse> out;
+    private final FileChannel channel;
+    private final long end;
+    private final int chunk;
+    private long pos;
+    private boolean done;
+
+    BlockReadCall(ServerCallStreamObserver<ReadBlockResponse> out, FileChannel channel, long start, long end,
+        int chunk) {
+      this.out = out;
+      this.channel = channel;
+      this.pos = start;
+      this.end = end;
+      this.chunk = chunk;
+    }
+
+    void begin() {
+      out.setOnCancelHandler(this::finish);
+      out.setOnReadyHandler(this::drain);
+      drain();
+    }
+
+    private synchronized void finish() {
+      if (!done) {
+        done = true;
+        try {
+          channel.close();
+        } catch (IOException ignored) {
+          // read-only channel; nothing to lose
+        }
+      }
+    }
+
+    private synchronized void drain() {
+      try {
+        while (!done && pos < end && out.isReady()) {
+          int n = (int) Math.min(chunk, end - pos);
+          ByteBuffer buf = ByteBuffer.allocate(n);
+          while (buf.hasRemaining()) {
+            int r = channel.read(buf, pos + buf.position());
+            if (r < 0) {
+              throw new io.strata.common.exception.DataLossException("Block file ended at "
+                  + (pos + buf.position()) + ", before " + end);
+            }
+          }
+          buf.flip();
+          pos += n;
+          out.onNext(ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(buf)).build());
+        }
+        if (!done && pos >= end) {
+          finish();
+          out.onCompleted();
+        }
+      } catch (Exception e) {
+        if (!done) {
+          finish();
+          out.onError(GrpcErrors.toStatus(e));
+        }
+      }
+    }
+  }
+
+  @Override
+  public void removeBlock(RemoveBlockRequest req, StreamObserver<RemoveBlockResponse> o) {
+    Rpc.unary(o, () -> {
+      store.get(req.getBlockId());
+      if (store.remove(req.getBlockId())) {
+        removals.removed(req.getBlockId());
+      }
+      return RemoveBlockResponse.getDefaultInstance();
+    });
+  }
+}

@@ -1,0 +1,257 @@
+package io.strata.minicluster;
+
+import io.strata.client.FileSystem;
+import io.strata.common.conf.CommonKeys;
+import io.strata.common.conf.StrataConf;
+import io.strata.master.MasterKeys;
+import io.strata.master.MasterProcess;
+import io.strata.worker.WorkerKeys;
+import io.strata.worker.WorkerProcess;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A master and N workers in this JVM, on loopback, each worker with its own port and storage dir under
+ * one base dir. Built by {@link #builder()}; tests share one per class. Used by the tests and by
+ * {@code bin/strata-start.sh local}.
+ *
+ * <p>Not thread-safe for start/stop/restart; the processes it runs are.
+ */
+public final class LocalStrataCluster implements AutoCloseable {
+  private final Builder spec;
+  private final Path baseDir;
+  private final int masterPort;
+  private StrataConf baseConf;
+  private MasterProcess master;
+  private final List<WorkerProcess> workers = new ArrayList<>();
+  private final List<StrataConf> workerConfs = new ArrayList<>();
+  private final List<FileSystem> clients = new ArrayList<>();
+
+  private LocalStrataCluster(Builder spec) throws IOException {
+    this.spec = spec;
+    this.baseDir = spec.baseDir != null ? spec.baseDir
+        : Files.createTempDirectory(Path.of(spec.tmpRoot), "strata-minicluster-");
+    this.masterPort = spec.masterPort != 0 ? spec.masterPort : freePort();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Builds a cluster description; {@link #start()} runs it. */
+  public static final class Builder {
+    private int workers = 1;
+    private Path baseDir;
+    private String tmpRoot = Files.isDirectory(Path.of("/dev/shm")) ? "/dev/shm" : System.getProperty("java.io.tmpdir");
+    private int masterPort;
+    private int firstWorkerPort;
+    private int workerPortStep = 2;
+    private final Map<String, String> conf = new HashMap<>();
+
+    public Builder workers(int n) {
+      this.workers = n;
+      return this;
+    }
+
+    /** Where worker dirs go; by default a fresh dir under /dev/shm, deleted on close. */
+    public Builder baseDir(Path dir) {
+      this.baseDir = dir;
+      return this;
+    }
+
+    public Builder masterPort(int port) {
+      this.masterPort = port;
+      return this;
+    }
+
+    /** Worker i gets firstWorkerPort + i * step; 0 picks free ports. */
+    public Builder firstWorkerPort(int port) {
+      this.firstWorkerPort = port;
+      return this;
+    }
+
+    public Builder set(String key, Object value) {
+      conf.put(key, String.valueOf(value));
+      return this;
+    }
+
+    public Builder setAll(Map<String, String> values) {
+      conf.putAll(values);
+      return this;
+    }
+
+    public LocalStrataCluster build() throws IOException {
+      return new LocalStrataCluster(this);
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      return s.getLocalPort();
+    }
+  }
+
+  /** Starts the master and the workers and waits until every worker is registered. */
+  public LocalStrataCluster start() throws IOException {
+    Map<String, String> c = new HashMap<>();
+    c.put(CommonKeys.MASTER_HOSTNAME.name(), "localhost");
+    c.put(CommonKeys.MASTER_RPC_PORT.name(), Integer.toString(masterPort));
+    c.put(MasterKeys.BIND_HOST.name(), "127.0.0.1");
+    c.put(WorkerKeys.BIND_HOST.name(), "127.0.0.1");
+    c.put(WorkerKeys.HOSTNAME.name(), "localhost");
+    c.put(WorkerKeys.HEARTBEAT_INTERVAL.name(), "200ms");
+    c.put(MasterKeys.WORKER_TIMEOUT.name(), "5s");
+    c.put(MasterKeys.LOST_WORKER_CHECK_INTERVAL.name(), "200ms");
+    c.putAll(spec.conf);
+    baseConf = StrataConf.of(c);
+    master = new MasterProcess(baseConf, Clock.systemUTC()).start();
+    for (int i = 0; i < spec.workers; i++) {
+      addWorker();
+    }
+    waitForWorkers(spec.workers, 30_000);
+    return this;
+  }
+
+  /** Starts one more worker with its own port and dir; returns its index. */
+  public int addWorker() throws IOException {
+    int i = workerConfs.size();
+    int port = spec.firstWorkerPort != 0 ? spec.firstWorkerPort + i * spec.workerPortStep : freePort();
+    Map<String, String> w = new HashMap<>(baseConf.explicitValues());
+    w.put(WorkerKeys.RPC_PORT.name(), Integer.toString(port));
+    if (!spec.conf.containsKey(WorkerKeys.TIER0_DIRS.name())) {
+      w.put(WorkerKeys.TIER0_DIRS.name(), baseDir.resolve("worker-" + i).toString());
+    }
+    StrataConf conf = StrataConf.of(w);
+    workerConfs.add(conf);
+    workers.add(new WorkerProcess(conf, Clock.systemUTC()).start());
+    return i;
+  }
+
+  /** Waits until the master lists {@code n} live workers. */
+  public void waitForWorkers(int n, long timeoutMs) throws IOException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    try (FileSystem fs = FileSystem.create(clientConf())) {
+      while (true) {
+        try {
+          if (fs.getWorkers().size() >= n) {
+            return;
+          }
+        } catch (IOException e) {
+          if (System.nanoTime() > deadline) {
+            throw e;
+          }
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IOException("Only " + fs.getWorkers().size() + " of " + n + " workers registered within "
+              + timeoutMs + " ms");
+        }
+        try {
+          Thread.sleep(20);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted", e);
+        }
+      }
+    }
+  }
+
+  /** Configuration a client of this cluster uses. */
+  public StrataConf clientConf() {
+    return StrataConf.of(Map.of(CommonKeys.MASTER_HOSTNAME.name(), "localhost",
+        CommonKeys.MASTER_RPC_PORT.name(), Integer.toString(masterPort))).withAll(spec.conf);
+  }
+
+  /** A client closed with the cluster. */
+  public synchronized FileSystem client() {
+    FileSystem fs = FileSystem.create(clientConf());
+    clients.add(fs);
+    return fs;
+  }
+
+  public MasterProcess master() {
+    return master;
+  }
+
+  public int masterPort() {
+    return masterPort;
+  }
+
+  public List<WorkerProcess> workers() {
+    return workers;
+  }
+
+  public WorkerProcess worker(int i) {
+    return workers.get(i);
+  }
+
+  /** Stops worker i (its blocks stay in its dir). */
+  public void stopWorker(int i) {
+    workers.get(i).close();
+  }
+
+  /** Starts worker i again on its port and dir (after {@link #stopWorker}). */
+  public WorkerProcess restartWorker(int i) throws IOException {
+    WorkerProcess w = new WorkerProcess(workerConfs.get(i), Clock.systemUTC()).start();
+    workers.set(i, w);
+    return w;
+  }
+
+  /** Stops the master and starts a fresh one on the same port (an in-memory master forgets everything). */
+  public void restartMaster() throws IOException {
+    master.close();
+    master = new MasterProcess(baseConf, Clock.systemUTC()).start();
+  }
+
+  public Path baseDir() {
+    return baseDir;
+  }
+
+  @Override
+  public void close() {
+    for (FileSystem fs : clients) {
+      try {
+        fs.close();
+      } catch (IOException ignored) {
+        // closing channels only
+      }
+    }
+    for (WorkerProcess w : workers) {
+      w.close();
+    }
+    if (master != null) {
+      master.close();
+    }
+    if (spec.baseDir == null) {
+      deleteRecursively(baseDir);
+    }
+  }
+
+  static void deleteRecursively(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> s = Files.walk(dir)) {
+      s.sorted(Comparator.reverseOrder()).forEach(p -> {
+        try {
+          Files.deleteIfExists(p);
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
