@@ -51,7 +51,7 @@ final class CopyCommands {
 
   @Command(name = "put", description = {
       "Copy local files and directories (or stdin, as -) to Strata.",
-      "When DST is an existing directory the sources go under it."})
+      "When DST is an existing directory the sources go under it; existing files are kept unless -f."})
   static final class Put extends FsSubcommand {
     @Option(names = "-f", description = "Overwrite existing files.")
     boolean force;
@@ -60,7 +60,8 @@ final class CopyCommands {
         description = "Block size of the new files, like 64MB (default: strata.user.block.size.default).")
     long blockSize;
 
-    @Parameters(paramLabel = "LOCALSRC... DST", arity = "2..*")
+    @Parameters(paramLabel = "LOCALSRC... DST", arity = "2..*", hideParamSyntax = true,
+        description = "Local files or directories (- for stdin), then the Strata destination.")
     List<String> args;
 
     Put(CliContext ctx) {
@@ -205,12 +206,13 @@ final class CopyCommands {
 
   @Command(name = "get", description = {
       "Copy Strata files and directories to the local file system.",
-      "When LOCALDST is an existing directory the sources go under it."})
+      "When LOCALDST is an existing directory the sources go under it; existing files are kept unless -f."})
   static final class Get extends FsSubcommand {
     @Option(names = "-f", description = "Overwrite existing local files.")
     boolean force;
 
-    @Parameters(paramLabel = "SRC... LOCALDST", arity = "2..*")
+    @Parameters(paramLabel = "SRC... LOCALDST", arity = "2..*", hideParamSyntax = true,
+        description = "Strata files or directories, then the local destination.")
     List<String> args;
 
     Get(CliContext ctx) {

@@ -67,9 +67,11 @@ final class Failures {
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
-    if (root != e && root.getMessage() != null && !msg.contains(root.getMessage())
+    String rootMsg = root.getMessage();
+    // Only when the root says something new: a gRPC status repeating the message ("CODE: message") does not.
+    if (root != e && rootMsg != null && !msg.contains(rootMsg) && !rootMsg.contains(msg)
         && !(root instanceof StrataException)) {
-      msg += " (" + root.getMessage() + ")";
+      msg += " (" + rootMsg + ")";
     }
     return msg;
   }

@@ -86,11 +86,11 @@ final class ListCommands {
   }
 
   @Command(name = "stat", description = {
-      "Print the status of paths: key=value lines by default, or FORMAT as hdfs dfs -stat reads it",
-      "(%a %A %b %F %g %n %o %r %u %y %Y)."})
+      "Print the status of paths.",
+      "key=value lines by default, or FORMAT as hdfs dfs -stat reads it (%%a %%A %%b %%F %%g %%n %%o %%r %%u %%y %%Y)."})
   static final class Stat extends FsSubcommand {
-    @Parameters(paramLabel = "[FORMAT] PATH", arity = "1..*",
-        description = "An optional format (it contains a %), then paths.")
+    @Parameters(paramLabel = "[FORMAT] PATH...", arity = "1..*", hideParamSyntax = true,
+        description = "An optional format (an argument with a %%, before at least one path), then paths.")
     List<String> args;
 
     Stat(CliContext ctx) {
@@ -125,8 +125,8 @@ final class ListCommands {
   }
 
   @Command(name = "du", description = {
-      "Show the bytes under paths: for a directory one line per entry (each entry's total),",
-      "for a file the file itself."})
+      "Show the bytes under paths.",
+      "For a directory one line per entry (each entry's total), for a file the file itself."})
   static final class Du extends FsSubcommand {
     @Option(names = "-s", description = "One total per path argument instead of one line per entry.")
     boolean summary;

@@ -43,8 +43,8 @@ final class NamespaceCommands {
   }
 
   @Command(name = "touch", description = {
-      "Create empty files where nothing exists; an existing file is left as it is.",
-      "The parent directory must exist."})
+      "Create empty files where nothing exists.",
+      "An existing file is left as it is; the parent directory must exist."})
   static final class Touch extends FsSubcommand {
     @Parameters(paramLabel = "PATH", arity = "1..*")
     List<String> paths;
@@ -128,10 +128,11 @@ final class NamespaceCommands {
   }
 
   @Command(name = "mv", description = {
-      "Move or rename SRC to DST; when DST is an existing directory, the sources move into it.",
-      "With several sources DST must be an existing directory."})
+      "Move or rename files and directories.",
+      "When DST is an existing directory the sources move into it (it must be one for several sources)."})
   static final class Mv extends FsSubcommand {
-    @Parameters(paramLabel = "SRC... DST", arity = "2..*")
+    @Parameters(paramLabel = "SRC... DST", arity = "2..*", hideParamSyntax = true,
+        description = "Paths to move, then the destination.")
     List<String> args;
 
     Mv(CliContext ctx) {

@@ -1,0 +1,124 @@
+package io.strata.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The real scripts, as a newcomer runs them: bin/strata-start.sh local starts a cluster in the
+ * background, bin/strata fs moves a file in and out byte-exact, bin/strata-stop.sh stops it. Runs on
+ * free ports with its own logs and data dirs so it never meets another cluster on this host.
+ */
+class LocalScriptsIT {
+  private static final Path ROOT = Path.of(System.getProperty("strata.project.root", "..")).toAbsolutePath().normalize();
+  @TempDir
+  static Path tmp;
+  private static Map<String, String> env;
+
+  record Result(int exit, String out, String err) {}
+
+  static Result run(String... cmd) throws IOException, InterruptedException {
+    List<String> argv = new ArrayList<>(List.of(cmd));
+    argv.set(0, ROOT.resolve(cmd[0]).toString());
+    ProcessBuilder pb = new ProcessBuilder(argv).directory(tmp.toFile());
+    pb.environment().putAll(env);
+    Path out = Files.createTempFile(tmp, "out", ".txt");
+    Path err = Files.createTempFile(tmp, "err", ".txt");
+    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+    Process p = pb.start();
+    if (!p.waitFor(180, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError(String.join(" ", cmd) + " did not finish in 180 s");
+    }
+    return new Result(p.exitValue(), Files.readString(out, StandardCharsets.ISO_8859_1),
+        Files.readString(err, StandardCharsets.UTF_8));
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      return s.getLocalPort();
+    }
+  }
+
+  @BeforeAll
+  static void start() throws Exception {
+    env = new HashMap<>();
+    env.put("STRATA_MASTER_RPC_PORT", Integer.toString(freePort()));
+    env.put("STRATA_WORKER_RPC_PORT", Integer.toString(freePort()));
+    env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
+    env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
+    env.put("STRATA_WORKER_TIER_0_QUOTA", "256MB");
+    env.put("STRATA_HEAP", "512m");
+    Result r = run("bin/strata-start.sh", "local");
+    assertThat(r.exit()).as("start: %s %s", r.out(), r.err()).isZero();
+    assertThat(r.out()).contains("Started local");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    Result r = run("bin/strata-stop.sh", "local");
+    assertThat(r.exit()).isZero();
+    assertThat(r.out()).contains("Stopped local");
+    assertThat(tmp.resolve("data/pids/local.pid")).doesNotExist();
+    assertThat(tmp.resolve("data/local.ready")).doesNotExist();
+  }
+
+  @Test
+  void putThenCat_roundTripsByteExact_andStartRefusesASecondCluster() throws Exception {
+    Path local = tmp.resolve("input.bin");
+    byte[] data = new byte[5 * 1024 * 1024 + 321];
+    new Random(9).nextBytes(data);
+    Files.write(local, data);
+
+    Result put = run("bin/strata", "fs", "put", "--block-size=1MB", local.toString(), "/in/input.bin");
+    assertThat(put.exit()).as(put.err()).isZero();
+    Result cat = run("bin/strata", "fs", "cat", "/in/input.bin");
+    assertThat(cat.exit()).as(cat.err()).isZero();
+    byte[] back = cat.out().getBytes(StandardCharsets.ISO_8859_1);
+    assertThat(sha256(back)).isEqualTo(sha256(data));
+
+    Result ls = run("bin/strata", "fs", "ls", "/in");
+    assertThat(ls.exit()).isZero();
+    assertThat(ls.out()).contains("/in/input.bin").contains(Integer.toString(data.length));
+
+    Result missing = run("bin/strata", "fs", "cat", "/nope");
+    assertThat(missing.exit()).isEqualTo(1);
+    assertThat(missing.err()).contains("/nope").contains("No such file or directory");
+
+    Result report = run("bin/strata", "fsadmin", "report");
+    assertThat(report.exit()).as(report.err()).isZero();
+    assertThat(report.out()).contains("localhost:" + env.get("STRATA_WORKER_RPC_PORT"));
+
+    Result again = run("bin/strata-start.sh", "local");
+    assertThat(again.exit()).isEqualTo(1);
+    assertThat(again.err()).contains("already running");
+  }
+
+  @Test
+  void classpath_listsTheLibDir() throws Exception {
+    Result r = run("bin/strata", "classpath");
+    assertThat(r.exit()).isZero();
+    assertThat(r.out().trim()).isEqualTo(ROOT.resolve("lib") + "/*");
+  }
+
+  static String sha256(byte[] b) throws Exception {
+    return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+  }
+}
