@@ -83,6 +83,7 @@ public final class StrataCli implements Callable<Integer> {
     CommandLine cl = new CommandLine(new StrataCli());
     cl.addSubcommand("fs", FsCommand.commandLine(ctx));
     cl.addSubcommand("fsadmin", FsAdminCommand.commandLine(ctx));
+    cl.addSubcommand("bench", BenchCommand.commandLine(ctx));
     cl.setOut(writer(ctx.out()));
     cl.setErr(writer(ctx.err()));
     cl.setExecutionExceptionHandler((e, line, parseResult) -> {

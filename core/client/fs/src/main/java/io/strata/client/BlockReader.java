@@ -101,7 +101,9 @@ final class BlockReader implements AutoCloseable {
       }
       if (next instanceof Throwable) {
         finished = true;
-        throw GrpcErrors.fromThrowable((Throwable) next);
+        io.strata.common.exception.StrataException e = GrpcErrors.fromThrowable((Throwable) next);
+        throw e.code().toException("Reading block " + blockId + " from worker " + worker + " failed: "
+            + e.getMessage(), e);
       }
       current = ((ByteString) next).asReadOnlyByteBuffer();
       received += current.remaining();

@@ -82,9 +82,11 @@ public final class GrpcErrors {
     String message = status.getDescription();
     if (message == null) {
       message = status.getCode().name();
-      if (status.getCause() != null) {
-        message += ": " + status.getCause().getMessage();
-      }
+    }
+    // Transport failures say only "io exception"; the reason (connection refused, reset) is in the cause.
+    if (status.getCause() != null && status.getCause().getMessage() != null
+        && !message.contains(status.getCause().getMessage())) {
+      message += ": " + status.getCause().getMessage();
     }
     return code.toException(message, t);
   }

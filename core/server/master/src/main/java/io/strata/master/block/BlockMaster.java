@@ -141,11 +141,12 @@ public final class BlockMaster {
       WorkerMeta w = it.next();
       if (now - w.lastHeartbeatMs > workerTimeout.toMillis()) {
         it.remove();
+        int dropped = w.blocks.size(); // dropLocations clears w.blocks
         dropLocations(w);
         lost.put(w.id, w);
         out.add(w.snapshot());
         LOG.warn("Worker {} at {} sent no heartbeat for {} ms: marked lost, {} block locations dropped",
-            w.id, w.address, now - w.lastHeartbeatMs, w.blocks.size());
+            w.id, w.address, now - w.lastHeartbeatMs, dropped);
       }
     }
     return out;

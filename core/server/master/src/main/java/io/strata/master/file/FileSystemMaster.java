@@ -183,9 +183,14 @@ public final class FileSystemMaster {
   }
 
   public void delete(String path, boolean recursive) throws StrataException {
-    List<Long> removed = tree.delete(StrataPath.of(path), recursive);
-    for (long fileId : removed) {
-      blocks.removeFileBlocks(fileId, 0);
+    StrataPath p = StrataPath.of(path);
+    // Under the commit lock, so a commit that already found the file cannot add a block after its
+    // blocks were removed.
+    synchronized (commitLock) {
+      List<Long> removed = tree.delete(p, recursive);
+      for (long fileId : removed) {
+        blocks.removeFileBlocks(fileId, 0);
+      }
     }
   }
 

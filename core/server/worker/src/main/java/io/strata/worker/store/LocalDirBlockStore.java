@@ -151,7 +151,7 @@ public final class LocalDirBlockStore implements BlockStore {
         throw new AlreadyExistsException("Block " + blockId + " is already committed on this worker");
       }
       if (writing.containsKey(blockId)) {
-        throw new AlreadyExistsException("Block " + blockId + " is being written by another writer");
+        throw new AlreadyExistsException("Block " + blockId + " is being written (or removed) by another caller");
       }
       writing.put(blockId, null);
     }
@@ -245,9 +245,18 @@ public final class LocalDirBlockStore implements BlockStore {
         return false;
       }
       used -= meta.length();
+      // Reserve the id until the file is gone, so a new writer of the same block cannot commit a
+      // file that this removal would then delete.
+      writing.put(blockId, null);
     }
-    // Readers that opened the file keep reading it: unlink leaves open files intact.
-    Files.deleteIfExists(blocksDir.resolve(Long.toString(blockId)));
+    try {
+      // Readers that opened the file keep reading it: unlink leaves open files intact.
+      Files.deleteIfExists(blocksDir.resolve(Long.toString(blockId)));
+    } finally {
+      synchronized (this) {
+        writing.remove(blockId);
+      }
+    }
     return true;
   }
 
