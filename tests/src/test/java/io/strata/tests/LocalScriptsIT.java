@@ -87,6 +87,11 @@ class LocalScriptsIT {
     new Random(9).nextBytes(data);
     Files.write(local, data);
 
+    // Like hdfs dfs -put, put does not create missing parents.
+    Result noParent = run("bin/strata", "fs", "put", local.toString(), "/in/input.bin");
+    assertThat(noParent.exit()).isEqualTo(1);
+    assertThat(noParent.err()).contains("/in/input.bin").contains("No such file or directory");
+    assertThat(run("bin/strata", "fs", "mkdir", "-p", "/in").exit()).isZero();
     Result put = run("bin/strata", "fs", "put", "--block-size=1MB", local.toString(), "/in/input.bin");
     assertThat(put.exit()).as(put.err()).isZero();
     Result cat = run("bin/strata", "fs", "cat", "/in/input.bin");
