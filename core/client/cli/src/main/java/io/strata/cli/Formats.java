@@ -198,9 +198,43 @@ final class Formats {
       lines.add("worker id=" + w.id() + " address=" + w.address() + " capacity=" + w.capacityBytes()
           + " used=" + w.usedBytes() + " blocks=" + w.blockCount()
           + " last_heartbeat=" + Math.max(0, nowMs - w.lastHeartbeatMs()) + "ms");
+      lines.addAll(storageLines(w));
     }
     for (WorkerInfo w : info.lost()) {
       lines.add("lost worker id=" + w.id() + " address=" + w.address());
+    }
+    return lines;
+  }
+
+  /**
+   * A worker's storage: one {@code tier} line per tier (capacity and usage of its good dirs, lost blocks),
+   * then one {@code dir} line per dir in the fixed form other tools parse:
+   * {@code dir worker=<host:port> tier=<alias> path=<path> state=<OK|BAD> capacity=<bytes> used=<bytes>}.
+   */
+  static List<String> storageLines(WorkerInfo w) {
+    List<String> lines = new ArrayList<>();
+    java.util.Map<Integer, long[]> tiers = new java.util.TreeMap<>();
+    java.util.Map<Integer, String> aliases = new java.util.HashMap<>();
+    for (io.strata.client.StorageDirInfo d : w.dirs()) {
+      long[] t = tiers.computeIfAbsent(d.tierOrdinal(), k -> new long[4]);
+      aliases.put(d.tierOrdinal(), d.tier());
+      if (d.good()) {
+        t[0] += d.capacityBytes();
+        t[1] += d.usedBytes();
+      } else {
+        t[3]++;
+      }
+      t[2] += d.lostBlocks();
+    }
+    for (java.util.Map.Entry<Integer, long[]> e : tiers.entrySet()) {
+      long[] t = e.getValue();
+      lines.add("  tier worker=" + w.address() + " tier=" + aliases.get(e.getKey()) + " capacity=" + t[0]
+          + " used=" + t[1] + " bad_dirs=" + t[3] + " lost_blocks=" + t[2]);
+    }
+    for (io.strata.client.StorageDirInfo d : w.dirs()) {
+      lines.add("dir worker=" + w.address() + " tier=" + d.tier() + " path=" + d.path() + " state="
+          + (d.good() ? "OK" : "BAD") + " capacity=" + d.capacityBytes() + " used=" + d.usedBytes()
+          + (d.lostBlocks() > 0 ? " lost_blocks=" + d.lostBlocks() : ""));
     }
     return lines;
   }

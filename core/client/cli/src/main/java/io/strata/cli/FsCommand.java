@@ -32,6 +32,7 @@ final class FsCommand implements Callable<Integer> {
     CommandLine cl = new CommandLine(new FsCommand());
     add(cl, "ls", new ListCommands.Ls(ctx));
     add(cl, "stat", new ListCommands.Stat(ctx));
+    add(cl, "location", new ListCommands.Location(ctx));
     add(cl, "du", new ListCommands.Du(ctx));
     add(cl, "test", new ListCommands.Test(ctx));
     add(cl, "mkdir", new NamespaceCommands.Mkdir(ctx));

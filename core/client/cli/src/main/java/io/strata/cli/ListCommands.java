@@ -85,6 +85,38 @@ final class ListCommands {
     }
   }
 
+  @Command(name = "location", description = {
+      "Print where each block of a file is: one line per block,",
+      "block=<id> offset=<bytes> length=<bytes> workers=<host:port,...> tiers=<alias,...>."})
+  static final class Location extends FsSubcommand {
+    @Parameters(paramLabel = "PATH", arity = "1..*", description = "Files.")
+    List<String> paths;
+
+    Location(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(normalise(paths), path -> {
+        if (fs().getStatus(path).directory()) {
+          fail(path, "Is a directory");
+          return;
+        }
+        for (io.strata.client.FileBlockInfo b : fs().getBlockLocations(path)) {
+          StringBuilder workers = new StringBuilder();
+          StringBuilder tiers = new StringBuilder();
+          for (io.strata.client.BlockLocation l : b.locations()) {
+            workers.append(workers.length() == 0 ? "" : ",").append(l.address());
+            tiers.append(tiers.length() == 0 ? "" : ",").append(l.tier());
+          }
+          ctx.out().println("block=" + b.blockId() + " offset=" + b.offset() + " length=" + b.length()
+              + " workers=" + workers + " tiers=" + tiers);
+        }
+      });
+    }
+  }
+
   @Command(name = "stat", description = {
       "Print the status of paths.",
       "key=value lines by default, or FORMAT as hdfs dfs -stat reads it (%%a %%A %%b %%F %%g %%n %%o %%r %%u %%y %%Y)."})

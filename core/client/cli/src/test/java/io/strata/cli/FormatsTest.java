@@ -81,13 +81,19 @@ class FormatsTest {
 
   @Test
   void report_listsSummaryThenWorkers_withHeartbeatAge() {
-    WorkerInfo live = new WorkerInfo(1, new WorkerAddress("h1", 29999), 2048, 1024, 9_000, 3, 0);
-    WorkerInfo lost = new WorkerInfo(2, new WorkerAddress("h2", 29999), 0, 0, 0, 0, 0);
+    WorkerInfo live = new WorkerInfo(1, new WorkerAddress("h1", 29999), 2048, 1024, 9_000, 3, 0,
+        java.util.List.of(new io.strata.client.StorageDirInfo("MEM", 0, "/m", true, 2048, 1024, 0),
+            new io.strata.client.StorageDirInfo("SSD", 1, "/s", false, 4096, 0, 7)));
+    WorkerInfo lost = new WorkerInfo(2, new WorkerAddress("h2", 29999), 0, 0, 0, 0, 0, java.util.List.of());
     ClusterInfo info = new ClusterInfo("m:19998", 0, 1, 1, 2048, 1024, 5, 2, 3, List.of(lost));
     assertThat(Formats.report(info, List.of(live), "m:19998", 10_000)).containsExactly(
         "Master: m:19998", "Live workers: 1", "Lost workers: 1", "Capacity: 2048 (2 K)", "Used: 1024 (1 K)",
         "Available: 1024 (1 K)", "Files: 5", "Directories: 2", "Blocks: 3",
         "worker id=1 address=h1:29999 capacity=2048 used=1024 blocks=3 last_heartbeat=1000ms",
+        "  tier worker=h1:29999 tier=MEM capacity=2048 used=1024 bad_dirs=0 lost_blocks=0",
+        "  tier worker=h1:29999 tier=SSD capacity=0 used=0 bad_dirs=1 lost_blocks=7",
+        "dir worker=h1:29999 tier=MEM path=/m state=OK capacity=2048 used=1024",
+        "dir worker=h1:29999 tier=SSD path=/s state=BAD capacity=4096 used=0 lost_blocks=7",
         "lost worker id=2 address=h2:29999");
   }
 }

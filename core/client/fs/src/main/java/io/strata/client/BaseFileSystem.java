@@ -6,6 +6,7 @@ import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.DeleteOptions;
 import io.strata.client.options.ListStatusOptions;
 import io.strata.client.options.OpenFileOptions;
+import io.strata.client.options.ReadType;
 import io.strata.client.options.RenameOptions;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.FailedPreconditionException;
@@ -81,7 +82,15 @@ final class BaseFileSystem implements FileSystem {
       throw new FailedPreconditionException("Cannot open '" + path + "': the file is not complete "
           + "(its writer has not closed it)");
     }
-    return new FileInStream(context, status);
+    return new FileInStream(context, status, options.readType() == ReadType.CACHE_PROMOTE);
+  }
+
+  @Override
+  public List<FileBlockInfo> getBlockLocations(String path) throws IOException {
+    check(path);
+    URIStatus status = ProtoConverter.toStatus(rpc(() -> context.master().getStatus(
+        GetStatusRequest.newBuilder().setPath(path).setIncludeBlocks(true).build()).getFile()));
+    return status.blocks();
   }
 
   @Override

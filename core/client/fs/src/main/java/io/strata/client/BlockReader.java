@@ -35,7 +35,8 @@ final class BlockReader implements AutoCloseable {
   private long received;
   private boolean finished;
 
-  BlockReader(FileSystemContext context, WorkerAddress worker, long blockId, long offset, long length) {
+  BlockReader(FileSystemContext context, WorkerAddress worker, long blockId, long offset, long length,
+      boolean promote) {
     this.worker = worker;
     this.blockId = blockId;
     this.expected = length;
@@ -43,7 +44,7 @@ final class BlockReader implements AutoCloseable {
     int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
-        .setLength(length).setChunkSize(chunkSize).build();
+        .setLength(length).setChunkSize(chunkSize).setPromote(promote).build();
     context.worker(worker).readBlock(req, new ClientResponseObserver<ReadBlockRequest, ReadBlockResponse>() {
       @Override
       public void beforeStart(ClientCallStreamObserver<ReadBlockRequest> stream) {

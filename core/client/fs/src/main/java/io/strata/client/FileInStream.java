@@ -29,9 +29,12 @@ public final class FileInStream extends InputStream {
   private long readerEnd;
   private boolean closed;
 
-  FileInStream(FileSystemContext context, URIStatus file) {
+  private final boolean promote;
+
+  FileInStream(FileSystemContext context, URIStatus file, boolean promote) {
     this.context = context;
     this.file = file;
+    this.promote = promote;
     this.blocks = file.blocks();
   }
 
@@ -129,7 +132,7 @@ public final class FileInStream extends InputStream {
           + " is on no reachable worker (locations: " + block.locations().size() + ", failed: "
           + failedWorkers + ")");
     }
-    return new BlockReader(context, chosen, block.blockId(), offset, length);
+    return new BlockReader(context, chosen, block.blockId(), offset, length, promote);
   }
 
   /** Moves the position; the next read starts there. */

@@ -43,6 +43,9 @@ public interface FileSystem extends Closeable {
 
   URIStatus getStatus(String path) throws IOException;
 
+  /** The blocks of a file with the workers and tiers that hold each (empty for a directory). */
+  List<FileBlockInfo> getBlockLocations(String path) throws IOException;
+
   /** Streams the entries of a directory (or the file itself) to {@code action} in name order, in batches. */
   void iterateStatus(String path, ListStatusOptions options, Consumer<URIStatus> action) throws IOException;
 

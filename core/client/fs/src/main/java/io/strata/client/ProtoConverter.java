@@ -33,8 +33,13 @@ final class ProtoConverter {
   }
 
   static WorkerInfo toWorker(WorkerInfoProto p) {
+    List<StorageDirInfo> dirs = new ArrayList<>(p.getDirsCount());
+    for (io.strata.proto.StorageDirProto d : p.getDirsList()) {
+      dirs.add(new StorageDirInfo(d.getTier(), d.getTierOrdinal(), d.getPath(), d.getGood(), d.getCapacityBytes(),
+          d.getUsedBytes(), d.getLostBlocks()));
+    }
     return new WorkerInfo(p.getId(), toAddress(p.getAddress()), p.getCapacityBytes(), p.getUsedBytes(),
-        p.getLastHeartbeatMs(), p.getBlockCount(), p.getStartTimeMs());
+        p.getLastHeartbeatMs(), p.getBlockCount(), p.getStartTimeMs(), dirs);
   }
 
   static ClusterInfo toClusterInfo(GetClusterInfoResponse p) {

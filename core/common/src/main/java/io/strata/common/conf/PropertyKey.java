@@ -13,7 +13,7 @@ import java.util.function.Predicate;
 public final class PropertyKey<T> {
   /** The value types a key may have; each parses a string form. */
   public enum Type {
-    STRING, INT, LONG, BOOLEAN, BYTES, DURATION, LIST
+    STRING, INT, LONG, DOUBLE, BOOLEAN, BYTES, DURATION, LIST
   }
 
   private final String name;
@@ -43,6 +43,10 @@ public final class PropertyKey<T> {
 
   public static Builder<Long> longKey(String name) {
     return new Builder<>(name, Type.LONG);
+  }
+
+  public static Builder<Double> doubleKey(String name) {
+    return new Builder<>(name, Type.DOUBLE);
   }
 
   public static Builder<Boolean> booleanKey(String name) {

@@ -24,6 +24,8 @@ public final class ValueParser {
           return Integer.parseInt(s);
         case LONG:
           return Long.parseLong(s);
+        case DOUBLE:
+          return Double.parseDouble(s);
         case BOOLEAN:
           if (s.equalsIgnoreCase("true")) {
             return true;

@@ -4,7 +4,6 @@ import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.worker.store.BlockStore;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.util.List;
 
 /**
@@ -50,8 +49,30 @@ final class DeferredStore implements BlockStore {
   }
 
   @Override
-  public FileChannel openForRead(long blockId) throws IOException {
-    return store().openForRead(blockId);
+  public ReadHandle openForRead(long blockId, boolean promote) throws IOException {
+    return store().openForRead(blockId, promote);
+  }
+
+  @Override
+  public void pin(long blockId) {
+    BlockStore s = delegate;
+    if (s != null) {
+      s.pin(blockId);
+    }
+  }
+
+  @Override
+  public void unpin(long blockId) {
+    BlockStore s = delegate;
+    if (s != null) {
+      s.unpin(blockId);
+    }
+  }
+
+  @Override
+  public List<DirReport> dirReports() {
+    BlockStore s = delegate;
+    return s == null ? List.of() : s.dirReports();
   }
 
   @Override

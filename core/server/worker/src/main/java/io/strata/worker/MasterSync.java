@@ -10,44 +10,55 @@ import io.strata.proto.BlockMasterWorkerServiceGrpc;
 import io.strata.proto.BlockReportProto;
 import io.strata.proto.CommitBlockRequest;
 import io.strata.proto.RegisterWorkerRequest;
+import io.strata.proto.StorageDirProto;
 import io.strata.proto.WorkerAddressProto;
 import io.strata.proto.WorkerHeartbeatRequest;
 import io.strata.proto.WorkerHeartbeatResponse;
 import io.strata.worker.store.BlockStore;
+import io.strata.worker.store.StoreEvents;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The worker's side of the master protocol: registers with a full block report, heartbeats capacity and
- * usage with the blocks removed since the last beat, removes the blocks the master tells it to, commits
- * new blocks, and registers again when the master says it does not know this worker (a master restart, or
- * this worker was marked lost).
+ * The worker's side of the master protocol: registers with a full block report and its storage dirs,
+ * heartbeats capacity, usage and per-dir state with the blocks removed, lost or moved since the last
+ * beat, removes the blocks the master tells it to, commits new blocks, and registers again when the
+ * master says it does not know this worker (a master restart, or this worker was marked lost). It is
+ * also the store's {@link StoreEvents} sink: changes queue here until the next heartbeat.
  *
  * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread; {@link #commitBlock} on RPC
- * threads. The pending-removal list is guarded by this object's monitor.
+ * threads; events from any store thread. The pending changes are guarded by this object's monitor.
  */
-final class MasterSync {
+final class MasterSync implements StoreEvents {
   private static final Logger LOG = LoggerFactory.getLogger(MasterSync.class);
 
   private final ManagedChannel channel;
-  private final BlockStore store;
   private final WorkerAddress address;
   private final long rpcTimeoutMs;
   private final long startTimeMs;
+  private final Runnable onAllDirsFailed;
+  private volatile BlockStore store;
   private volatile long workerId = -1;
-  private final List<Long> removedSinceBeat = new ArrayList<>();
+  private final List<Long> removed = new ArrayList<>();
+  private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
   private boolean loggedUnreachable;
 
-  MasterSync(ManagedChannel channel, BlockStore store, WorkerAddress address, long rpcTimeoutMs, Clock clock) {
+  MasterSync(ManagedChannel channel, WorkerAddress address, long rpcTimeoutMs, Clock clock, Runnable onAllDirsFailed) {
     this.channel = channel;
-    this.store = store;
     this.address = address;
     this.rpcTimeoutMs = rpcTimeoutMs;
     this.startTimeMs = clock.millis();
+    this.onAllDirsFailed = onAllDirsFailed;
+  }
+
+  void attach(BlockStore store) {
+    this.store = store;
   }
 
   private BlockMasterWorkerServiceGrpc.BlockMasterWorkerServiceBlockingStub stub() {
@@ -84,30 +95,48 @@ final class MasterSync {
     }
   }
 
+  private List<StorageDirProto> dirs() {
+    List<StorageDirProto> out = new ArrayList<>();
+    for (BlockStore.DirReport d : store.dirReports()) {
+      out.add(StorageDirProto.newBuilder().setTier(d.tier()).setTierOrdinal(d.tierOrdinal()).setPath(d.path())
+          .setGood(d.good()).setCapacityBytes(d.capacityBytes()).setUsedBytes(d.usedBytes())
+          .setLostBlocks(d.lostBlocks()).build());
+    }
+    return out;
+  }
+
   private void register() {
+    // Changes queued so far are part of the full report below.
+    synchronized (this) {
+      removed.clear();
+      moved.clear();
+    }
     RegisterWorkerRequest.Builder req = RegisterWorkerRequest.newBuilder()
         .setAddress(WorkerAddressProto.newBuilder().setHost(address.host()).setRpcPort(address.rpcPort()))
-        .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs);
+        .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
+        .addAllDirs(dirs());
     for (BlockStore.BlockMeta b : store.committedBlocks()) {
       req.addBlocks(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()));
-    }
-    synchronized (this) {
-      removedSinceBeat.clear();
     }
     workerId = stub().registerWorker(req.build()).getWorkerId();
     LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
   }
 
   private void heartbeat() {
-    List<Long> removed;
+    List<Long> gone;
+    List<BlockReportProto> changed;
     synchronized (this) {
-      removed = new ArrayList<>(removedSinceBeat);
+      gone = new ArrayList<>(removed);
+      changed = new ArrayList<>(moved.values());
     }
     WorkerHeartbeatResponse res = stub().heartbeat(WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes())
-        .addAllRemovedBlockIds(removed).build());
+        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).build());
     synchronized (this) {
-      removedSinceBeat.removeAll(removed);
+      removed.subList(0, Math.min(gone.size(), removed.size())).clear();
+      for (BlockReportProto b : changed) {
+        moved.remove(b.getBlockId(), b);
+      }
     }
     if (res.getCommand() == WorkerHeartbeatResponse.Command.REGISTER) {
       LOG.info("The master does not know worker {}: registering again", workerId);
@@ -117,18 +146,36 @@ final class MasterSync {
     }
     for (long id : res.getRemoveBlockIdsList()) {
       try {
-        store.remove(id);
+        if (!store.remove(id)) {
+          blockRemoved(id); // already gone: confirm, so the master stops asking
+        }
       } catch (java.io.IOException e) {
         LOG.warn("Cannot remove block {}: {}", id, e.toString());
-        continue;
       }
+    }
+  }
+
+  @Override
+  public synchronized void blockRemoved(long blockId) {
+    removed.add(blockId);
+    moved.remove(blockId);
+  }
+
+  @Override
+  public synchronized void blockMoved(long blockId, long length, String tier) {
+    moved.put(blockId, BlockReportProto.newBuilder().setBlockId(blockId).setLength(length).setTier(tier).build());
+  }
+
+  @Override
+  public synchronized void dirFailed(String path, List<Long> lostBlocks) {
+    for (long id : lostBlocks) {
       blockRemoved(id);
     }
   }
 
-  /** Records a removal to report in the next heartbeat. */
-  synchronized void blockRemoved(long blockId) {
-    removedSinceBeat.add(blockId);
+  @Override
+  public void allDirsFailed() {
+    onAllDirsFailed.run();
   }
 
   /** Tells the master this worker holds a new block; throws the master's error. */

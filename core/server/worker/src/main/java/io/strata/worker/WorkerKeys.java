@@ -24,22 +24,96 @@ public final class WorkerKeys {
       .doc("The worker's gRPC data port (0 picks a free port).")
       .build();
 
-  public static final PropertyKey<String> TIER0_ALIAS = PropertyKey.stringKey("strata.worker.tier.0.alias")
-      .defaultValue("MEM")
-      .doc("Name of the worker's top (and for now only) storage tier.")
-      .build();
+  /** The most tiers a worker has (MEM, SSD, HDD). */
+  public static final int MAX_TIERS = 3;
 
+  public static final PropertyKey<String> TIER0_ALIAS = tierAlias(0, "MEM");
   public static final PropertyKey<List<String>> TIER0_DIRS = PropertyKey.listKey("strata.worker.tier.0.dirs")
       .defaultValue("/dev/shm/strata-worker-${strata.worker.rpc.port}")
-      .doc("Directory of the top tier's blocks (one directory for now; a tmpfs for MEM). "
-          + "${strata.worker.rpc.port} is replaced by the worker's port so several workers can share a host.")
+      .doc("Comma separated dirs of the top tier (for MEM, dirs on a tmpfs). ${strata.worker.rpc.port} is "
+          + "replaced by the worker's port so several workers can share a host.")
+      .build();
+  public static final PropertyKey<List<String>> TIER0_QUOTA = tierQuota(0, "2GB");
+
+  public static final PropertyKey<String> TIER1_ALIAS = tierAlias(1, "SSD");
+  public static final PropertyKey<List<String>> TIER1_DIRS = tierDirs(1);
+  public static final PropertyKey<List<String>> TIER1_QUOTA = tierQuota(1, "10GB");
+
+  public static final PropertyKey<String> TIER2_ALIAS = tierAlias(2, "HDD");
+  public static final PropertyKey<List<String>> TIER2_DIRS = tierDirs(2);
+  public static final PropertyKey<List<String>> TIER2_QUOTA = tierQuota(2, "100GB");
+
+  /** Tier n's keys, n = 0 for the top tier. */
+  public static final List<PropertyKey<String>> TIER_ALIAS = List.of(TIER0_ALIAS, TIER1_ALIAS, TIER2_ALIAS);
+  public static final List<PropertyKey<List<String>>> TIER_DIRS = List.of(TIER0_DIRS, TIER1_DIRS, TIER2_DIRS);
+  public static final List<PropertyKey<List<String>>> TIER_QUOTA = List.of(TIER0_QUOTA, TIER1_QUOTA, TIER2_QUOTA);
+
+  private static PropertyKey<String> tierAlias(int n, String alias) {
+    return PropertyKey.stringKey("strata.worker.tier." + n + ".alias").defaultValue(alias)
+        .doc("Name of tier " + n + " (0 is the top, fastest tier).").build();
+  }
+
+  private static PropertyKey<List<String>> tierDirs(int n) {
+    return PropertyKey.listKey("strata.worker.tier." + n + ".dirs")
+        .doc("Comma separated dirs of tier " + n + "; the tier exists only when this is set (and every tier "
+            + "above it exists).")
+        .build();
+  }
+
+  private static PropertyKey<List<String>> tierQuota(int n, String quota) {
+    return PropertyKey.listKey("strata.worker.tier." + n + ".quota").defaultValue(quota)
+        .doc("Bytes each dir of tier " + n + " may hold: one size for every dir, or a comma list with one "
+            + "size per dir.")
+        .build();
+  }
+
+  public static final PropertyKey<String> ALLOCATOR = PropertyKey.stringKey("strata.worker.allocator.class")
+      .defaultValue("MaxFree")
+      .doc("Which dir of a tier receives a new block: MaxFree (most free space), RoundRobin, Greedy (first "
+          + "with room), or a class implementing io.strata.worker.store.Allocator.")
       .build();
 
-  public static final PropertyKey<Long> TIER0_QUOTA = PropertyKey.bytesKey("strata.worker.tier.0.quota")
-      .defaultValue("2GB")
-      .validate(v -> v > 0, "positive")
-      .doc("Bytes the top tier may hold; writes beyond it fail with RESOURCE_EXHAUSTED.")
+  public static final PropertyKey<String> ANNOTATOR = PropertyKey.stringKey("strata.worker.annotator.class")
+      .defaultValue("LRU")
+      .doc("Which blocks are coldest (evicted and moved down first): LRU, LRFU, or a class implementing "
+          + "io.strata.worker.store.BlockAnnotator.")
       .build();
+
+  public static final PropertyKey<Double> RESERVER_HIGH_WATERMARK =
+      PropertyKey.doubleKey("strata.worker.reserver.high.watermark")
+          .defaultValue("0.95")
+          .validate(v -> v > 0 && v <= 1, "a fraction in (0, 1]")
+          .doc("When a dir is fuller than this fraction, the reserver evicts from it down to the low watermark.")
+          .build();
+
+  public static final PropertyKey<Double> RESERVER_LOW_WATERMARK =
+      PropertyKey.doubleKey("strata.worker.reserver.low.watermark")
+          .defaultValue("0.8")
+          .validate(v -> v > 0 && v <= 1, "a fraction in (0, 1]")
+          .doc("The fraction of a dir the reserver evicts down to.")
+          .build();
+
+  public static final PropertyKey<Duration> TIER_MANAGER_INTERVAL =
+      PropertyKey.durationKey("strata.worker.tier.manager.interval")
+          .defaultValue("1s")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("How often the worker checks dir health, drops abandoned temp blocks, reserves space and "
+              + "aligns tiers.")
+          .build();
+
+  public static final PropertyKey<Integer> TIER_ALIGN_MOVES =
+      PropertyKey.intKey("strata.worker.tier.align.moves.max")
+          .defaultValue(4)
+          .validate(v -> v >= 0, "0 or more (0 turns alignment off)")
+          .doc("Most blocks moved up per round of tier alignment (hot blocks up, cold ones down).")
+          .build();
+
+  public static final PropertyKey<Duration> TEMP_BLOCK_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.temp.block.timeout")
+          .defaultValue("5min")
+          .doc("A block being written that receives no data for this long is abandoned (its client died) "
+              + "and removed.")
+          .build();
 
   public static final PropertyKey<Duration> HEARTBEAT_INTERVAL =
       PropertyKey.durationKey("strata.worker.heartbeat.interval")

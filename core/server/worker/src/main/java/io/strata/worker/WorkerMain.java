@@ -10,7 +10,10 @@ public final class WorkerMain {
 
   public static void main(String[] args) throws Exception {
     StrataConf conf = StrataConf.load();
-    WorkerProcess worker = new WorkerProcess(conf, Clock.systemUTC()).start();
+    WorkerProcess worker = new WorkerProcess(conf, Clock.systemUTC()).onFatal(() -> {
+      System.err.println("Every storage dir of this worker has failed; exiting");
+      System.exit(1);
+    }).start();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       worker.close();

@@ -3,15 +3,21 @@ package io.strata.worker;
 import io.grpc.ManagedChannel;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
+import io.strata.common.conf.ValueParser;
 import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.net.WorkerAddress;
 import io.strata.server.GrpcServer;
 import io.strata.worker.rpc.BlockWorkerService;
+import io.strata.worker.store.Allocator;
+import io.strata.worker.store.BlockAnnotator;
 import io.strata.worker.store.BlockStore;
-import io.strata.worker.store.LocalDirBlockStore;
+import io.strata.worker.store.TierManager;
+import io.strata.worker.store.TierSpec;
+import io.strata.worker.store.TieredBlockStore;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -20,73 +26,129 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running worker: its block store, its data server and its master sync. {@link #start()} once,
- * {@link #close()} once; several may run in one JVM with their own ports and dirs. Thread-safe.
+ * A running worker: its tiered block store with its tier manager, its data server and its master sync.
+ * {@link #start()} once, {@link #close()} once; several may run in one JVM with their own ports and
+ * dirs. When every storage dir has failed the worker runs its fatal handler (by default it closes
+ * itself; {@code WorkerMain} exits the process). Thread-safe.
  */
 public final class WorkerProcess implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerProcess.class);
 
   private final StrataConf conf;
   private final Clock clock;
+  private volatile Runnable fatalHandler;
   private GrpcServer server;
   private ManagedChannel masterChannel;
-  private ScheduledExecutorService heartbeat;
+  private ScheduledExecutorService background;
   private MasterSync sync;
-  private BlockStore store;
-  private Path dir;
+  private TieredBlockStore store;
+  private TierManager tierManager;
+  private int port = -1;
   private boolean closed;
 
   public WorkerProcess(StrataConf conf, Clock clock) {
     this.conf = conf;
     this.clock = clock;
+    this.fatalHandler = () -> new Thread(this::close, "worker-fatal-close").start();
+  }
+
+  /** What to do when every storage dir has failed (called once, from a store thread). */
+  public WorkerProcess onFatal(Runnable handler) {
+    this.fatalHandler = handler;
+    return this;
+  }
+
+  /** The tiers the configuration describes, with the port put into dir names. */
+  static List<TierSpec> tierSpecs(StrataConf conf, int port) {
+    List<TierSpec> specs = new ArrayList<>();
+    for (int n = 0; n < WorkerKeys.MAX_TIERS; n++) {
+      if (n > 0 && !conf.isSet(WorkerKeys.TIER_DIRS.get(n))) {
+        for (int m = n + 1; m < WorkerKeys.MAX_TIERS; m++) {
+          if (conf.isSet(WorkerKeys.TIER_DIRS.get(m))) {
+            throw new IllegalArgumentException(WorkerKeys.TIER_DIRS.get(m).name() + " is set but "
+                + WorkerKeys.TIER_DIRS.get(n).name() + " is not: tiers are numbered from 0 without gaps");
+          }
+        }
+        break;
+      }
+      List<String> dirs = conf.get(WorkerKeys.TIER_DIRS.get(n));
+      List<String> quotas = conf.get(WorkerKeys.TIER_QUOTA.get(n));
+      if (dirs.isEmpty()) {
+        throw new IllegalArgumentException(WorkerKeys.TIER_DIRS.get(n).name() + " names no dir");
+      }
+      if (quotas.size() != 1 && quotas.size() != dirs.size()) {
+        throw new IllegalArgumentException(WorkerKeys.TIER_QUOTA.get(n).name() + " has " + quotas.size()
+            + " sizes for " + dirs.size() + " dirs: give one size for all, or one per dir");
+      }
+      List<TierSpec.Dir> out = new ArrayList<>();
+      for (int i = 0; i < dirs.size(); i++) {
+        long quota = ValueParser.parseBytes(quotas.get(quotas.size() == 1 ? 0 : i));
+        if (quota <= 0) {
+          throw new IllegalArgumentException(WorkerKeys.TIER_QUOTA.get(n).name() + ": quota of " + dirs.get(i)
+              + " must be positive");
+        }
+        out.add(new TierSpec.Dir(Path.of(dirs.get(i).replace("${strata.worker.rpc.port}", Integer.toString(port))),
+            quota));
+      }
+      specs.add(new TierSpec(conf.get(WorkerKeys.TIER_ALIAS.get(n)), out));
+    }
+    return specs;
   }
 
   public WorkerProcess start() throws IOException {
-    int port = conf.get(WorkerKeys.RPC_PORT);
+    int wantPort = conf.get(WorkerKeys.RPC_PORT);
     String bind = conf.get(WorkerKeys.BIND_HOST);
     long maxMessage = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     int maxChunk = (int) Math.min(conf.get(WorkerKeys.READ_CHUNK_SIZE_MAX), maxMessage - 1024);
-    // The data server binds first, so that port 0 resolves before the store dir name needs it.
+    // The data server binds first, so that port 0 resolves before the store dir names need it.
     DeferredStore deferred = new DeferredStore();
-    server = new GrpcServer("worker", bind, port, maxMessage, List.of(new BlockWorkerService(deferred,
-        (id, len, tier) -> sync.commitBlock(id, len, tier), id -> sync.blockRemoved(id), maxChunk)));
+    server = new GrpcServer("worker", bind, wantPort, maxMessage, List.of(new BlockWorkerService(deferred,
+        (id, len, tier) -> sync.commitBlock(id, len, tier), maxChunk)));
     server.start();
-    int actualPort = server.port();
-    List<String> dirs = conf.get(WorkerKeys.TIER0_DIRS);
-    if (dirs.size() != 1) {
-      server.close();
-      throw new IllegalArgumentException("strata.worker.tier.0.dirs must name exactly one directory for now, got "
-          + dirs);
-    }
-    dir = Path.of(dirs.get(0).replace("${strata.worker.rpc.port}", Integer.toString(actualPort)));
-    try {
-      store = new LocalDirBlockStore(dir, conf.get(WorkerKeys.TIER0_ALIAS), conf.get(WorkerKeys.TIER0_QUOTA));
-    } catch (IOException e) {
-      server.close();
-      throw new IOException("Cannot open the worker's storage dir " + dir + ": " + e.getMessage(), e);
-    }
-    deferred.set(store);
-    WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), actualPort);
+    port = server.port();
+    WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port);
     masterChannel = GrpcChannels.forAddress(conf.get(CommonKeys.MASTER_HOSTNAME),
         conf.get(CommonKeys.MASTER_RPC_PORT), maxMessage);
-    sync = new MasterSync(masterChannel, store, address, conf.get(CommonKeys.RPC_TIMEOUT).toMillis(), clock);
-    long interval = conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis();
-    heartbeat = Executors.newSingleThreadScheduledExecutor(GrpcServer.namedDaemon("worker-" + actualPort + "-heartbeat"));
-    heartbeat.scheduleWithFixedDelay(sync::tick, 0, interval, TimeUnit.MILLISECONDS);
-    LOG.info("Worker serving on {}:{} (advertised as {}), storage {}", bind, actualPort, address, dir);
+    sync = new MasterSync(masterChannel, address, conf.get(CommonKeys.RPC_TIMEOUT).toMillis(), clock,
+        () -> fatalHandler.run());
+    try {
+      store = new TieredBlockStore(tierSpecs(conf, port), Allocator.create(conf.get(WorkerKeys.ALLOCATOR)),
+          BlockAnnotator.create(conf.get(WorkerKeys.ANNOTATOR)), sync, clock);
+      tierManager = new TierManager(store, conf.get(WorkerKeys.RESERVER_HIGH_WATERMARK),
+          conf.get(WorkerKeys.RESERVER_LOW_WATERMARK), conf.get(WorkerKeys.TEMP_BLOCK_TIMEOUT).toMillis(),
+          conf.get(WorkerKeys.TIER_ALIGN_MOVES));
+    } catch (RuntimeException e) {
+      close();
+      throw new IOException("Cannot start the worker's block store: " + e.getMessage(), e);
+    }
+    sync.attach(store);
+    deferred.set(store);
+    background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("worker-" + port + "-background"));
+    background.scheduleWithFixedDelay(sync::tick, 0, conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis(),
+        TimeUnit.MILLISECONDS);
+    long tm = conf.get(WorkerKeys.TIER_MANAGER_INTERVAL).toMillis();
+    background.scheduleWithFixedDelay(() -> {
+      try {
+        tierManager.runOnce();
+      } catch (RuntimeException e) {
+        LOG.error("Tier management round failed", e);
+      }
+    }, tm, tm, TimeUnit.MILLISECONDS);
+    LOG.info("Worker serving on {}:{} (advertised as {}), storage {}", bind, port, address, store.dirReports());
     return this;
   }
 
   public int rpcPort() {
-    return server.port();
-  }
-
-  public Path storageDir() {
-    return dir;
+    return port;
   }
 
   public BlockStore store() {
     return store;
+  }
+
+  /** The background tier work, for tests that drive it themselves. */
+  public TierManager tierManager() {
+    return tierManager;
   }
 
   /** True once the master has accepted this worker's registration. */
@@ -98,15 +160,18 @@ public final class WorkerProcess implements AutoCloseable {
     return sync.workerId();
   }
 
+  public synchronized boolean isClosed() {
+    return closed;
+  }
+
   @Override
   public synchronized void close() {
     if (closed) {
       return;
     }
     closed = true;
-    int port = server == null ? -1 : server.port();
-    if (heartbeat != null) {
-      heartbeat.shutdownNow();
+    if (background != null) {
+      background.shutdownNow();
     }
     if (server != null) {
       server.close();

@@ -63,6 +63,12 @@ public final class BlockMaster {
   /** Registers (or re-registers) a worker with its full block report; returns its id. */
   public synchronized long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
       long startTimeMs) {
+    return register(address, capacity, used, report, startTimeMs, List.of());
+  }
+
+  /** As above, with the worker's storage dirs. */
+  public synchronized long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
+      long startTimeMs, List<StorageDirState> dirs) {
     for (Iterator<WorkerMeta> it = live.values().iterator(); it.hasNext(); ) {
       WorkerMeta old = it.next();
       if (old.address.equals(address)) {
@@ -75,6 +81,7 @@ public final class BlockMaster {
     WorkerMeta w = new WorkerMeta(nextWorkerId++, address, startTimeMs);
     w.capacityBytes = capacity;
     w.usedBytes = used;
+    w.dirs = List.copyOf(dirs);
     w.lastHeartbeatMs = clock.millis();
     live.put(w.id, w);
     int kept = 0;
@@ -111,9 +118,21 @@ public final class BlockMaster {
 
   public synchronized HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
       List<Long> removed) {
+    return heartbeat(workerId, capacity, used, added, removed, null);
+  }
+
+  /**
+   * A heartbeat: usage, blocks removed (or lost with a failed dir), blocks added or moved to another tier
+   * (their tier is updated), and the storage dirs (null: unchanged).
+   */
+  public synchronized HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
+      List<Long> removed, List<StorageDirState> dirs) {
     WorkerMeta w = live.get(workerId);
     if (w == null) {
       return new HeartbeatResult(true, List.of());
+    }
+    if (dirs != null) {
+      w.dirs = List.copyOf(dirs);
     }
     w.capacityBytes = capacity;
     w.usedBytes = used;

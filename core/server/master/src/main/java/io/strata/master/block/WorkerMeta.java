@@ -2,6 +2,7 @@ package io.strata.master.block;
 
 import io.strata.common.net.WorkerAddress;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 /** What the master knows of one worker. Mutable; guarded by the {@link BlockMaster}'s monitor. */
@@ -15,6 +16,7 @@ final class WorkerMeta {
   final Set<Long> blocks = new HashSet<>();
   /** Blocks the worker must remove, sent with the next heartbeat reply. */
   final Set<Long> toRemove = new HashSet<>();
+  List<StorageDirState> dirs = List.of();
 
   WorkerMeta(long id, WorkerAddress address, long startTimeMs) {
     this.id = id;
@@ -23,6 +25,6 @@ final class WorkerMeta {
   }
 
   WorkerState snapshot() {
-    return new WorkerState(id, address, capacityBytes, usedBytes, lastHeartbeatMs, blocks.size(), startTimeMs);
+    return new WorkerState(id, address, capacityBytes, usedBytes, lastHeartbeatMs, blocks.size(), startTimeMs, dirs);
   }
 }

@@ -30,7 +30,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
             + r.getAddress().getHost() + ":" + r.getAddress().getRpcPort() + "'");
       }
       long id = fs.blockMaster().register(MasterProtoConverter.fromProto(r.getAddress()), r.getCapacityBytes(),
-          r.getUsedBytes(), MasterProtoConverter.fromProto(r.getBlocksList()), r.getStartTimeMs());
+          r.getUsedBytes(), MasterProtoConverter.fromProto(r.getBlocksList()), r.getStartTimeMs(),
+          MasterProtoConverter.fromDirProtos(r.getDirsList()));
       return RegisterWorkerResponse.newBuilder().setWorkerId(id).build();
     });
   }
@@ -39,7 +40,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   public void heartbeat(WorkerHeartbeatRequest r, StreamObserver<WorkerHeartbeatResponse> o) {
     Rpc.unary(o, () -> {
       HeartbeatResult res = fs.blockMaster().heartbeat(r.getWorkerId(), r.getCapacityBytes(), r.getUsedBytes(),
-          MasterProtoConverter.fromProto(r.getAddedBlocksList()), r.getRemovedBlockIdsList());
+          MasterProtoConverter.fromProto(r.getAddedBlocksList()), r.getRemovedBlockIdsList(),
+          r.getDirsCount() == 0 ? null : MasterProtoConverter.fromDirProtos(r.getDirsList()));
       return WorkerHeartbeatResponse.newBuilder()
           .setCommand(res.reregister() ? WorkerHeartbeatResponse.Command.REGISTER
               : WorkerHeartbeatResponse.Command.NOTHING)

@@ -3,6 +3,7 @@ package io.strata.master.rpc;
 import io.strata.common.net.WorkerAddress;
 import io.strata.master.block.BlockReport;
 import io.strata.master.block.BlockState;
+import io.strata.master.block.StorageDirState;
 import io.strata.master.block.WorkerState;
 import io.strata.master.file.FileInfo;
 import io.strata.proto.BlockInfoProto;
@@ -10,6 +11,7 @@ import io.strata.proto.BlockLocationProto;
 import io.strata.proto.BlockReportProto;
 import io.strata.proto.FileBlockInfoProto;
 import io.strata.proto.FileInfoProto;
+import io.strata.proto.StorageDirProto;
 import io.strata.proto.WorkerAddressProto;
 import io.strata.proto.WorkerInfoProto;
 import java.util.ArrayList;
@@ -55,7 +57,26 @@ final class MasterProtoConverter {
     return WorkerInfoProto.newBuilder().setId(w.id()).setAddress(toProto(w.address()))
         .setCapacityBytes(w.capacityBytes()).setUsedBytes(w.usedBytes())
         .setLastHeartbeatMs(w.lastHeartbeatMs()).setBlockCount(w.blockCount())
-        .setStartTimeMs(w.startTimeMs()).build();
+        .setStartTimeMs(w.startTimeMs()).addAllDirs(toDirProtos(w.dirs())).build();
+  }
+
+  static List<StorageDirProto> toDirProtos(List<StorageDirState> dirs) {
+    List<StorageDirProto> out = new ArrayList<>(dirs.size());
+    for (StorageDirState d : dirs) {
+      out.add(StorageDirProto.newBuilder().setTier(d.tier()).setTierOrdinal(d.tierOrdinal()).setPath(d.path())
+          .setGood(d.good()).setCapacityBytes(d.capacityBytes()).setUsedBytes(d.usedBytes())
+          .setLostBlocks(d.lostBlocks()).build());
+    }
+    return out;
+  }
+
+  static List<StorageDirState> fromDirProtos(List<StorageDirProto> dirs) {
+    List<StorageDirState> out = new ArrayList<>(dirs.size());
+    for (StorageDirProto d : dirs) {
+      out.add(new StorageDirState(d.getTier(), d.getTierOrdinal(), d.getPath(), d.getGood(), d.getCapacityBytes(),
+          d.getUsedBytes(), d.getLostBlocks()));
+    }
+    return out;
   }
 
   static List<BlockReport> fromProto(List<BlockReportProto> reports) {

@@ -33,21 +33,13 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     void commit(long blockId, long length, String tier) throws StrataException;
   }
 
-  /** How removals reach the master. */
-  @FunctionalInterface
-  public interface RemovalListener {
-    void removed(long blockId);
-  }
-
   private final BlockStore store;
   private final Committer committer;
-  private final RemovalListener removals;
   private final int maxChunk;
 
-  public BlockWorkerService(BlockStore store, Committer committer, RemovalListener removals, int maxChunk) {
+  public BlockWorkerService(BlockStore store, Committer committer, int maxChunk) {
     this.store = store;
     this.committer = committer;
-    this.removals = removals;
     this.maxChunk = maxChunk;
   }
 
@@ -143,7 +135,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   @Override
   public void readBlock(ReadBlockRequest req, StreamObserver<ReadBlockResponse> o) {
     ServerCallStreamObserver<ReadBlockResponse> out = (ServerCallStreamObserver<ReadBlockResponse>) o;
-    FileChannel channel;
+    BlockStore.ReadHandle handle;
     long end;
     long start = req.getOffset();
     try {
@@ -160,28 +152,30 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
             + " bytes; cannot read " + req.getLength() + " bytes at offset " + start);
       }
       end = start + req.getLength();
-      channel = store.openForRead(req.getBlockId());
+      handle = store.openForRead(req.getBlockId(), req.getPromote());
     } catch (Exception e) {
       out.onError(GrpcErrors.toStatus(e));
       return;
     }
     int chunk = req.getChunkSize() <= 0 ? maxChunk : Math.min(req.getChunkSize(), maxChunk);
-    new BlockReadCall(out, channel, start, end, chunk).begin();
+    new BlockReadCall(out, handle, start, end, chunk).begin();
   }
 
   /** One block read: sends chunks while the call is ready. Callbacks are serialised by the monitor. */
   private static final class BlockReadCall {
     private final ServerCallStreamObserver<ReadBlockResponse> out;
+    private final BlockStore.ReadHandle handle;
     private final FileChannel channel;
     private final long end;
     private final int chunk;
     private long pos;
     private boolean done;
 
-    BlockReadCall(ServerCallStreamObserver<ReadBlockResponse> out, FileChannel channel, long start, long end,
-        int chunk) {
+    BlockReadCall(ServerCallStreamObserver<ReadBlockResponse> out, BlockStore.ReadHandle handle, long start,
+        long end, int chunk) {
       this.out = out;
-      this.channel = channel;
+      this.handle = handle;
+      this.channel = handle.channel();
       this.pos = start;
       this.end = end;
       this.chunk = chunk;
@@ -190,17 +184,17 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     void begin() {
       out.setOnCancelHandler(this::finish);
       out.setOnReadyHandler(this::drain);
+      if (out.isCancelled()) {
+        finish(); // cancelled before the handler was in place: release the block now
+        return;
+      }
       drain();
     }
 
     private synchronized void finish() {
       if (!done) {
         done = true;
-        try {
-          channel.close();
-        } catch (IOException ignored) {
-          // read-only channel; nothing to lose
-        }
+        handle.close();
       }
     }
 
@@ -237,9 +231,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   public void removeBlock(RemoveBlockRequest req, StreamObserver<RemoveBlockResponse> o) {
     Rpc.unary(o, () -> {
       store.get(req.getBlockId());
-      if (store.remove(req.getBlockId())) {
-        removals.removed(req.getBlockId());
-      }
+      store.remove(req.getBlockId());
       return RemoveBlockResponse.getDefaultInstance();
     });
   }

@@ -8,21 +8,38 @@ import java.util.List;
 
 /**
  * Where a worker keeps blocks. A block is first a temp block owned by one writer, then committed:
- * immutable, named by id, readable by many. Implementations are thread-safe.
+ * immutable, named by id, readable by many at once. Implementations are thread-safe.
  */
 public interface BlockStore {
   /** A block being written. Not thread-safe: one writer. */
   interface TempBlock {
     long blockId();
 
-    /** Appends data, reserving space as it goes; fails with ResourceExhausted when the quota is full. */
+    /** Appends data, reserving space as it goes; fails with ResourceExhausted when no room can be made. */
     void append(ByteBuffer data) throws IOException;
 
     long length();
   }
 
-  /** A committed block. */
+  /** A committed block and the tier it is in. */
   record BlockMeta(long blockId, long length, String tier) {}
+
+  /**
+   * An open committed block. While it is open the block holds a read lock: it is not evicted, moved or
+   * deleted (a removal waits for the last reader). Close it exactly once; any thread may close it.
+   */
+  interface ReadHandle extends AutoCloseable {
+    BlockMeta meta();
+
+    FileChannel channel();
+
+    @Override
+    void close();
+  }
+
+  /** One storage dir as reported to the master and operators. */
+  record DirReport(String tier, int tierOrdinal, String path, boolean good, long capacityBytes, long usedBytes,
+      long lostBlocks) {}
 
   /** Starts a temp block; AlreadyExists if the block is committed here or another writer has it. */
   TempBlock createTemp(long blockId, long maxLength) throws StrataException;
@@ -36,15 +53,24 @@ public interface BlockStore {
   /** The committed block, or NotFound. */
   BlockMeta get(long blockId) throws StrataException;
 
-  /** Opens a committed block for reading; the caller closes the channel. */
-  FileChannel openForRead(long blockId) throws IOException;
+  /** Opens a committed block for reading, first moving it to the top tier when {@code promote}. */
+  ReadHandle openForRead(long blockId, boolean promote) throws IOException;
 
-  /** Removes a committed block; false when it was not here. */
+  /** Removes a committed block (once its readers are done); false when it is not here. */
   boolean remove(long blockId) throws IOException;
+
+  /** Pinned blocks are never evicted or moved down. */
+  void pin(long blockId);
+
+  void unpin(long blockId);
 
   List<BlockMeta> committedBlocks();
 
+  /** Capacity of the good dirs. */
   long capacityBytes();
 
+  /** Bytes used in the good dirs. */
   long usedBytes();
+
+  List<DirReport> dirReports();
 }

@@ -29,19 +29,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class LocalDirBlockStoreTest {
+class SingleDirStoreTest {
   private static final String TIER = "SSD";
   private static final long QUOTA = 1 << 20;
 
   @TempDir
   Path dir;
 
-  private LocalDirBlockStore store;
+  private TieredBlockStore store;
   private final List<FileChannel> opened = new ArrayList<>();
 
   @BeforeEach
   void setUp() throws IOException {
-    store = new LocalDirBlockStore(dir, TIER, QUOTA);
+    store = single(dir, TIER, QUOTA);
   }
 
   @AfterEach
@@ -60,9 +60,9 @@ class LocalDirBlockStoreTest {
     return b;
   }
 
-  private byte[] read(LocalDirBlockStore s, long blockId) throws IOException {
-    try (FileChannel ch = s.openForRead(blockId)) {
-      return readAll(ch);
+  private byte[] read(TieredBlockStore s, long blockId) throws IOException {
+    try (BlockStore.ReadHandle h = s.openForRead(blockId, false)) {
+      return readAll(h.channel());
     }
   }
 
@@ -93,6 +93,12 @@ class LocalDirBlockStoreTest {
   }
 
   // ---- write, commit, read ----
+
+  /** A store of one tier with one dir: what this suite checks holds for every single dir. */
+  static TieredBlockStore single(java.nio.file.Path path, String tier, long quota) {
+    return new TieredBlockStore(java.util.List.of(new TierSpec(tier, java.util.List.of(new TierSpec.Dir(path, quota)))),
+        new MaxFreeAllocator(), new LruAnnotator(), StoreEvents.NONE, java.time.Clock.systemUTC());
+  }
 
   @Test
   void write_inSeveralAppends_thenCommit_readsBackTheSameBytes() throws IOException {
@@ -147,7 +153,7 @@ class LocalDirBlockStoreTest {
     t.append(ByteBuffer.wrap(new byte[5]));
 
     assertThatThrownBy(() -> store.get(9)).isInstanceOf(NotFoundException.class);
-    assertThatThrownBy(() -> store.openForRead(9)).isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(() -> store.openForRead(9, false)).isInstanceOf(NotFoundException.class);
     assertThat(store.committedBlocks()).isEmpty();
     assertThat(tmpFiles()).hasSize(1);
     store.abort(t);
@@ -224,7 +230,7 @@ class LocalDirBlockStoreTest {
 
   @Test
   void append_pastTheQuota_isRefused_andReservesNothing() throws IOException {
-    LocalDirBlockStore small = new LocalDirBlockStore(dir.resolve("small"), TIER, 100);
+    TieredBlockStore small = single(dir.resolve("small"), TIER, 100);
     TempBlock a = small.createTemp(1, 100);
     a.append(ByteBuffer.wrap(new byte[60]));
     TempBlock b = small.createTemp(2, 100);
@@ -244,9 +250,10 @@ class LocalDirBlockStoreTest {
   }
 
   @Test
-  void quota_freedByRemove_canBeUsedAgain() throws IOException {
-    LocalDirBlockStore small = new LocalDirBlockStore(dir.resolve("small"), TIER, 100);
+  void quota_fullOfPinnedBlocks_refusesAppends_untilOneIsRemoved() throws IOException {
+    TieredBlockStore small = single(dir.resolve("small"), TIER, 100);
     write(small, 1, content(1, 100), 100);
+    small.pin(1);
     TempBlock t = small.createTemp(2, 50);
     assertThatThrownBy(() -> t.append(ByteBuffer.wrap(new byte[1])))
         .isInstanceOf(ResourceExhaustedException.class);
@@ -319,7 +326,7 @@ class LocalDirBlockStoreTest {
     assertThat(store.remove(1)).isTrue();
 
     assertThatThrownBy(() -> store.get(1)).isInstanceOf(NotFoundException.class);
-    assertThatThrownBy(() -> store.openForRead(1)).isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(() -> store.openForRead(1, false)).isInstanceOf(NotFoundException.class);
     assertThat(Files.exists(dir.resolve("blocks").resolve("1"))).isFalse();
     assertThat(store.usedBytes()).isEqualTo(20);
     assertThat(store.committedBlocks()).extracting(BlockMeta::blockId).containsExactly(2L);
@@ -336,12 +343,18 @@ class LocalDirBlockStoreTest {
   @Test
   void remove_leavesAnOpenReaderReadingTheWholeBlock() throws IOException {
     write(store, 1, content(1, 5000), 1000);
-    FileChannel reader = store.openForRead(1);
+    BlockStore.ReadHandle handle = store.openForRead(1, false);
+    FileChannel reader = handle.channel();
     opened.add(reader);
 
     store.remove(1);
 
     assertThat(readAll(reader)).isEqualTo(content(1, 5000));
+    // The removal waited for the reader; once it is done the block is gone.
+    assertThat(store.committedBlocks()).hasSize(1);
+    handle.close();
+    assertThat(store.committedBlocks()).isEmpty();
+    assertThat(store.usedBytes()).isZero();
   }
 
   @Test
@@ -366,7 +379,7 @@ class LocalDirBlockStoreTest {
     unfinished.append(ByteBuffer.wrap(new byte[50]));
     Files.write(dir.resolve("tmp").resolve("5-leftover"), new byte[17]);
 
-    LocalDirBlockStore restarted = new LocalDirBlockStore(dir, "MEM", QUOTA);
+    TieredBlockStore restarted = single(dir, "MEM", QUOTA);
 
     assertThat(restarted.committedBlocks()).containsExactlyInAnyOrder(
         new BlockMeta(1, 10, "MEM"), new BlockMeta(2, 20, "MEM"));
@@ -387,7 +400,7 @@ class LocalDirBlockStoreTest {
     Path stray = dir.resolve("blocks").resolve("README");
     Files.write(stray, new byte[100]);
 
-    LocalDirBlockStore restarted = new LocalDirBlockStore(dir, TIER, QUOTA);
+    TieredBlockStore restarted = single(dir, TIER, QUOTA);
 
     assertThat(restarted.committedBlocks()).extracting(BlockMeta::blockId).containsExactly(8L);
     assertThat(restarted.usedBytes()).isEqualTo(10);
@@ -397,7 +410,7 @@ class LocalDirBlockStoreTest {
   @Test
   void start_inAnEmptyDirectory_createsTheLayout() throws IOException {
     Path fresh = dir.resolve("a/b");
-    LocalDirBlockStore s = new LocalDirBlockStore(fresh, TIER, 10);
+    TieredBlockStore s = single(fresh, TIER, 10);
     assertThat(Files.isDirectory(fresh.resolve("blocks"))).isTrue();
     assertThat(Files.isDirectory(fresh.resolve("tmp"))).isTrue();
     assertThat(s.committedBlocks()).isEmpty();
@@ -455,9 +468,9 @@ class LocalDirBlockStoreTest {
   }
 
   @Test
-  void concurrentWriters_raceForAFullQuota_neverOverbook_andLeakNothing() throws Exception {
+  void concurrentWriters_raceForAFullQuota_evictToMakeRoom_neverOverbook_andLeakNothing() throws Exception {
     long quota = 10_000;
-    LocalDirBlockStore small = new LocalDirBlockStore(dir.resolve("small"), TIER, quota);
+    TieredBlockStore small = single(dir.resolve("small"), TIER, quota);
     int threads = 8;
     int blocksPerThread = 20; // 160 blocks of 100 bytes: 16 000 bytes wanted, 10 000 available
     ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -471,15 +484,11 @@ class LocalDirBlockStoreTest {
           int committed = 0;
           for (int j = 0; j < blocksPerThread; j++) {
             TempBlock temp = small.createTemp(thread * 1000L + j, 100);
-            try {
-              for (int k = 0; k < 10; k++) {
-                temp.append(ByteBuffer.wrap(new byte[10]));
-              }
-              small.commit(temp);
-              committed++;
-            } catch (ResourceExhaustedException e) {
-              small.abort(temp);
+            for (int k = 0; k < 10; k++) {
+              temp.append(ByteBuffer.wrap(new byte[10]));
             }
+            small.commit(temp);
+            committed++;
             assertThat(small.usedBytes()).isLessThanOrEqualTo(quota);
           }
           return committed;
@@ -491,12 +500,12 @@ class LocalDirBlockStoreTest {
         committed += f.get(30, TimeUnit.SECONDS);
       }
 
-      // When an append is refused, used > quota - 10 and at most 8 blocks (< 800 bytes) are in flight,
-      // so at least 92 blocks are committed; the quota caps them at 100.
-      assertThat(committed).isBetween(92, 100);
-      assertThat(small.committedBlocks()).hasSize(committed);
+      // The single tier is also the last: room is made by evicting the coldest committed blocks, so
+      // every write commits, and what stays fits the quota (at most 8 blocks in flight at the end).
+      assertThat(committed).isEqualTo(threads * blocksPerThread);
+      assertThat(small.committedBlocks()).hasSizeBetween(92, 100);
       assertThat(small.committedBlocks()).extracting(BlockMeta::length).containsOnly(100L);
-      assertThat(small.usedBytes()).isEqualTo(100L * committed);
+      assertThat(small.usedBytes()).isEqualTo(100L * small.committedBlocks().size());
       try (Stream<Path> tmp = Files.list(dir.resolve("small").resolve("tmp"))) {
         assertThat(tmp.toList()).isEmpty();
       }
