@@ -146,6 +146,11 @@ public final class WorkerProcess implements AutoCloseable {
     return store;
   }
 
+  /** The tiered store itself (tests and in-process benchmarks read its per-tier counters). */
+  public TieredBlockStore tieredStore() {
+    return store;
+  }
+
   /** The background tier work, for tests that drive it themselves. */
   public TierManager tierManager() {
     return tierManager;

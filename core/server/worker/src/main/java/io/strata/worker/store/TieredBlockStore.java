@@ -60,6 +60,8 @@ public final class TieredBlockStore implements BlockStore {
   private final Set<Long> removeWhenUnlocked = new HashSet<>();
   private long tmpSeq;
   private boolean allFailedRaised;
+  /** Reads opened per tier ordinal: the cache hit ratio per tier. */
+  private final java.util.concurrent.atomic.AtomicLongArray readsByTier = new java.util.concurrent.atomic.AtomicLongArray(3);
 
   public TieredBlockStore(List<TierSpec> specs, Allocator allocator, BlockAnnotator annotator, StoreEvents events,
       Clock clock) {
@@ -403,6 +405,7 @@ public final class TieredBlockStore implements BlockStore {
       throw new NotFoundException("Block " + blockId + " was lost: its storage dir " + dir.root + " failed", e);
     }
     annotator.onAccess(blockId);
+    readsByTier.incrementAndGet(dir.tierOrdinal);
     BlockMeta meta = new BlockMeta(blockId, length, dir.tierAlias);
     return new ReadHandle() {
       private boolean closed;
@@ -702,6 +705,20 @@ public final class TieredBlockStore implements BlockStore {
   }
 
   // ---------------------------------------------------------------- reports
+
+  /** Block reads opened so far, per tier (index = tier ordinal, 0 = top). */
+  public long[] readsByTier() {
+    long[] out = new long[tiers.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = readsByTier.get(i);
+    }
+    return out;
+  }
+
+  /** The alias of tier {@code ordinal}. */
+  public String tierAlias(int ordinal) {
+    return tiers.get(ordinal).get(0).tierAlias;
+  }
 
   @Override
   public synchronized List<BlockMeta> committedBlocks() {
