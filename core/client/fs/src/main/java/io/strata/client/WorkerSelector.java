@@ -60,8 +60,16 @@ final class WorkerSelector {
       }
     }
     if (candidates.isEmpty()) {
-      throw new ResourceExhaustedException("No worker has room for a block of " + blockBytes + " bytes ("
-          + all.size() + " workers, " + exclude.size() + " excluded after failures)");
+      // Full workers still take writes: they make room by evicting their coldest blocks.
+      for (WorkerInfo w : all) {
+        if (!exclude.contains(w.address())) {
+          candidates.add(w);
+        }
+      }
+    }
+    if (candidates.isEmpty()) {
+      throw new ResourceExhaustedException("No worker can take a block of " + blockBytes + " bytes ("
+          + all.size() + " workers, all " + exclude.size() + " excluded after failures)");
     }
     candidates.sort(Comparator.comparing((WorkerInfo w) -> w.address().toString()));
     switch (policy) {
