@@ -48,6 +48,9 @@ public final class LocalMain {
     LocalStrataCluster.Builder b = LocalStrataCluster.builder().workers(workers).setAll(explicit)
         .baseDir(Path.of("/dev/shm").toFile().isDirectory() ? Path.of("/dev/shm") : dataDir)
         .masterPort(conf.get(CommonKeys.MASTER_RPC_PORT)).firstWorkerPort(firstWorkerPort);
+    // The journal stays under the data dir, so a stop/start (or a kill -9 and start) keeps the namespace.
+    b.set(io.strata.master.MasterKeys.JOURNAL_DIR.name(),
+        io.strata.master.MasterProcess.journalDir(conf).toAbsolutePath().toString());
     if (!conf.isSet(WorkerKeys.TIER0_DIRS)) {
       b.set(WorkerKeys.TIER0_DIRS.name(), WorkerKeys.TIER0_DIRS.defaultValue());
     }

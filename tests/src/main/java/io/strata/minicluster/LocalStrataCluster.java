@@ -114,6 +114,7 @@ public final class LocalStrataCluster implements AutoCloseable {
     c.put(WorkerKeys.HEARTBEAT_INTERVAL.name(), "200ms");
     c.put(MasterKeys.WORKER_TIMEOUT.name(), "5s");
     c.put(MasterKeys.LOST_WORKER_CHECK_INTERVAL.name(), "200ms");
+    c.put(MasterKeys.JOURNAL_DIR.name(), baseDir.resolve("journal").toString());
     c.putAll(spec.conf);
     baseConf = StrataConf.of(c);
     master = new MasterProcess(baseConf, Clock.systemUTC()).start();
@@ -208,7 +209,7 @@ public final class LocalStrataCluster implements AutoCloseable {
     return w;
   }
 
-  /** Stops the master and starts a fresh one on the same port (an in-memory master forgets everything). */
+  /** Stops the master and starts a new one on the same port and journal: it recovers the namespace. */
   public void restartMaster() throws IOException {
     master.close();
     master = new MasterProcess(baseConf, Clock.systemUTC()).start();

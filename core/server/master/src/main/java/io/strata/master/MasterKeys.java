@@ -36,4 +36,24 @@ public final class MasterKeys {
       .validate(v -> v >= 1, "positive")
       .doc("Most entries the master sends in one listStatus message; it takes the lock once per batch.")
       .build();
+
+  public static final PropertyKey<String> JOURNAL_DIR = PropertyKey.stringKey("strata.master.journal.dir")
+      .doc("The master's journal dir (relative paths resolve against strata.home). Unset: "
+          + "<strata.home>/<strata.data.dir>/journal.")
+      .build();
+
+  public static final PropertyKey<Long> JOURNAL_SEGMENT_SIZE =
+      PropertyKey.bytesKey("strata.master.journal.segment.size.max")
+          .defaultValue("64MB")
+          .validate(v -> v >= 4096, "at least 4KB")
+          .doc("A journal segment file is closed and a new one started past this size.")
+          .build();
+
+  public static final PropertyKey<Long> JOURNAL_CHECKPOINT_ENTRIES =
+      PropertyKey.longKey("strata.master.journal.checkpoint.period.entries")
+          .defaultValue(500_000)
+          .validate(v -> v >= 1, "positive")
+          .doc("A checkpoint of the whole state is written after this many journal entries, bounding replay "
+              + "time; older segments are then removed.")
+          .build();
 }

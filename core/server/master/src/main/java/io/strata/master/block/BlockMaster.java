@@ -284,4 +284,20 @@ public final class BlockMaster {
   public synchronized long blockCount() {
     return blocks.size();
   }
+
+  // ---- recovery ----
+
+  /** Restores a journaled block (no locations: workers report those when they register). */
+  public synchronized void restoreBlock(long blockId, long length) {
+    blocks.putIfAbsent(blockId, new BlockMeta(length));
+  }
+
+  /** Every known block as a journal entry, for a checkpoint. */
+  public synchronized List<io.strata.master.journal.JournalEntry> snapshotEntries() {
+    List<io.strata.master.journal.JournalEntry> out = new ArrayList<>(blocks.size());
+    for (Map.Entry<Long, BlockMeta> e : blocks.entrySet()) {
+      out.add(new io.strata.master.journal.JournalEntry.CommitBlock(e.getKey(), e.getValue().length));
+    }
+    return out;
+  }
 }

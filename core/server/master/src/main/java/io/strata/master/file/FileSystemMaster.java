@@ -13,6 +13,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import io.strata.master.journal.Journal;
+import io.strata.master.journal.JournalEntry;
+import io.strata.master.journal.JournalSink;
 import java.util.function.Consumer;
 
 /**
@@ -28,10 +31,64 @@ public final class FileSystemMaster {
   /** Orders block commits against completion of the same file. */
   private final Object commitLock = new Object();
 
+  /** Appended to by the tree and block commits; null when running without a journal (unit tests). */
+  private final Journal journal;
+
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize) {
-    this.tree = new InodeTree(clock);
+    this(clock, workerTimeout, maxBlockSize, null);
+  }
+
+  /** A master whose every change is journaled; replay with {@link #replay} before serving. */
+  public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize, Journal journal) {
+    this.journal = journal;
+    this.tree = new InodeTree(clock, journal == null ? JournalSink.NONE : journal);
     this.blocks = new BlockMaster(clock, workerTimeout, this::fileState);
     this.maxBlockSize = maxBlockSize;
+  }
+
+  /** Waits until the changes made so far are durable; an RPC calls it before it answers. */
+  private void sync() throws StrataException {
+    if (journal != null) {
+      journal.flush();
+    }
+  }
+
+  /** Applies one journaled change during recovery. */
+  public void replay(JournalEntry entry) throws StrataException {
+    if (entry instanceof JournalEntry.CommitBlock c) {
+      blocks.restoreBlock(c.blockId(), c.length());
+      return;
+    }
+    List<Long> removed = tree.apply(entry);
+    for (long fileId : removed) {
+      blocks.removeFileBlocks(fileId, 0);
+    }
+    if (entry instanceof JournalEntry.CompleteFile c) {
+      FileInfo f = tree.getFile(c.id());
+      blocks.removeFileBlocks(c.id(), f.blockCount());
+    }
+  }
+
+  /** Writes a checkpoint of the whole namespace and block metadata. */
+  public void checkpoint() throws java.io.IOException {
+    if (journal == null) {
+      return;
+    }
+    long seq;
+    List<JournalEntry> entries;
+    synchronized (commitLock) {
+      // Tree changes append under the tree's write lock, block commits under commitLock: holding both
+      // keeps the sequence and the state still while they are read.
+      long[] s = new long[1];
+      entries = tree.whileFrozen(() -> {
+        s[0] = journal.appendedSequence();
+        List<JournalEntry> all = tree.snapshotEntries();
+        all.addAll(blocks.snapshotEntries());
+        return all;
+      });
+      seq = s[0];
+    }
+    journal.checkpoint(seq, entries);
   }
 
   public BlockMaster blockMaster() {
@@ -64,17 +121,21 @@ public final class FileSystemMaster {
       throw new InvalidArgumentException("Cannot create " + path + ": mode " + Integer.toOctalString(mode)
           + " is not a permission mode (0 to 07777)");
     }
-    return tree.createFile(p, blockSize, recursive, mode);
+    FileInfo f = tree.createFile(p, blockSize, recursive, mode);
+    sync();
+    return f;
   }
 
   public FileInfo completeFile(String path, long fileId, long length) throws StrataException {
     StrataPath p = StrataPath.of(path);
+    FileInfo done;
     synchronized (commitLock) {
-      FileInfo done = tree.completeFile(p, fileId, length, this::checkBlocks);
+      done = tree.completeFile(p, fileId, length, this::checkBlocks);
       // Blocks committed past the end (a writer that retried, or lied about the length) are dropped.
       blocks.removeFileBlocks(done.id(), done.blockCount());
-      return done;
     }
+    sync();
+    return done;
   }
 
   private void checkBlocks(FileInfo file, long length) throws StrataException {
@@ -113,17 +174,24 @@ public final class FileSystemMaster {
         throw new InvalidArgumentException("Cannot commit block " + blockId + " of " + length + " bytes: the "
             + "file's block size is " + file.blockSize());
       }
-      if (file.complete() && !blocks.hasBlock(blockId)) {
+      boolean known = blocks.hasBlock(blockId);
+      if (file.complete() && !known) {
         throw new FailedPreconditionException("Cannot commit block " + blockId + ": file " + file.path()
             + " is already complete");
       }
       blocks.commitBlock(workerId, blockId, length, tier);
+      if (!known && journal != null) {
+        journal.append(new JournalEntry.CommitBlock(blockId, length));
+      }
     }
+    sync();
   }
 
   public FileInfo createDirectory(String path, boolean recursive, boolean allowExists, int mode)
       throws StrataException {
-    return tree.createDirectory(StrataPath.of(path), recursive, allowExists, mode);
+    FileInfo f = tree.createDirectory(StrataPath.of(path), recursive, allowExists, mode);
+    sync();
+    return f;
   }
 
   public FileInfo getStatus(String path) throws StrataException {
@@ -192,10 +260,12 @@ public final class FileSystemMaster {
         blocks.removeFileBlocks(fileId, 0);
       }
     }
+    sync();
   }
 
   public void rename(String src, String dst) throws StrataException {
     tree.rename(StrataPath.of(src), StrataPath.of(dst));
+    sync();
   }
 
   public boolean exists(String path) throws StrataException {

@@ -7,6 +7,8 @@ import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.path.StrataPath;
+import io.strata.master.journal.JournalEntry;
+import io.strata.master.journal.JournalSink;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,6 +28,7 @@ public final class InodeTree {
   public static final String DEFAULT_GROUP = "strata";
 
   private final Clock clock;
+  private final JournalSink journal;
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private final InodeDirectory root;
   private final Map<Long, InodeFile> filesById = new HashMap<>();
@@ -34,7 +37,13 @@ public final class InodeTree {
   private long directoryCount = 1;
 
   public InodeTree(Clock clock) {
+    this(clock, JournalSink.NONE);
+  }
+
+  /** A tree that records every change in {@code journal}, under its lock, in apply order. */
+  public InodeTree(Clock clock, JournalSink journal) {
     this.clock = clock;
+    this.journal = journal;
     this.root = new InodeDirectory(0, "", null, clock.millis(), DEFAULT_OWNER, DEFAULT_GROUP, 0755);
   }
 
@@ -89,6 +98,7 @@ public final class InodeTree {
         dir.children.put(part, next);
         dir.modificationTimeMs = now;
         directoryCount++;
+        journal.append(new JournalEntry.Mkdir(next.id, walked.toString(), 0755, now));
       } else if (!next.isDirectory()) {
         throw new FailedPreconditionException("Cannot " + op + " " + path + ": " + walked
             + " is a file, not a directory");
@@ -149,6 +159,7 @@ public final class InodeTree {
       parent.modificationTimeMs = now;
       filesById.put(file.id, file);
       fileCount++;
+      journal.append(new JournalEntry.CreateFile(file.id, path.toString(), blockSize, file.mode, now));
       return snapshot(file, path.toString());
     } finally {
       lock.writeLock().unlock();
@@ -184,6 +195,7 @@ public final class InodeTree {
       file.length = length;
       file.complete = true;
       file.modificationTimeMs = clock.millis();
+      journal.append(new JournalEntry.CompleteFile(file.id, length, file.modificationTimeMs));
       return snapshot(file, path.toString());
     } finally {
       lock.writeLock().unlock();
@@ -215,6 +227,7 @@ public final class InodeTree {
       parent.children.put(dir.name, dir);
       parent.modificationTimeMs = now;
       directoryCount++;
+      journal.append(new JournalEntry.Mkdir(dir.id, path.toString(), dir.mode, now));
       return snapshot(dir, path.toString());
     } finally {
       lock.writeLock().unlock();
@@ -294,6 +307,7 @@ public final class InodeTree {
       removeSubtree(inode, removedFiles);
       inode.parent.children.remove(inode.name);
       inode.parent.modificationTimeMs = clock.millis();
+      journal.append(new JournalEntry.Delete(path.toString(), inode.parent.modificationTimeMs));
       return removedFiles;
     } finally {
       lock.writeLock().unlock();
@@ -350,6 +364,7 @@ public final class InodeTree {
       inode.parent = dstParent;
       dstParent.children.put(inode.name, inode);
       dstParent.modificationTimeMs = now;
+      journal.append(new JournalEntry.Rename(src.toString(), dst.toString(), now));
     } finally {
       lock.writeLock().unlock();
     }
@@ -368,6 +383,108 @@ public final class InodeTree {
     lock.readLock().lock();
     try {
       return directoryCount;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  // ---- recovery ----
+
+  /**
+   * Applies a journaled change during replay (no journaling, times and ids from the entry). Returns the
+   * ids of files a Delete removed, empty otherwise.
+   */
+  public List<Long> apply(JournalEntry entry) throws StrataException {
+    lock.writeLock().lock();
+    try {
+      if (entry instanceof JournalEntry.Mkdir m) {
+        StrataPath p = StrataPath.of(m.path());
+        InodeDirectory parent = (InodeDirectory) require(p.parent());
+        InodeDirectory d = new InodeDirectory(m.id(), p.name(), parent, m.timeMs(), DEFAULT_OWNER, DEFAULT_GROUP,
+            m.mode());
+        parent.children.put(d.name, d);
+        parent.modificationTimeMs = m.timeMs();
+        directoryCount++;
+        nextId = Math.max(nextId, m.id() + 1);
+      } else if (entry instanceof JournalEntry.CreateFile c) {
+        StrataPath p = StrataPath.of(c.path());
+        InodeDirectory parent = (InodeDirectory) require(p.parent());
+        InodeFile f = new InodeFile(c.id(), p.name(), parent, c.timeMs(), DEFAULT_OWNER, DEFAULT_GROUP, c.mode(),
+            c.blockSize());
+        parent.children.put(f.name, f);
+        parent.modificationTimeMs = c.timeMs();
+        filesById.put(f.id, f);
+        fileCount++;
+        nextId = Math.max(nextId, c.id() + 1);
+      } else if (entry instanceof JournalEntry.CompleteFile c) {
+        InodeFile f = filesById.get(c.id());
+        if (f == null) {
+          throw new NotFoundException("Journal completes file id " + c.id() + ", which does not exist");
+        }
+        f.length = c.length();
+        f.complete = true;
+        f.modificationTimeMs = c.timeMs();
+      } else if (entry instanceof JournalEntry.Delete d) {
+        Inode inode = require(StrataPath.of(d.path()));
+        List<Long> removed = new ArrayList<>();
+        removeSubtree(inode, removed);
+        inode.parent.children.remove(inode.name);
+        inode.parent.modificationTimeMs = d.timeMs();
+        return removed;
+      } else if (entry instanceof JournalEntry.Rename r) {
+        StrataPath dst = StrataPath.of(r.dst());
+        Inode inode = require(StrataPath.of(r.src()));
+        InodeDirectory dstParent = (InodeDirectory) require(dst.parent());
+        inode.parent.children.remove(inode.name);
+        inode.parent.modificationTimeMs = r.timeMs();
+        inode.name = dst.name();
+        inode.parent = dstParent;
+        dstParent.children.put(inode.name, inode);
+        dstParent.modificationTimeMs = r.timeMs();
+      }
+      return List.of();
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * The entries that rebuild this tree (parents before children), for a checkpoint. The caller holds
+   * whatever keeps the journal sequence still; this takes the tree's read lock.
+   */
+  public List<JournalEntry> snapshotEntries() {
+    lock.readLock().lock();
+    try {
+      List<JournalEntry> out = new ArrayList<>();
+      List<Inode> stack = new ArrayList<>(root.children.values());
+      java.util.Collections.reverse(stack);
+      while (!stack.isEmpty()) {
+        Inode inode = stack.remove(stack.size() - 1);
+        String path = pathOf(inode);
+        if (inode instanceof InodeDirectory d) {
+          out.add(new JournalEntry.Mkdir(d.id, path, d.mode, d.creationTimeMs));
+          List<Inode> kids = new ArrayList<>(d.children.values());
+          java.util.Collections.reverse(kids);
+          stack.addAll(kids);
+        } else {
+          InodeFile f = (InodeFile) inode;
+          out.add(new JournalEntry.CreateFile(f.id, path, f.blockSize, f.mode, f.creationTimeMs));
+          if (f.complete) {
+            out.add(new JournalEntry.CompleteFile(f.id, f.length, f.modificationTimeMs));
+          }
+        }
+      }
+      return out;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Runs {@code action} while no tree change can happen (checkpoints read a consistent sequence). */
+  public <T> T whileFrozen(java.util.function.Supplier<T> action) {
+    lock.readLock().lock();
+    try {
+      return action.get();
     } finally {
       lock.readLock().unlock();
     }

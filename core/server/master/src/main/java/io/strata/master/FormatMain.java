@@ -1,0 +1,33 @@
+package io.strata.master;
+
+import io.strata.common.conf.StrataConf;
+import io.strata.master.journal.Journal;
+import java.nio.file.Path;
+
+/**
+ * {@code bin/strata format [--force]}: initialises the master's journal. Refuses to wipe a journal that
+ * holds entries unless {@code --force}. Run it while no master is running.
+ */
+public final class FormatMain {
+  private FormatMain() {}
+
+  public static void main(String[] args) {
+    boolean force = false;
+    for (String a : args) {
+      if (a.equals("--force") || a.equals("-f")) {
+        force = true;
+      } else {
+        System.err.println("format: unknown option " + a + " (usage: strata format [--force])");
+        System.exit(2);
+      }
+    }
+    Path dir = MasterProcess.journalDir(StrataConf.load());
+    try {
+      Journal.format(dir, force);
+      System.out.println("Formatted the journal at " + dir);
+    } catch (Exception e) {
+      System.err.println("format: " + e.getMessage());
+      System.exit(1);
+    }
+  }
+}
