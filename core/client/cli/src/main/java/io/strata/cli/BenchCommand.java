@@ -44,6 +44,7 @@ final class BenchCommand implements Callable<Integer> {
   static CommandLine commandLine(CliContext ctx) {
     CommandLine cl = new CommandLine(new BenchCommand());
     cl.addSubcommand("io", new Io(ctx));
+    cl.addSubcommand("meta", new MetaBench(ctx));
     return cl;
   }
 

@@ -46,6 +46,12 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   }
 
   @Override
+  public void ping(io.strata.proto.PingRequest r, StreamObserver<io.strata.proto.PingResponse> o) {
+    o.onNext(io.strata.proto.PingResponse.getDefaultInstance());
+    o.onCompleted();
+  }
+
+  @Override
   public void createFile(CreateFileRequest r, StreamObserver<CreateFileResponse> o) {
     Rpc.unary(o, () -> CreateFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
         fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode()))).build());
