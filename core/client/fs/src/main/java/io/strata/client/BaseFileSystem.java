@@ -41,20 +41,6 @@ final class BaseFileSystem implements FileSystem {
     this.workers = new WorkerSelector(context, this);
   }
 
-  /** A master call whose gRPC failure becomes the matching StrataException. */
-  @FunctionalInterface
-  interface MasterCall<T> {
-    T call();
-  }
-
-  static <T> T rpc(MasterCall<T> call) throws StrataException {
-    try {
-      return call.call();
-    } catch (StatusRuntimeException e) {
-      throw GrpcErrors.fromThrowable(e);
-    }
-  }
-
   private static String check(String path) throws StrataException {
     return StrataPath.of(path).toString();
   }
@@ -64,7 +50,7 @@ final class BaseFileSystem implements FileSystem {
     check(path);
     long blockSize = options.blockSize() > 0 ? options.blockSize()
         : context.conf().get(ClientKeys.BLOCK_SIZE_DEFAULT);
-    FileInfoProto info = rpc(() -> context.master().createFile(CreateFileRequest.newBuilder()
+    FileInfoProto info = context.callMaster(m -> m.createFile(CreateFileRequest.newBuilder()
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
         .build()).getFile());
     return new FileOutStream(context, workers, ProtoConverter.toStatus(info));
@@ -73,7 +59,7 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public FileInStream openFile(String path, OpenFileOptions options) throws IOException {
     check(path);
-    URIStatus status = ProtoConverter.toStatus(rpc(() -> context.master().getStatus(
+    URIStatus status = ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(
         GetStatusRequest.newBuilder().setPath(path).setIncludeBlocks(true).build()).getFile()));
     if (status.directory()) {
       throw new FailedPreconditionException("Cannot open '" + path + "': it is a directory");
@@ -88,7 +74,7 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public List<FileBlockInfo> getBlockLocations(String path) throws IOException {
     check(path);
-    URIStatus status = ProtoConverter.toStatus(rpc(() -> context.master().getStatus(
+    URIStatus status = ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(
         GetStatusRequest.newBuilder().setPath(path).setIncludeBlocks(true).build()).getFile()));
     return status.blocks();
   }
@@ -96,7 +82,7 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public URIStatus getStatus(String path) throws IOException {
     check(path);
-    return ProtoConverter.toStatus(rpc(() -> context.master().getStatus(
+    return ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(
         GetStatusRequest.newBuilder().setPath(path).build()).getFile()));
   }
 
@@ -106,27 +92,39 @@ final class BaseFileSystem implements FileSystem {
     check(path);
     ListStatusRequest req = ListStatusRequest.newBuilder().setPath(path).setRecursive(options.recursive())
         .setBatchSize(context.conf().get(ClientKeys.LIST_BATCH_SIZE)).build();
-    io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
-    try {
-      ctx.run(() -> {
-        Iterator<ListStatusResponse> it = context.masterStreaming().listStatus(req);
-        while (it.hasNext()) {
-          for (FileInfoProto f : it.next().getFilesList()) {
-            action.accept(ProtoConverter.toStatus(f));
+    long[] delivered = {0};
+    context.streamMaster(m -> {
+      io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
+      try {
+        ctx.run(() -> {
+          Iterator<ListStatusResponse> it = m.listStatus(req);
+          try {
+            while (it.hasNext()) {
+              for (FileInfoProto f : it.next().getFilesList()) {
+                action.accept(ProtoConverter.toStatus(f));
+                delivered[0]++;
+              }
+            }
+          } catch (StatusRuntimeException e) {
+            if (delivered[0] > 0) {
+              // Part of the listing was delivered: a retry would repeat it, so this failure is final.
+              throw io.grpc.Status.ABORTED.withDescription("The listing of " + path + " broke after "
+                  + delivered[0] + " entries: " + e.getStatus()).asRuntimeException();
+            }
+            throw e;
           }
-        }
-      });
-    } catch (StatusRuntimeException e) {
-      throw GrpcErrors.fromThrowable(e);
-    } finally {
-      ctx.cancel(null);
-    }
+        });
+      } finally {
+        ctx.cancel(null);
+      }
+      return null;
+    });
   }
 
   @Override
   public void createDirectory(String path, CreateDirectoryOptions options) throws IOException {
     check(path);
-    rpc(() -> context.master().createDirectory(CreateDirectoryRequest.newBuilder().setPath(path)
+    context.callMaster(m -> m.createDirectory(CreateDirectoryRequest.newBuilder().setPath(path)
         .setRecursive(options.recursive()).setAllowExists(options.allowExists()).setMode(options.mode())
         .build()));
   }
@@ -134,7 +132,7 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public void delete(String path, DeleteOptions options) throws IOException {
     check(path);
-    rpc(() -> context.master().delete(DeleteRequest.newBuilder().setPath(path)
+    context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(path)
         .setRecursive(options.recursive()).build()));
   }
 
@@ -142,18 +140,18 @@ final class BaseFileSystem implements FileSystem {
   public void rename(String src, String dst, RenameOptions options) throws IOException {
     check(src);
     check(dst);
-    rpc(() -> context.master().rename(RenameRequest.newBuilder().setSrc(src).setDst(dst).build()));
+    context.callMaster(m -> m.rename(RenameRequest.newBuilder().setSrc(src).setDst(dst).build()));
   }
 
   @Override
   public boolean exists(String path) throws IOException {
     check(path);
-    return rpc(() -> context.master().exists(ExistsRequest.newBuilder().setPath(path).build()).getExists());
+    return context.callMaster(m -> m.exists(ExistsRequest.newBuilder().setPath(path).build()).getExists());
   }
 
   @Override
   public List<WorkerInfo> getWorkers() throws IOException {
-    List<WorkerInfoProto> protos = rpc(() -> context.master().getWorkers(
+    List<WorkerInfoProto> protos = context.callMaster(m -> m.getWorkers(
         GetWorkersRequest.getDefaultInstance()).getWorkersList());
     List<WorkerInfo> out = new ArrayList<>(protos.size());
     for (WorkerInfoProto p : protos) {
@@ -164,7 +162,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public ClusterInfo getClusterInfo() throws IOException {
-    return ProtoConverter.toClusterInfo(rpc(() -> context.master().getClusterInfo(
+    return ProtoConverter.toClusterInfo(context.callMaster(m -> m.getClusterInfo(
         GetClusterInfoRequest.getDefaultInstance())));
   }
 

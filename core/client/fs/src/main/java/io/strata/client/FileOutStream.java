@@ -138,7 +138,7 @@ public final class FileOutStream extends OutputStream {
     }
     closed = true;
     try {
-      BaseFileSystem.rpc(() -> context.master().completeFile(CompleteFileRequest.newBuilder()
+      context.callMaster(m -> m.completeFile(CompleteFileRequest.newBuilder()
           .setPath(file.path()).setFileId(file.id()).setLength(length).build()));
     } catch (StrataException e) {
       throw e.code().toException("Completing " + file.path() + " failed: " + e.getMessage(), e);

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 public final class FileSystemContext implements Closeable {
   private final StrataConf conf;
   private final long maxMessageBytes;
-  private final ManagedChannel masterChannel;
+  private final io.strata.common.master.MasterConnection master;
   private final Map<WorkerAddress, ManagedChannel> workerChannels = new ConcurrentHashMap<>();
   private final long rpcTimeoutMs;
   private volatile boolean closed;
@@ -28,8 +28,7 @@ public final class FileSystemContext implements Closeable {
     this.conf = conf;
     this.maxMessageBytes = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     this.rpcTimeoutMs = conf.get(CommonKeys.RPC_TIMEOUT).toMillis();
-    this.masterChannel = GrpcChannels.forAddress(conf.get(CommonKeys.MASTER_HOSTNAME),
-        conf.get(CommonKeys.MASTER_RPC_PORT), maxMessageBytes);
+    this.master = new io.strata.common.master.MasterConnection(conf);
   }
 
   public StrataConf conf() {
@@ -37,18 +36,20 @@ public final class FileSystemContext implements Closeable {
   }
 
   public String masterAddress() {
-    return conf.get(CommonKeys.MASTER_HOSTNAME) + ":" + conf.get(CommonKeys.MASTER_RPC_PORT);
+    return master.describe();
   }
 
-  /** A master stub with the unary deadline applied; take a fresh one per call. */
-  FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub master() {
-    return FileSystemMasterServiceGrpc.newBlockingStub(masterChannel)
-        .withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS);
+  /** A unary call to the leading master (deadline applied), following failovers within the retry window. */
+  <T> T callMaster(java.util.function.Function<FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub, T> call)
+      throws io.strata.common.exception.StrataException {
+    return master.call(ch -> call.apply(FileSystemMasterServiceGrpc.newBlockingStub(ch)
+        .withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS)));
   }
 
-  /** A master stub for streaming calls (no overall deadline). */
-  FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub masterStreaming() {
-    return FileSystemMasterServiceGrpc.newBlockingStub(masterChannel);
+  /** A streaming call to the leading master (no overall deadline); same failover rules. */
+  <T> T streamMaster(java.util.function.Function<FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub, T> call)
+      throws io.strata.common.exception.StrataException {
+    return master.call(ch -> call.apply(FileSystemMasterServiceGrpc.newBlockingStub(ch)));
   }
 
   BlockWorkerServiceGrpc.BlockWorkerServiceStub worker(WorkerAddress address) {
@@ -67,7 +68,7 @@ public final class FileSystemContext implements Closeable {
   @Override
   public void close() {
     closed = true;
-    GrpcChannels.close(masterChannel);
+    master.close();
     for (ManagedChannel ch : workerChannels.values()) {
       GrpcChannels.close(ch);
     }

@@ -34,4 +34,34 @@ public final class CommonKeys {
       .defaultValue(".")
       .doc("Install directory; relative data and log dirs are resolved against it.")
       .build();
+
+  public static final PropertyKey<java.util.List<String>> MASTER_RPC_ADDRESSES =
+      PropertyKey.listKey("strata.master.rpc.addresses")
+          .doc("host:port of every master, for clients and workers to poll for the leader (HA without "
+              + "ZooKeeper discovery). Unset: strata.master.hostname and strata.master.rpc.port.")
+          .build();
+
+  public static final PropertyKey<String> ZOOKEEPER_ADDRESS = PropertyKey.stringKey("strata.zookeeper.address")
+      .doc("ZooKeeper connect string (host:port,...). Set: masters elect their leader there, and clients and "
+          + "workers find the leader there.")
+      .build();
+
+  public static final PropertyKey<String> ZOOKEEPER_LEADER_PATH =
+      PropertyKey.stringKey("strata.zookeeper.leader.path")
+          .defaultValue("/strata/leader")
+          .doc("ZooKeeper path of the masters' leader election.")
+          .build();
+
+  public static final PropertyKey<Duration> ZOOKEEPER_SESSION_TIMEOUT =
+      PropertyKey.durationKey("strata.zookeeper.session.timeout")
+          .defaultValue("10s")
+          .doc("ZooKeeper session timeout: how long a leader that lost its connection stays leader.")
+          .build();
+
+  public static final PropertyKey<Duration> MASTER_RETRY_WINDOW =
+      PropertyKey.durationKey("strata.user.master.retry.window")
+          .defaultValue("60s")
+          .doc("How long clients and workers keep retrying a master call that finds no leader (a failover), "
+              + "before they give up with UNAVAILABLE.")
+          .build();
 }

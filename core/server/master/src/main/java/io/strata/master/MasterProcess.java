@@ -78,8 +78,9 @@ public final class MasterProcess implements AutoCloseable {
     String bind = conf.get(MasterKeys.BIND_HOST);
     long startMs = clock.millis();
     server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE), List.of(
-        new FileSystemMasterService(fs, host + ":" + port, startMs, conf.get(MasterKeys.LIST_BATCH_SIZE_MAX)),
-        new BlockMasterWorkerService(fs)));
+        new FileSystemMasterService(io.strata.master.rpc.MasterState.of(fs), host + ":" + port, startMs,
+            conf.get(MasterKeys.LIST_BATCH_SIZE_MAX)),
+        new BlockMasterWorkerService(io.strata.master.rpc.MasterState.of(fs))));
     try {
       server.start();
     } catch (IOException e) {

@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
 final class MasterSync implements StoreEvents {
   private static final Logger LOG = LoggerFactory.getLogger(MasterSync.class);
 
-  private final ManagedChannel channel;
+  private final io.strata.common.master.MasterConnection master;
   private final WorkerAddress address;
   private final long rpcTimeoutMs;
   private final long startTimeMs;
@@ -49,8 +49,9 @@ final class MasterSync implements StoreEvents {
   private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
   private boolean loggedUnreachable;
 
-  MasterSync(ManagedChannel channel, WorkerAddress address, long rpcTimeoutMs, Clock clock, Runnable onAllDirsFailed) {
-    this.channel = channel;
+  MasterSync(io.strata.common.master.MasterConnection master, WorkerAddress address, long rpcTimeoutMs, Clock clock,
+      Runnable onAllDirsFailed) {
+    this.master = master;
     this.address = address;
     this.rpcTimeoutMs = rpcTimeoutMs;
     this.startTimeMs = clock.millis();
@@ -61,8 +62,11 @@ final class MasterSync implements StoreEvents {
     this.store = store;
   }
 
-  private BlockMasterWorkerServiceGrpc.BlockMasterWorkerServiceBlockingStub stub() {
-    return BlockMasterWorkerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS);
+  /** A call to the leading master, following failovers within the retry window. */
+  private <T> T call(java.util.function.Function<BlockMasterWorkerServiceGrpc.BlockMasterWorkerServiceBlockingStub, T> c)
+      throws StrataException {
+    return master.call(ch -> c.apply(BlockMasterWorkerServiceGrpc.newBlockingStub(ch)
+        .withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS)));
   }
 
   long workerId() {
@@ -85,9 +89,9 @@ final class MasterSync implements StoreEvents {
         LOG.info("Master reachable again");
         loggedUnreachable = false;
       }
-    } catch (StatusRuntimeException e) {
+    } catch (StrataException e) {
       if (!loggedUnreachable) {
-        LOG.warn("Cannot reach the master: {}; retrying every heartbeat", GrpcErrors.fromThrowable(e).getMessage());
+        LOG.warn("Cannot reach the master ({}): {}; retrying every heartbeat", master.describe(), e.getMessage());
         loggedUnreachable = true;
       }
     } catch (RuntimeException e) {
@@ -105,7 +109,7 @@ final class MasterSync implements StoreEvents {
     return out;
   }
 
-  private void register() {
+  private void register() throws StrataException {
     // Changes queued so far are part of the full report below.
     synchronized (this) {
       removed.clear();
@@ -118,20 +122,22 @@ final class MasterSync implements StoreEvents {
     for (BlockStore.BlockMeta b : store.committedBlocks()) {
       req.addBlocks(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()));
     }
-    workerId = stub().registerWorker(req.build()).getWorkerId();
+    RegisterWorkerRequest built = req.build();
+    workerId = call(s -> s.registerWorker(built)).getWorkerId();
     LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
   }
 
-  private void heartbeat() {
+  private void heartbeat() throws StrataException {
     List<Long> gone;
     List<BlockReportProto> changed;
     synchronized (this) {
       gone = new ArrayList<>(removed);
       changed = new ArrayList<>(moved.values());
     }
-    WorkerHeartbeatResponse res = stub().heartbeat(WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
+    WorkerHeartbeatRequest hb = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes())
-        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).build());
+        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).build();
+    WorkerHeartbeatResponse res = call(s -> s.heartbeat(hb));
     synchronized (this) {
       removed.subList(0, Math.min(gone.size(), removed.size())).clear();
       for (BlockReportProto b : changed) {
@@ -184,11 +190,8 @@ final class MasterSync implements StoreEvents {
     if (id < 0) {
       throw new UnavailableException("This worker is not registered with the master yet; retry shortly");
     }
-    try {
-      stub().commitBlock(CommitBlockRequest.newBuilder().setWorkerId(id).setBlockId(blockId).setLength(length)
-          .setTier(tier).build());
-    } catch (StatusRuntimeException e) {
-      throw GrpcErrors.fromThrowable(e);
-    }
+    CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setBlockId(blockId).setLength(length)
+        .setTier(tier).build();
+    call(s -> s.commitBlock(req));
   }
 }

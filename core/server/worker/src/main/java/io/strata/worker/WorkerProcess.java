@@ -38,7 +38,7 @@ public final class WorkerProcess implements AutoCloseable {
   private final Clock clock;
   private volatile Runnable fatalHandler;
   private GrpcServer server;
-  private ManagedChannel masterChannel;
+  private io.strata.common.master.MasterConnection masterConnection;
   private ScheduledExecutorService background;
   private MasterSync sync;
   private TieredBlockStore store;
@@ -107,9 +107,8 @@ public final class WorkerProcess implements AutoCloseable {
     server.start();
     port = server.port();
     WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port);
-    masterChannel = GrpcChannels.forAddress(conf.get(CommonKeys.MASTER_HOSTNAME),
-        conf.get(CommonKeys.MASTER_RPC_PORT), maxMessage);
-    sync = new MasterSync(masterChannel, address, conf.get(CommonKeys.RPC_TIMEOUT).toMillis(), clock,
+    masterConnection = new io.strata.common.master.MasterConnection(conf);
+    sync = new MasterSync(masterConnection, address, conf.get(CommonKeys.RPC_TIMEOUT).toMillis(), clock,
         () -> fatalHandler.run());
     try {
       store = new TieredBlockStore(tierSpecs(conf, port), Allocator.create(conf.get(WorkerKeys.ALLOCATOR)),
@@ -181,8 +180,8 @@ public final class WorkerProcess implements AutoCloseable {
     if (server != null) {
       server.close();
     }
-    if (masterChannel != null) {
-      GrpcChannels.close(masterChannel);
+    if (masterConnection != null) {
+      masterConnection.close();
     }
     LOG.info("Worker on port {} stopped", port);
   }

@@ -79,8 +79,12 @@ public final class InodeTree {
     return cur;
   }
 
-  /** The directory that will hold {@code path}, creating missing ancestors when recursive. */
-  private InodeDirectory parentFor(StrataPath path, boolean recursive, String op) throws StrataException {
+  /**
+   * The directory that will hold {@code path}, creating missing ancestors when recursive; their Mkdir
+   * entries go to {@code entries}, which the caller journals as one operation with its own entry.
+   */
+  private InodeDirectory parentFor(StrataPath path, boolean recursive, String op, List<JournalEntry> entries)
+      throws StrataException {
     StrataPath parentPath = path.parent();
     Inode cur = root;
     StrataPath walked = StrataPath.ROOT;
@@ -98,7 +102,7 @@ public final class InodeTree {
         dir.children.put(part, next);
         dir.modificationTimeMs = now;
         directoryCount++;
-        journal.append(new JournalEntry.Mkdir(next.id, walked.toString(), 0755, now));
+        entries.add(new JournalEntry.Mkdir(next.id, walked.toString(), 0755, now));
       } else if (!next.isDirectory()) {
         throw new FailedPreconditionException("Cannot " + op + " " + path + ": " + walked
             + " is a file, not a directory");
@@ -141,12 +145,13 @@ public final class InodeTree {
   // ---- operations ----
 
   public FileInfo createFile(StrataPath path, long blockSize, boolean recursive, int mode) throws StrataException {
+    List<JournalEntry> entries = new ArrayList<>(1);
     lock.writeLock().lock();
     try {
       if (path.isRoot()) {
         throw new AlreadyExistsException("Cannot create file /: the root directory exists");
       }
-      InodeDirectory parent = parentFor(path, recursive, "create file");
+      InodeDirectory parent = parentFor(path, recursive, "create file", entries);
       Inode existing = parent.children.get(path.name());
       if (existing != null) {
         throw new AlreadyExistsException("Cannot create file " + path + ": a "
@@ -159,10 +164,10 @@ public final class InodeTree {
       parent.modificationTimeMs = now;
       filesById.put(file.id, file);
       fileCount++;
-      journal.append(new JournalEntry.CreateFile(file.id, path.toString(), blockSize, file.mode, now));
+      entries.add(new JournalEntry.CreateFile(file.id, path.toString(), blockSize, file.mode, now));
       return snapshot(file, path.toString());
     } finally {
-      lock.writeLock().unlock();
+      journalAndUnlock(entries);
     }
   }
 
@@ -195,7 +200,7 @@ public final class InodeTree {
       file.length = length;
       file.complete = true;
       file.modificationTimeMs = clock.millis();
-      journal.append(new JournalEntry.CompleteFile(file.id, length, file.modificationTimeMs));
+      journal.append(List.of(new JournalEntry.CompleteFile(file.id, length, file.modificationTimeMs)));
       return snapshot(file, path.toString());
     } finally {
       lock.writeLock().unlock();
@@ -204,6 +209,7 @@ public final class InodeTree {
 
   public FileInfo createDirectory(StrataPath path, boolean recursive, boolean allowExists, int mode)
       throws StrataException {
+    List<JournalEntry> entries = new ArrayList<>(1);
     lock.writeLock().lock();
     try {
       if (path.isRoot()) {
@@ -212,7 +218,7 @@ public final class InodeTree {
         }
         throw new AlreadyExistsException("Cannot create directory /: it exists");
       }
-      InodeDirectory parent = parentFor(path, recursive, "create directory");
+      InodeDirectory parent = parentFor(path, recursive, "create directory", entries);
       Inode existing = parent.children.get(path.name());
       if (existing != null) {
         if (existing.isDirectory() && allowExists) {
@@ -227,8 +233,22 @@ public final class InodeTree {
       parent.children.put(dir.name, dir);
       parent.modificationTimeMs = now;
       directoryCount++;
-      journal.append(new JournalEntry.Mkdir(dir.id, path.toString(), dir.mode, now));
+      entries.add(new JournalEntry.Mkdir(dir.id, path.toString(), dir.mode, now));
       return snapshot(dir, path.toString());
+    } finally {
+      journalAndUnlock(entries);
+    }
+  }
+
+  /**
+   * Journals what an operation changed (also when it failed after creating parents: they exist in memory)
+   * as one operation, then releases the write lock.
+   */
+  private void journalAndUnlock(List<JournalEntry> entries) {
+    try {
+      if (!entries.isEmpty()) {
+        journal.append(entries);
+      }
     } finally {
       lock.writeLock().unlock();
     }
@@ -307,7 +327,7 @@ public final class InodeTree {
       removeSubtree(inode, removedFiles);
       inode.parent.children.remove(inode.name);
       inode.parent.modificationTimeMs = clock.millis();
-      journal.append(new JournalEntry.Delete(path.toString(), inode.parent.modificationTimeMs));
+      journal.append(List.of(new JournalEntry.Delete(path.toString(), inode.parent.modificationTimeMs)));
       return removedFiles;
     } finally {
       lock.writeLock().unlock();
@@ -364,7 +384,7 @@ public final class InodeTree {
       inode.parent = dstParent;
       dstParent.children.put(inode.name, inode);
       dstParent.modificationTimeMs = now;
-      journal.append(new JournalEntry.Rename(src.toString(), dst.toString(), now));
+      journal.append(List.of(new JournalEntry.Rename(src.toString(), dst.toString(), now)));
     } finally {
       lock.writeLock().unlock();
     }
@@ -441,6 +461,10 @@ public final class InodeTree {
         inode.parent = dstParent;
         dstParent.children.put(inode.name, inode);
         dstParent.modificationTimeMs = r.timeMs();
+      } else if (entry instanceof JournalEntry.NextInodeId n) {
+        nextId = Math.max(nextId, n.nextId());
+      } else if (entry instanceof JournalEntry.DirectoryModified m) {
+        require(StrataPath.of(m.path())).modificationTimeMs = m.timeMs();
       }
       return List.of();
     } finally {
@@ -449,13 +473,18 @@ public final class InodeTree {
   }
 
   /**
-   * The entries that rebuild this tree (parents before children), for a checkpoint. The caller holds
-   * whatever keeps the journal sequence still; this takes the tree's read lock.
+   * The entries that rebuild this tree (the id counter, parents before children, then directory times),
+   * for a checkpoint. The caller holds whatever keeps the journal sequence still; this takes the tree's
+   * read lock.
    */
   public List<JournalEntry> snapshotEntries() {
     lock.readLock().lock();
     try {
       List<JournalEntry> out = new ArrayList<>();
+      out.add(new JournalEntry.NextInodeId(nextId));
+      // Last, once nothing re-created under them can move them again.
+      List<JournalEntry> dirTimes = new ArrayList<>();
+      dirTimes.add(new JournalEntry.DirectoryModified("/", root.modificationTimeMs));
       List<Inode> stack = new ArrayList<>(root.children.values());
       java.util.Collections.reverse(stack);
       while (!stack.isEmpty()) {
@@ -463,6 +492,7 @@ public final class InodeTree {
         String path = pathOf(inode);
         if (inode instanceof InodeDirectory d) {
           out.add(new JournalEntry.Mkdir(d.id, path, d.mode, d.creationTimeMs));
+          dirTimes.add(new JournalEntry.DirectoryModified(path, d.modificationTimeMs));
           List<Inode> kids = new ArrayList<>(d.children.values());
           java.util.Collections.reverse(kids);
           stack.addAll(kids);
@@ -474,6 +504,7 @@ public final class InodeTree {
           }
         }
       }
+      out.addAll(dirTimes);
       return out;
     } finally {
       lock.readLock().unlock();

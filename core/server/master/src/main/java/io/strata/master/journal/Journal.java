@@ -31,7 +31,9 @@ import org.slf4j.LoggerFactory;
  * answers. One writer thread drains everything queued, writes it with one {@code write} and one
  * {@code fsync}: concurrent callers share an fsync (group commit). Recovery = newest checkpoint, then
  * the segments after it; a torn last record is cut, any other damage stops the master
- * ({@link CorruptJournalException}).
+ * ({@link CorruptJournalException}). The entries of one operation ({@link #append(List)}) carry a
+ * "continues" flag on all but the last; replay applies an operation only when its last entry is read, and
+ * cuts an operation whose last entry never reached the disk, so a crash never leaves one half-applied.
  *
  * <p>Thread-safe. The queue and sequence counters are guarded by this object's monitor; file I/O runs on
  * the writer thread outside it.
@@ -50,8 +52,18 @@ public final class Journal implements JournalSink, AutoCloseable {
   private IOException failure;
   private boolean closing;
   private boolean rotateRequested;
+  /** Segments the writer has closed and replaced; a checkpoint waits for one so it can drop the old. */
+  private long rotations;
+  /** Batches written with one write and one fsync each (group commit: fewer than entries). */
+  private long batches;
   private Thread writer;
   private FileChannel segment;
+  /** This master's leadership epoch once it writes; 0 while it only reads. */
+  private long epoch;
+  /** Size of EPOCHS when this master claimed its epoch: a bigger file means someone took over. */
+  private long epochsSizeAtClaim = -1;
+  /** Standby tailing: the last entry applied. */
+  private long tailSeq = -1;
 
   public Journal(Path dir, long segmentMaxBytes) {
     this.dir = dir;
@@ -137,32 +149,66 @@ public final class Journal implements JournalSink, AutoCloseable {
       seq = newest.getKey();
       LOG.info("Loaded checkpoint {} ({} entries)", newest.getValue().getFileName(), scan.entries().size());
     }
+    List<long[]> epochs = readEpochs();
     TreeMap<Long, Path> segments = numbered(segmentsDir, ".log");
     int replayed = 0;
     Path last = segments.isEmpty() ? null : segments.lastEntry().getValue();
+    long applied = seq;
+    // The entries of an operation whose last entry is not read yet, and where its first record starts.
+    List<JournalEntryProto> operation = new ArrayList<>();
+    long operationStart = -1;
     for (Path seg : segments.values()) {
       RecordFile.Scan scan = RecordFile.scan(seg);
-      for (JournalEntryProto p : scan.entries()) {
-        if (p.getSequence() <= seq) {
-          continue; // already in the checkpoint
+      boolean newest = seg.equals(last);
+      if (scan.tornAt() >= 0 && scan.resumesAt() >= 0) {
+        throw new CorruptJournalException(seg + ": the record at offset " + scan.tornAt() + " is damaged but a "
+            + "whole record follows at offset " + scan.resumesAt() + ": the journal is corrupt in the middle; "
+            + "refusing to start rather than lose the entries after it");
+      }
+      if (scan.tornAt() >= 0 && !newest) {
+        throw new CorruptJournalException(seg + " is damaged at offset " + scan.tornAt()
+            + " but is not the newest segment: the journal is corrupt in the middle");
+      }
+      for (int i = 0; i < scan.entries().size(); i++) {
+        JournalEntryProto p = scan.entries().get(i);
+        if (p.getSequence() <= seq || !valid(p, epochs)) {
+          continue; // already in the checkpoint, or written by a deposed leader
         }
         if (p.getSequence() != seq + 1) {
           throw new CorruptJournalException(seg + ": entry " + p.getSequence() + " follows entry " + seq
               + "; entries are missing");
         }
-        applier.accept(JournalCodec.fromProto(p));
         seq = p.getSequence();
-        replayed++;
-      }
-      if (scan.tornAt() >= 0) {
-        if (!seg.equals(last)) {
-          throw new CorruptJournalException(seg + " is damaged at offset " + scan.tornAt()
-              + " but is not the newest segment: the journal is corrupt in the middle");
+        if (operation.isEmpty()) {
+          operationStart = scan.offsets().get(i);
         }
-        LOG.warn("Cutting a torn last record in {} at offset {} (a write the master never acknowledged)", seg,
-            scan.tornAt());
+        operation.add(p);
+        if (!p.getContinues()) {
+          for (JournalEntryProto e : operation) {
+            applier.accept(JournalCodec.fromProto(e));
+          }
+          replayed += operation.size();
+          applied = seq;
+          operation.clear();
+        }
+      }
+      long cut = scan.tornAt();
+      if (!operation.isEmpty()) {
+        // The writer never splits an operation across segments, so only a crash ends one early.
+        if (!newest) {
+          throw new CorruptJournalException(seg + " ends inside an operation (entries " + (applied + 1) + " to "
+              + seq + ") but is not the newest segment: the journal is corrupt in the middle");
+        }
+        LOG.warn("Dropping entries {} to {} of {}: an operation whose last entry never reached the disk",
+            applied + 1, seq, seg);
+        cut = operationStart;
+        seq = applied;
+        operation.clear();
+      }
+      if (cut >= 0) {
+        LOG.warn("Cutting the torn tail of {} at offset {} (a write the master never acknowledged)", seg, cut);
         try (FileChannel ch = FileChannel.open(seg, StandardOpenOption.WRITE)) {
-          ch.truncate(scan.validEnd());
+          ch.truncate(cut);
           ch.force(true);
         }
       }
@@ -195,10 +241,134 @@ public final class Journal implements JournalSink, AutoCloseable {
     return out;
   }
 
+  // ------------------------------------------------------------------ epochs
+
+  /**
+   * The leadership epochs, oldest first: {epoch, first sequence}. A master that starts writing appends
+   * its own line ({@code <epoch> <first sequence>}) to {@code EPOCHS}; an entry of epoch e with sequence s
+   * is void when a later epoch starts at or before s (it was written by a deposed leader after its
+   * successor had taken over).
+   */
+  private List<long[]> readEpochs() throws IOException {
+    Path f = dir.resolve("EPOCHS");
+    List<long[]> out = new ArrayList<>();
+    if (!Files.exists(f)) {
+      return out;
+    }
+    for (String line : Files.readAllLines(f, StandardCharsets.UTF_8)) {
+      String t = line.trim();
+      if (t.isEmpty()) {
+        continue;
+      }
+      String[] parts = t.split("\\s+");
+      try {
+        out.add(new long[] {Long.parseLong(parts[0]), Long.parseLong(parts[1])});
+      } catch (RuntimeException e) {
+        throw new CorruptJournalException(f + " has a bad line '" + t + "'");
+      }
+    }
+    return out;
+  }
+
+  /** True when {@code p} is not voided by a later epoch starting at or before its sequence. */
+  private static boolean valid(JournalEntryProto p, List<long[]> epochs) {
+    for (long[] e : epochs) {
+      if (e[0] > p.getEpoch() && e[1] <= p.getSequence()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Claims the next epoch, starting at the sequence after the last one replayed. */
+  private void claimEpoch() throws IOException {
+    List<long[]> epochs = readEpochs();
+    long last = 0;
+    for (long[] e : epochs) {
+      last = Math.max(last, e[0]);
+    }
+    epoch = last + 1;
+    StringBuilder sb = new StringBuilder();
+    for (long[] e : epochs) {
+      sb.append(e[0]).append(' ').append(e[1]).append('\n');
+    }
+    sb.append(epoch).append(' ').append(appended + 1).append('\n');
+    Path tmp = dir.resolve("EPOCHS.tmp");
+    Files.writeString(tmp, sb.toString(), StandardCharsets.UTF_8);
+    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+      ch.force(true);
+    }
+    Files.move(tmp, dir.resolve("EPOCHS"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    syncDir(dir);
+    epochsSizeAtClaim = Files.size(dir.resolve("EPOCHS"));
+    LOG.info("Journal at {}: this master writes as epoch {} from sequence {}", dir, epoch, appended + 1);
+  }
+
+  /** The epoch this master writes with (0 before it writes). */
+  public synchronized long epoch() {
+    return epoch;
+  }
+
+  /** Fencing: true when a later master has claimed an epoch since this one did. */
+  private boolean deposed() throws IOException {
+    Path f = dir.resolve("EPOCHS");
+    if (!Files.exists(f) || Files.size(f) == epochsSizeAtClaim) {
+      return false;
+    }
+    for (long[] e : readEpochs()) {
+      if (e[0] > epoch) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ------------------------------------------------------------------ standby tailing
+
+  /**
+   * Applies the entries written since the last call (a standby following the leader). Read-only: a
+   * partial last record is left for the next call. Throws {@link CorruptJournalException} when entries
+   * are missing (a checkpoint removed segments this reader had not reached): the caller reloads.
+   */
+  public long tail(Consumer<JournalEntry> applier) throws IOException {
+    if (tailSeq < 0) {
+      synchronized (this) {
+        tailSeq = appended;
+      }
+    }
+    List<long[]> epochs = readEpochs();
+    TreeMap<Long, Path> segments = numbered(segmentsDir, ".log");
+    List<Long> starts = new ArrayList<>(segments.keySet());
+    for (int i = 0; i < starts.size(); i++) {
+      if (i + 1 < starts.size() && starts.get(i + 1) <= tailSeq + 1) {
+        continue; // wholly before what we have
+      }
+      Path seg = segments.get(starts.get(i));
+      RecordFile.Scan scan = RecordFile.scan(seg);
+      for (JournalEntryProto p : scan.entries()) {
+        if (p.getSequence() <= tailSeq || !valid(p, epochs)) {
+          continue;
+        }
+        if (p.getSequence() != tailSeq + 1) {
+          throw new CorruptJournalException(seg + ": entry " + p.getSequence() + " follows entry " + tailSeq
+              + " while tailing; entries are missing");
+        }
+        applier.accept(JournalCodec.fromProto(p));
+        tailSeq = p.getSequence();
+      }
+    }
+    synchronized (this) {
+      appended = tailSeq;
+      flushed = tailSeq;
+    }
+    return tailSeq;
+  }
+
   // ------------------------------------------------------------------ writing
 
   /** Opens a new segment after the last replayed entry and starts the writer thread. */
   public synchronized void startWriting() throws IOException {
+    claimEpoch();
     openSegment(appended + 1);
     writer = new Thread(this::writeLoop, "journal-writer");
     writer.setDaemon(true);
@@ -212,11 +382,26 @@ public final class Journal implements JournalSink, AutoCloseable {
     syncDir(segmentsDir);
   }
 
+  /** Appends an operation of one entry. */
+  public void append(JournalEntry entry) {
+    append(List.of(entry));
+  }
+
+  /**
+   * Appends the entries of one operation with consecutive sequences. They are queued together, so the
+   * writer never splits them across batches or segments.
+   */
   @Override
-  public synchronized void append(JournalEntry entry) {
-    long seq = ++appended;
-    pending.add(JournalCodec.toProto(seq, entry));
+  public synchronized void append(List<JournalEntry> operation) {
+    for (int i = 0; i < operation.size(); i++) {
+      pending.add(JournalCodec.toProto(++appended, operation.get(i), i < operation.size() - 1));
+    }
     notifyAll();
+  }
+
+  /** Batches written so far, each with one fsync (tests check that commits are grouped). */
+  synchronized long batchesWritten() {
+    return batches;
   }
 
   /** The sequence of the newest appended entry. */
@@ -273,6 +458,10 @@ public final class Journal implements JournalSink, AutoCloseable {
       }
       try {
         if (!batch.isEmpty()) {
+          if (deposed()) {
+            throw new IOException("another master took over the journal (a later epoch than " + epoch
+                + " is in " + dir.resolve("EPOCHS") + "); this master no longer writes");
+          }
           ByteBuffer buf = RecordFile.encode(batch);
           while (buf.hasRemaining()) {
             segment.write(buf);
@@ -280,7 +469,8 @@ public final class Journal implements JournalSink, AutoCloseable {
           segment.force(false);
         }
         long last = batch.isEmpty() ? -1 : batch.get(batch.size() - 1).getSequence();
-        if (rotate || segment.size() >= segmentMaxBytes) {
+        boolean full = segment.size() >= segmentMaxBytes;
+        if (rotate || full) {
           segment.close();
           long next;
           synchronized (this) {
@@ -291,6 +481,10 @@ public final class Journal implements JournalSink, AutoCloseable {
         synchronized (this) {
           if (last >= 0) {
             flushed = last;
+            batches++;
+          }
+          if (rotate || full) {
+            rotations++;
           }
           notifyAll();
         }
@@ -330,13 +524,10 @@ public final class Journal implements JournalSink, AutoCloseable {
     }
     Files.move(tmp, checkpointsDir.resolve(seq + ".ckpt"), StandardCopyOption.ATOMIC_MOVE);
     syncDir(checkpointsDir);
-    // Start a new segment so that every older one ends at or before seq, then drop them.
-    synchronized (this) {
-      rotateRequested = true;
-      notifyAll();
-    }
-    long waitFor = appendedSequence();
-    awaitFlushed(waitFor);
+    // Start a new segment so that every older one ends at or before seq, then drop them. Entries up to
+    // seq are flushed already, so once any rotation after this request is done, they are all in closed
+    // segments.
+    awaitRotation();
     TreeMap<Long, Path> segments = numbered(segmentsDir, ".log");
     List<Long> starts = new ArrayList<>(segments.keySet());
     for (int i = 0; i + 1 < starts.size(); i++) {
@@ -348,6 +539,29 @@ public final class Journal implements JournalSink, AutoCloseable {
       Files.deleteIfExists(old);
     }
     LOG.info("Checkpoint at sequence {} written ({} entries); older segments removed", seq, entries.size());
+  }
+
+  private void awaitRotation() throws UnavailableException {
+    synchronized (this) {
+      if (writer == null) {
+        throw new IllegalStateException("The journal at " + dir + " is not writing (call startWriting first)");
+      }
+      long target = rotations + 1;
+      rotateRequested = true;
+      notifyAll();
+      while (rotations < target && failure == null && !closing) {
+        try {
+          wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new UnavailableException("Interrupted while waiting for the journal");
+        }
+      }
+      if (rotations < target) {
+        throw new UnavailableException("The master's journal at " + dir + " cannot start a new segment"
+            + (failure == null ? " (it is closing)" : ": " + failure.getMessage()), failure);
+      }
+    }
   }
 
   private static void syncDir(Path d) {

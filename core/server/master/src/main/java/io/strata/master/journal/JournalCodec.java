@@ -4,8 +4,10 @@ import io.strata.proto.journal.CommitBlockEntry;
 import io.strata.proto.journal.CompleteFileEntry;
 import io.strata.proto.journal.CreateFileEntry;
 import io.strata.proto.journal.DeleteEntry;
+import io.strata.proto.journal.DirectoryModifiedEntry;
 import io.strata.proto.journal.JournalEntryProto;
 import io.strata.proto.journal.MkdirEntry;
+import io.strata.proto.journal.NextInodeIdEntry;
 import io.strata.proto.journal.RenameEntry;
 
 /** The journal's one meeting point of protos and domain entries. Stateless. */
@@ -13,7 +15,12 @@ final class JournalCodec {
   private JournalCodec() {}
 
   static JournalEntryProto toProto(long sequence, JournalEntry e) {
-    JournalEntryProto.Builder b = JournalEntryProto.newBuilder().setSequence(sequence);
+    return toProto(sequence, e, false);
+  }
+
+  /** {@code continues}: the next entry belongs to the same operation. */
+  static JournalEntryProto toProto(long sequence, JournalEntry e, boolean continues) {
+    JournalEntryProto.Builder b = JournalEntryProto.newBuilder().setSequence(sequence).setContinues(continues);
     if (e instanceof JournalEntry.Mkdir m) {
       b.setMkdir(MkdirEntry.newBuilder().setId(m.id()).setPath(m.path()).setMode(m.mode()).setTimeMs(m.timeMs()));
     } else if (e instanceof JournalEntry.CreateFile c) {
@@ -27,6 +34,10 @@ final class JournalCodec {
       b.setRename(RenameEntry.newBuilder().setSrc(r.src()).setDst(r.dst()).setTimeMs(r.timeMs()));
     } else if (e instanceof JournalEntry.CommitBlock c) {
       b.setCommitBlock(CommitBlockEntry.newBuilder().setBlockId(c.blockId()).setLength(c.length()));
+    } else if (e instanceof JournalEntry.NextInodeId n) {
+      b.setNextInodeId(NextInodeIdEntry.newBuilder().setNextId(n.nextId()));
+    } else if (e instanceof JournalEntry.DirectoryModified m) {
+      b.setDirectoryModified(DirectoryModifiedEntry.newBuilder().setPath(m.path()).setTimeMs(m.timeMs()));
     } else {
       throw new IllegalArgumentException("Unknown journal entry " + e);
     }
@@ -53,6 +64,11 @@ final class JournalCodec {
         return new JournalEntry.Rename(p.getRename().getSrc(), p.getRename().getDst(), p.getRename().getTimeMs());
       case COMMIT_BLOCK:
         return new JournalEntry.CommitBlock(p.getCommitBlock().getBlockId(), p.getCommitBlock().getLength());
+      case NEXT_INODE_ID:
+        return new JournalEntry.NextInodeId(p.getNextInodeId().getNextId());
+      case DIRECTORY_MODIFIED:
+        return new JournalEntry.DirectoryModified(p.getDirectoryModified().getPath(),
+            p.getDirectoryModified().getTimeMs());
       default:
         throw new IllegalArgumentException("Journal entry " + p.getSequence() + " has no known kind: "
             + p.getEntryCase());

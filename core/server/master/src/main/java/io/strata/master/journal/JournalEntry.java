@@ -22,4 +22,16 @@ public sealed interface JournalEntry {
 
   /** A block of a file was committed with its length (locations are never journaled). */
   record CommitBlock(long blockId, long length) implements JournalEntry {}
+
+  /**
+   * In a checkpoint: the next inode id the tree hands out. Ids of inodes deleted before the checkpoint
+   * appear in no other checkpoint entry, and must not be handed out again after a restart.
+   */
+  record NextInodeId(long nextId) implements JournalEntry {}
+
+  /**
+   * In a checkpoint, after every inode: a directory's modification time, which re-creating its children
+   * would otherwise move (and a delete or rename under it is not in the checkpoint).
+   */
+  record DirectoryModified(String path, long timeMs) implements JournalEntry {}
 }

@@ -1,5 +1,7 @@
 package io.strata.master.journal;
 
+import java.util.List;
+
 /**
  * Where state changes are recorded, in the order they were applied. {@link #append} is called while the
  * changed structure's lock is held, so journal order is apply order; it only queues, never waits.
@@ -7,8 +9,12 @@ package io.strata.master.journal;
  */
 @FunctionalInterface
 public interface JournalSink {
-  void append(JournalEntry entry);
+  /**
+   * Records the entries of one operation, in order (a recursive create: each missing parent, then the
+   * file). Recovery applies all of them or none, so a crash never leaves an operation half-applied.
+   */
+  void append(List<JournalEntry> operation);
 
   /** A sink that keeps nothing (tests of the namespace alone, replay). */
-  JournalSink NONE = entry -> {};
+  JournalSink NONE = operation -> {};
 }

@@ -4,6 +4,7 @@ import io.strata.proto.journal.JournalEntryProto;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -13,22 +14,33 @@ import java.util.zip.CRC32C;
 
 /**
  * The framing of journal segment and checkpoint files: a sequence of records, each
- * {@code [int32 length][int32 crc32c of payload][payload = JournalEntryProto]}, big-endian.
+ * {@code [int32 length > 0][int32 crc32c of payload][payload = JournalEntryProto]}, big-endian.
  *
- * <p>Reading tells a torn tail from corruption. A process killed mid-write can leave only the last
- * record incomplete (a short header, or a payload that runs past the end of the file, or a checksum
- * mismatch on a record that ends exactly at the end of the file): that tail is reported as
- * {@link Scan#tornAt} so the caller can cut it. A bad record followed by more data is corruption in the
- * middle: {@link CorruptJournalException}. Stateless.
+ * <p>Reading tells a torn tail from corruption. A process killed mid-write leaves a prefix of its last
+ * write (a short header, a payload that runs past the end of the file); a crash of the machine may also
+ * leave garbage or zeros after it. Either way no whole record follows the damage. So a scan stops at the
+ * first damaged record ({@link Scan#tornAt}) and then looks for any whole record after it
+ * ({@link Scan#resumesAt}): none means a torn tail the caller may cut; one means the damage is in the
+ * middle and cutting would lose entries. Stateless.
  */
 final class RecordFile {
   static final int HEADER = 8;
   static final int MAX_RECORD = 64 << 20;
+  /**
+   * Every segment record's payload starts with the tag of its sequence field (field 1, varint; the
+   * sequence is never 0 in a segment). Checked before the checksum when looking for a record after
+   * damage, so a long garbage tail is searched in linear rather than cubic time.
+   */
+  private static final byte SEQUENCE_TAG = 0x08;
 
   private RecordFile() {}
 
-  /** What a scan found: the entries, and where the whole records end (the file length if no torn tail). */
-  record Scan(List<JournalEntryProto> entries, long validEnd, long tornAt) {}
+  /**
+   * What a scan found: the whole records before any damage with their start offsets; where the whole
+   * records end; the offset of the first damaged record (-1: none) and of the first whole record after
+   * the damage (-1: none, or no damage).
+   */
+  record Scan(List<JournalEntryProto> entries, List<Long> offsets, long validEnd, long tornAt, long resumesAt) {}
 
   static ByteBuffer encode(List<JournalEntryProto> entries) {
     int size = 0;
@@ -49,6 +61,7 @@ final class RecordFile {
 
   static Scan scan(Path file) throws IOException {
     List<JournalEntryProto> out = new ArrayList<>();
+    List<Long> offsets = new ArrayList<>();
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       long pos = 0;
@@ -56,40 +69,57 @@ final class RecordFile {
       CRC32C crc = new CRC32C();
       while (pos < size) {
         if (size - pos < HEADER) {
-          return new Scan(out, pos, pos);
+          break; // a short header
         }
         header.clear();
         readFully(ch, header, pos);
         header.flip();
         int len = header.getInt();
         int sum = header.getInt();
-        if (len < 0 || len > MAX_RECORD) {
-          if (pos + HEADER >= size) {
-            return new Scan(out, pos, pos);
-          }
-          throw new CorruptJournalException(file + ": record at offset " + pos + " claims " + len
-              + " bytes; the journal is corrupt before its end (" + (size - pos) + " bytes remain)");
-        }
-        if (pos + HEADER + len > size) {
-          return new Scan(out, pos, pos); // the last record was cut short
+        // len 0 is never written (every entry has a sequence or a kind); it is what a zero-filled tail reads as.
+        if (len <= 0 || len > MAX_RECORD || pos + HEADER + len > size) {
+          break;
         }
         ByteBuffer payload = ByteBuffer.allocate(len);
         readFully(ch, payload, pos + HEADER);
         crc.reset();
         crc.update(payload.array(), 0, len);
         if ((int) crc.getValue() != sum) {
-          if (pos + HEADER + len == size) {
-            return new Scan(out, pos, pos); // a torn last record
-          }
-          throw new CorruptJournalException(file + ": record at offset " + pos + " fails its checksum and "
-              + (size - pos - HEADER - len) + " bytes follow it: the journal is corrupt in the middle; refusing "
-              + "to start rather than lose the entries after it");
+          break;
         }
         out.add(JournalEntryProto.parseFrom(payload.array()));
+        offsets.add(pos);
         pos += HEADER + len;
       }
-      return new Scan(out, pos, -1);
+      if (pos >= size) {
+        return new Scan(out, offsets, pos, -1, -1);
+      }
+      return new Scan(out, offsets, pos, pos, wholeRecordAfter(ch, pos, size));
     }
+  }
+
+  /** The offset of the first whole segment record that starts after {@code damaged}, or -1. */
+  private static long wholeRecordAfter(FileChannel ch, long damaged, long size) throws IOException {
+    long from = damaged + 1;
+    if (size - from <= HEADER) {
+      return -1;
+    }
+    MappedByteBuffer tail = ch.map(FileChannel.MapMode.READ_ONLY, from, size - from);
+    tail.order(ByteOrder.BIG_ENDIAN);
+    int n = tail.capacity();
+    CRC32C crc = new CRC32C();
+    for (int q = 0; q + HEADER < n; q++) {
+      int len = tail.getInt(q);
+      if (len <= 0 || len > n - q - HEADER || tail.get(q + HEADER) != SEQUENCE_TAG) {
+        continue;
+      }
+      crc.reset();
+      crc.update(tail.slice(q + HEADER, len));
+      if ((int) crc.getValue() == tail.getInt(q + 4)) {
+        return from + q;
+      }
+    }
+    return -1;
   }
 
   private static void readFully(FileChannel ch, ByteBuffer buf, long pos) throws IOException {

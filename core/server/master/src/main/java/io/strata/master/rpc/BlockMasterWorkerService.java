@@ -15,15 +15,16 @@ import io.strata.server.Rpc;
 
 /** Worker-facing service: registration, heartbeats, block commits. Thread-safe. */
 public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc.BlockMasterWorkerServiceImplBase {
-  private final FileSystemMaster fs;
+  private final MasterState state;
 
-  public BlockMasterWorkerService(FileSystemMaster fs) {
-    this.fs = fs;
+  public BlockMasterWorkerService(MasterState state) {
+    this.state = state;
   }
 
   @Override
   public void registerWorker(RegisterWorkerRequest r, StreamObserver<RegisterWorkerResponse> o) {
     Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
       if (r.getAddress().getHost().isEmpty() || r.getAddress().getRpcPort() <= 0
           || r.getAddress().getRpcPort() > 65535) {
         throw new InvalidArgumentException("A worker must register with a host and a port in 1-65535, got '"
@@ -39,6 +40,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   @Override
   public void heartbeat(WorkerHeartbeatRequest r, StreamObserver<WorkerHeartbeatResponse> o) {
     Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
       HeartbeatResult res = fs.blockMaster().heartbeat(r.getWorkerId(), r.getCapacityBytes(), r.getUsedBytes(),
           MasterProtoConverter.fromProto(r.getAddedBlocksList()), r.getRemovedBlockIdsList(),
           r.getDirsCount() == 0 ? null : MasterProtoConverter.fromDirProtos(r.getDirsList()));
@@ -52,6 +54,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   @Override
   public void commitBlock(CommitBlockRequest r, StreamObserver<CommitBlockResponse> o) {
     Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
       fs.commitBlock(r.getWorkerId(), r.getBlockId(), r.getLength(), r.getTier());
       return CommitBlockResponse.getDefaultInstance();
     });

@@ -33,13 +33,13 @@ import java.util.List;
 
 /** Client-facing metadata service: decode, call {@link FileSystemMaster}, encode. Thread-safe. */
 public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.FileSystemMasterServiceImplBase {
-  private final FileSystemMaster fs;
+  private final MasterState state;
   private final String masterAddress;
   private final long startTimeMs;
   private final int maxBatch;
 
-  public FileSystemMasterService(FileSystemMaster fs, String masterAddress, long startTimeMs, int maxBatch) {
-    this.fs = fs;
+  public FileSystemMasterService(MasterState state, String masterAddress, long startTimeMs, int maxBatch) {
+    this.state = state;
     this.masterAddress = masterAddress;
     this.startTimeMs = startTimeMs;
     this.maxBatch = maxBatch;
@@ -47,31 +47,43 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
 
   @Override
   public void ping(io.strata.proto.PingRequest r, StreamObserver<io.strata.proto.PingResponse> o) {
-    o.onNext(io.strata.proto.PingResponse.getDefaultInstance());
-    o.onCompleted();
+    Rpc.unary(o, () -> {
+      state.leading();
+      return io.strata.proto.PingResponse.getDefaultInstance();
+    });
   }
 
   @Override
   public void createFile(CreateFileRequest r, StreamObserver<CreateFileResponse> o) {
-    Rpc.unary(o, () -> CreateFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
-        fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode()))).build());
+    Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
+      return CreateFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
+        fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode()))).build();
+    });
   }
 
   @Override
   public void completeFile(CompleteFileRequest r, StreamObserver<CompleteFileResponse> o) {
-    Rpc.unary(o, () -> CompleteFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
-        fs.completeFile(r.getPath(), r.getFileId(), r.getLength()))).build());
+    Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
+      return CompleteFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
+        fs.completeFile(r.getPath(), r.getFileId(), r.getLength()))).build();
+    });
   }
 
   @Override
   public void createDirectory(CreateDirectoryRequest r, StreamObserver<CreateDirectoryResponse> o) {
-    Rpc.unary(o, () -> CreateDirectoryResponse.newBuilder().setFile(MasterProtoConverter.toProto(
-        fs.createDirectory(r.getPath(), r.getRecursive(), r.getAllowExists(), r.getMode()))).build());
+    Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
+      return CreateDirectoryResponse.newBuilder().setFile(MasterProtoConverter.toProto(
+        fs.createDirectory(r.getPath(), r.getRecursive(), r.getAllowExists(), r.getMode()))).build();
+    });
   }
 
   @Override
   public void getStatus(GetStatusRequest r, StreamObserver<GetStatusResponse> o) {
     Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
       FileInfo f = fs.getStatus(r.getPath());
       return GetStatusResponse.newBuilder().setFile(r.getIncludeBlocks() && !f.directory()
           ? MasterProtoConverter.toProto(f, fs.blocksOf(f)) : MasterProtoConverter.toProto(f)).build();
@@ -83,6 +95,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     ServerCallStreamObserver<ListStatusResponse> out = (ServerCallStreamObserver<ListStatusResponse>) o;
     int batch = r.getBatchSize() <= 0 ? 1000 : Math.min(r.getBatchSize(), maxBatch);
     try {
+      FileSystemMaster fs = state.leading();
       fs.listStatus(r.getPath(), r.getRecursive(), batch, files -> {
         if (out.isCancelled()) {
           throw new ListingCancelled();
@@ -111,6 +124,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   @Override
   public void delete(DeleteRequest r, StreamObserver<DeleteResponse> o) {
     Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
       fs.delete(r.getPath(), r.getRecursive());
       return DeleteResponse.getDefaultInstance();
     });
@@ -119,6 +133,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   @Override
   public void rename(RenameRequest r, StreamObserver<RenameResponse> o) {
     Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
       fs.rename(r.getSrc(), r.getDst());
       return RenameResponse.getDefaultInstance();
     });
@@ -126,12 +141,16 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
 
   @Override
   public void exists(ExistsRequest r, StreamObserver<ExistsResponse> o) {
-    Rpc.unary(o, () -> ExistsResponse.newBuilder().setExists(fs.exists(r.getPath())).build());
+    Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
+      return ExistsResponse.newBuilder().setExists(fs.exists(r.getPath())).build();
+    });
   }
 
   @Override
   public void getWorkers(GetWorkersRequest r, StreamObserver<GetWorkersResponse> o) {
     Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
       GetWorkersResponse.Builder b = GetWorkersResponse.newBuilder();
       for (WorkerState w : fs.blockMaster().liveWorkers()) {
         b.addWorkers(MasterProtoConverter.toProto(w));
@@ -143,6 +162,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   @Override
   public void getClusterInfo(GetClusterInfoRequest r, StreamObserver<GetClusterInfoResponse> o) {
     Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
       BlockMaster bm = fs.blockMaster();
       List<WorkerState> live = bm.liveWorkers();
       List<WorkerState> lost = bm.lostWorkers();

@@ -1,0 +1,130 @@
+package io.strata.common.master;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.strata.common.conf.CommonKeys;
+import io.strata.common.conf.StrataConf;
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
+import io.strata.common.grpc.GrpcChannels;
+import io.strata.common.grpc.GrpcErrors;
+import java.io.Closeable;
+import java.net.InetSocketAddress;
+import java.util.function.Function;
+
+/**
+ * A channel to the leading master that follows failovers: calls that fail with UNAVAILABLE drop the
+ * channel, ask the {@link MasterInquireClient} for the leader again, and retry with backoff within the
+ * retry window. With a single configured master there is nothing to fail over to, so the window is 0
+ * (the first UNAVAILABLE is final); with a master list or ZooKeeper it is
+ * {@link CommonKeys#MASTER_RETRY_WINDOW}. Thread-safe.
+ */
+public final class MasterConnection implements Closeable {
+  private final MasterInquireClient inquire;
+  private final long maxMessage;
+  private final long windowMs;
+  private ManagedChannel channel;
+  private InetSocketAddress address;
+  private boolean closed;
+
+  public MasterConnection(StrataConf conf) {
+    this.inquire = MasterInquireClient.create(conf);
+    this.maxMessage = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
+    boolean ha = conf.isSet(CommonKeys.ZOOKEEPER_ADDRESS) || conf.isSet(CommonKeys.MASTER_RPC_ADDRESSES);
+    this.windowMs = ha ? conf.get(CommonKeys.MASTER_RETRY_WINDOW).toMillis() : 0;
+  }
+
+  /** The channel to the current leader, found first if needed. */
+  public synchronized ManagedChannel channel() throws StrataException {
+    if (closed) {
+      throw new io.strata.common.exception.FailedPreconditionException("This client is closed");
+    }
+    if (channel == null) {
+      address = inquire.leader();
+      channel = GrpcChannels.forAddress(address.getHostString(), address.getPort(), maxMessage);
+    }
+    return channel;
+  }
+
+  /** Drops the current channel (its master failed or stepped down); the next call finds the leader. */
+  public void invalidate(ManagedChannel failed) {
+    ManagedChannel old = null;
+    synchronized (this) {
+      if (channel == failed && channel != null) {
+        old = channel;
+        channel = null;
+      }
+    }
+    if (old != null && !inquireIsSingle()) {
+      old.shutdownNow();
+    } else if (old != null) {
+      // One master: keep the channel (gRPC reconnects it), only forget that it failed.
+      synchronized (this) {
+        if (channel == null) {
+          channel = old;
+        }
+      }
+    }
+  }
+
+  private boolean inquireIsSingle() {
+    return windowMs == 0;
+  }
+
+  /** {@code host:port} of the master last used, or of the candidates. */
+  public synchronized String describe() {
+    if (address != null) {
+      return MasterInquireClient.format(address);
+    }
+    StringBuilder sb = new StringBuilder();
+    for (InetSocketAddress a : inquire.candidates()) {
+      sb.append(sb.length() == 0 ? "" : ",").append(MasterInquireClient.format(a));
+    }
+    return sb.length() == 0 ? "the leader in ZooKeeper" : sb.toString();
+  }
+
+  /** Runs {@code call} on the leader's channel, following failovers within the retry window. */
+  public <T> T call(Function<ManagedChannel, T> call) throws StrataException {
+    long deadline = System.nanoTime() + windowMs * 1_000_000L;
+    long backoff = 50;
+    while (true) {
+      ManagedChannel ch = null;
+      StrataException failure;
+      try {
+        ch = channel();
+        return call.apply(ch);
+      } catch (StatusRuntimeException e) {
+        failure = GrpcErrors.fromThrowable(e);
+      } catch (StrataException e) {
+        failure = e;
+      }
+      if (!(failure instanceof UnavailableException) || System.nanoTime() > deadline) {
+        throw failure;
+      }
+      if (ch != null) {
+        invalidate(ch);
+      }
+      try {
+        Thread.sleep(backoff);
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        throw failure;
+      }
+      backoff = Math.min(1000, backoff * 2);
+    }
+  }
+
+  @Override
+  public void close() {
+    ManagedChannel ch;
+    synchronized (this) {
+      closed = true;
+      ch = channel;
+      channel = null;
+    }
+    if (ch != null) {
+      GrpcChannels.close(ch);
+    }
+    inquire.close();
+  }
+}
