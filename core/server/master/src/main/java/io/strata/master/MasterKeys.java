@@ -56,4 +56,11 @@ public final class MasterKeys {
           .doc("A checkpoint of the whole state is written after this many journal entries, bounding replay "
               + "time; older segments are then removed.")
           .build();
+
+  public static final PropertyKey<Duration> JOURNAL_TAIL_INTERVAL =
+      PropertyKey.durationKey("strata.master.journal.tail.interval")
+          .defaultValue("200ms")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("How often a standby master applies what the leader wrote to the shared journal (HA).")
+          .build();
 }

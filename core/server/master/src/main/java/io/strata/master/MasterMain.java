@@ -10,7 +10,10 @@ public final class MasterMain {
 
   public static void main(String[] args) throws Exception {
     StrataConf conf = StrataConf.load();
-    MasterProcess master = new MasterProcess(conf, Clock.systemUTC()).start();
+    MasterProcess master = new MasterProcess(conf, Clock.systemUTC()).onFatal(() -> {
+      System.err.println("This master lost its leadership or cannot take over; exiting");
+      System.exit(1);
+    }).start();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       master.close();

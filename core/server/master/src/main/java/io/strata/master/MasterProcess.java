@@ -3,43 +3,77 @@ package io.strata.master;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
 import io.strata.master.file.FileSystemMaster;
 import io.strata.master.journal.CorruptJournalException;
 import io.strata.master.journal.Journal;
+import io.strata.master.journal.JournalEntry;
 import io.strata.master.rpc.BlockMasterWorkerService;
 import io.strata.master.rpc.FileSystemMasterService;
+import io.strata.master.rpc.MasterState;
 import io.strata.server.GrpcServer;
 import io.strata.server.ServerKeys;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running master: recovers the namespace from its journal (checkpoint + replay), then serves the
- * namespace and block master behind one gRPC server, with the lost-worker detector and the checkpointer
- * in the background. {@link #start()} once, {@link #close()} once. Several may run in one JVM (tests)
- * since all state is per instance. Thread-safe.
+ * A running master.
+ *
+ * <p>Single master (no {@code strata.zookeeper.address}): recovers the namespace from its journal
+ * (checkpoint + replay, torn tail cut), then leads.
+ *
+ * <p>HA: several masters share one journal dir and elect a leader through ZooKeeper (Curator
+ * {@link LeaderLatch}, participant id = this master's {@code host:port}, which is how clients and workers
+ * find it). A standby loads the journal read-only, tails it every {@code strata.master.journal.tail.interval}
+ * and answers every RPC with UNAVAILABLE. On winning the election it applies the rest of the journal,
+ * cuts the old leader's torn tail, claims the next epoch (which fences the old leader: it checks the
+ * epoch before each write) and serves. A leader that loses the election (its ZooKeeper session ended)
+ * stops writing and shuts down; its supervisor starts it again as a standby.
+ *
+ * <p>{@link #start()} once, {@link #close()} once; several may run in one JVM (tests). Thread-safe: role
+ * changes run on one thread and are guarded by this object's monitor.
  */
 public final class MasterProcess implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MasterProcess.class);
 
   private final StrataConf conf;
   private final Clock clock;
-  private FileSystemMaster fs;
+  private volatile FileSystemMaster fs;
+  private volatile boolean leading;
+  private volatile Runnable fatalHandler;
   private Journal journal;
   private GrpcServer server;
   private ScheduledExecutorService background;
+  private ExecutorService roles;
+  private CuratorFramework zk;
+  private LeaderLatch latch;
+  private String id;
   private boolean closed;
 
   public MasterProcess(StrataConf conf, Clock clock) {
     this.conf = conf;
     this.clock = clock;
+    this.fatalHandler = () -> new Thread(this::close, "master-step-down").start();
+  }
+
+  /** What to do when this master loses leadership (by default it closes itself; MasterMain exits). */
+  public MasterProcess onFatal(Runnable handler) {
+    this.fatalHandler = handler;
+    return this;
   }
 
   /** The journal dir the configuration names. */
@@ -51,47 +85,71 @@ public final class MasterProcess implements AutoCloseable {
     return home.resolve(conf.get(ServerKeys.DATA_DIR)).resolve("journal");
   }
 
-  public MasterProcess start() throws IOException {
-    journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
-    fs = new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT), conf.get(MasterKeys.BLOCK_SIZE_MAX),
+  private FileSystemMaster newState() {
+    return new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT), conf.get(MasterKeys.BLOCK_SIZE_MAX),
         journal);
+  }
+
+  /** Applies journal entries to the current state; a failure means the journal does not fit it. */
+  private Consumer<JournalEntry> applier() {
+    return entry -> {
+      try {
+        fs.replay(entry);
+      } catch (StrataException e) {
+        throw new IllegalStateException("Journal entry " + entry + " does not apply: " + e.getMessage(), e);
+      }
+    };
+  }
+
+  private boolean ha() {
+    return conf.isSet(CommonKeys.ZOOKEEPER_ADDRESS);
+  }
+
+  public MasterProcess start() throws IOException {
+    String host = conf.get(CommonKeys.MASTER_HOSTNAME);
+    journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
+    fs = newState();
     long t0 = System.nanoTime();
-    long[] count = new long[1];
     try {
-      journal.replay(entry -> {
-        try {
-          fs.replay(entry);
-          count[0]++;
-        } catch (StrataException e) {
-          throw new IllegalStateException("Journal entry " + entry + " does not apply: " + e.getMessage(), e);
-        }
-      });
+      if (ha()) {
+        journal.replayReadOnly(applier());
+      } else {
+        journal.replay(applier());
+        journal.startWriting();
+        leading = true;
+      }
     } catch (IllegalStateException e) {
       throw new CorruptJournalException("The journal at " + journal.dir() + " does not replay: " + e.getMessage());
     }
-    journal.startWriting();
-    LOG.info("Recovered {} journal entries from {} in {} ms", count[0], journal.dir(),
+    LOG.info("Recovered {} journal entries from {} in {} ms", journal.appendedSequence(), journal.dir(),
         (System.nanoTime() - t0) / 1_000_000);
 
-    String host = conf.get(CommonKeys.MASTER_HOSTNAME);
     int port = conf.get(CommonKeys.MASTER_RPC_PORT);
     String bind = conf.get(MasterKeys.BIND_HOST);
     long startMs = clock.millis();
+    MasterState state = () -> {
+      if (!leading) {
+        throw new UnavailableException("The master at " + id + " is a standby, not the leader");
+      }
+      return fs;
+    };
     server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE), List.of(
-        new FileSystemMasterService(io.strata.master.rpc.MasterState.of(fs), host + ":" + port, startMs,
-            conf.get(MasterKeys.LIST_BATCH_SIZE_MAX)),
-        new BlockMasterWorkerService(io.strata.master.rpc.MasterState.of(fs))));
+        new FileSystemMasterService(state, host + ":" + port, startMs, conf.get(MasterKeys.LIST_BATCH_SIZE_MAX)),
+        new BlockMasterWorkerService(state)));
     try {
       server.start();
     } catch (IOException e) {
       journal.close();
       throw e;
     }
-    long check = conf.get(MasterKeys.LOST_WORKER_CHECK_INTERVAL).toMillis();
+    id = host + ":" + server.port();
     background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("master-background"));
+    long check = conf.get(MasterKeys.LOST_WORKER_CHECK_INTERVAL).toMillis();
     background.scheduleWithFixedDelay(() -> {
       try {
-        fs.blockMaster().detectLostWorkers();
+        if (leading) {
+          fs.blockMaster().detectLostWorkers();
+        }
       } catch (RuntimeException e) {
         LOG.error("Lost worker detection failed", e);
       }
@@ -100,7 +158,7 @@ public final class MasterProcess implements AutoCloseable {
     long[] lastCheckpoint = {journal.appendedSequence()};
     background.scheduleWithFixedDelay(() -> {
       try {
-        if (journal.appendedSequence() - lastCheckpoint[0] >= period) {
+        if (leading && journal.appendedSequence() - lastCheckpoint[0] >= period) {
           lastCheckpoint[0] = journal.appendedSequence();
           fs.checkpoint();
         }
@@ -108,8 +166,95 @@ public final class MasterProcess implements AutoCloseable {
         LOG.error("Writing a checkpoint failed (the journal still has every entry)", e);
       }
     }, 1, 1, TimeUnit.SECONDS);
-    LOG.info("Master serving on {}:{} (advertised as {}:{})", bind, server.port(), host, server.port());
+    if (ha()) {
+      startElection();
+    }
+    LOG.info("Master {} serving on {}:{} as {}", id, bind, server.port(), leading ? "leader" : "standby");
     return this;
+  }
+
+  private void startElection() throws IOException {
+    roles = Executors.newSingleThreadExecutor(GrpcServer.namedDaemon("master-role"));
+    long tail = conf.get(MasterKeys.JOURNAL_TAIL_INTERVAL).toMillis();
+    background.scheduleWithFixedDelay(this::tailOnce, tail, tail, TimeUnit.MILLISECONDS);
+    zk = CuratorFrameworkFactory.builder().connectString(conf.get(CommonKeys.ZOOKEEPER_ADDRESS))
+        .sessionTimeoutMs((int) conf.get(CommonKeys.ZOOKEEPER_SESSION_TIMEOUT).toMillis())
+        .connectionTimeoutMs(5000).retryPolicy(new ExponentialBackoffRetry(100, 5)).build();
+    zk.start();
+    latch = new LeaderLatch(zk, conf.get(CommonKeys.ZOOKEEPER_LEADER_PATH), id);
+    latch.addListener(new LeaderLatchListener() {
+      @Override
+      public void isLeader() {
+        roles.execute(MasterProcess.this::takeOver);
+      }
+
+      @Override
+      public void notLeader() {
+        roles.execute(MasterProcess.this::stepDown);
+      }
+    });
+    try {
+      latch.start();
+    } catch (Exception e) {
+      throw new IOException("Cannot join the master election at " + conf.get(CommonKeys.ZOOKEEPER_ADDRESS) + ": "
+          + e.getMessage(), e);
+    }
+  }
+
+  /** A standby's periodic catch-up; reloads everything when the journal moved past what it can follow. */
+  private synchronized void tailOnce() {
+    if (leading || closed) {
+      return;
+    }
+    try {
+      journal.tail(applier());
+    } catch (CorruptJournalException e) {
+      LOG.warn("Standby {} cannot follow the journal incrementally ({}); reloading it", id, e.getMessage());
+      try {
+        journal.close();
+        journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
+        fs = newState();
+        journal.replayReadOnly(applier());
+      } catch (IOException | RuntimeException e2) {
+        LOG.error("Standby {} cannot reload the journal", id, e2);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.error("Standby {} failed to tail the journal", id, e);
+    }
+  }
+
+  private synchronized void takeOver() {
+    if (closed || leading) {
+      return;
+    }
+    long t0 = System.nanoTime();
+    try {
+      journal.takeOver(applier());
+      journal.startWriting();
+      leading = true;
+      LOG.info("Master {} is the leader (epoch {}), after applying the journal up to {} in {} ms", id,
+          journal.epoch(), journal.appendedSequence(), (System.nanoTime() - t0) / 1_000_000);
+    } catch (IOException | RuntimeException e) {
+      LOG.error("Master {} won the election but cannot take over the journal; giving up leadership", id, e);
+      fatalHandler.run();
+    }
+  }
+
+  private void stepDown() {
+    synchronized (this) {
+      if (!leading || closed) {
+        return;
+      }
+      leading = false;
+      LOG.error("Master {} lost its leadership (ZooKeeper session or election lost); it stops writing and "
+          + "shuts down", id);
+    }
+    fatalHandler.run();
+  }
+
+  /** True while this master leads (always, for a single master). */
+  public boolean isLeading() {
+    return leading;
   }
 
   /** The bound RPC port. */
@@ -126,11 +271,27 @@ public final class MasterProcess implements AutoCloseable {
   }
 
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      leading = false;
     }
-    closed = true;
+    if (latch != null) {
+      try {
+        latch.close(LeaderLatch.CloseMode.SILENT);
+      } catch (IOException | RuntimeException e) {
+        LOG.debug("Leaving the election: {}", e.toString());
+      }
+    }
+    if (zk != null) {
+      zk.close();
+    }
+    if (roles != null) {
+      roles.shutdownNow();
+    }
     if (background != null) {
       background.shutdownNow();
     }
@@ -140,6 +301,6 @@ public final class MasterProcess implements AutoCloseable {
     if (journal != null) {
       journal.close();
     }
-    LOG.info("Master stopped");
+    LOG.info("Master {} stopped", id);
   }
 }

@@ -180,7 +180,10 @@ public final class FileSystemMaster {
             + " is already complete");
       }
       blocks.commitBlock(workerId, blockId, length, tier);
-      if (!known && journal != null) {
+      // Journaled whenever the file is incomplete, not only when the block is new here: a block first
+      // learned from a worker's report (which is not journaled) must reach the journal before its file
+      // can complete. Replaying a block twice is harmless.
+      if (journal != null && !file.complete()) {
         journal.append(new JournalEntry.CommitBlock(blockId, length));
       }
     }

@@ -62,8 +62,8 @@ public final class Journal implements JournalSink, AutoCloseable {
   private long epoch;
   /** Size of EPOCHS when this master claimed its epoch: a bigger file means someone took over. */
   private long epochsSizeAtClaim = -1;
-  /** Standby tailing: the last entry applied. */
-  private long tailSeq = -1;
+  /** Reading (recovery, a standby's tailing): the last entry applied. */
+  private long tailSeq;
 
   public Journal(Path dir, long segmentMaxBytes) {
     this.dir = dir;
@@ -119,9 +119,22 @@ public final class Journal implements JournalSink, AutoCloseable {
 
   /**
    * Replays the newest checkpoint and every later entry into {@code applier}; cuts a torn tail. A missing
-   * or empty dir is formatted first. Returns the last sequence replayed.
+   * or empty dir is formatted first. Returns the last sequence replayed. This is the recovery of a master
+   * that is about to write.
    */
   public long replay(Consumer<JournalEntry> applier) throws IOException {
+    return recover(applier, true);
+  }
+
+  /**
+   * As {@link #replay}, without changing any file: a standby reads a journal its leader may be writing,
+   * so an incomplete last record or operation is left for {@link #tail} to pick up when it is whole.
+   */
+  public long replayReadOnly(Consumer<JournalEntry> applier) throws IOException {
+    return recover(applier, false);
+  }
+
+  private long recover(Consumer<JournalEntry> applier, boolean cutTornTail) throws IOException {
     if (!Files.exists(dir.resolve("VERSION"))) {
       if (Files.isDirectory(dir) && hasContent(dir)) {
         throw new CorruptJournalException(dir + " holds journal files but no VERSION marker: not a journal "
@@ -149,17 +162,39 @@ public final class Journal implements JournalSink, AutoCloseable {
       seq = newest.getKey();
       LOG.info("Loaded checkpoint {} ({} entries)", newest.getValue().getFileName(), scan.entries().size());
     }
+    long checkpointSeq = seq;
+    seq = applySegments(seq, applier, cutTornTail);
+    LOG.info("Journal at {} replayed: {} entries after the checkpoint, last sequence {}", dir, seq - checkpointSeq,
+        seq);
+    synchronized (this) {
+      appended = seq;
+      flushed = seq;
+      tailSeq = seq;
+    }
+    return seq;
+  }
+
+  /**
+   * Applies every valid whole operation after {@code seq} found in the segments, in order; returns the
+   * last sequence applied. With {@code cut}, a torn tail or an operation cut short at the end of the
+   * newest segment is truncated away; without it, both are left for a later call.
+   */
+  private long applySegments(long seq, Consumer<JournalEntry> applier, boolean cut) throws IOException {
     List<long[]> epochs = readEpochs();
     TreeMap<Long, Path> segments = numbered(segmentsDir, ".log");
-    int replayed = 0;
     Path last = segments.isEmpty() ? null : segments.lastEntry().getValue();
+    List<Long> starts = new ArrayList<>(segments.keySet());
     long applied = seq;
     // The entries of an operation whose last entry is not read yet, and where its first record starts.
     List<JournalEntryProto> operation = new ArrayList<>();
     long operationStart = -1;
-    for (Path seg : segments.values()) {
-      RecordFile.Scan scan = RecordFile.scan(seg);
+    for (int s = 0; s < starts.size(); s++) {
+      Path seg = segments.get(starts.get(s));
       boolean newest = seg.equals(last);
+      if (!cut && s + 1 < starts.size() && starts.get(s + 1) <= applied + 1) {
+        continue; // a standby skips segments wholly before what it has
+      }
+      RecordFile.Scan scan = RecordFile.scan(seg);
       if (scan.tornAt() >= 0 && scan.resumesAt() >= 0) {
         throw new CorruptJournalException(seg + ": the record at offset " + scan.tornAt() + " is damaged but a "
             + "whole record follows at offset " + scan.resumesAt() + ": the journal is corrupt in the middle; "
@@ -169,16 +204,17 @@ public final class Journal implements JournalSink, AutoCloseable {
         throw new CorruptJournalException(seg + " is damaged at offset " + scan.tornAt()
             + " but is not the newest segment: the journal is corrupt in the middle");
       }
+      long pending = applied;
       for (int i = 0; i < scan.entries().size(); i++) {
         JournalEntryProto p = scan.entries().get(i);
-        if (p.getSequence() <= seq || !valid(p, epochs)) {
-          continue; // already in the checkpoint, or written by a deposed leader
+        if (p.getSequence() <= pending || !valid(p, epochs)) {
+          continue; // already applied (or in the checkpoint), or written by a deposed leader
         }
-        if (p.getSequence() != seq + 1) {
-          throw new CorruptJournalException(seg + ": entry " + p.getSequence() + " follows entry " + seq
+        if (p.getSequence() != pending + 1) {
+          throw new CorruptJournalException(seg + ": entry " + p.getSequence() + " follows entry " + pending
               + "; entries are missing");
         }
-        seq = p.getSequence();
+        pending = p.getSequence();
         if (operation.isEmpty()) {
           operationStart = scan.offsets().get(i);
         }
@@ -187,34 +223,67 @@ public final class Journal implements JournalSink, AutoCloseable {
           for (JournalEntryProto e : operation) {
             applier.accept(JournalCodec.fromProto(e));
           }
-          replayed += operation.size();
-          applied = seq;
+          applied = pending;
           operation.clear();
         }
       }
-      long cut = scan.tornAt();
+      long cutAt = scan.tornAt();
       if (!operation.isEmpty()) {
-        // The writer never splits an operation across segments, so only a crash ends one early.
+        // The writer never splits an operation across segments, so only a crash (or, for a standby, a
+        // write in progress) ends one early.
         if (!newest) {
           throw new CorruptJournalException(seg + " ends inside an operation (entries " + (applied + 1) + " to "
-              + seq + ") but is not the newest segment: the journal is corrupt in the middle");
+              + pending + ") but is not the newest segment: the journal is corrupt in the middle");
         }
-        LOG.warn("Dropping entries {} to {} of {}: an operation whose last entry never reached the disk",
-            applied + 1, seq, seg);
-        cut = operationStart;
-        seq = applied;
+        if (cut) {
+          LOG.warn("Dropping entries {} to {} of {}: an operation whose last entry never reached the disk",
+              applied + 1, pending, seg);
+        }
+        cutAt = operationStart;
         operation.clear();
       }
-      if (cut >= 0) {
-        LOG.warn("Cutting the torn tail of {} at offset {} (a write the master never acknowledged)", seg, cut);
+      if (cut && cutAt >= 0) {
+        LOG.warn("Cutting the torn tail of {} at offset {} (a write the master never acknowledged)", seg, cutAt);
         try (FileChannel ch = FileChannel.open(seg, StandardOpenOption.WRITE)) {
-          ch.truncate(cut);
+          ch.truncate(cutAt);
           ch.force(true);
         }
       }
     }
-    LOG.info("Journal at {} replayed: {} entries after the checkpoint, last sequence {}", dir, replayed, seq);
+    return applied;
+  }
+
+  /**
+   * A standby's catch-up: applies the operations written since the last call. Read-only; an incomplete
+   * last record or operation is left for the next call. Throws {@link CorruptJournalException} when
+   * entries are missing (a checkpoint removed segments this reader had not reached): the caller reloads.
+   */
+  public long tail(Consumer<JournalEntry> applier) throws IOException {
+    long from;
     synchronized (this) {
+      from = tailSeq;
+    }
+    long seq = applySegments(from, applier, false);
+    synchronized (this) {
+      tailSeq = seq;
+      appended = seq;
+      flushed = seq;
+    }
+    return seq;
+  }
+
+  /**
+   * A new leader's last catch-up: applies what the old leader wrote, then cuts any torn tail it left, so
+   * the segment this master opens next follows a clean one.
+   */
+  public long takeOver(Consumer<JournalEntry> applier) throws IOException {
+    long from;
+    synchronized (this) {
+      from = tailSeq;
+    }
+    long seq = applySegments(from, applier, true);
+    synchronized (this) {
+      tailSeq = seq;
       appended = seq;
       flushed = seq;
     }
@@ -323,47 +392,6 @@ public final class Journal implements JournalSink, AutoCloseable {
     return false;
   }
 
-  // ------------------------------------------------------------------ standby tailing
-
-  /**
-   * Applies the entries written since the last call (a standby following the leader). Read-only: a
-   * partial last record is left for the next call. Throws {@link CorruptJournalException} when entries
-   * are missing (a checkpoint removed segments this reader had not reached): the caller reloads.
-   */
-  public long tail(Consumer<JournalEntry> applier) throws IOException {
-    if (tailSeq < 0) {
-      synchronized (this) {
-        tailSeq = appended;
-      }
-    }
-    List<long[]> epochs = readEpochs();
-    TreeMap<Long, Path> segments = numbered(segmentsDir, ".log");
-    List<Long> starts = new ArrayList<>(segments.keySet());
-    for (int i = 0; i < starts.size(); i++) {
-      if (i + 1 < starts.size() && starts.get(i + 1) <= tailSeq + 1) {
-        continue; // wholly before what we have
-      }
-      Path seg = segments.get(starts.get(i));
-      RecordFile.Scan scan = RecordFile.scan(seg);
-      for (JournalEntryProto p : scan.entries()) {
-        if (p.getSequence() <= tailSeq || !valid(p, epochs)) {
-          continue;
-        }
-        if (p.getSequence() != tailSeq + 1) {
-          throw new CorruptJournalException(seg + ": entry " + p.getSequence() + " follows entry " + tailSeq
-              + " while tailing; entries are missing");
-        }
-        applier.accept(JournalCodec.fromProto(p));
-        tailSeq = p.getSequence();
-      }
-    }
-    synchronized (this) {
-      appended = tailSeq;
-      flushed = tailSeq;
-    }
-    return tailSeq;
-  }
-
   // ------------------------------------------------------------------ writing
 
   /** Opens a new segment after the last replayed entry and starts the writer thread. */
@@ -394,7 +422,9 @@ public final class Journal implements JournalSink, AutoCloseable {
   @Override
   public synchronized void append(List<JournalEntry> operation) {
     for (int i = 0; i < operation.size(); i++) {
-      pending.add(JournalCodec.toProto(++appended, operation.get(i), i < operation.size() - 1));
+      // Stamped with this master's epoch: replay voids entries of an older epoch past a newer one's start.
+      pending.add(JournalCodec.toProto(++appended, operation.get(i), i < operation.size() - 1).toBuilder()
+          .setEpoch(epoch).build());
     }
     notifyAll();
   }

@@ -104,7 +104,8 @@ final class RecordFile {
     if (size - from <= HEADER) {
       return -1;
     }
-    MappedByteBuffer tail = ch.map(FileChannel.MapMode.READ_ONLY, from, size - from);
+    // A segment past 2 GB (a huge segment size setting) is searched in its first 2 GB after the damage.
+    MappedByteBuffer tail = ch.map(FileChannel.MapMode.READ_ONLY, from, Math.min(size - from, Integer.MAX_VALUE));
     tail.order(ByteOrder.BIG_ENDIAN);
     int n = tail.capacity();
     CRC32C crc = new CRC32C();
