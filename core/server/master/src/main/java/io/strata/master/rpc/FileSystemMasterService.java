@@ -94,9 +94,32 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void listStatus(ListStatusRequest r, StreamObserver<ListStatusResponse> o) {
     ServerCallStreamObserver<ListStatusResponse> out = (ServerCallStreamObserver<ListStatusResponse>) o;
     int batch = r.getBatchSize() <= 0 ? 1000 : Math.min(r.getBatchSize(), maxBatch);
+    // Flow control: the next batch is read from the tree only once the client has taken the previous
+    // ones, so a huge directory is never buffered whole on the master.
+    Object ready = new Object();
+    out.setOnReadyHandler(() -> {
+      synchronized (ready) {
+        ready.notifyAll();
+      }
+    });
+    out.setOnCancelHandler(() -> {
+      synchronized (ready) {
+        ready.notifyAll();
+      }
+    });
     try {
       FileSystemMaster fs = state.leading();
       fs.listStatus(r.getPath(), r.getRecursive(), batch, files -> {
+        synchronized (ready) {
+          while (!out.isReady() && !out.isCancelled()) {
+            try {
+              ready.wait(1000);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new ListingCancelled();
+            }
+          }
+        }
         if (out.isCancelled()) {
           throw new ListingCancelled();
         }
