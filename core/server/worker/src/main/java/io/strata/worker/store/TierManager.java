@@ -100,8 +100,7 @@ public final class TierManager {
           if (cold == null || !colder(cold, hot)) {
             break; // the upper tier holds only hotter blocks: aligned
           }
-          StorageDir coldDir = store.dirOf(cold);
-          if (coldDir == null || !evictDown(cold, coldDir)) {
+          if (!evictDown(cold, t)) {
             break;
           }
         }
@@ -133,13 +132,20 @@ public final class TierManager {
     return store.annotator.coldestFirst(List.of(a, b)).get(0) == a;
   }
 
-  private boolean evictDown(long id, StorageDir from) {
-    var lock = store.locks.tryWriteLock(id);
+  /** Moves {@code id} from tier {@code tier} one tier down, if it is still there and its lock is free. */
+  private boolean evictDown(long id, int tier) {
+    var lock = store.tryLockForMove(id);
     if (lock.isEmpty()) {
       return false;
     }
     try (var l = lock.get()) {
-      return store.moveLocked(id, from, from.tierOrdinal + 1);
+      // Where it is now, under its lock: a writer's eviction may have moved it since it was picked (out
+      // of the tier, possibly into the last one, which has no tier below).
+      StorageDir from = store.dirOf(id);
+      if (from == null || from.tierOrdinal != tier) {
+        return false;
+      }
+      return store.moveLocked(id, from, tier + 1);
     }
   }
 }

@@ -8,6 +8,7 @@ import io.strata.common.exception.ResourceExhaustedException;
 import io.strata.common.exception.StrataException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,6 +58,11 @@ public final class TieredBlockStore implements BlockStore {
   /** Blocks being written; a null value reserves the id while a writer sets up or a removal runs. */
   private final Map<Long, Temp> writing = new HashMap<>();
   private final Set<Long> pinned = new HashSet<>();
+  /**
+   * Committed blocks whose removal waits for the lock holders to leave; always a subset of {@link #index}'s
+   * keys (a block leaving the index leaves this set), so a stale entry never outlives its block and
+   * refuses reads of a later block with the same id.
+   */
   private final Set<Long> removeWhenUnlocked = new HashSet<>();
   private long tmpSeq;
   private boolean allFailedRaised;
@@ -170,13 +176,26 @@ public final class TieredBlockStore implements BlockStore {
         while (data.hasRemaining()) {
           channel.write(data);
         }
+      } catch (ClosedChannelException e) {
+        // Aborted under us (the reaper, or the dir failed), or this thread was interrupted: the channel
+        // is gone but the dir is fine, so this is no reason to fail it.
+        release(dir, n);
+        throw new InternalException("Writing block " + blockId + " stopped: its temp block was aborted (idle "
+            + "past strata.worker.temp.block.timeout, or its dir failed) or the writer was interrupted (" + e + ")", e);
       } catch (IOException e) {
         release(dir, n);
         dirFailed(dir, e);
         throw new InternalException("Writing block " + blockId + " failed: storage dir " + dir.root
             + " failed (" + e + ")", e);
       }
-      length += n;
+      synchronized (TieredBlockStore.this) {
+        if (closed) {
+          // Aborted while the bytes went out: abort released only the length it saw, so give back ours.
+          release(dir, n);
+          throw new InternalException("Temp block " + blockId + " was aborted while being written");
+        }
+        length += n; // under the monitor, so abort releases either all of this append or none of it
+      }
       lastAppendMs = clock.millis();
     }
   }
@@ -296,7 +315,9 @@ public final class TieredBlockStore implements BlockStore {
   }
 
   private synchronized void release(StorageDir dir, long n) {
-    dir.used -= n;
+    if (dir.isGood()) { // a bad dir's accounting was reset when it failed
+      dir.used -= n;
+    }
   }
 
   @Override
@@ -386,14 +407,21 @@ public final class TieredBlockStore implements BlockStore {
     }
     BlockLock lock = locks.readLock(blockId);
     StorageDir dir;
-    long length;
+    long length = 0;
     synchronized (this) {
       dir = index.get(blockId);
-      if (dir == null || removeWhenUnlocked.contains(blockId)) {
-        lock.close();
-        throw new NotFoundException("Block " + blockId + " does not exist on this worker");
+      if (dir != null && removeWhenUnlocked.contains(blockId)) {
+        dir = null;
       }
-      length = dir.blocks.get(blockId);
+      if (dir != null) {
+        length = dir.blocks.get(blockId);
+      }
+    }
+    if (dir == null) {
+      lock.close();
+      // The last reader may have left while this one held the lock, so this one finishes the removal.
+      finishDeferredRemoval(blockId);
+      throw new NotFoundException("Block " + blockId + " does not exist on this worker");
     }
     FileChannel ch;
     try {
@@ -450,15 +478,17 @@ public final class TieredBlockStore implements BlockStore {
     if (lock.isEmpty()) {
       // Readers (or a mover) hold it: no new reader is admitted, and the last one out removes it.
       synchronized (this) {
+        if (!index.containsKey(blockId)) {
+          return false; // it left meanwhile (evicted, or another removal): nothing to defer
+        }
         removeWhenUnlocked.add(blockId);
       }
       finishDeferredRemoval(blockId);
       return true;
     }
     try (BlockLock l = lock.get()) {
-      deleteBlock(blockId, null);
+      return deleteBlock(blockId, null);
     }
-    return true;
   }
 
   private void finishDeferredRemoval(long blockId) {
@@ -490,6 +520,7 @@ public final class TieredBlockStore implements BlockStore {
       Long len = dir.blocks.remove(blockId);
       dir.used -= len == null ? 0 : len;
       pinned.remove(blockId);
+      removeWhenUnlocked.remove(blockId);
     }
     annotator.onRemove(blockId);
     try {
@@ -518,6 +549,25 @@ public final class TieredBlockStore implements BlockStore {
   // ---------------------------------------------------------------- moves and eviction
 
   /**
+   * The write lock a mover (eviction, promotion, alignment) takes on a block, if free now. Releasing it
+   * finishes a removal that was asked for meanwhile: the mover is the last one out, like a reader.
+   */
+  Optional<BlockLock> tryLockForMove(long blockId) {
+    return locks.tryWriteLock(blockId).map(inner -> new BlockLock() {
+      @Override
+      public long blockId() {
+        return blockId;
+      }
+
+      @Override
+      public void close() {
+        inner.close();
+        finishDeferredRemoval(blockId);
+      }
+    });
+  }
+
+  /**
    * Makes {@code bytes} available in {@code dir} by moving its coldest unlocked, unpinned blocks to the
    * next tier down (or deleting them from the last tier). Returns whether the room is there.
    */
@@ -540,7 +590,7 @@ public final class TieredBlockStore implements BlockStore {
           return true;
         }
       }
-      Optional<BlockLock> lock = locks.tryWriteLock(id);
+      Optional<BlockLock> lock = tryLockForMove(id);
       if (lock.isEmpty()) {
         continue;
       }
@@ -562,7 +612,7 @@ public final class TieredBlockStore implements BlockStore {
 
   /** Moves a block to tier {@code target} if it is below it and its lock is free; returns whether it moved. */
   boolean moveUp(long blockId, int target) {
-    Optional<BlockLock> lock = locks.tryWriteLock(blockId);
+    Optional<BlockLock> lock = tryLockForMove(blockId);
     if (lock.isEmpty()) {
       return false;
     }
@@ -667,6 +717,7 @@ public final class TieredBlockStore implements BlockStore {
   /** Marks a dir bad after an I/O error: its blocks are lost, nothing new goes there. */
   void dirFailed(StorageDir dir, Exception cause) {
     List<Long> lost;
+    List<Temp> doomed = new ArrayList<>();
     boolean allBad;
     synchronized (this) {
       if (!dir.isGood()) {
@@ -677,13 +728,19 @@ public final class TieredBlockStore implements BlockStore {
       for (long id : lost) {
         index.remove(id);
         pinned.remove(id);
+        removeWhenUnlocked.remove(id);
       }
       dir.lostBlocks = lost.size();
       dir.blocks.clear();
       dir.used = 0;
-      for (Temp t : writing.values()) {
+      // Its writers are done for (their appends and commits fail), and their ids are free at once: the
+      // client retries the block, which must find a good dir here rather than "being written" forever.
+      for (var it = writing.values().iterator(); it.hasNext(); ) {
+        Temp t = it.next();
         if (t != null && t.dir == dir) {
           t.closed = true;
+          it.remove();
+          doomed.add(t);
         }
       }
       allBad = allDirs.stream().noneMatch(StorageDir::isGood);
@@ -694,6 +751,13 @@ public final class TieredBlockStore implements BlockStore {
     }
     for (long id : lost) {
       annotator.onRemove(id);
+    }
+    for (Temp t : doomed) {
+      try {
+        t.channel.close(); // abort() skips a closed temp, so nothing else would
+      } catch (IOException ignored) {
+        // the dir is gone already
+      }
     }
     LOG.error("Storage dir {} (tier {}) failed and is out of service; {} blocks lost: {}", dir.root, dir.tierAlias,
         lost.size(), cause == null ? "its layout is gone" : cause.toString());

@@ -1,0 +1,38 @@
+package io.strata.worker.store;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+
+/**
+ * A clock that moves only when a test moves it, so the temp-block timeout is checked exactly instead of
+ * by sleeping. Thread-safe: the instant is volatile.
+ */
+final class MutableClock extends Clock {
+  private volatile Instant now;
+
+  MutableClock(long startMillis) {
+    this.now = Instant.ofEpochMilli(startMillis);
+  }
+
+  void advance(Duration d) {
+    now = now.plus(d);
+  }
+
+  @Override
+  public ZoneId getZone() {
+    return ZoneOffset.UTC;
+  }
+
+  @Override
+  public Clock withZone(ZoneId zone) {
+    throw new UnsupportedOperationException("tests use UTC only");
+  }
+
+  @Override
+  public Instant instant() {
+    return now;
+  }
+}
