@@ -11,7 +11,6 @@ import io.strata.client.options.RenameOptions;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.StrataException;
-import io.strata.common.grpc.GrpcErrors;
 import io.strata.common.path.StrataPath;
 import io.strata.proto.CreateDirectoryRequest;
 import io.strata.proto.CreateFileRequest;

@@ -1,10 +1,7 @@
 package io.strata.worker;
 
-import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
-import io.strata.common.grpc.GrpcErrors;
 import io.strata.common.net.WorkerAddress;
 import io.strata.proto.BlockMasterWorkerServiceGrpc;
 import io.strata.proto.BlockReportProto;

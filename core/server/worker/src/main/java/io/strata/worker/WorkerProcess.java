@@ -1,10 +1,8 @@
 package io.strata.worker;
 
-import io.grpc.ManagedChannel;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.conf.ValueParser;
-import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.net.WorkerAddress;
 import io.strata.server.GrpcServer;
 import io.strata.worker.rpc.BlockWorkerService;
