@@ -2,20 +2,15 @@ package io.strata.tests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import io.strata.tests.Scripts.Result;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -27,41 +22,20 @@ import org.junit.jupiter.api.io.TempDir;
  * free ports with its own logs and data dirs so it never meets another cluster on this host.
  */
 class LocalScriptsIT {
-  private static final Path ROOT = Path.of(System.getProperty("strata.project.root", "..")).toAbsolutePath().normalize();
   @TempDir
   static Path tmp;
   private static Map<String, String> env;
 
-  record Result(int exit, String out, String err) {}
-
-  static Result run(String... cmd) throws IOException, InterruptedException {
-    List<String> argv = new ArrayList<>(List.of(cmd));
-    argv.set(0, ROOT.resolve(cmd[0]).toString());
-    ProcessBuilder pb = new ProcessBuilder(argv).directory(tmp.toFile());
-    pb.environment().putAll(env);
-    Path out = Files.createTempFile(tmp, "out", ".txt");
-    Path err = Files.createTempFile(tmp, "err", ".txt");
-    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
-    Process p = pb.start();
-    if (!p.waitFor(180, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError(String.join(" ", cmd) + " did not finish in 180 s");
-    }
-    return new Result(p.exitValue(), Files.readString(out, StandardCharsets.ISO_8859_1),
-        Files.readString(err, StandardCharsets.UTF_8));
+  static Result run(String... cmd) throws Exception {
+    return Scripts.run(tmp, env, cmd);
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
-    }
-  }
 
   @BeforeAll
   static void start() throws Exception {
     env = new HashMap<>();
-    env.put("STRATA_MASTER_RPC_PORT", Integer.toString(freePort()));
-    env.put("STRATA_WORKER_RPC_PORT", Integer.toString(freePort()));
+    env.put("STRATA_MASTER_RPC_PORT", Integer.toString(Scripts.freePort()));
+    env.put("STRATA_WORKER_RPC_PORT", Integer.toString(Scripts.freePort()));
     env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
     env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
     env.put("STRATA_WORKER_TIER_0_QUOTA", "256MB");
@@ -120,7 +94,7 @@ class LocalScriptsIT {
   void classpath_listsTheLibDir() throws Exception {
     Result r = run("bin/strata", "classpath");
     assertThat(r.exit()).isZero();
-    assertThat(r.out().trim()).isEqualTo(ROOT.resolve("lib") + "/*");
+    assertThat(r.out().trim()).isEqualTo(Scripts.ROOT.resolve("lib") + "/*");
   }
 
   static String sha256(byte[] b) throws Exception {

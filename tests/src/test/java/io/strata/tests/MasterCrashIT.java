@@ -9,7 +9,7 @@ import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.DeleteOptions;
 import io.strata.client.options.ListStatusOptions;
 import io.strata.common.conf.StrataConf;
-import io.strata.tests.LocalScriptsIT.Result;
+import io.strata.tests.Scripts.Result;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +37,6 @@ import org.junit.jupiter.api.io.TempDir;
  * that was in flight, which is there whole or not at all.
  */
 class MasterCrashIT {
-  private static final Path ROOT = Path.of(System.getProperty("strata.project.root", "..")).toAbsolutePath().normalize();
   private static final int THREADS = 4;
   /** The storm stops at this many acknowledged operations, or after two seconds. */
   private static final int TARGET_OPS = 3_000;
@@ -47,20 +46,7 @@ class MasterCrashIT {
   private static final Map<String, String> env = new HashMap<>();
 
   static Result run(String... cmd) throws Exception {
-    List<String> argv = new ArrayList<>(List.of(cmd));
-    argv.set(0, ROOT.resolve(cmd[0]).toString());
-    ProcessBuilder pb = new ProcessBuilder(argv).directory(tmp.toFile());
-    pb.environment().putAll(env);
-    Path out = Files.createTempFile(tmp, "out", ".txt");
-    Path err = Files.createTempFile(tmp, "err", ".txt");
-    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
-    Process p = pb.start();
-    if (!p.waitFor(180, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError(String.join(" ", cmd) + " did not finish in 180 s");
-    }
-    return new Result(p.exitValue(), Files.readString(out, StandardCharsets.ISO_8859_1),
-        Files.readString(err, StandardCharsets.UTF_8));
+    return Scripts.run(tmp, env, cmd);
   }
 
   @AfterAll
@@ -234,7 +220,7 @@ class MasterCrashIT {
 
   @Test
   void masterKilledDuringAStorm_recoversEveryAcknowledgedOperation_andNoHalfOperation() throws Exception {
-    int port = LocalScriptsIT.freePort();
+    int port = Scripts.freePort();
     env.put("STRATA_MASTER_RPC_PORT", Integer.toString(port));
     env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
     env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());

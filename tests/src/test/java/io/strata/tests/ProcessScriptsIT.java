@@ -2,16 +2,12 @@ package io.strata.tests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.strata.tests.LocalScriptsIT.Result;
-import java.nio.charset.StandardCharsets;
+import io.strata.tests.Scripts.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,26 +17,12 @@ import org.junit.jupiter.api.io.TempDir;
  * different ports and dirs on one host; a file spans both; bin/strata-stop.sh stops them all.
  */
 class ProcessScriptsIT {
-  private static final Path ROOT = Path.of(System.getProperty("strata.project.root", "..")).toAbsolutePath().normalize();
   @TempDir
   static Path tmp;
   private static final Map<String, String> env = new HashMap<>();
 
   static Result run(String... cmd) throws Exception {
-    List<String> argv = new ArrayList<>(List.of(cmd));
-    argv.set(0, ROOT.resolve(cmd[0]).toString());
-    ProcessBuilder pb = new ProcessBuilder(argv).directory(tmp.toFile());
-    pb.environment().putAll(env);
-    Path out = Files.createTempFile(tmp, "out", ".txt");
-    Path err = Files.createTempFile(tmp, "err", ".txt");
-    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
-    Process p = pb.start();
-    if (!p.waitFor(180, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError(String.join(" ", cmd) + " did not finish in 180 s");
-    }
-    return new Result(p.exitValue(), Files.readString(out, StandardCharsets.ISO_8859_1),
-        Files.readString(err, StandardCharsets.UTF_8));
+    return Scripts.run(tmp, env, cmd);
   }
 
   @AfterAll
@@ -50,9 +32,9 @@ class ProcessScriptsIT {
 
   @Test
   void masterAndTwoWorkerProcesses_serveAFileSpanningBoth_andStopAll() throws Exception {
-    int masterPort = LocalScriptsIT.freePort();
-    int w1 = LocalScriptsIT.freePort();
-    int w2 = LocalScriptsIT.freePort();
+    int masterPort = Scripts.freePort();
+    int w1 = Scripts.freePort();
+    int w2 = Scripts.freePort();
     env.put("STRATA_MASTER_RPC_PORT", Integer.toString(masterPort));
     env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
     env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());

@@ -1,0 +1,51 @@
+package io.strata.tests;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** Runs the project's bin/ scripts as a user would, for the tests that go through real processes. */
+final class Scripts {
+  /** The project root (failsafe passes it; the tests module's parent otherwise). */
+  static final Path ROOT = Path.of(System.getProperty("strata.project.root", "..")).toAbsolutePath().normalize();
+
+  private Scripts() {}
+
+  /** What a script did: exit code, stdout (bytes as ISO-8859-1, so binary output survives), stderr. */
+  record Result(int exit, String out, String err) {}
+
+  /**
+   * Runs {@code cmd} (its first element a path relative to the project root) in {@code workDir} with
+   * {@code env} added to the environment; fails the test if it runs longer than 180 s.
+   */
+  static Result run(Path workDir, Map<String, String> env, String... cmd) throws IOException, InterruptedException {
+    List<String> argv = new ArrayList<>(List.of(cmd));
+    argv.set(0, ROOT.resolve(cmd[0]).toString());
+    ProcessBuilder pb = new ProcessBuilder(argv).directory(workDir.toFile());
+    pb.environment().putAll(env);
+    Path out = Files.createTempFile(workDir, "out", ".txt");
+    Path err = Files.createTempFile(workDir, "err", ".txt");
+    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+    Process p = pb.start();
+    if (!p.waitFor(180, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError(String.join(" ", cmd) + " did not finish in 180 s");
+    }
+    return new Result(p.exitValue(), Files.readString(out, StandardCharsets.ISO_8859_1),
+        Files.readString(err, StandardCharsets.UTF_8));
+  }
+
+  /** A free port on loopback. */
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      return s.getLocalPort();
+    }
+  }
+}
