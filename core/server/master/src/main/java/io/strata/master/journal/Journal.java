@@ -62,6 +62,8 @@ public final class Journal implements JournalSink, AutoCloseable {
   private long epoch;
   /** Size of EPOCHS when this master claimed its epoch: a bigger file means someone took over. */
   private long epochsSizeAtClaim = -1;
+  /** The epoch {@link #takeOver} reserved (0: none); {@link #startWriting} claims it. */
+  private long fencedEpoch;
   /** Reading (recovery, a standby's tailing): the last entry applied. */
   private long tailSeq;
 
@@ -204,6 +206,7 @@ public final class Journal implements JournalSink, AutoCloseable {
         throw new CorruptJournalException(seg + " is damaged at offset " + scan.tornAt()
             + " but is not the newest segment: the journal is corrupt in the middle");
       }
+      long before = applied;
       long pending = applied;
       for (int i = 0; i < scan.entries().size(); i++) {
         JournalEntryProto p = scan.entries().get(i);
@@ -226,6 +229,12 @@ public final class Journal implements JournalSink, AutoCloseable {
           applied = pending;
           operation.clear();
         }
+      }
+      if (pending == before && starts.get(s) > before + 1) {
+        // No entry here to show the gap (the segment a checkpoint just started is empty): its name does.
+        throw new CorruptJournalException(seg + " starts at entry " + starts.get(s) + " but the entries read "
+            + "end at " + before + "; entries are missing (a checkpoint removed segments this reader had not "
+            + "reached)");
       }
       long cutAt = scan.tornAt();
       if (!operation.isEmpty()) {
@@ -259,11 +268,28 @@ public final class Journal implements JournalSink, AutoCloseable {
    * entries are missing (a checkpoint removed segments this reader had not reached): the caller reloads.
    */
   public long tail(Consumer<JournalEntry> applier) throws IOException {
+    return catchUp(applier, false);
+  }
+
+  /**
+   * A new leader's last catch-up: fences the old leader (see {@link #fence}), applies what it wrote, then
+   * cuts any torn tail it left, so the segment this master opens next follows a clean one.
+   */
+  public long takeOver(Consumer<JournalEntry> applier) throws IOException {
+    synchronized (this) {
+      if (fencedEpoch == 0) {
+        fence();
+      }
+    }
+    return catchUp(applier, true);
+  }
+
+  private long catchUp(Consumer<JournalEntry> applier, boolean cut) throws IOException {
     long from;
     synchronized (this) {
       from = tailSeq;
     }
-    long seq = applySegments(from, applier, false);
+    long seq = applySegments(from, applier, cut);
     synchronized (this) {
       tailSeq = seq;
       appended = seq;
@@ -272,23 +298,6 @@ public final class Journal implements JournalSink, AutoCloseable {
     return seq;
   }
 
-  /**
-   * A new leader's last catch-up: applies what the old leader wrote, then cuts any torn tail it left, so
-   * the segment this master opens next follows a clean one.
-   */
-  public long takeOver(Consumer<JournalEntry> applier) throws IOException {
-    long from;
-    synchronized (this) {
-      from = tailSeq;
-    }
-    long seq = applySegments(from, applier, true);
-    synchronized (this) {
-      tailSeq = seq;
-      appended = seq;
-      flushed = seq;
-    }
-    return seq;
-  }
 
   private static TreeMap<Long, Path> numbered(Path d, String suffix) throws IOException {
     TreeMap<Long, Path> out = new TreeMap<>();
@@ -316,7 +325,8 @@ public final class Journal implements JournalSink, AutoCloseable {
    * The leadership epochs, oldest first: {epoch, first sequence}. A master that starts writing appends
    * its own line ({@code <epoch> <first sequence>}) to {@code EPOCHS}; an entry of epoch e with sequence s
    * is void when a later epoch starts at or before s (it was written by a deposed leader after its
-   * successor had taken over).
+   * successor had taken over). A master taking over first reserves its epoch with start
+   * {@code Long.MAX_VALUE} (fencing without voiding anything) and sets the real start once caught up.
    */
   private List<long[]> readEpochs() throws IOException {
     Path f = dir.resolve("EPOCHS");
@@ -349,19 +359,59 @@ public final class Journal implements JournalSink, AutoCloseable {
     return true;
   }
 
-  /** Claims the next epoch, starting at the sequence after the last one replayed. */
-  private void claimEpoch() throws IOException {
-    List<long[]> epochs = readEpochs();
+  private static long newestEpoch(List<long[]> epochs) {
     long last = 0;
     for (long[] e : epochs) {
       last = Math.max(last, e[0]);
     }
-    epoch = last + 1;
+    return last;
+  }
+
+  /**
+   * Reserves the next epoch with no start yet ({@code <epoch> <Long.MAX_VALUE>}): it voids no entry, but
+   * the old leader sees a later epoch and acknowledges nothing more. Done before the new leader's last
+   * catch-up, so everything the old leader acknowledged is on disk when that catch-up reads, and the
+   * epoch's real start (claimed after it) can only void entries nobody was told are durable. Claiming
+   * only after the catch-up would leave a window where the old leader acknowledges an entry the new one
+   * never read and then voids.
+   */
+  private void fence() throws IOException {
+    List<long[]> epochs = readEpochs();
+    fencedEpoch = newestEpoch(epochs) + 1;
+    epochs.add(new long[] {fencedEpoch, Long.MAX_VALUE});
+    writeEpochs(epochs);
+    LOG.info("Journal at {}: epoch {} reserved; the previous leader can no longer write", dir, fencedEpoch);
+  }
+
+  /**
+   * Claims this master's epoch (the one {@link #takeOver} reserved, else the next), starting at the
+   * sequence after the last one replayed.
+   */
+  private void claimEpoch() throws IOException {
+    List<long[]> epochs = readEpochs();
+    long last = newestEpoch(epochs);
+    if (fencedEpoch > 0) {
+      if (last > fencedEpoch) {
+        throw new IOException("another master took over the journal at " + dir + " (epoch " + last
+            + ") while this one was taking over as epoch " + fencedEpoch);
+      }
+      epoch = fencedEpoch;
+      epochs.removeIf(e -> e[0] == fencedEpoch);
+    } else {
+      epoch = last + 1;
+    }
+    epochs.add(new long[] {epoch, appended + 1});
+    writeEpochs(epochs);
+    epochsSizeAtClaim = Files.size(dir.resolve("EPOCHS"));
+    LOG.info("Journal at {}: this master writes as epoch {} from sequence {}", dir, epoch, appended + 1);
+  }
+
+  /** Replaces EPOCHS whole (temp file, fsync, atomic rename). */
+  private void writeEpochs(List<long[]> epochs) throws IOException {
     StringBuilder sb = new StringBuilder();
     for (long[] e : epochs) {
       sb.append(e[0]).append(' ').append(e[1]).append('\n');
     }
-    sb.append(epoch).append(' ').append(appended + 1).append('\n');
     Path tmp = dir.resolve("EPOCHS.tmp");
     Files.writeString(tmp, sb.toString(), StandardCharsets.UTF_8);
     try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
@@ -369,8 +419,6 @@ public final class Journal implements JournalSink, AutoCloseable {
     }
     Files.move(tmp, dir.resolve("EPOCHS"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     syncDir(dir);
-    epochsSizeAtClaim = Files.size(dir.resolve("EPOCHS"));
-    LOG.info("Journal at {}: this master writes as epoch {} from sequence {}", dir, epoch, appended + 1);
   }
 
   /** The epoch this master writes with (0 before it writes). */
@@ -390,6 +438,11 @@ public final class Journal implements JournalSink, AutoCloseable {
       }
     }
     return false;
+  }
+
+  private IOException deposedError() {
+    return new IOException("another master took over the journal (a later epoch than " + epoch + " is in "
+        + dir.resolve("EPOCHS") + "); this master no longer writes");
   }
 
   // ------------------------------------------------------------------ writing
@@ -489,14 +542,18 @@ public final class Journal implements JournalSink, AutoCloseable {
       try {
         if (!batch.isEmpty()) {
           if (deposed()) {
-            throw new IOException("another master took over the journal (a later epoch than " + epoch
-                + " is in " + dir.resolve("EPOCHS") + "); this master no longer writes");
+            throw deposedError();
           }
           ByteBuffer buf = RecordFile.encode(batch);
           while (buf.hasRemaining()) {
             segment.write(buf);
           }
           segment.force(false);
+          // Checked again before acknowledging: a successor that fenced during the write may not have
+          // read these entries, and its epoch may void them.
+          if (deposed()) {
+            throw deposedError();
+          }
         }
         long last = batch.isEmpty() ? -1 : batch.get(batch.size() - 1).getSequence();
         boolean full = segment.size() >= segmentMaxBytes;
