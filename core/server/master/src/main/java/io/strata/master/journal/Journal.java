@@ -111,6 +111,8 @@ public final class Journal implements JournalSink, AutoCloseable {
         }
       }
     }
+    // A wiped journal starts its epochs again too: none of the old leaders' entries remain to void.
+    Files.deleteIfExists(dir.resolve("EPOCHS"));
     Files.createDirectories(dir.resolve("segments"));
     Files.createDirectories(dir.resolve("checkpoints"));
     Files.writeString(dir.resolve("VERSION"), VERSION, StandardCharsets.UTF_8);
