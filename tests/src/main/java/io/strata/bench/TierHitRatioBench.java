@@ -9,16 +9,13 @@ import io.strata.minicluster.LocalStrataCluster;
 import io.strata.worker.WorkerProcess;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
-import java.util.stream.Stream;
 
 /**
  * {@code strata bench tier}: how well a block annotator keeps a skewed working set in the top tier. An
@@ -183,7 +180,7 @@ public final class TierHitRatioBench {
               + "mem_fraction=%.3f ratio=%.3f", annotator, reads, hitRatio, memFraction, hitRatio / memFraction));
       out.flush();
     } finally {
-      deleteRecursively(base);
+      LocalStrataCluster.deleteRecursively(base);
     }
   }
 
@@ -201,20 +198,6 @@ public final class TierHitRatioBench {
       if (i % READS_PER_ROUND == 0) {
         worker.tierManager().runOnce();
       }
-    }
-  }
-
-  private static void deleteRecursively(Path dir) {
-    try (Stream<Path> s = Files.walk(dir)) {
-      s.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
     }
   }
 }

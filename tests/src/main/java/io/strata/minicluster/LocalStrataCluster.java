@@ -239,7 +239,8 @@ public final class LocalStrataCluster implements AutoCloseable {
     }
   }
 
-  static void deleteRecursively(Path dir) {
+  /** Deletes a dir tree (cluster dirs, benchmark dirs); a missing dir is fine. */
+  public static void deleteRecursively(Path dir) {
     if (!Files.exists(dir)) {
       return;
     }
