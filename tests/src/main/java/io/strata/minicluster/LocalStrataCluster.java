@@ -131,8 +131,12 @@ public final class LocalStrataCluster implements AutoCloseable {
     int port = spec.firstWorkerPort != 0 ? spec.firstWorkerPort + i * spec.workerPortStep : freePort();
     Map<String, String> w = new HashMap<>(baseConf.explicitValues());
     w.put(WorkerKeys.RPC_PORT.name(), Integer.toString(port));
-    if (!spec.conf.containsKey(WorkerKeys.TIER0_DIRS.name())) {
+    String dirs = spec.conf.get(WorkerKeys.TIER0_DIRS.name());
+    if (dirs == null) {
       w.put(WorkerKeys.TIER0_DIRS.name(), baseDir.resolve("worker-" + i).toString());
+    } else if (i > 0 && !dirs.contains("${strata.worker.rpc.port}")) {
+      throw new IllegalArgumentException(WorkerKeys.TIER0_DIRS.name() + "=" + dirs + " would be shared by "
+          + "several workers: put ${strata.worker.rpc.port} in it so each worker has its own dir");
     }
     StrataConf conf = StrataConf.of(w);
     workerConfs.add(conf);

@@ -39,6 +39,8 @@ class LocalScriptsIT {
     env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
     env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
     env.put("STRATA_WORKER_TIER_0_QUOTA", "256MB");
+    // Blocks in this test's own dir (the default is /dev/shm/strata-worker-<port>, kept after a stop).
+    env.put("STRATA_WORKER_TIER_0_DIRS", tmp.resolve("worker-${strata.worker.rpc.port}").toString());
     env.put("STRATA_HEAP", "512m");
     Result r = run("bin/strata-start.sh", "local");
     assertThat(r.exit()).as("start: %s %s", r.out(), r.err()).isZero();
@@ -52,6 +54,7 @@ class LocalScriptsIT {
     assertThat(r.out()).contains("Stopped local");
     assertThat(tmp.resolve("data/pids/local.pid")).doesNotExist();
     assertThat(tmp.resolve("data/local.ready")).doesNotExist();
+    assertThat(tmp.resolve("worker-" + env.get("STRATA_WORKER_RPC_PORT") + "/blocks")).isDirectory();
   }
 
   @Test
