@@ -47,28 +47,14 @@ public final class MasterConnection implements Closeable {
   }
 
   /** Drops the current channel (its master failed or stepped down); the next call finds the leader. */
-  public void invalidate(ManagedChannel failed) {
-    ManagedChannel old = null;
+  private void invalidate(ManagedChannel failed) {
     synchronized (this) {
-      if (channel == failed && channel != null) {
-        old = channel;
-        channel = null;
+      if (channel != failed) {
+        return; // another caller already replaced it
       }
+      channel = null;
     }
-    if (old != null && !inquireIsSingle()) {
-      old.shutdownNow();
-    } else if (old != null) {
-      // One master: keep the channel (gRPC reconnects it), only forget that it failed.
-      synchronized (this) {
-        if (channel == null) {
-          channel = old;
-        }
-      }
-    }
-  }
-
-  private boolean inquireIsSingle() {
-    return windowMs == 0;
+    failed.shutdownNow();
   }
 
   /** {@code host:port} of the master last used, or of the candidates. */
@@ -98,7 +84,7 @@ public final class MasterConnection implements Closeable {
       } catch (StrataException e) {
         failure = e;
       }
-      if (!(failure instanceof UnavailableException) || System.nanoTime() > deadline) {
+      if (!(failure instanceof UnavailableException) || windowMs == 0 || System.nanoTime() > deadline) {
         throw failure;
       }
       if (ch != null) {

@@ -259,10 +259,10 @@ public final class BlockMaster {
    * holding them to remove them. Used on delete (fromIndex 0) and on complete (stray blocks past the end).
    */
   public synchronized int removeFileBlocks(long fileId, long fromIndex) {
-    long from = BlockId.of(fileId, fromIndex > BlockId.MAX_INDEX ? BlockId.MAX_INDEX : fromIndex);
     if (fromIndex > BlockId.MAX_INDEX) {
       return 0;
     }
+    long from = BlockId.of(fileId, fromIndex);
     long to = BlockId.of(fileId, BlockId.MAX_INDEX);
     NavigableMap<Long, BlockMeta> range = blocks.subMap(from, true, to, true);
     int n = 0;
