@@ -1,0 +1,123 @@
+package io.strata.server.ufs;
+
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * An {@link UnderFileSystem} over Hadoop's {@link FileSystem} API, so any scheme Hadoop has a client for
+ * works: {@code file:} (the raw local file system: no {@code .crc} side files), {@code hdfs:}, and
+ * {@code s3a:} once hadoop-aws is on the classpath. Each instance owns its own Hadoop client (never
+ * Hadoop's shared cache), configured from the mount's options, and closes it on {@link #close()}.
+ *
+ * <p>Thread-safe (Hadoop file system clients are).
+ */
+final class HadoopUnderFileSystem implements UnderFileSystem {
+  private final FileSystem fs;
+
+  HadoopUnderFileSystem(URI root, Map<String, String> options) throws IOException {
+    this.fs = FileSystem.newInstance(root, configuration(options));
+  }
+
+  /**
+   * Hadoop's defaults, then settings that make an unreachable HDFS fail in seconds instead of retrying
+   * for minutes (an operator can override each through the mount options), then the mount's options.
+   */
+  static Configuration configuration(Map<String, String> options) {
+    Configuration conf = new Configuration();
+    conf.set("fs.file.impl", org.apache.hadoop.fs.RawLocalFileSystem.class.getName());
+    conf.setBoolean("fs.file.impl.disable.cache", true);
+    conf.setInt("ipc.client.connect.max.retries", 1);
+    conf.setInt("ipc.client.connect.max.retries.on.timeouts", 1);
+    conf.setInt("ipc.client.connect.retry.interval", 200);
+    conf.setInt("ipc.client.connect.timeout", 2000);
+    conf.setBoolean("dfs.client.retry.policy.enabled", false);
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      conf.set(e.getKey(), e.getValue());
+    }
+    return conf;
+  }
+
+  @Override
+  public UfsStatus getStatus(String path) throws IOException {
+    try {
+      return toStatus(fs.getFileStatus(new Path(path)));
+    } catch (FileNotFoundException e) {
+      return null;
+    }
+  }
+
+  private static UfsStatus toStatus(FileStatus s) {
+    return new UfsStatus(s.getPath().getName(), s.isDirectory(), s.isDirectory() ? 0 : s.getLen(),
+        s.getModificationTime(), s.getPermission() == null ? 0 : s.getPermission().toShort() & 07777,
+        s.getOwner() == null ? "" : s.getOwner(), s.getGroup() == null ? "" : s.getGroup());
+  }
+
+  @Override
+  public List<UfsStatus> listStatus(String path) throws IOException {
+    FileStatus[] entries;
+    try {
+      Path p = new Path(path);
+      if (!fs.getFileStatus(p).isDirectory()) {
+        return null;
+      }
+      entries = fs.listStatus(p);
+    } catch (FileNotFoundException e) {
+      return null;
+    }
+    List<UfsStatus> out = new ArrayList<>(entries.length);
+    for (FileStatus s : entries) {
+      out.add(toStatus(s));
+    }
+    return out;
+  }
+
+  @Override
+  public boolean mkdirs(String path) throws IOException {
+    return fs.mkdirs(new Path(path));
+  }
+
+  @Override
+  public OutputStream create(String path) throws IOException {
+    return fs.create(new Path(path), true);
+  }
+
+  @Override
+  public InputStream open(String path, long offset) throws IOException {
+    FSDataInputStream in = fs.open(new Path(path));
+    try {
+      if (offset > 0) {
+        in.seek(offset);
+      }
+      return in;
+    } catch (IOException | RuntimeException e) {
+      in.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public boolean delete(String path, boolean recursive) throws IOException {
+    return fs.delete(new Path(path), recursive);
+  }
+
+  @Override
+  public boolean rename(String src, String dst) throws IOException {
+    return fs.rename(new Path(src), new Path(dst));
+  }
+
+  @Override
+  public void close() throws IOException {
+    fs.close();
+  }
+}

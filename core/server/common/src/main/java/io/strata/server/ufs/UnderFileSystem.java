@@ -1,0 +1,37 @@
+package io.strata.server.ufs;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.List;
+
+/**
+ * An under file system: the durable store Strata caches (a local dir, HDFS, S3...). Paths are full URIs
+ * ({@code file:/data/ufs/a}, {@code hdfs://nn:8020/a}) inside this file system. Failures are
+ * {@link IOException}s whose message names the path.
+ *
+ * <p>Implementations are thread-safe; the streams they return are not.
+ */
+public interface UnderFileSystem extends Closeable {
+  /** The status of {@code path}, or null when nothing is there. */
+  UfsStatus getStatus(String path) throws IOException;
+
+  /** The entries of directory {@code path} (names only, no order promised), or null when it is no directory. */
+  List<UfsStatus> listStatus(String path) throws IOException;
+
+  /** Creates the directory and its missing parents; true when it exists afterwards. */
+  boolean mkdirs(String path) throws IOException;
+
+  /** Creates (or replaces) a file, with missing parents. */
+  OutputStream create(String path) throws IOException;
+
+  /** Opens a file for reading at {@code offset}. */
+  InputStream open(String path, long offset) throws IOException;
+
+  /** Deletes a file or a directory tree; false when nothing was there. */
+  boolean delete(String path, boolean recursive) throws IOException;
+
+  /** Renames; false when the source is missing or the destination exists. */
+  boolean rename(String src, String dst) throws IOException;
+}
