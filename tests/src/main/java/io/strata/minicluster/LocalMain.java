@@ -51,6 +51,9 @@ public final class LocalMain {
     // The journal stays under the data dir, so a stop/start (or a kill -9 and start) keeps the namespace.
     b.set(io.strata.master.MasterKeys.JOURNAL_DIR.name(),
         io.strata.master.MasterProcess.journalDir(conf).toAbsolutePath().toString());
+    // The root under file system is the configured one (default ./underFSStorage under strata.home), not the
+    // mini cluster's temporary dir: it holds the durable copy across restarts.
+    b.set(io.strata.master.MasterKeys.ROOT_UFS.name(), conf.get(io.strata.master.MasterKeys.ROOT_UFS));
     if (!conf.isSet(WorkerKeys.TIER0_DIRS)) {
       b.set(WorkerKeys.TIER0_DIRS.name(), WorkerKeys.TIER0_DIRS.defaultValue());
     }

@@ -115,6 +115,7 @@ public final class LocalStrataCluster implements AutoCloseable {
     c.put(MasterKeys.WORKER_TIMEOUT.name(), "5s");
     c.put(MasterKeys.LOST_WORKER_CHECK_INTERVAL.name(), "200ms");
     c.put(MasterKeys.JOURNAL_DIR.name(), baseDir.resolve("journal").toString());
+    c.put(MasterKeys.ROOT_UFS.name(), baseDir.resolve("underFSStorage").toString());
     c.putAll(spec.conf);
     baseConf = StrataConf.of(c);
     master = new MasterProcess(baseConf, Clock.systemUTC()).start();
@@ -221,6 +222,12 @@ public final class LocalStrataCluster implements AutoCloseable {
 
   public Path baseDir() {
     return baseDir;
+  }
+
+  /** The local dir of the root under file system (unless the configuration names another). */
+  public Path rootUfsDir() {
+    String set = spec.conf.get(MasterKeys.ROOT_UFS.name());
+    return set != null ? Path.of(set) : baseDir.resolve("underFSStorage");
   }
 
   @Override

@@ -63,4 +63,76 @@ public final class MasterKeys {
           .validate(d -> d.toMillis() >= 10, "at least 10ms")
           .doc("How often a standby master applies what the leader wrote to the shared journal (HA).")
           .build();
+
+  public static final PropertyKey<String> ROOT_UFS = PropertyKey.stringKey("strata.master.mount.table.root.ufs")
+      .defaultValue("./underFSStorage")
+      .doc("The under file system mounted at / (a URI such as hdfs://nn:8020/strata or s3a://bucket/dir, or a "
+          + "local path, relative paths resolving against strata.home). A local dir is created when missing.")
+      .build();
+
+  public static final PropertyKey<Boolean> ROOT_UFS_READONLY =
+      PropertyKey.booleanKey("strata.master.mount.table.root.readonly")
+          .defaultValue("false")
+          .doc("Mount the root under file system read-only: nothing under / may be created, changed or persisted.")
+          .build();
+
+  public static final PropertyKey<Boolean> ROOT_UFS_SHARED =
+      PropertyKey.booleanKey("strata.master.mount.table.root.shared")
+          .defaultValue("false")
+          .doc("Mark the root mount shared (visible to every user; informational).")
+          .build();
+
+  public static final PropertyKey<java.util.List<String>> ROOT_UFS_OPTIONS =
+      PropertyKey.listKey("strata.master.mount.table.root.options")
+          .defaultValue("")
+          .doc("Hadoop configuration for the root under file system, as key=value pairs separated by commas "
+              + "(fs.s3a.endpoint=..., dfs.client.use.datanode.hostname=true).")
+          .build();
+
+  public static final PropertyKey<Long> UFS_BLOCK_SIZE = PropertyKey.bytesKey("strata.master.ufs.block.size")
+      .defaultValue("64MB")
+      .validate(v -> v > 0, "positive")
+      .doc("Block size of files loaded from an under file system (they are cached in blocks of this size).")
+      .build();
+
+  public static final PropertyKey<Duration> MOUNT_CHECK_TIMEOUT =
+      PropertyKey.durationKey("strata.master.mount.check.timeout")
+          .defaultValue("10s")
+          .validate(d -> d.toMillis() >= 100, "at least 100ms")
+          .doc("How long a mount waits for the under file system to answer before refusing it as unreachable.")
+          .build();
+
+  public static final PropertyKey<Duration> PERSIST_CHECK_INTERVAL =
+      PropertyKey.durationKey("strata.master.persist.check.interval")
+          .defaultValue("500ms")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("How often the persist scheduler looks for ASYNC_THROUGH files to persist and for answers.")
+          .build();
+
+  public static final PropertyKey<Duration> PERSIST_RETRY_MIN =
+      PropertyKey.durationKey("strata.master.persist.retry.interval.min")
+          .defaultValue("1s")
+          .validate(d -> d.toMillis() >= 1, "positive")
+          .doc("First delay before a failed persistence is tried again; it doubles with each failure.")
+          .build();
+
+  public static final PropertyKey<Duration> PERSIST_RETRY_MAX =
+      PropertyKey.durationKey("strata.master.persist.retry.interval.max")
+          .defaultValue("5min")
+          .validate(d -> d.toMillis() >= 1, "positive")
+          .doc("Longest delay between attempts to persist a file (attempts never stop: the data stays cached).")
+          .build();
+
+  public static final PropertyKey<Duration> PERSIST_TIMEOUT = PropertyKey.durationKey("strata.master.persist.timeout")
+      .defaultValue("10min")
+      .validate(d -> d.toMillis() >= 100, "at least 100ms")
+      .doc("A persist command a worker has not answered within this time is given up and tried again.")
+      .build();
+
+  public static final PropertyKey<Duration> TTL_CHECK_INTERVAL =
+      PropertyKey.durationKey("strata.master.ttl.check.interval")
+          .defaultValue("10s")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("How often the master applies the TTLs that ran out (FREE or DELETE).")
+          .build();
 }

@@ -5,6 +5,8 @@ import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.master.file.FileSystemMaster;
+import io.strata.master.file.MountTable;
+import io.strata.master.file.UfsConfig;
 import io.strata.master.journal.CorruptJournalException;
 import io.strata.master.journal.Journal;
 import io.strata.master.journal.JournalEntry;
@@ -13,6 +15,7 @@ import io.strata.master.rpc.FileSystemMasterService;
 import io.strata.master.rpc.MasterState;
 import io.strata.server.GrpcServer;
 import io.strata.server.ServerKeys;
+import io.strata.server.ufs.UfsManager;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -56,6 +59,8 @@ public final class MasterProcess implements AutoCloseable {
   private volatile boolean leading;
   private volatile Runnable fatalHandler;
   private Journal journal;
+  private final UfsManager ufsManager = new UfsManager();
+  private UfsConfig ufsConfig;
   private GrpcServer server;
   private ScheduledExecutorService background;
   private ExecutorService roles;
@@ -87,7 +92,31 @@ public final class MasterProcess implements AutoCloseable {
 
   private FileSystemMaster newState() {
     return new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT), conf.get(MasterKeys.BLOCK_SIZE_MAX),
-        journal);
+        journal, ufsConfig);
+  }
+
+  /** The root mount and the UFS settings from the configuration; a missing local root dir is created. */
+  private UfsConfig ufsConfig() throws IOException {
+    Path home = Path.of(conf.get(CommonKeys.HOME));
+    String root = UfsManager.normalize(conf.get(MasterKeys.ROOT_UFS), home);
+    java.util.Map<String, String> options = new java.util.TreeMap<>();
+    for (String kv : conf.get(MasterKeys.ROOT_UFS_OPTIONS)) {
+      if (kv.isBlank()) {
+        continue;
+      }
+      int eq = kv.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException(MasterKeys.ROOT_UFS_OPTIONS.name() + ": '" + kv + "' is not key=value");
+      }
+      options.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+    }
+    if (root.startsWith("file:")) {
+      java.nio.file.Files.createDirectories(Path.of(java.net.URI.create(root)));
+    }
+    return new UfsConfig(ufsManager, new MountTable.MountInfo("/", root, conf.get(MasterKeys.ROOT_UFS_READONLY),
+        conf.get(MasterKeys.ROOT_UFS_SHARED), options), home, conf.get(MasterKeys.UFS_BLOCK_SIZE),
+        conf.get(MasterKeys.PERSIST_RETRY_MIN), conf.get(MasterKeys.PERSIST_RETRY_MAX),
+        conf.get(MasterKeys.PERSIST_TIMEOUT), conf.get(MasterKeys.MOUNT_CHECK_TIMEOUT));
   }
 
   /** Applies journal entries to the current state; a failure means the journal does not fit it. */
@@ -107,6 +136,7 @@ public final class MasterProcess implements AutoCloseable {
 
   public MasterProcess start() throws IOException {
     String host = conf.get(CommonKeys.MASTER_HOSTNAME);
+    ufsConfig = ufsConfig();
     journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
     fs = newState();
     long t0 = System.nanoTime();
@@ -143,7 +173,27 @@ public final class MasterProcess implements AutoCloseable {
       throw e;
     }
     id = host + ":" + server.port();
-    background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("master-background"));
+    background = Executors.newScheduledThreadPool(3, GrpcServer.namedDaemon("master-background"));
+    long persist = conf.get(MasterKeys.PERSIST_CHECK_INTERVAL).toMillis();
+    background.scheduleWithFixedDelay(() -> {
+      try {
+        if (leading) {
+          fs.persistTick();
+        }
+      } catch (RuntimeException e) {
+        LOG.error("Persist scheduling failed", e);
+      }
+    }, persist, persist, TimeUnit.MILLISECONDS);
+    long ttl = conf.get(MasterKeys.TTL_CHECK_INTERVAL).toMillis();
+    background.scheduleWithFixedDelay(() -> {
+      try {
+        if (leading) {
+          fs.ttlTick();
+        }
+      } catch (RuntimeException e) {
+        LOG.error("TTL check failed", e);
+      }
+    }, ttl, ttl, TimeUnit.MILLISECONDS);
     long check = conf.get(MasterKeys.LOST_WORKER_CHECK_INTERVAL).toMillis();
     background.scheduleWithFixedDelay(() -> {
       try {
@@ -301,6 +351,7 @@ public final class MasterProcess implements AutoCloseable {
     if (journal != null) {
       journal.close();
     }
+    ufsManager.close();
     LOG.info("Master {} stopped", id);
   }
 }

@@ -99,7 +99,8 @@ public final class BlockMaster {
   private boolean addLocation(WorkerMeta w, BlockReport b) {
     BlockMeta meta = blocks.get(b.blockId());
     if (meta == null) {
-      if (files.stateOf(BlockId.fileId(b.blockId())) != FileLookup.FileState.INCOMPLETE) {
+      if (files.stateOf(BlockId.fileId(b.blockId())) != FileLookup.FileState.INCOMPLETE
+          && files.cacheableLength(b.blockId()) != b.length()) {
         w.toRemove.add(b.blockId());
         return false;
       }

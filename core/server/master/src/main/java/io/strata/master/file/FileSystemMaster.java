@@ -1,38 +1,77 @@
 package io.strata.master.file;
 
+import io.strata.common.exception.AlreadyExistsException;
+import io.strata.common.exception.DirectoryNotEmptyException;
 import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.PermissionDeniedException;
 import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
 import io.strata.common.id.BlockId;
 import io.strata.common.path.StrataPath;
 import io.strata.master.block.BlockMaster;
+import io.strata.master.block.BlockReport;
 import io.strata.master.block.BlockState;
 import io.strata.master.block.FileLookup;
+import io.strata.master.block.HeartbeatResult;
+import io.strata.master.block.StorageDirState;
+import io.strata.master.file.MasterReplies.BlockSource;
+import io.strata.master.file.MasterReplies.FreeResult;
+import io.strata.master.file.MasterReplies.PersistResult;
+import io.strata.master.file.MasterReplies.UfsSource;
+import io.strata.master.file.MasterReplies.UfsTarget;
+import io.strata.master.file.MasterReplies.WorkerReply;
+import io.strata.master.journal.Journal;
+import io.strata.master.journal.JournalEntry;
+import io.strata.master.journal.JournalSink;
+import io.strata.server.ufs.UfsManager;
+import io.strata.server.ufs.UfsStatus;
+import io.strata.server.ufs.UnderFileSystem;
+import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import io.strata.master.journal.Journal;
-import io.strata.master.journal.JournalEntry;
-import io.strata.master.journal.JournalSink;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The master's domain facade for clients and workers: namespace operations on the {@link InodeTree},
- * block bookkeeping on the {@link BlockMaster}, and the rules that join them (a file completes only when
- * all its blocks are committed with the right lengths; a deleted file's blocks are removed from workers;
- * a complete file accepts no new blocks). Thread-safe.
+ * block bookkeeping on the {@link BlockMaster}, the mount table and the under file systems behind it, and
+ * the rules that join them (a file completes only when all its blocks are committed with the right
+ * lengths, and, written through, once its UFS copy is in place; a deleted file's blocks are removed from
+ * workers and its UFS copy deleted; a complete file accepts no new blocks unless it is persisted, when
+ * workers may cache its blocks again).
+ *
+ * <p>UFS calls are made outside the tree's lock, before the namespace change they precede (a delete
+ * deletes the UFS copy first, so a failure changes nothing in Strata). Without a {@link UfsConfig} (unit
+ * tests of the namespace) there is no mount and nothing is ever persisted. Thread-safe.
  */
 public final class FileSystemMaster {
+  private static final Logger LOG = LoggerFactory.getLogger(FileSystemMaster.class);
+
+  private final Clock clock;
   private final InodeTree tree;
   private final BlockMaster blocks;
   private final long maxBlockSize;
   /** Orders block commits against completion of the same file. */
   private final Object commitLock = new Object();
-
   /** Appended to by the tree and block commits; null when running without a journal (unit tests). */
   private final Journal journal;
+  private final MountTable mounts = new MountTable();
+  private final UfsConfig ufsConf;
+  private final MetadataSync sync;
+  private final PersistScheduler persister;
+  /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
+  private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
 
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize) {
     this(clock, workerTimeout, maxBlockSize, null);
@@ -40,10 +79,35 @@ public final class FileSystemMaster {
 
   /** A master whose every change is journaled; replay with {@link #replay} before serving. */
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize, Journal journal) {
+    this(clock, workerTimeout, maxBlockSize, journal, null);
+  }
+
+  /** With under file systems: {@code ufs} names the root mount and the clients. */
+  public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize, Journal journal, UfsConfig ufs) {
+    this.clock = clock;
     this.journal = journal;
     this.tree = new InodeTree(clock, journal == null ? JournalSink.NONE : journal);
-    this.blocks = new BlockMaster(clock, workerTimeout, this::fileState);
+    this.blocks = new BlockMaster(clock, workerTimeout, new FileLookup() {
+      @Override
+      public FileState stateOf(long fileId) {
+        return fileState(fileId);
+      }
+
+      @Override
+      public long cacheableLength(long blockId) {
+        return FileSystemMaster.this.cacheableLength(blockId);
+      }
+    });
     this.maxBlockSize = maxBlockSize;
+    this.ufsConf = ufs;
+    if (ufs != null && ufs.rootMount() != null) {
+      mounts.add(ufs.rootMount());
+    }
+    UfsManager manager = ufs == null ? new UfsManager() : ufs.manager();
+    this.sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
+        this::removeBlocksOf);
+    this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
+        this::syncQuietly, clock, ufs);
   }
 
   /** Waits until the changes made so far are durable; an RPC calls it before it answers. */
@@ -53,10 +117,33 @@ public final class FileSystemMaster {
     }
   }
 
+  private void syncQuietly() {
+    try {
+      sync();
+    } catch (StrataException e) {
+      LOG.error("The journal could not be flushed: {}", e.getMessage());
+    }
+  }
+
+  private void removeBlocksOf(List<Long> fileIds) {
+    for (long id : fileIds) {
+      blocks.removeFileBlocks(id, 0);
+      ufsWriteTargets.remove(id);
+    }
+  }
+
   /** Applies one journaled change during recovery. */
   public void replay(JournalEntry entry) throws StrataException {
     if (entry instanceof JournalEntry.CommitBlock c) {
       blocks.restoreBlock(c.blockId(), c.length());
+      return;
+    }
+    if (entry instanceof JournalEntry.AddMount m) {
+      mounts.add(new MountTable.MountInfo(m.path(), m.ufsUri(), m.readOnly(), m.shared(), m.options()));
+      return;
+    }
+    if (entry instanceof JournalEntry.DeleteMount m) {
+      mounts.remove(m.path());
       return;
     }
     List<Long> removed = tree.apply(entry);
@@ -69,8 +156,8 @@ public final class FileSystemMaster {
     }
   }
 
-  /** Writes a checkpoint of the whole namespace and block metadata. */
-  public void checkpoint() throws java.io.IOException {
+  /** Writes a checkpoint of the whole namespace, mounts and block metadata. */
+  public void checkpoint() throws IOException {
     if (journal == null) {
       return;
     }
@@ -83,6 +170,11 @@ public final class FileSystemMaster {
       entries = tree.whileFrozen(() -> {
         s[0] = journal.appendedSequence();
         List<JournalEntry> all = tree.snapshotEntries();
+        for (MountTable.MountInfo m : mounts.list()) {
+          if (!m.path().equals("/")) {
+            all.add(new JournalEntry.AddMount(m.path(), m.ufsUri(), m.readOnly(), m.shared(), m.options()));
+          }
+        }
         all.addAll(blocks.snapshotEntries());
         return all;
       });
@@ -107,7 +199,167 @@ public final class FileSystemMaster {
     return f.complete() ? FileLookup.FileState.COMPLETE : FileLookup.FileState.INCOMPLETE;
   }
 
+  private long cacheableLength(long blockId) {
+    FileInfo f = tree.getFile(BlockId.fileId(blockId));
+    if (f == null || !f.complete() || !f.persisted()) {
+      return -1;
+    }
+    return f.blockLength(BlockId.index(blockId));
+  }
+
+  // ---- mounts ----
+
+  private MountTable.Resolution resolve(StrataPath p) {
+    return mounts.resolve(p);
+  }
+
+  private static String ufsPathOf(MountTable.Resolution r) {
+    return r == null ? "" : r.ufsUri();
+  }
+
+  /** The snapshot with its UFS path and mount flag. */
+  private FileInfo withUfs(FileInfo f) throws StrataException {
+    StrataPath p = StrataPath.of(f.path());
+    return f.withUfs(ufsPathOf(resolve(p)), mounts.isMountPoint(f.path()));
+  }
+
+  private void checkWritable(StrataPath p, String op) throws StrataException {
+    MountTable.Resolution r = resolve(p);
+    if (r != null && r.mount().readOnly()) {
+      throw new PermissionDeniedException("Cannot " + op + " " + p + ": it is under the read-only mount "
+          + r.mount().path() + " (" + r.mount().ufsUri() + ")");
+    }
+  }
+
+  private MountTable.Resolution requireUfs(StrataPath p, String op) throws StrataException {
+    MountTable.Resolution r = resolve(p);
+    if (r == null) {
+      throw new FailedPreconditionException("Cannot " + op + " " + p + ": no under file system is mounted "
+          + "there (set strata.master.mount.table.root.ufs)");
+    }
+    return r;
+  }
+
+  public List<MountTable.MountInfo> mountTable() {
+    return mounts.list();
+  }
+
+  /**
+   * Mounts {@code ufsUri} at {@code path}: the path must not be a mount point already nor hold anything
+   * but an empty directory; its parent must exist; the UFS must be reachable, an existing directory, and
+   * overlap no other mount's UFS.
+   */
+  public void mount(String path, String ufsUri, boolean readOnly, boolean shared, Map<String, String> options)
+      throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    if (ufsConf == null) {
+      throw new FailedPreconditionException("Cannot mount at " + path + ": this master has no under file systems");
+    }
+    if (p.isRoot()) {
+      throw new InvalidArgumentException("Cannot mount at /: the root mount comes from "
+          + "strata.master.mount.table.root.ufs");
+    }
+    String uri = UfsManager.normalize(ufsUri, ufsConf.home());
+    MountTable.MountInfo existingMount = mounts.get(p.toString());
+    if (existingMount != null) {
+      throw new AlreadyExistsException("Cannot mount " + uri + " at " + path + ": " + path + " is already the mount "
+          + "point of " + existingMount.ufsUri());
+    }
+    MountTable.MountInfo overlap = mounts.overlapping(uri);
+    if (overlap != null) {
+      throw new FailedPreconditionException("Cannot mount " + uri + " at " + path + ": it overlaps " + overlap.ufsUri()
+          + ", mounted at " + overlap.path() + " (a UFS dir may be mounted once, and not inside another mount)");
+    }
+    sync.ensure(p.parent(), -1);
+    FileInfo parent = tree.lookupOrNull(p.parent());
+    if (parent == null) {
+      throw new NotFoundException("Cannot mount at " + path + ": parent directory " + p.parent() + " does not exist");
+    }
+    if (!parent.directory()) {
+      throw new FailedPreconditionException("Cannot mount at " + path + ": " + p.parent() + " is a file");
+    }
+    sync.ensure(p, -1);
+    FileInfo existing = tree.lookupOrNull(p);
+    if (existing != null) {
+      sync.syncDirectory(p, -1);
+      existing = tree.lookupOrNull(p);
+      if (existing != null && (!existing.directory() || existing.childCount() > 0)) {
+        throw new FailedPreconditionException("Cannot mount at " + path + ": it exists and is not an empty "
+            + "directory (" + (existing.directory() ? existing.childCount() + " entries" : "a file") + ")");
+      }
+    }
+    checkUfsDirectory(uri, options);
+    JournalEntry.AddMount entry = new JournalEntry.AddMount(p.toString(), uri, readOnly, shared, options);
+    tree.createDirectory(p, false, true, 0755, PersistenceState.PERSISTED, List.of(entry));
+    mounts.add(new MountTable.MountInfo(p.toString(), uri, readOnly, shared, options));
+    sync();
+    LOG.info("Mounted {} at {} (read-only {}, shared {})", uri, path, readOnly, shared);
+  }
+
+  /** The UFS at {@code uri} answers, within the mount check timeout, that it is a directory. */
+  private void checkUfsDirectory(String uri, Map<String, String> options) throws StrataException {
+    CompletableFuture<UfsStatus> probe = CompletableFuture.supplyAsync(() -> {
+      try {
+        return ufsConf.manager().get(uri, options).getStatus(uri);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    });
+    UfsStatus s;
+    try {
+      s = probe.get(ufsConf.mountCheckTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      probe.cancel(true);
+      throw new UnavailableException("Cannot mount " + uri + ": the under file system did not answer within "
+          + ufsConf.mountCheckTimeout());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new UnavailableException("Interrupted while checking " + uri);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() instanceof java.io.UncheckedIOException ? e.getCause().getCause() : e.getCause();
+      throw new UnavailableException("Cannot mount " + uri + ": the under file system is unreachable or refused: "
+          + cause, cause);
+    }
+    if (s == null) {
+      throw new NotFoundException("Cannot mount " + uri + ": it does not exist in the under file system");
+    }
+    if (!s.directory()) {
+      throw new FailedPreconditionException("Cannot mount " + uri + ": it is a file, not a directory");
+    }
+  }
+
+  /** Removes the mount at {@code path} and what Strata holds under it (the UFS keeps its data). */
+  public void unmount(String path) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    if (p.isRoot()) {
+      throw new InvalidArgumentException("Cannot unmount /: the root mount comes from the configuration");
+    }
+    if (!mounts.isMountPoint(p.toString())) {
+      throw new FailedPreconditionException("Cannot unmount " + path + ": it is not a mount point");
+    }
+    for (MountTable.MountInfo m : mounts.mountsAtOrUnder(p)) {
+      if (!m.path().equals(p.toString())) {
+        throw new FailedPreconditionException("Cannot unmount " + path + ": " + m.path()
+            + " is mounted inside it; unmount that first");
+      }
+    }
+    synchronized (commitLock) {
+      List<Long> removed = tree.delete(p, true, List.of(new JournalEntry.DeleteMount(p.toString())));
+      removeBlocksOf(removed);
+      mounts.remove(p.toString());
+    }
+    sync();
+    LOG.info("Unmounted {}", path);
+  }
+
+  // ---- namespace ----
+
   public FileInfo createFile(String path, long blockSize, boolean recursive, int mode) throws StrataException {
+    return createFile(path, blockSize, recursive, mode, WriteType.MUST_CACHE);
+  }
+
+  public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType)
+      throws StrataException {
     StrataPath p = StrataPath.of(path);
     if (blockSize <= 0) {
       throw new InvalidArgumentException("Cannot create " + path + ": block size " + blockSize
@@ -121,21 +373,87 @@ public final class FileSystemMaster {
       throw new InvalidArgumentException("Cannot create " + path + ": mode " + Integer.toOctalString(mode)
           + " is not a permission mode (0 to 07777)");
     }
-    FileInfo f = tree.createFile(p, blockSize, recursive, mode);
+    if (!p.isRoot()) {
+      checkWritable(p, "create");
+      if (writeType != WriteType.MUST_CACHE) {
+        requireUfs(p, "create with write type " + writeType);
+      }
+      // A path the UFS holds but Strata has not loaded yet exists: load it (and its parent) first.
+      sync.ensure(p.parent(), -1);
+      sync.ensure(p, -1);
+    }
+    FileInfo f = tree.createFile(p, blockSize, recursive, mode, writeType);
     sync();
     return f;
   }
 
+  /**
+   * Completes a file. Written through (CACHE_THROUGH, THROUGH), its UFS copy must be there with the same
+   * length: it is renamed into place and the file completes PERSISTED; ASYNC_THROUGH completes
+   * TO_BE_PERSISTED; MUST_CACHE NOT_PERSISTED.
+   */
   public FileInfo completeFile(String path, long fileId, long length) throws StrataException {
     StrataPath p = StrataPath.of(path);
+    FileInfo current = tree.getStatus(p);
     FileInfo done;
-    synchronized (commitLock) {
-      done = tree.completeFile(p, fileId, length, this::checkBlocks);
-      // Blocks committed past the end (a writer that retried, or lied about the length) are dropped.
-      blocks.removeFileBlocks(done.id(), done.blockCount());
+    if (!current.directory() && current.writeType().writesUfs() && !current.complete()
+        && (fileId == 0 || fileId == current.id()) && length >= 0) {
+      long ufsMtime = placeUfsCopy(p, current, length);
+      synchronized (commitLock) {
+        done = tree.completeFile(p, fileId, length,
+            current.writeType().caches() ? this::checkBlocks : (f, len) -> { }, PersistenceState.PERSISTED, ufsMtime);
+        blocks.removeFileBlocks(done.id(), done.blockCount());
+      }
+      ufsWriteTargets.remove(done.id());
+    } else {
+      PersistenceState state = current.writeType() == WriteType.ASYNC_THROUGH
+          ? PersistenceState.TO_BE_PERSISTED : PersistenceState.NOT_PERSISTED;
+      synchronized (commitLock) {
+        done = tree.completeFile(p, fileId, length, this::checkBlocks, state, 0);
+        // Blocks committed past the end (a writer that retried, or lied about the length) are dropped.
+        blocks.removeFileBlocks(done.id(), done.blockCount());
+      }
     }
     sync();
     return done;
+  }
+
+  /** Moves a through-written file's UFS copy from its temporary name into place; returns its UFS mtime. */
+  private long placeUfsCopy(StrataPath p, FileInfo file, long length) throws StrataException {
+    MountTable.Resolution r = requireUfs(p, "complete");
+    if (file.writeType().caches()) {
+      synchronized (commitLock) {
+        checkBlocks(file, length); // before the UFS copy moves: a bad block count changes nothing
+      }
+    }
+    String temp = ufsWriteTargets.getOrDefault(file.id(), tempUri(r, file));
+    UnderFileSystem u = sync.client(r);
+    try {
+      UfsStatus written = u.getStatus(temp);
+      if (written == null) {
+        throw new FailedPreconditionException("Cannot complete " + p + ": its under file system copy was never "
+            + "written (nothing at " + temp + ")");
+      }
+      if (written.length() != length) {
+        throw new FailedPreconditionException("Cannot complete " + p + " with length " + length + ": its under "
+            + "file system copy " + temp + " has " + written.length() + " bytes");
+      }
+      if (u.getStatus(r.ufsUri()) != null) {
+        u.delete(r.ufsUri(), true);
+      }
+      if (!u.rename(temp, r.ufsUri())) {
+        throw new UnavailableException("Cannot complete " + p + ": renaming " + temp + " to " + r.ufsUri()
+            + " failed in the under file system");
+      }
+      UfsStatus placed = u.getStatus(r.ufsUri());
+      return placed == null ? 0 : placed.modificationTimeMs();
+    } catch (IOException e) {
+      throw MetadataSync.unavailable(r, e);
+    }
+  }
+
+  private static String tempUri(MountTable.Resolution r, FileInfo f) {
+    return PersistScheduler.parentOf(r.ufsUri()) + "/" + UfsTempNames.tempName(f.name(), f.id());
   }
 
   private void checkBlocks(FileInfo file, long length) throws StrataException {
@@ -159,7 +477,10 @@ public final class FileSystemMaster {
     }
   }
 
-  /** A worker committed a block: accept it if its file exists, is incomplete, and it fits the block size. */
+  /**
+   * A worker committed a block: accept it if its file exists, is incomplete, and it fits the block size;
+   * or, for a complete persisted file, if it is one of its blocks with the right length (a cached copy).
+   */
   public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
     if (blockId < 0) {
       throw new InvalidArgumentException("Block id " + blockId + " is negative");
@@ -176,8 +497,15 @@ public final class FileSystemMaster {
       }
       boolean known = blocks.hasBlock(blockId);
       if (file.complete() && !known) {
-        throw new FailedPreconditionException("Cannot commit block " + blockId + ": file " + file.path()
-            + " is already complete");
+        long expected = file.persisted() ? file.blockLength(BlockId.index(blockId)) : -1;
+        if (expected < 0) {
+          throw new FailedPreconditionException("Cannot commit block " + blockId + ": file " + file.path()
+              + " is already complete");
+        }
+        if (expected != length) {
+          throw new FailedPreconditionException("Cannot cache block " + blockId + " of " + file.path() + " with "
+              + length + " bytes: the block has " + expected);
+        }
       }
       blocks.commitBlock(workerId, blockId, length, tier);
       // Journaled whenever the file is incomplete, not only when the block is new here: a block first
@@ -192,38 +520,77 @@ public final class FileSystemMaster {
 
   public FileInfo createDirectory(String path, boolean recursive, boolean allowExists, int mode)
       throws StrataException {
-    FileInfo f = tree.createDirectory(StrataPath.of(path), recursive, allowExists, mode);
+    return createDirectory(path, recursive, allowExists, mode, WriteType.MUST_CACHE);
+  }
+
+  /** CACHE_THROUGH and THROUGH also create the directory (and its parents) in the UFS. */
+  public FileInfo createDirectory(String path, boolean recursive, boolean allowExists, int mode, WriteType writeType)
+      throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    PersistenceState state = PersistenceState.NOT_PERSISTED;
+    if (!p.isRoot()) {
+      checkWritable(p, "create directory");
+      sync.ensure(p.parent(), -1);
+      sync.ensure(p, -1);
+      if (writeType.writesUfs() && tree.lookupOrNull(p) == null) {
+        MountTable.Resolution r = requireUfs(p, "create directory with write type " + writeType);
+        try {
+          if (!sync.client(r).mkdirs(r.ufsUri())) {
+            throw new UnavailableException("Cannot create " + r.ufsUri() + " in the under file system");
+          }
+        } catch (IOException e) {
+          throw MetadataSync.unavailable(r, e);
+        }
+        state = PersistenceState.PERSISTED;
+      }
+    }
+    FileInfo f = tree.createDirectory(p, recursive, allowExists, mode, state, List.of());
     sync();
     return f;
   }
 
   public FileInfo getStatus(String path) throws StrataException {
-    return tree.getStatus(StrataPath.of(path));
+    return getStatus(path, -1);
   }
 
-  /** The blocks of a complete file with their live locations, in order. */
+  /** The status, loaded from the UFS when Strata lacks it, re-checked per {@code syncIntervalMs}. */
+  public FileInfo getStatus(String path, long syncIntervalMs) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    sync.ensure(p, syncIntervalMs);
+    return withUfs(tree.getStatus(p));
+  }
+
+  /** The blocks of a complete file with their live locations, in order (lengths from the file's length). */
   public List<BlockState> blocksOf(FileInfo file) {
     List<BlockState> out = new ArrayList<>((int) file.blockCount());
     for (long i = 0; i < file.blockCount(); i++) {
       long id = BlockId.of(file.id(), i);
       BlockState b = blocks.getBlock(id);
-      out.add(b != null ? b : new BlockState(id, 0, List.of()));
+      out.add(b != null ? b : new BlockState(id, file.blockLength(i), List.of()));
     }
     return out;
   }
 
-  /**
-   * Streams a listing to {@code sink} in batches of at most {@code batchSize}; each batch is read under
-   * the tree lock on its own, so huge directories never sit in memory whole.
-   */
   public void listStatus(String path, boolean recursive, int batchSize, Consumer<List<FileInfo>> sink)
       throws StrataException {
-    StrataPath p = StrataPath.of(path);
-    listInto(p, recursive, batchSize, sink);
+    listStatus(path, recursive, batchSize, sink, -1);
   }
 
-  private void listInto(StrataPath dir, boolean recursive, int batchSize, Consumer<List<FileInfo>> sink)
-      throws StrataException {
+  /**
+   * Streams a listing to {@code sink} in batches of at most {@code batchSize}; each batch is read under
+   * the tree lock on its own, so huge directories never sit in memory whole. Each directory's UFS listing
+   * is merged in first when it was never loaded or is older than {@code syncIntervalMs}.
+   */
+  public void listStatus(String path, boolean recursive, int batchSize, Consumer<List<FileInfo>> sink,
+      long syncIntervalMs) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    sync.ensure(p, syncIntervalMs);
+    listInto(p, recursive, batchSize, sink, syncIntervalMs);
+  }
+
+  private void listInto(StrataPath dir, boolean recursive, int batchSize, Consumer<List<FileInfo>> sink,
+      long syncIntervalMs) throws StrataException {
+    sync.syncDirectory(dir, syncIntervalMs);
     String after = null;
     while (true) {
       List<FileInfo> batch;
@@ -242,7 +609,7 @@ public final class FileSystemMaster {
       if (recursive) {
         for (FileInfo f : batch) {
           if (f.directory() && !f.path().equals(dir.toString())) {
-            listInto(StrataPath.of(f.path()), true, batchSize, sink);
+            listInto(StrataPath.of(f.path()), true, batchSize, sink, syncIntervalMs);
           }
         }
       }
@@ -254,24 +621,289 @@ public final class FileSystemMaster {
   }
 
   public void delete(String path, boolean recursive) throws StrataException {
+    delete(path, recursive, false);
+  }
+
+  /**
+   * Deletes a path; unless {@code strataOnly}, its UFS copy first (a UFS failure changes nothing here).
+   * Mount points and paths holding mounts are refused: unmount them.
+   */
+  public void delete(String path, boolean recursive, boolean strataOnly) throws StrataException {
     StrataPath p = StrataPath.of(path);
+    if (!p.isRoot()) {
+      for (MountTable.MountInfo m : mounts.mountsAtOrUnder(p)) {
+        throw new FailedPreconditionException("Cannot delete " + path + ": " + (m.path().equals(p.toString())
+            ? "it is a mount point" : m.path() + " inside it is a mount point") + "; unmount it instead");
+      }
+      sync.ensure(p, -1);
+      FileInfo f = tree.getStatus(p);
+      if (f.directory() && f.childCount() > 0 && !recursive) {
+        throw new DirectoryNotEmptyException("Cannot delete " + path + ": the directory is not empty ("
+            + f.childCount() + " entries) and the delete is not recursive");
+      }
+      MountTable.Resolution r = resolve(p);
+      if (!strataOnly && r != null) {
+        checkWritable(p, "delete");
+        try {
+          sync.client(r).delete(r.ufsUri(), recursive);
+        } catch (IOException e) {
+          throw new FailedPreconditionException("Cannot delete " + path + ": the under file system refused to "
+              + "delete " + r.ufsUri() + ": " + e.getMessage(), e);
+        }
+      }
+    }
     // Under the commit lock, so a commit that already found the file cannot add a block after its
     // blocks were removed.
     synchronized (commitLock) {
-      List<Long> removed = tree.delete(p, recursive);
-      for (long fileId : removed) {
-        blocks.removeFileBlocks(fileId, 0);
-      }
+      removeBlocksOf(tree.delete(p, recursive));
     }
     sync();
   }
 
+  /** Renames in Strata and, when the source exists in the UFS, there too (within one mount only). */
   public void rename(String src, String dst) throws StrataException {
-    tree.rename(StrataPath.of(src), StrataPath.of(dst));
+    StrataPath s = StrataPath.of(src);
+    StrataPath d = StrataPath.of(dst);
+    if (!s.isRoot() && !d.isRoot()) {
+      for (MountTable.MountInfo m : mounts.mountsAtOrUnder(s)) {
+        throw new FailedPreconditionException("Cannot rename " + src + ": " + (m.path().equals(s.toString())
+            ? "it is a mount point" : m.path() + " inside it is a mount point"));
+      }
+      sync.ensure(s, -1);
+      sync.ensure(d.parent(), -1);
+      sync.ensure(d, -1);
+    }
+    MountTable.Resolution rs = s.isRoot() ? null : resolve(s);
+    MountTable.Resolution rd = d.isRoot() ? null : resolve(d);
+    boolean movedInUfs = false;
+    if (rs != null && rd != null && tree.lookupOrNull(s) != null && tree.lookupOrNull(d) == null
+        && !d.isUnder(s)) {
+      if (!rs.mount().path().equals(rd.mount().path())) {
+        throw new FailedPreconditionException("Cannot rename " + src + " to " + dst + ": they are in different "
+            + "mounts (" + rs.mount().path() + " and " + rd.mount().path() + ")");
+      }
+      checkWritable(s, "rename");
+      UnderFileSystem u = sync.client(rs);
+      try {
+        if (u.getStatus(rs.ufsUri()) != null) {
+          if (u.getStatus(rd.ufsUri()) != null) {
+            throw new AlreadyExistsException("Cannot rename " + src + " to " + dst + ": " + rd.ufsUri()
+                + " exists in the under file system");
+          }
+          u.mkdirs(PersistScheduler.parentOf(rd.ufsUri()));
+          if (!u.rename(rs.ufsUri(), rd.ufsUri())) {
+            throw new UnavailableException("Cannot rename " + rs.ufsUri() + " to " + rd.ufsUri()
+                + " in the under file system");
+          }
+          movedInUfs = true;
+        }
+      } catch (IOException e) {
+        throw MetadataSync.unavailable(rs, e);
+      }
+    }
+    try {
+      tree.rename(s, d);
+    } catch (StrataException e) {
+      if (movedInUfs) {
+        try {
+          sync.client(rs).rename(rd.ufsUri(), rs.ufsUri());
+        } catch (IOException undo) {
+          LOG.error("Renaming {} back to {} after a failed rename failed: {}", rd.ufsUri(), rs.ufsUri(), undo.toString());
+        }
+      }
+      throw e;
+    }
     sync();
   }
 
   public boolean exists(String path) throws StrataException {
-    return tree.exists(StrataPath.of(path));
+    StrataPath p = StrataPath.of(path);
+    sync.ensure(p, -1);
+    return tree.exists(p);
+  }
+
+  // ---- free, pin, TTL, persist ----
+
+  /**
+   * Removes the cached blocks of the persisted files at or under {@code path} (a directory needs
+   * {@code recursive}). Refuses, changing nothing, when a file is not persisted, or pinned without
+   * {@code force} (which unpins it). Files being written are left alone.
+   */
+  public FreeResult free(String path, boolean recursive, boolean force) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    sync.ensure(p, -1);
+    FileInfo top = tree.getStatus(p);
+    if (top.directory() && !recursive) {
+      throw new FailedPreconditionException("Cannot free " + path + ": it is a directory (free -R frees "
+          + "everything under it)");
+    }
+    List<FileInfo> files = tree.filesUnder(p);
+    java.util.Set<Long> pinned = new java.util.HashSet<>(tree.pinnedFileIds());
+    List<FileInfo> toFree = new ArrayList<>();
+    for (FileInfo f : files) {
+      if (!f.complete()) {
+        continue;
+      }
+      if (!f.persisted()) {
+        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is " + f.persistence()
+            + ", so its blocks are its only copy (persist it first: fs persist)");
+      }
+      if (pinned.contains(f.id()) && !force) {
+        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is pinned (unpin it, or free -f)");
+      }
+      toFree.add(f);
+    }
+    if (force) {
+      if (top.pinned()) {
+        tree.setAttribute(p, false, null, null, null, null, cur -> { });
+      }
+      for (FileInfo f : toFree) {
+        if (f.pinned()) {
+          tree.setFileAttribute(f.id(), false, null, null, null, null, cur -> { });
+        }
+      }
+    }
+    long blocksFreed = 0;
+    synchronized (commitLock) {
+      for (FileInfo f : toFree) {
+        blocksFreed += blocks.removeFileBlocks(f.id(), 0);
+      }
+    }
+    sync();
+    return new FreeResult(toFree.size(), blocksFreed);
+  }
+
+  /** Sets pinned, TTL and TTL action (null: unchanged; TTL -1 removes it). */
+  public FileInfo setAttribute(String path, Boolean pinned, Long ttlMs, String ttlAction) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    if (ttlMs != null && ttlMs < -1) {
+      throw new InvalidArgumentException("Cannot set a TTL of " + ttlMs + " ms on " + path
+          + ": it must be 0 or more (or -1 to remove it)");
+    }
+    TtlAction action = ttlAction == null ? null : TtlAction.parse(ttlAction);
+    sync.ensure(p, -1);
+    FileInfo f = tree.setAttribute(p, pinned, ttlMs, action, null, null, cur -> { });
+    sync();
+    return withUfs(f);
+  }
+
+  /** Marks complete, not yet persisted files at or under {@code path} TO_BE_PERSISTED. */
+  public FileInfo scheduleAsyncPersistence(String path) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    sync.ensure(p, -1);
+    FileInfo top = tree.getStatus(p);
+    requireUfs(p, "persist");
+    checkWritable(p, "persist");
+    if (!top.directory() && !top.complete()) {
+      throw new FailedPreconditionException("Cannot persist " + path + ": the file is not complete");
+    }
+    for (FileInfo f : tree.filesUnder(p)) {
+      if (f.complete() && f.persistence() == PersistenceState.NOT_PERSISTED) {
+        tree.setFileAttribute(f.id(), null, null, null, PersistenceState.TO_BE_PERSISTED, null, cur -> {
+          if (cur.persistence() != PersistenceState.NOT_PERSISTED) {
+            throw new FailedPreconditionException("already " + cur.persistence());
+          }
+        });
+      }
+    }
+    sync();
+    return withUfs(tree.getStatus(p));
+  }
+
+  /** Runs the persist scheduler once (the master's background thread). */
+  public void persistTick() {
+    if (persister != null) {
+      persister.tick();
+    }
+  }
+
+  /** Applies the TTLs that ran out: DELETE deletes (Strata and UFS), FREE frees and clears the TTL. */
+  public void ttlTick() {
+    for (FileInfo f : tree.expired(clock.millis())) {
+      try {
+        if (f.ttlAction() == TtlAction.DELETE) {
+          delete(f.path(), true, false);
+          LOG.info("TTL of {} ran out: deleted", f.path());
+        } else {
+          try {
+            free(f.path(), true, true);
+            LOG.info("TTL of {} ran out: freed", f.path());
+          } finally {
+            tree.setAttribute(StrataPath.of(f.path()), null, -1L, null, null, null, cur -> { });
+            sync();
+          }
+        }
+      } catch (StrataException | RuntimeException e) {
+        LOG.warn("TTL action {} on {} failed: {}", f.ttlAction(), f.path(), e.getMessage());
+      }
+    }
+  }
+
+  // ---- worker protocol ----
+
+  /** A worker heartbeat: the block master's part, then persist commands and the pin list when it changed. */
+  public WorkerReply workerHeartbeat(long workerId, long capacity, long used, List<BlockReport> added,
+      List<Long> removed, List<StorageDirState> dirs, long workerPinVersion, List<PersistResult> results) {
+    HeartbeatResult hb = blocks.heartbeat(workerId, capacity, used, added, removed, dirs);
+    if (hb.reregister()) {
+      return new WorkerReply(true, List.of(), List.of(), 0, null);
+    }
+    if (persister != null && !results.isEmpty()) {
+      persister.report(results);
+    }
+    long version = tree.pinVersion();
+    List<Long> pinned = version == workerPinVersion ? null : tree.pinnedFileIds();
+    return new WorkerReply(false, hb.removeBlockIds(),
+        persister == null ? List.of() : persister.commandsFor(workerId), version, pinned);
+  }
+
+  /** Where a worker can get a block: its live copies and, for a persisted file, its UFS range. */
+  public BlockSource blockSource(long blockId) throws StrataException {
+    if (!BlockId.isValid(blockId)) {
+      throw new InvalidArgumentException("Block id " + blockId + " is not valid");
+    }
+    FileInfo f = tree.getFile(BlockId.fileId(blockId));
+    if (f == null) {
+      throw new NotFoundException("Block " + blockId + ": its file (id " + BlockId.fileId(blockId)
+          + ") does not exist");
+    }
+    if (!f.complete()) {
+      throw new FailedPreconditionException("Block " + blockId + ": file " + f.path() + " is not complete");
+    }
+    int index = BlockId.index(blockId);
+    long length = f.blockLength(index);
+    if (length < 0) {
+      throw new NotFoundException("Block " + blockId + ": file " + f.path() + " has " + f.blockCount() + " blocks");
+    }
+    BlockState b = blocks.getBlock(blockId);
+    UfsSource ufs = null;
+    if (f.persisted()) {
+      MountTable.Resolution r = resolve(StrataPath.of(f.path()));
+      if (r != null) {
+        ufs = new UfsSource(r.ufsUri(), r.mount().options(), index * f.blockSize(), f.length());
+      }
+    }
+    return new BlockSource(length, b == null ? List.of() : b.locations(), ufs);
+  }
+
+  /** Where a worker writes the UFS copy of a file being written CACHE_THROUGH or THROUGH. */
+  public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
+    FileInfo f = tree.getFile(fileId);
+    if (f == null) {
+      throw new NotFoundException("File " + fileId + " does not exist");
+    }
+    if (f.complete()) {
+      throw new FailedPreconditionException("File " + f.path() + " is already complete");
+    }
+    if (!f.writeType().writesUfs()) {
+      throw new FailedPreconditionException("File " + f.path() + " was created with write type " + f.writeType()
+          + ", which writes no under file system copy");
+    }
+    StrataPath p = StrataPath.of(f.path());
+    MountTable.Resolution r = requireUfs(p, "write");
+    checkWritable(p, "write");
+    String temp = tempUri(r, f);
+    ufsWriteTargets.put(fileId, temp);
+    return new UfsTarget(temp, r.mount().options());
   }
 }

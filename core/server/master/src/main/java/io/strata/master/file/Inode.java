@@ -13,6 +13,13 @@ abstract class Inode {
   final String owner;
   final String group;
   int mode;
+  PersistenceState persistence = PersistenceState.NOT_PERSISTED;
+  boolean pinned;
+  /** Time to live from creation, -1 for none. */
+  long ttlMs = -1;
+  TtlAction ttlAction = TtlAction.DELETE;
+  /** When the under file system was last compared with this inode (not journaled; 0: never). */
+  long lastUfsSyncMs;
 
   Inode(long id, String name, InodeDirectory parent, long nowMs, String owner, String group, int mode) {
     this.id = id;

@@ -8,6 +8,9 @@ final class InodeFile extends Inode {
   final long blockSize;
   long length;
   boolean complete;
+  WriteType writeType = WriteType.MUST_CACHE;
+  /** The UFS file's modification time when it was persisted or loaded (with the length, its fingerprint). */
+  long ufsMtimeMs;
 
   InodeFile(long id, String name, InodeDirectory parent, long nowMs, String owner, String group, int mode,
       long blockSize) {

@@ -11,9 +11,13 @@ import io.strata.master.journal.JournalEntry;
 import io.strata.master.journal.JournalSink;
 import java.time.Clock;
 import java.util.ArrayList;
+import io.strata.server.ufs.UfsStatus;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -35,6 +39,13 @@ public final class InodeTree {
   private long nextId = 1;
   private long fileCount;
   private long directoryCount = 1;
+  /** Complete files waiting for the persist scheduler. */
+  private final Set<Long> toPersist = new HashSet<>();
+  /** Inodes with a TTL, and pinned inodes, by id (the TTL checker and the pin list read them). */
+  private final Map<Long, Inode> withTtl = new HashMap<>();
+  private final Map<Long, Inode> pinnedInodes = new HashMap<>();
+  /** Moves whenever the set of pinned files may have changed. */
+  private long pinVersion = 1;
 
   public InodeTree(Clock clock) {
     this(clock, JournalSink.NONE);
@@ -131,11 +142,13 @@ public final class InodeTree {
     if (inode instanceof InodeDirectory) {
       InodeDirectory d = (InodeDirectory) inode;
       return new FileInfo(d.id, path, d.name, true, 0, 0, true, d.creationTimeMs, d.modificationTimeMs,
-          d.owner, d.group, d.mode, d.children.size());
+          d.owner, d.group, d.mode, d.children.size(), d.persistence, WriteType.MUST_CACHE, d.pinned, d.ttlMs,
+          d.ttlAction, 0, "", false);
     }
     InodeFile f = (InodeFile) inode;
     return new FileInfo(f.id, path, f.name, false, f.length, f.blockSize, f.complete, f.creationTimeMs,
-        f.modificationTimeMs, f.owner, f.group, f.mode, 0);
+        f.modificationTimeMs, f.owner, f.group, f.mode, 0, f.persistence, f.writeType, f.pinned, f.ttlMs,
+        f.ttlAction, f.ufsMtimeMs, "", false);
   }
 
   private static String childPath(String parent, String name) {
@@ -145,6 +158,11 @@ public final class InodeTree {
   // ---- operations ----
 
   public FileInfo createFile(StrataPath path, long blockSize, boolean recursive, int mode) throws StrataException {
+    return createFile(path, blockSize, recursive, mode, WriteType.MUST_CACHE);
+  }
+
+  public FileInfo createFile(StrataPath path, long blockSize, boolean recursive, int mode, WriteType writeType)
+      throws StrataException {
     List<JournalEntry> entries = new ArrayList<>(1);
     lock.writeLock().lock();
     try {
@@ -160,11 +178,15 @@ public final class InodeTree {
       long now = clock.millis();
       InodeFile file = new InodeFile(nextId++, path.name(), parent, now, DEFAULT_OWNER, DEFAULT_GROUP,
           mode == 0 ? 0644 : mode, blockSize);
+      file.writeType = writeType;
       parent.children.put(file.name, file);
       parent.modificationTimeMs = now;
       filesById.put(file.id, file);
       fileCount++;
-      entries.add(new JournalEntry.CreateFile(file.id, path.toString(), blockSize, file.mode, now));
+      if (isPinned(parent)) {
+        pinVersion++;
+      }
+      entries.add(new JournalEntry.CreateFile(file.id, path.toString(), blockSize, file.mode, now, writeType.name()));
       return snapshot(file, path.toString());
     } finally {
       journalAndUnlock(entries);
@@ -179,6 +201,12 @@ public final class InodeTree {
 
   public FileInfo completeFile(StrataPath path, long fileId, long length, CompletionCheck check)
       throws StrataException {
+    return completeFile(path, fileId, length, check, PersistenceState.NOT_PERSISTED, 0);
+  }
+
+  /** Completes a file with the persistence state its write type gives it (and the UFS mtime if persisted). */
+  public FileInfo completeFile(StrataPath path, long fileId, long length, CompletionCheck check,
+      PersistenceState persistence, long ufsMtimeMs) throws StrataException {
     lock.writeLock().lock();
     try {
       Inode inode = require(path);
@@ -200,7 +228,15 @@ public final class InodeTree {
       file.length = length;
       file.complete = true;
       file.modificationTimeMs = clock.millis();
-      journal.append(List.of(new JournalEntry.CompleteFile(file.id, length, file.modificationTimeMs)));
+      file.ufsMtimeMs = ufsMtimeMs;
+      setPersistence(file, persistence);
+      List<JournalEntry> entries = new ArrayList<>(2);
+      entries.add(new JournalEntry.CompleteFile(file.id, length, file.modificationTimeMs, persistence.name(),
+          ufsMtimeMs));
+      if (persistence == PersistenceState.PERSISTED) {
+        markAncestorsPersisted(file, entries);
+      }
+      journal.append(entries);
       return snapshot(file, path.toString());
     } finally {
       lock.writeLock().unlock();
@@ -209,7 +245,16 @@ public final class InodeTree {
 
   public FileInfo createDirectory(StrataPath path, boolean recursive, boolean allowExists, int mode)
       throws StrataException {
-    List<JournalEntry> entries = new ArrayList<>(1);
+    return createDirectory(path, recursive, allowExists, mode, PersistenceState.NOT_PERSISTED, List.of());
+  }
+
+  /**
+   * Creates a directory in the given persistence state; {@code extra} entries are journaled in the same
+   * operation (a mount's AddMount), and {@code onCreated} runs under the lock once it exists.
+   */
+  public FileInfo createDirectory(StrataPath path, boolean recursive, boolean allowExists, int mode,
+      PersistenceState persistence, List<JournalEntry> extra) throws StrataException {
+    List<JournalEntry> entries = new ArrayList<>(1 + extra.size());
     lock.writeLock().lock();
     try {
       if (path.isRoot()) {
@@ -222,6 +267,7 @@ public final class InodeTree {
       Inode existing = parent.children.get(path.name());
       if (existing != null) {
         if (existing.isDirectory() && allowExists) {
+          entries.addAll(extra);
           return snapshot(existing, path.toString());
         }
         throw new AlreadyExistsException("Cannot create directory " + path + ": a "
@@ -230,10 +276,12 @@ public final class InodeTree {
       long now = clock.millis();
       InodeDirectory dir = new InodeDirectory(nextId++, path.name(), parent, now, DEFAULT_OWNER, DEFAULT_GROUP,
           mode == 0 ? 0755 : mode);
+      dir.persistence = persistence;
       parent.children.put(dir.name, dir);
       parent.modificationTimeMs = now;
       directoryCount++;
-      entries.add(new JournalEntry.Mkdir(dir.id, path.toString(), dir.mode, now));
+      entries.add(new JournalEntry.Mkdir(dir.id, path.toString(), dir.mode, now, persistence.name()));
+      entries.addAll(extra);
       return snapshot(dir, path.toString());
     } finally {
       journalAndUnlock(entries);
@@ -313,6 +361,11 @@ public final class InodeTree {
 
   /** Deletes path and everything under it; returns the ids of the files removed. */
   public List<Long> delete(StrataPath path, boolean recursive) throws StrataException {
+    return delete(path, recursive, List.of());
+  }
+
+  /** Deletes, journaling {@code extra} entries in the same operation (an unmount's DeleteMount). */
+  public List<Long> delete(StrataPath path, boolean recursive, List<JournalEntry> extra) throws StrataException {
     lock.writeLock().lock();
     try {
       if (path.isRoot()) {
@@ -327,7 +380,10 @@ public final class InodeTree {
       removeSubtree(inode, removedFiles);
       inode.parent.children.remove(inode.name);
       inode.parent.modificationTimeMs = clock.millis();
-      journal.append(List.of(new JournalEntry.Delete(path.toString(), inode.parent.modificationTimeMs)));
+      List<JournalEntry> entries = new ArrayList<>(1 + extra.size());
+      entries.add(new JournalEntry.Delete(path.toString(), inode.parent.modificationTimeMs));
+      entries.addAll(extra);
+      journal.append(entries);
       return removedFiles;
     } finally {
       lock.writeLock().unlock();
@@ -344,8 +400,13 @@ public final class InodeTree {
         directoryCount--;
       } else {
         filesById.remove(inode.id);
+        toPersist.remove(inode.id);
         removedFiles.add(inode.id);
         fileCount--;
+      }
+      withTtl.remove(inode.id);
+      if (pinnedInodes.remove(inode.id) != null) {
+        pinVersion++;
       }
     }
   }
@@ -384,6 +445,7 @@ public final class InodeTree {
       inode.parent = dstParent;
       dstParent.children.put(inode.name, inode);
       dstParent.modificationTimeMs = now;
+      pinVersion++;
       journal.append(List.of(new JournalEntry.Rename(src.toString(), dst.toString(), now)));
     } finally {
       lock.writeLock().unlock();
@@ -408,6 +470,501 @@ public final class InodeTree {
     }
   }
 
+  // ---- attributes: persistence, pins, TTLs (lock held by caller) ----
+
+  private Inode byId(long id) {
+    Inode i = filesById.get(id);
+    if (i != null) {
+      return i;
+    }
+    i = withTtl.get(id);
+    if (i != null) {
+      return i;
+    }
+    i = pinnedInodes.get(id);
+    if (i != null) {
+      return i;
+    }
+    if (id == root.id) {
+      return root;
+    }
+    // Directories are not indexed by id: walk (rare: only attribute changes of unindexed directories).
+    List<Inode> stack = new ArrayList<>(root.children.values());
+    while (!stack.isEmpty()) {
+      Inode cur = stack.remove(stack.size() - 1);
+      if (cur.id == id) {
+        return cur;
+      }
+      if (cur instanceof InodeDirectory d) {
+        stack.addAll(d.children.values());
+      }
+    }
+    return null;
+  }
+
+  private static boolean isPinned(Inode inode) {
+    for (Inode i = inode; i != null; i = i.parent) {
+      if (i.pinned) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void setPersistence(Inode inode, PersistenceState state) {
+    inode.persistence = state;
+    if (inode instanceof InodeFile) {
+      if (state == PersistenceState.TO_BE_PERSISTED) {
+        toPersist.add(inode.id);
+      } else {
+        toPersist.remove(inode.id);
+      }
+    }
+  }
+
+  /** A persisted file's directories exist in the UFS too (the UFS made them): say so, journaled. */
+  private void markAncestorsPersisted(Inode inode, List<JournalEntry> entries) {
+    for (InodeDirectory d = inode.parent; d != null && d.parent != null; d = d.parent) {
+      if (d.persistence == PersistenceState.PERSISTED) {
+        return;
+      }
+      d.persistence = PersistenceState.PERSISTED;
+      entries.add(new JournalEntry.SetAttribute(d.id, null, null, null, PersistenceState.PERSISTED.name(), null));
+    }
+  }
+
+  private void applyAttributes(Inode inode, JournalEntry.SetAttribute a) {
+    if (a.pinned() != null && a.pinned() != inode.pinned) {
+      inode.pinned = a.pinned();
+      if (inode.pinned) {
+        pinnedInodes.put(inode.id, inode);
+      } else {
+        pinnedInodes.remove(inode.id);
+      }
+      pinVersion++;
+    }
+    if (a.ttlMs() != null) {
+      inode.ttlMs = a.ttlMs();
+      if (inode.ttlMs >= 0) {
+        withTtl.put(inode.id, inode);
+      } else {
+        withTtl.remove(inode.id);
+      }
+    }
+    if (a.ttlAction() != null) {
+      inode.ttlAction = TtlAction.valueOf(a.ttlAction());
+    }
+    if (a.persistenceState() != null) {
+      setPersistence(inode, PersistenceState.valueOf(a.persistenceState()));
+    }
+    if (a.ufsMtimeMs() != null && inode instanceof InodeFile f) {
+      f.ufsMtimeMs = a.ufsMtimeMs();
+    }
+  }
+
+  /** A precondition on the inode an attribute change applies to, checked under the lock. */
+  @FunctionalInterface
+  public interface AttributeCheck {
+    void check(FileInfo current) throws StrataException;
+  }
+
+  /**
+   * Changes attributes of the inode at {@code path} (null fields unchanged) after {@code check} accepted
+   * its current state; journaled. Returns the new snapshot.
+   */
+  public FileInfo setAttribute(StrataPath path, Boolean pinned, Long ttlMs, TtlAction ttlAction,
+      PersistenceState persistence, Long ufsMtimeMs, AttributeCheck check) throws StrataException {
+    lock.writeLock().lock();
+    try {
+      Inode inode = require(path);
+      check.check(snapshot(inode, path.toString()));
+      JournalEntry.SetAttribute a = new JournalEntry.SetAttribute(inode.id, pinned, ttlMs,
+          ttlAction == null ? null : ttlAction.name(), persistence == null ? null : persistence.name(), ufsMtimeMs);
+      applyAttributes(inode, a);
+      List<JournalEntry> entries = new ArrayList<>(2);
+      entries.add(a);
+      if (persistence == PersistenceState.PERSISTED) {
+        markAncestorsPersisted(inode, entries);
+      }
+      journal.append(entries);
+      return snapshot(inode, path.toString());
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /** As {@link #setAttribute} for a file found by id; null when the file no longer exists. */
+  public FileInfo setFileAttribute(long fileId, Boolean pinned, Long ttlMs, TtlAction ttlAction,
+      PersistenceState persistence, Long ufsMtimeMs, AttributeCheck check) throws StrataException {
+    String path;
+    lock.readLock().lock();
+    try {
+      InodeFile f = filesById.get(fileId);
+      if (f == null) {
+        return null;
+      }
+      path = pathOf(f);
+    } finally {
+      lock.readLock().unlock();
+    }
+    try {
+      return setAttribute(StrataPath.of(path), pinned, ttlMs, ttlAction, persistence, ufsMtimeMs, current -> {
+        if (current.id() != fileId) {
+          throw new NotFoundException("File " + fileId + " moved while its attributes were being set");
+        }
+        check.check(current);
+      });
+    } catch (NotFoundException e) {
+      return null;
+    }
+  }
+
+  /** Ids of complete files waiting to be persisted. */
+  public List<Long> filesToPersist() {
+    lock.readLock().lock();
+    try {
+      return new ArrayList<>(toPersist);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Paths whose TTL ran out at {@code nowMs}, with their actions. */
+  public List<FileInfo> expired(long nowMs) {
+    lock.readLock().lock();
+    try {
+      List<FileInfo> out = new ArrayList<>();
+      for (Inode i : withTtl.values()) {
+        if (i.ttlMs >= 0 && i.creationTimeMs + i.ttlMs <= nowMs) {
+          out.add(snapshot(i, pathOf(i)));
+        }
+      }
+      return out;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** The pin list's version; it moves whenever the set of pinned files may have changed. */
+  public long pinVersion() {
+    lock.readLock().lock();
+    try {
+      return pinVersion;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Ids of files pinned themselves or through a pinned directory. */
+  public List<Long> pinnedFileIds() {
+    lock.readLock().lock();
+    try {
+      Set<Long> out = new HashSet<>();
+      for (Inode top : pinnedInodes.values()) {
+        collectFiles(top, f -> out.add(f.id));
+      }
+      return new ArrayList<>(out);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  private static void collectFiles(Inode top, java.util.function.Consumer<InodeFile> sink) {
+    List<Inode> stack = new ArrayList<>();
+    stack.add(top);
+    while (!stack.isEmpty()) {
+      Inode cur = stack.remove(stack.size() - 1);
+      if (cur instanceof InodeDirectory d) {
+        stack.addAll(d.children.values());
+      } else {
+        sink.accept((InodeFile) cur);
+      }
+    }
+  }
+
+  /** Snapshots of every file at or under {@code path} (the file itself for a file). */
+  public List<FileInfo> filesUnder(StrataPath path) throws StrataException {
+    lock.readLock().lock();
+    try {
+      List<FileInfo> out = new ArrayList<>();
+      collectFiles(require(path), f -> out.add(snapshot(f, pathOf(f))));
+      return out;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** The path of inode {@code id}'s file, or null. */
+  public String pathOfFile(long fileId) {
+    lock.readLock().lock();
+    try {
+      InodeFile f = filesById.get(fileId);
+      return f == null ? null : pathOf(f);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  // ---- merging the under file system (UFS I/O is the caller's, done outside the lock) ----
+
+  /** What the tree holds at a path, for the loader's decisions; null when nothing is there. */
+  public FileInfo lookupOrNull(StrataPath path) {
+    lock.readLock().lock();
+    try {
+      Inode i = lookup(path);
+      return i == null ? null : snapshot(i, path.toString());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** The deepest existing ancestor-or-self of {@code path}. */
+  public FileInfo deepestExisting(StrataPath path) {
+    lock.readLock().lock();
+    try {
+      Inode cur = root;
+      StrataPath walked = StrataPath.ROOT;
+      for (String part : path.components()) {
+        if (!(cur instanceof InodeDirectory d)) {
+          break;
+        }
+        Inode next = d.children.get(part);
+        if (next == null) {
+          break;
+        }
+        cur = next;
+        walked = childOf(walked, part);
+      }
+      return snapshot(cur, walked.toString());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  private static StrataPath childOf(StrataPath p, String name) {
+    try {
+      return p.child(name);
+    } catch (StrataException e) {
+      throw new IllegalStateException("A name in the tree is not a valid path component: " + name, e);
+    }
+  }
+
+  /** When the inode at path was last compared with the UFS (0: never, -1: no such inode). */
+  public long lastUfsSync(StrataPath path) {
+    lock.readLock().lock();
+    try {
+      Inode i = lookup(path);
+      return i == null ? -1 : i.lastUfsSyncMs;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** True when the directory's UFS listing has been merged in at least once. */
+  public boolean childrenLoaded(StrataPath path) {
+    lock.readLock().lock();
+    try {
+      Inode i = lookup(path);
+      return i instanceof InodeDirectory d && d.childrenLoaded;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Adds what the UFS holds along {@code path}: {@code statuses.get(k)} describes the k-th component at
+   * or below the first one the tree lacks ({@code firstMissing} components exist already). Missing
+   * directories become PERSISTED directories, a missing file a complete PERSISTED file of
+   * {@code blockSize} blocks. One journaled operation; components that appeared meanwhile are kept.
+   */
+  public FileInfo addFromUfs(StrataPath path, int firstMissing, List<UfsStatus> statuses, long blockSize)
+      throws StrataException {
+    List<JournalEntry> entries = new ArrayList<>();
+    lock.writeLock().lock();
+    try {
+      Inode cur = root;
+      StrataPath walked = StrataPath.ROOT;
+      List<String> parts = path.components();
+      for (int k = 0; k < parts.size(); k++) {
+        if (!(cur instanceof InodeDirectory dir)) {
+          throw new NotFoundException("Path " + path + " does not exist: " + walked + " is a file");
+        }
+        String part = parts.get(k);
+        walked = walked.child(part);
+        Inode next = dir.children.get(part);
+        if (next == null) {
+          int idx = k - firstMissing;
+          if (idx < 0 || idx >= statuses.size()) {
+            throw new NotFoundException("Path " + path + " does not exist");
+          }
+          next = addUfsChild(dir, walked, statuses.get(idx), blockSize, entries);
+        }
+        cur = next;
+      }
+      return snapshot(cur, path.toString());
+    } finally {
+      journalAndUnlock(entries);
+    }
+  }
+
+  private Inode addUfsChild(InodeDirectory dir, StrataPath path, UfsStatus s, long blockSize,
+      List<JournalEntry> entries) {
+    long now = clock.millis();
+    long mtime = s.modificationTimeMs() > 0 ? s.modificationTimeMs() : now;
+    Inode child;
+    if (s.directory()) {
+      InodeDirectory d = new InodeDirectory(nextId++, path.name(), dir, mtime, DEFAULT_OWNER, DEFAULT_GROUP,
+          s.mode() == 0 ? 0755 : s.mode());
+      d.persistence = PersistenceState.PERSISTED;
+      directoryCount++;
+      entries.add(new JournalEntry.Mkdir(d.id, path.toString(), d.mode, mtime, PersistenceState.PERSISTED.name()));
+      child = d;
+    } else {
+      InodeFile f = new InodeFile(nextId++, path.name(), dir, mtime, DEFAULT_OWNER, DEFAULT_GROUP,
+          s.mode() == 0 ? 0644 : s.mode(), blockSize);
+      f.length = s.length();
+      f.complete = true;
+      f.ufsMtimeMs = s.modificationTimeMs();
+      f.persistence = PersistenceState.PERSISTED;
+      filesById.put(f.id, f);
+      fileCount++;
+      entries.add(new JournalEntry.CreateFile(f.id, path.toString(), blockSize, f.mode, mtime,
+          WriteType.MUST_CACHE.name()));
+      entries.add(new JournalEntry.CompleteFile(f.id, f.length, mtime, PersistenceState.PERSISTED.name(),
+          f.ufsMtimeMs));
+      child = f;
+    }
+    child.lastUfsSyncMs = now;
+    dir.children.put(path.name(), child);
+    if (isPinned(dir)) {
+      pinVersion++;
+    }
+    return child;
+  }
+
+  /** True when nothing at or under {@code inode} exists only in Strata (so the UFS view may replace it). */
+  private static boolean allPersisted(Inode inode) {
+    List<Inode> stack = new ArrayList<>();
+    stack.add(inode);
+    while (!stack.isEmpty()) {
+      Inode cur = stack.remove(stack.size() - 1);
+      if (cur instanceof InodeDirectory d) {
+        stack.addAll(d.children.values());
+      } else if (cur.persistence != PersistenceState.PERSISTED || !((InodeFile) cur).complete) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** True when the UFS entry no longer matches a persisted inode (type, or a file's length and mtime). */
+  private static boolean changed(Inode inode, UfsStatus s) {
+    if (inode.isDirectory() != s.directory()) {
+      return true;
+    }
+    if (inode instanceof InodeFile f) {
+      return f.length != s.length() || (f.ufsMtimeMs != 0 && s.modificationTimeMs() != 0
+          && f.ufsMtimeMs != s.modificationTimeMs());
+    }
+    return false;
+  }
+
+  /**
+   * Merges one UFS entry at {@code path} (null: the UFS has nothing there) into the tree: a persisted
+   * inode that is gone or changed in the UFS is removed (and a changed one added again as the UFS has it);
+   * inodes holding data only Strata has are never touched. Returns the ids of files removed.
+   */
+  public List<Long> syncPath(StrataPath path, UfsStatus ufs, long blockSize) throws StrataException {
+    List<JournalEntry> entries = new ArrayList<>();
+    List<Long> removed = new ArrayList<>();
+    lock.writeLock().lock();
+    try {
+      Inode inode = lookup(path);
+      if (inode == null || inode.parent == null) {
+        return removed;
+      }
+      inode.lastUfsSyncMs = clock.millis();
+      if (ufs != null && !changed(inode, ufs)) {
+        return removed;
+      }
+      if (inode.persistence != PersistenceState.PERSISTED || !allPersisted(inode)) {
+        return removed;
+      }
+      InodeDirectory parent = inode.parent;
+      removeSubtree(inode, removed);
+      parent.children.remove(inode.name);
+      entries.add(new JournalEntry.Delete(path.toString(), parent.modificationTimeMs));
+      if (ufs != null) {
+        addUfsChild(parent, path, ufs, blockSize, entries);
+      }
+      return removed;
+    } finally {
+      journalAndUnlock(entries);
+    }
+  }
+
+  /**
+   * Merges a UFS directory listing ({@code listing} null: the directory is gone from the UFS) into the
+   * directory at {@code dir}: adds what Strata lacks, and syncs each persisted child as
+   * {@link #syncPath} does. Children that are mount points ({@code keep}) are left alone. Marks the
+   * directory loaded. One journaled operation; returns the ids of files removed.
+   */
+  public List<Long> mergeListing(StrataPath dir, List<UfsStatus> listing, long blockSize,
+      java.util.function.Predicate<String> keep) throws StrataException {
+    List<JournalEntry> entries = new ArrayList<>();
+    List<Long> removed = new ArrayList<>();
+    lock.writeLock().lock();
+    try {
+      Inode inode = lookup(dir);
+      if (!(inode instanceof InodeDirectory d)) {
+        return removed;
+      }
+      long now = clock.millis();
+      Map<String, UfsStatus> byName = new LinkedHashMap<>();
+      if (listing != null) {
+        for (UfsStatus s : listing) {
+          byName.put(s.name(), s);
+        }
+      }
+      for (Inode child : new ArrayList<>(d.children.values())) {
+        StrataPath childPath = dir.child(child.name);
+        if (keep.test(childPath.toString())) {
+          continue;
+        }
+        UfsStatus s = byName.remove(child.name);
+        child.lastUfsSyncMs = now;
+        if (s != null && !changed(child, s)) {
+          continue;
+        }
+        if (child.persistence != PersistenceState.PERSISTED || !allPersisted(child)) {
+          continue;
+        }
+        removeSubtree(child, removed);
+        d.children.remove(child.name);
+        entries.add(new JournalEntry.Delete(childPath.toString(), d.modificationTimeMs));
+        if (s != null) {
+          addUfsChild(d, childPath, s, blockSize, entries);
+        }
+      }
+      for (UfsStatus s : byName.values()) {
+        StrataPath childPath;
+        try {
+          childPath = dir.child(s.name());
+        } catch (StrataException e) {
+          continue; // a UFS name Strata cannot hold (too long, control characters)
+        }
+        if (!d.children.containsKey(s.name())) {
+          addUfsChild(d, childPath, s, blockSize, entries);
+        }
+      }
+      d.childrenLoaded = true;
+      d.lastUfsSyncMs = now;
+      return removed;
+    } finally {
+      journalAndUnlock(entries);
+    }
+  }
+
   // ---- recovery ----
 
   /**
@@ -422,6 +979,7 @@ public final class InodeTree {
         InodeDirectory parent = (InodeDirectory) require(p.parent());
         InodeDirectory d = new InodeDirectory(m.id(), p.name(), parent, m.timeMs(), DEFAULT_OWNER, DEFAULT_GROUP,
             m.mode());
+        d.persistence = PersistenceState.parse(m.persistenceState());
         parent.children.put(d.name, d);
         parent.modificationTimeMs = m.timeMs();
         directoryCount++;
@@ -431,6 +989,7 @@ public final class InodeTree {
         InodeDirectory parent = (InodeDirectory) require(p.parent());
         InodeFile f = new InodeFile(c.id(), p.name(), parent, c.timeMs(), DEFAULT_OWNER, DEFAULT_GROUP, c.mode(),
             c.blockSize());
+        f.writeType = WriteType.parse(c.writeType());
         parent.children.put(f.name, f);
         parent.modificationTimeMs = c.timeMs();
         filesById.put(f.id, f);
@@ -444,8 +1003,13 @@ public final class InodeTree {
         f.length = c.length();
         f.complete = true;
         f.modificationTimeMs = c.timeMs();
+        f.ufsMtimeMs = c.ufsMtimeMs();
+        setPersistence(f, PersistenceState.parse(c.persistenceState()));
       } else if (entry instanceof JournalEntry.Delete d) {
         Inode inode = require(StrataPath.of(d.path()));
+        if (inode.parent == null) {
+          throw new InvalidArgumentException("Journal deletes the root directory");
+        }
         List<Long> removed = new ArrayList<>();
         removeSubtree(inode, removed);
         inode.parent.children.remove(inode.name);
@@ -461,10 +1025,17 @@ public final class InodeTree {
         inode.parent = dstParent;
         dstParent.children.put(inode.name, inode);
         dstParent.modificationTimeMs = r.timeMs();
+        pinVersion++;
       } else if (entry instanceof JournalEntry.NextInodeId n) {
         nextId = Math.max(nextId, n.nextId());
       } else if (entry instanceof JournalEntry.DirectoryModified m) {
         require(StrataPath.of(m.path())).modificationTimeMs = m.timeMs();
+      } else if (entry instanceof JournalEntry.SetAttribute a) {
+        Inode inode = byId(a.id());
+        if (inode == null) {
+          throw new NotFoundException("Journal sets attributes of inode " + a.id() + ", which does not exist");
+        }
+        applyAttributes(inode, a);
       }
       return List.of();
     } finally {
@@ -491,17 +1062,23 @@ public final class InodeTree {
         Inode inode = stack.remove(stack.size() - 1);
         String path = pathOf(inode);
         if (inode instanceof InodeDirectory d) {
-          out.add(new JournalEntry.Mkdir(d.id, path, d.mode, d.creationTimeMs));
+          out.add(new JournalEntry.Mkdir(d.id, path, d.mode, d.creationTimeMs, d.persistence.name()));
           dirTimes.add(new JournalEntry.DirectoryModified(path, d.modificationTimeMs));
           List<Inode> kids = new ArrayList<>(d.children.values());
           java.util.Collections.reverse(kids);
           stack.addAll(kids);
         } else {
           InodeFile f = (InodeFile) inode;
-          out.add(new JournalEntry.CreateFile(f.id, path, f.blockSize, f.mode, f.creationTimeMs));
+          out.add(new JournalEntry.CreateFile(f.id, path, f.blockSize, f.mode, f.creationTimeMs,
+              f.writeType.name()));
           if (f.complete) {
-            out.add(new JournalEntry.CompleteFile(f.id, f.length, f.modificationTimeMs));
+            out.add(new JournalEntry.CompleteFile(f.id, f.length, f.modificationTimeMs, f.persistence.name(),
+                f.ufsMtimeMs));
           }
+        }
+        if (inode.pinned || inode.ttlMs >= 0) {
+          out.add(new JournalEntry.SetAttribute(inode.id, inode.pinned ? Boolean.TRUE : null,
+              inode.ttlMs >= 0 ? inode.ttlMs : null, inode.ttlMs >= 0 ? inode.ttlAction.name() : null, null, null));
         }
       }
       out.addAll(dirTimes);

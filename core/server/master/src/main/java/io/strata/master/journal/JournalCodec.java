@@ -1,14 +1,17 @@
 package io.strata.master.journal;
 
+import io.strata.proto.journal.AddMountEntry;
 import io.strata.proto.journal.CommitBlockEntry;
 import io.strata.proto.journal.CompleteFileEntry;
 import io.strata.proto.journal.CreateFileEntry;
 import io.strata.proto.journal.DeleteEntry;
+import io.strata.proto.journal.DeleteMountEntry;
 import io.strata.proto.journal.DirectoryModifiedEntry;
 import io.strata.proto.journal.JournalEntryProto;
 import io.strata.proto.journal.MkdirEntry;
 import io.strata.proto.journal.NextInodeIdEntry;
 import io.strata.proto.journal.RenameEntry;
+import io.strata.proto.journal.SetAttributeEntry;
 
 /** The journal's one meeting point of protos and domain entries. Stateless. */
 final class JournalCodec {
@@ -22,12 +25,14 @@ final class JournalCodec {
   static JournalEntryProto toProto(long sequence, JournalEntry e, boolean continues) {
     JournalEntryProto.Builder b = JournalEntryProto.newBuilder().setSequence(sequence).setContinues(continues);
     if (e instanceof JournalEntry.Mkdir m) {
-      b.setMkdir(MkdirEntry.newBuilder().setId(m.id()).setPath(m.path()).setMode(m.mode()).setTimeMs(m.timeMs()));
+      b.setMkdir(MkdirEntry.newBuilder().setId(m.id()).setPath(m.path()).setMode(m.mode()).setTimeMs(m.timeMs())
+          .setPersistenceState(m.persistenceState()));
     } else if (e instanceof JournalEntry.CreateFile c) {
       b.setCreateFile(CreateFileEntry.newBuilder().setId(c.id()).setPath(c.path()).setBlockSize(c.blockSize())
-          .setMode(c.mode()).setTimeMs(c.timeMs()));
+          .setMode(c.mode()).setTimeMs(c.timeMs()).setWriteType(c.writeType()));
     } else if (e instanceof JournalEntry.CompleteFile c) {
-      b.setCompleteFile(CompleteFileEntry.newBuilder().setId(c.id()).setLength(c.length()).setTimeMs(c.timeMs()));
+      b.setCompleteFile(CompleteFileEntry.newBuilder().setId(c.id()).setLength(c.length()).setTimeMs(c.timeMs())
+          .setPersistenceState(c.persistenceState()).setUfsMtimeMs(c.ufsMtimeMs()));
     } else if (e instanceof JournalEntry.Delete d) {
       b.setDelete(DeleteEntry.newBuilder().setPath(d.path()).setTimeMs(d.timeMs()));
     } else if (e instanceof JournalEntry.Rename r) {
@@ -38,6 +43,29 @@ final class JournalCodec {
       b.setNextInodeId(NextInodeIdEntry.newBuilder().setNextId(n.nextId()));
     } else if (e instanceof JournalEntry.DirectoryModified m) {
       b.setDirectoryModified(DirectoryModifiedEntry.newBuilder().setPath(m.path()).setTimeMs(m.timeMs()));
+    } else if (e instanceof JournalEntry.SetAttribute a) {
+      SetAttributeEntry.Builder sa = SetAttributeEntry.newBuilder().setId(a.id());
+      if (a.pinned() != null) {
+        sa.setPinned(a.pinned());
+      }
+      if (a.ttlMs() != null) {
+        sa.setTtlMs(a.ttlMs());
+      }
+      if (a.ttlAction() != null) {
+        sa.setTtlAction(a.ttlAction());
+      }
+      if (a.persistenceState() != null) {
+        sa.setPersistenceState(a.persistenceState());
+      }
+      if (a.ufsMtimeMs() != null) {
+        sa.setUfsMtimeMs(a.ufsMtimeMs());
+      }
+      b.setSetAttribute(sa);
+    } else if (e instanceof JournalEntry.AddMount m) {
+      b.setAddMount(AddMountEntry.newBuilder().setPath(m.path()).setUfsUri(m.ufsUri()).setReadOnly(m.readOnly())
+          .setShared(m.shared()).putAllOptions(m.options()));
+    } else if (e instanceof JournalEntry.DeleteMount m) {
+      b.setDeleteMount(DeleteMountEntry.newBuilder().setPath(m.path()));
     } else {
       throw new IllegalArgumentException("Unknown journal entry " + e);
     }
@@ -48,15 +76,18 @@ final class JournalCodec {
     switch (p.getEntryCase()) {
       case MKDIR: {
         MkdirEntry m = p.getMkdir();
-        return new JournalEntry.Mkdir(m.getId(), m.getPath(), m.getMode(), m.getTimeMs());
+        return new JournalEntry.Mkdir(m.getId(), m.getPath(), m.getMode(), m.getTimeMs(),
+            m.getPersistenceState().isEmpty() ? "NOT_PERSISTED" : m.getPersistenceState());
       }
       case CREATE_FILE: {
         CreateFileEntry c = p.getCreateFile();
-        return new JournalEntry.CreateFile(c.getId(), c.getPath(), c.getBlockSize(), c.getMode(), c.getTimeMs());
+        return new JournalEntry.CreateFile(c.getId(), c.getPath(), c.getBlockSize(), c.getMode(), c.getTimeMs(),
+            c.getWriteType().isEmpty() ? "MUST_CACHE" : c.getWriteType());
       }
       case COMPLETE_FILE: {
         CompleteFileEntry c = p.getCompleteFile();
-        return new JournalEntry.CompleteFile(c.getId(), c.getLength(), c.getTimeMs());
+        return new JournalEntry.CompleteFile(c.getId(), c.getLength(), c.getTimeMs(),
+            c.getPersistenceState().isEmpty() ? "NOT_PERSISTED" : c.getPersistenceState(), c.getUfsMtimeMs());
       }
       case DELETE:
         return new JournalEntry.Delete(p.getDelete().getPath(), p.getDelete().getTimeMs());
@@ -69,6 +100,19 @@ final class JournalCodec {
       case DIRECTORY_MODIFIED:
         return new JournalEntry.DirectoryModified(p.getDirectoryModified().getPath(),
             p.getDirectoryModified().getTimeMs());
+      case SET_ATTRIBUTE: {
+        SetAttributeEntry a = p.getSetAttribute();
+        return new JournalEntry.SetAttribute(a.getId(), a.hasPinned() ? a.getPinned() : null,
+            a.hasTtlMs() ? a.getTtlMs() : null, a.hasTtlAction() ? a.getTtlAction() : null,
+            a.hasPersistenceState() ? a.getPersistenceState() : null, a.hasUfsMtimeMs() ? a.getUfsMtimeMs() : null);
+      }
+      case ADD_MOUNT: {
+        AddMountEntry m = p.getAddMount();
+        return new JournalEntry.AddMount(m.getPath(), m.getUfsUri(), m.getReadOnly(), m.getShared(),
+            m.getOptionsMap());
+      }
+      case DELETE_MOUNT:
+        return new JournalEntry.DeleteMount(p.getDeleteMount().getPath());
       default:
         throw new IllegalArgumentException("Journal entry " + p.getSequence() + " has no known kind: "
             + p.getEntryCase());

@@ -1,18 +1,35 @@
 package io.strata.master.journal;
 
+import java.util.Map;
+
 /**
  * One change to the master's durable state, as the domain sees it. Each carries the outcome of the
  * operation (ids, times), never a request to re-run, so replay is deterministic whatever the clock.
+ * Enum-like values (persistence state, write type, TTL action) travel as their names.
  */
 public sealed interface JournalEntry {
-  /** A directory was created (explicitly, or as a missing parent). */
-  record Mkdir(long id, String path, int mode, long timeMs) implements JournalEntry {}
+  /** A directory was created (explicitly, as a missing parent, or loaded from the under file system). */
+  record Mkdir(long id, String path, int mode, long timeMs, String persistenceState) implements JournalEntry {
+    public Mkdir(long id, String path, int mode, long timeMs) {
+      this(id, path, mode, timeMs, "NOT_PERSISTED");
+    }
+  }
 
-  /** A file was created (incomplete). */
-  record CreateFile(long id, String path, long blockSize, int mode, long timeMs) implements JournalEntry {}
+  /** A file was created (incomplete), with the write type it is written with. */
+  record CreateFile(long id, String path, long blockSize, int mode, long timeMs, String writeType)
+      implements JournalEntry {
+    public CreateFile(long id, String path, long blockSize, int mode, long timeMs) {
+      this(id, path, blockSize, mode, timeMs, "MUST_CACHE");
+    }
+  }
 
-  /** A file was completed with its final length. */
-  record CompleteFile(long id, long length, long timeMs) implements JournalEntry {}
+  /** A file was completed with its final length and persistence state (and UFS mtime when persisted). */
+  record CompleteFile(long id, long length, long timeMs, String persistenceState, long ufsMtimeMs)
+      implements JournalEntry {
+    public CompleteFile(long id, long length, long timeMs) {
+      this(id, length, timeMs, "NOT_PERSISTED", 0);
+    }
+  }
 
   /** A path and everything under it was deleted. */
   record Delete(String path, long timeMs) implements JournalEntry {}
@@ -34,4 +51,19 @@ public sealed interface JournalEntry {
    * would otherwise move (and a delete or rename under it is not in the checkpoint).
    */
   record DirectoryModified(String path, long timeMs) implements JournalEntry {}
+
+  /** Attributes of an inode changed; a null field is unchanged. */
+  record SetAttribute(long id, Boolean pinned, Long ttlMs, String ttlAction, String persistenceState,
+      Long ufsMtimeMs) implements JournalEntry {}
+
+  /** A under file system was mounted at a Strata path. */
+  record AddMount(String path, String ufsUri, boolean readOnly, boolean shared, Map<String, String> options)
+      implements JournalEntry {
+    public AddMount {
+      options = Map.copyOf(options);
+    }
+  }
+
+  /** The mount at a path was removed. */
+  record DeleteMount(String path) implements JournalEntry {}
 }

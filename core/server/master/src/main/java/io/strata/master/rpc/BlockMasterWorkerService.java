@@ -2,7 +2,13 @@ package io.strata.master.rpc;
 
 import io.grpc.stub.StreamObserver;
 import io.strata.common.exception.InvalidArgumentException;
-import io.strata.master.block.HeartbeatResult;
+import io.strata.master.block.BlockState;
+import io.strata.master.file.MasterReplies;
+import io.strata.proto.GetBlockSourceRequest;
+import io.strata.proto.GetBlockSourceResponse;
+import io.strata.proto.GetUfsWriteTargetRequest;
+import io.strata.proto.GetUfsWriteTargetResponse;
+import io.strata.proto.UfsBlockSourceProto;
 import io.strata.master.file.FileSystemMaster;
 import io.strata.proto.BlockMasterWorkerServiceGrpc;
 import io.strata.proto.CommitBlockRequest;
@@ -41,13 +47,21 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   public void heartbeat(WorkerHeartbeatRequest r, StreamObserver<WorkerHeartbeatResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      HeartbeatResult res = fs.blockMaster().heartbeat(r.getWorkerId(), r.getCapacityBytes(), r.getUsedBytes(),
+      MasterReplies.WorkerReply res = fs.workerHeartbeat(r.getWorkerId(), r.getCapacityBytes(), r.getUsedBytes(),
           MasterProtoConverter.fromProto(r.getAddedBlocksList()), r.getRemovedBlockIdsList(),
-          r.getDirsCount() == 0 ? null : MasterProtoConverter.fromDirProtos(r.getDirsList()));
-      return WorkerHeartbeatResponse.newBuilder()
+          r.getDirsCount() == 0 ? null : MasterProtoConverter.fromDirProtos(r.getDirsList()), r.getPinVersion(),
+          MasterProtoConverter.fromPersistProtos(r.getPersistResultsList()));
+      WorkerHeartbeatResponse.Builder b = WorkerHeartbeatResponse.newBuilder()
           .setCommand(res.reregister() ? WorkerHeartbeatResponse.Command.REGISTER
               : WorkerHeartbeatResponse.Command.NOTHING)
-          .addAllRemoveBlockIds(res.removeBlockIds()).build();
+          .addAllRemoveBlockIds(res.removeBlockIds()).setPinVersion(res.pinVersion());
+      for (MasterReplies.PersistCommand c : res.persist()) {
+        b.addPersist(MasterProtoConverter.toProto(c));
+      }
+      if (res.pinnedFileIds() != null) {
+        b.setPinsIncluded(true).addAllPinnedFileIds(res.pinnedFileIds());
+      }
+      return b.build();
     });
   }
 
@@ -60,4 +74,27 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
     });
   }
 
+  @Override
+  public void getBlockSource(GetBlockSourceRequest r, StreamObserver<GetBlockSourceResponse> o) {
+    Rpc.unary(o, () -> {
+      MasterReplies.BlockSource src = state.leading().blockSource(r.getBlockId());
+      GetBlockSourceResponse.Builder b = GetBlockSourceResponse.newBuilder().setLength(src.length());
+      for (BlockState.Location loc : src.locations()) {
+        b.addLocations(MasterProtoConverter.toProto(loc));
+      }
+      if (src.ufs() != null) {
+        b.setUfs(UfsBlockSourceProto.newBuilder().setUfsUri(src.ufs().ufsUri()).putAllUfsOptions(src.ufs().options())
+            .setOffset(src.ufs().offset()).setFileLength(src.ufs().fileLength()));
+      }
+      return b.build();
+    });
+  }
+
+  @Override
+  public void getUfsWriteTarget(GetUfsWriteTargetRequest r, StreamObserver<GetUfsWriteTargetResponse> o) {
+    Rpc.unary(o, () -> {
+      MasterReplies.UfsTarget t = state.leading().ufsWriteTarget(r.getFileId());
+      return GetUfsWriteTargetResponse.newBuilder().setUfsUri(t.ufsUri()).putAllUfsOptions(t.options()).build();
+    });
+  }
 }

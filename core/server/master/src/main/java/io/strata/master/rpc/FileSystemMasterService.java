@@ -7,6 +7,22 @@ import io.strata.master.block.BlockMaster;
 import io.strata.master.block.WorkerState;
 import io.strata.master.file.FileInfo;
 import io.strata.master.file.FileSystemMaster;
+import io.strata.master.file.MasterReplies;
+import io.strata.master.file.MountTable;
+import io.strata.master.file.WriteType;
+import io.strata.proto.FreeRequest;
+import io.strata.proto.FreeResponse;
+import io.strata.proto.GetMountTableRequest;
+import io.strata.proto.GetMountTableResponse;
+import io.strata.proto.MountInfoProto;
+import io.strata.proto.MountRequest;
+import io.strata.proto.MountResponse;
+import io.strata.proto.ScheduleAsyncPersistenceRequest;
+import io.strata.proto.ScheduleAsyncPersistenceResponse;
+import io.strata.proto.SetAttributeRequest;
+import io.strata.proto.SetAttributeResponse;
+import io.strata.proto.UnmountRequest;
+import io.strata.proto.UnmountResponse;
 import io.strata.proto.CompleteFileRequest;
 import io.strata.proto.CompleteFileResponse;
 import io.strata.proto.CreateDirectoryRequest;
@@ -58,7 +74,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
       return CreateFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
-        fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode()))).build();
+        fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode(),
+            WriteType.parse(r.getWriteType())))).build();
     });
   }
 
@@ -76,7 +93,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
       return CreateDirectoryResponse.newBuilder().setFile(MasterProtoConverter.toProto(
-        fs.createDirectory(r.getPath(), r.getRecursive(), r.getAllowExists(), r.getMode()))).build();
+        fs.createDirectory(r.getPath(), r.getRecursive(), r.getAllowExists(), r.getMode(),
+            WriteType.parse(r.getWriteType())))).build();
     });
   }
 
@@ -84,7 +102,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void getStatus(GetStatusRequest r, StreamObserver<GetStatusResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      FileInfo f = fs.getStatus(r.getPath());
+      FileInfo f = fs.getStatus(r.getPath(), r.getSyncIntervalMs());
       return GetStatusResponse.newBuilder().setFile(r.getIncludeBlocks() && !f.directory()
           ? MasterProtoConverter.toProto(f, fs.blocksOf(f)) : MasterProtoConverter.toProto(f)).build();
     });
@@ -128,7 +146,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
           b.addFiles(MasterProtoConverter.toProto(f));
         }
         out.onNext(b.build());
-      });
+      }, r.getSyncIntervalMs());
       out.onCompleted();
     } catch (ListingCancelled e) {
       // The client went away; nothing to send.
@@ -148,7 +166,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void delete(DeleteRequest r, StreamObserver<DeleteResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      fs.delete(r.getPath(), r.getRecursive());
+      fs.delete(r.getPath(), r.getRecursive(), r.getStrataOnly());
       return DeleteResponse.getDefaultInstance();
     });
   }
@@ -168,6 +186,56 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       FileSystemMaster fs = state.leading();
       return ExistsResponse.newBuilder().setExists(fs.exists(r.getPath())).build();
     });
+  }
+
+  @Override
+  public void mount(MountRequest r, StreamObserver<MountResponse> o) {
+    Rpc.unary(o, () -> {
+      MountInfoProto m = r.getMount();
+      state.leading().mount(m.getPath(), m.getUfsUri(), m.getReadOnly(), m.getShared(), m.getOptionsMap());
+      return MountResponse.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void unmount(UnmountRequest r, StreamObserver<UnmountResponse> o) {
+    Rpc.unary(o, () -> {
+      state.leading().unmount(r.getPath());
+      return UnmountResponse.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void getMountTable(GetMountTableRequest r, StreamObserver<GetMountTableResponse> o) {
+    Rpc.unary(o, () -> {
+      GetMountTableResponse.Builder b = GetMountTableResponse.newBuilder();
+      for (MountTable.MountInfo m : state.leading().mountTable()) {
+        b.addMounts(MasterProtoConverter.toProto(m));
+      }
+      return b.build();
+    });
+  }
+
+  @Override
+  public void free(FreeRequest r, StreamObserver<FreeResponse> o) {
+    Rpc.unary(o, () -> {
+      MasterReplies.FreeResult res = state.leading().free(r.getPath(), r.getRecursive(), r.getForce());
+      return FreeResponse.newBuilder().setFilesFreed(res.filesFreed()).setBlocksFreed(res.blocksFreed()).build();
+    });
+  }
+
+  @Override
+  public void setAttribute(SetAttributeRequest r, StreamObserver<SetAttributeResponse> o) {
+    Rpc.unary(o, () -> SetAttributeResponse.newBuilder().setFile(MasterProtoConverter.toProto(
+        state.leading().setAttribute(r.getPath(), r.hasPinned() ? r.getPinned() : null,
+            r.hasTtlMs() ? r.getTtlMs() : null, r.hasTtlAction() ? r.getTtlAction() : null))).build());
+  }
+
+  @Override
+  public void scheduleAsyncPersistence(ScheduleAsyncPersistenceRequest r,
+      StreamObserver<ScheduleAsyncPersistenceResponse> o) {
+    Rpc.unary(o, () -> ScheduleAsyncPersistenceResponse.newBuilder().setFile(MasterProtoConverter.toProto(
+        state.leading().scheduleAsyncPersistence(r.getPath()))).build());
   }
 
   @Override

@@ -6,6 +6,11 @@ import io.strata.master.block.BlockState;
 import io.strata.master.block.StorageDirState;
 import io.strata.master.block.WorkerState;
 import io.strata.master.file.FileInfo;
+import io.strata.master.file.MasterReplies;
+import io.strata.master.file.MountTable;
+import io.strata.proto.MountInfoProto;
+import io.strata.proto.PersistCommandProto;
+import io.strata.proto.PersistResultProto;
 import io.strata.proto.BlockInfoProto;
 import io.strata.proto.BlockLocationProto;
 import io.strata.proto.BlockReportProto;
@@ -26,20 +31,51 @@ final class MasterProtoConverter {
         .setDirectory(f.directory()).setLength(f.length()).setBlockSize(f.blockSize())
         .setComplete(f.complete()).setCreationTimeMs(f.creationTimeMs())
         .setModificationTimeMs(f.modificationTimeMs()).setOwner(f.owner()).setGroup(f.group())
-        .setMode(f.mode()).setChildCount(f.childCount()).build();
+        .setMode(f.mode()).setChildCount(f.childCount()).setPersistenceState(f.persistence().name())
+        .setPinned(f.pinned()).setTtlMs(f.ttlMs()).setTtlAction(f.ttlAction().name()).setUfsPath(f.ufsPath())
+        .setMountPoint(f.mountPoint()).build();
+  }
+
+  static MountInfoProto toProto(MountTable.MountInfo m) {
+    return MountInfoProto.newBuilder().setPath(m.path()).setUfsUri(m.ufsUri()).setReadOnly(m.readOnly())
+        .setShared(m.shared()).putAllOptions(m.options()).build();
+  }
+
+  static BlockInfoProto toProto(BlockState block) {
+    BlockInfoProto.Builder info = BlockInfoProto.newBuilder().setBlockId(block.blockId()).setLength(block.length());
+    for (BlockState.Location loc : block.locations()) {
+      info.addLocations(toProto(loc));
+    }
+    return info.build();
+  }
+
+  static BlockLocationProto toProto(BlockState.Location loc) {
+    return BlockLocationProto.newBuilder().setWorkerId(loc.worker().id()).setAddress(toProto(loc.worker().address()))
+        .setTier(loc.tier()).build();
+  }
+
+  static PersistCommandProto toProto(MasterReplies.PersistCommand c) {
+    PersistCommandProto.Builder b = PersistCommandProto.newBuilder().setFileId(c.fileId()).setUfsUri(c.ufsUri())
+        .putAllUfsOptions(c.options());
+    for (BlockState s : c.blocks()) {
+      b.addBlocks(toProto(s));
+    }
+    return b.build();
+  }
+
+  static List<MasterReplies.PersistResult> fromPersistProtos(List<PersistResultProto> results) {
+    List<MasterReplies.PersistResult> out = new ArrayList<>(results.size());
+    for (PersistResultProto r : results) {
+      out.add(new MasterReplies.PersistResult(r.getFileId(), r.getOk(), r.getError(), r.getLength()));
+    }
+    return out;
   }
 
   static FileInfoProto toProto(FileInfo f, List<BlockState> blocks) {
     FileInfoProto.Builder b = toProto(f).toBuilder();
     long offset = 0;
     for (BlockState block : blocks) {
-      BlockInfoProto.Builder info = BlockInfoProto.newBuilder().setBlockId(block.blockId())
-          .setLength(block.length());
-      for (BlockState.Location loc : block.locations()) {
-        info.addLocations(BlockLocationProto.newBuilder().setWorkerId(loc.worker().id())
-            .setAddress(toProto(loc.worker().address())).setTier(loc.tier()));
-      }
-      b.addBlocks(FileBlockInfoProto.newBuilder().setBlock(info).setOffset(offset));
+      b.addBlocks(FileBlockInfoProto.newBuilder().setBlock(toProto(block)).setOffset(offset));
       offset += f.blockSize();
     }
     return b.build();

@@ -1,0 +1,32 @@
+package io.strata.master.file;
+
+import io.strata.master.block.BlockState;
+import java.util.List;
+import java.util.Map;
+
+/** The domain answers of the file system master's UFS-related calls. Immutable records, no behaviour. */
+public final class MasterReplies {
+  private MasterReplies() {}
+
+  /** Where a block of a persisted file sits in its UFS file. */
+  public record UfsSource(String ufsUri, Map<String, String> options, long offset, long fileLength) {}
+
+  /** Where a worker can get a block: its live copies, and the UFS when the file is persisted (else null). */
+  public record BlockSource(long length, List<BlockState.Location> locations, UfsSource ufs) {}
+
+  /** Where a worker writes a file's UFS copy (a temporary name the master renames into place). */
+  public record UfsTarget(String ufsUri, Map<String, String> options) {}
+
+  /** A worker is to write a complete file's blocks, in order, to {@code ufsUri}. */
+  public record PersistCommand(long fileId, String ufsUri, Map<String, String> options, List<BlockState> blocks) {}
+
+  /** A worker's outcome of a persist command. */
+  public record PersistResult(long fileId, boolean ok, String error, long length) {}
+
+  /** The master's heartbeat answer: re-register, blocks to remove, files to persist, and pins. */
+  public record WorkerReply(boolean reregister, List<Long> removeBlockIds, List<PersistCommand> persist,
+      long pinVersion, List<Long> pinnedFileIds) {}
+
+  /** What a free did. */
+  public record FreeResult(long filesFreed, long blocksFreed) {}
+}

@@ -1,0 +1,165 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
+import io.strata.common.path.StrataPath;
+import io.strata.server.ufs.UfsManager;
+import io.strata.server.ufs.UfsStatus;
+import io.strata.server.ufs.UnderFileSystem;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Brings the under file system's view into the namespace: a path Strata lacks is looked up in the UFS and
+ * loaded on first access (getStatus, listStatus, create); a directory's UFS listing is merged in once,
+ * and again whenever the caller's sync interval says the last look is too old (0: every call; -1: never
+ * re-check what is loaded). Only inodes whose data the UFS holds (PERSISTED) are ever replaced or removed
+ * by what the UFS says; data only Strata has is never touched.
+ *
+ * <p>UFS I/O happens here, outside the tree's lock; the tree applies each result atomically and re-checks
+ * what changed meanwhile. Thread-safe.
+ */
+final class MetadataSync {
+  private final InodeTree tree;
+  private final MountTable mounts;
+  private final UfsManager ufs;
+  private final Clock clock;
+  private final long blockSize;
+  private final Consumer<List<Long>> filesRemoved;
+
+  MetadataSync(InodeTree tree, MountTable mounts, UfsManager ufs, Clock clock, long blockSize,
+      Consumer<List<Long>> filesRemoved) {
+    this.tree = tree;
+    this.mounts = mounts;
+    this.ufs = ufs;
+    this.clock = clock;
+    this.blockSize = blockSize;
+    this.filesRemoved = filesRemoved;
+  }
+
+  /** The UFS client for a resolved path. */
+  UnderFileSystem client(MountTable.Resolution r) throws UnavailableException {
+    try {
+      return ufs.get(r.ufsUri(), r.mount().options());
+    } catch (IOException e) {
+      throw new UnavailableException("The under file system " + r.mount().ufsUri() + " (mounted at "
+          + r.mount().path() + ") cannot be opened: " + e.getMessage(), e);
+    }
+  }
+
+  /** The UFS status at a resolved path, or null. */
+  UfsStatus status(MountTable.Resolution r) throws UnavailableException {
+    try {
+      return client(r).getStatus(r.ufsUri());
+    } catch (IOException e) {
+      throw unavailable(r, e);
+    }
+  }
+
+  static UnavailableException unavailable(MountTable.Resolution r, IOException e) {
+    return new UnavailableException("The under file system at " + r.ufsUri() + " failed: " + e.getMessage(), e);
+  }
+
+  /**
+   * Makes the tree's view of {@code path} current: loads it from the UFS when Strata lacks it, or re-checks
+   * it when it is persisted and its last check is older than {@code intervalMs} (negative: never).
+   */
+  void ensure(StrataPath path, long intervalMs) throws StrataException {
+    if (mounts.list().isEmpty()) {
+      return;
+    }
+    FileInfo existing = tree.lookupOrNull(path);
+    if (existing == null) {
+      load(path);
+      return;
+    }
+    if (intervalMs < 0 || path.isRoot() || mounts.isMountPoint(path.toString()) || !existing.persisted()) {
+      return;
+    }
+    if (intervalMs > 0 && clock.millis() - tree.lastUfsSync(path) < intervalMs) {
+      return;
+    }
+    MountTable.Resolution r = mounts.resolve(path);
+    if (r == null) {
+      return;
+    }
+    filesRemoved.accept(tree.syncPath(path, visible(status(r)), blockSize));
+  }
+
+  private static UfsStatus visible(UfsStatus s) {
+    return s == null || UfsTempNames.isTemp(s.name()) ? null : s;
+  }
+
+  /** Loads {@code path} and its missing parents from the UFS; does nothing when the UFS lacks it. */
+  private void load(StrataPath path) throws StrataException {
+    FileInfo deepest = tree.deepestExisting(path);
+    if (!deepest.directory()) {
+      return;
+    }
+    MountTable.Resolution target = mounts.resolve(path);
+    if (target == null || UfsTempNames.isTemp(path.name())) {
+      return;
+    }
+    UfsStatus leaf = status(target);
+    if (leaf == null) {
+      return;
+    }
+    int firstMissing = StrataPath.of(deepest.path()).depth();
+    List<UfsStatus> statuses = new ArrayList<>();
+    StrataPath p = StrataPath.ROOT;
+    List<String> parts = path.components();
+    for (int k = 0; k < parts.size() - 1; k++) {
+      p = p.child(parts.get(k));
+      if (k < firstMissing) {
+        continue;
+      }
+      MountTable.Resolution r = mounts.resolve(p);
+      UfsStatus s = r == null ? null : status(r);
+      if (s == null || !s.directory()) {
+        return;
+      }
+      statuses.add(s);
+    }
+    statuses.add(leaf);
+    tree.addFromUfs(path, firstMissing, statuses, blockSize);
+  }
+
+  /**
+   * Merges the UFS listing of directory {@code dir} when it was never merged, or when the last merge is
+   * older than {@code intervalMs} (0: always; negative: only the first time).
+   */
+  void syncDirectory(StrataPath dir, long intervalMs) throws StrataException {
+    if (mounts.list().isEmpty()) {
+      return;
+    }
+    if (tree.childrenLoaded(dir)) {
+      if (intervalMs < 0) {
+        return;
+      }
+      if (intervalMs > 0 && clock.millis() - tree.lastUfsSync(dir) < intervalMs) {
+        return;
+      }
+    }
+    FileInfo d = tree.lookupOrNull(dir);
+    if (d == null || !d.directory()) {
+      return;
+    }
+    MountTable.Resolution r = mounts.resolve(dir);
+    if (r == null) {
+      return;
+    }
+    List<UfsStatus> listing;
+    try {
+      listing = client(r).listStatus(r.ufsUri());
+    } catch (IOException e) {
+      throw unavailable(r, e);
+    }
+    if (listing != null) {
+      listing.removeIf(s -> UfsTempNames.isTemp(s.name()));
+    }
+    filesRemoved.accept(tree.mergeListing(dir, listing, blockSize, mounts::isMountPoint));
+  }
+}

@@ -1,0 +1,247 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.StrataException;
+import io.strata.common.path.StrataPath;
+import io.strata.master.block.BlockMaster;
+import io.strata.master.block.BlockState;
+import io.strata.master.block.WorkerState;
+import io.strata.master.file.MasterReplies.PersistCommand;
+import io.strata.master.file.MasterReplies.PersistResult;
+import io.strata.server.ufs.UfsStatus;
+import io.strata.server.ufs.UnderFileSystem;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Persists ASYNC_THROUGH files: every complete TO_BE_PERSISTED file gets a job; a job sends a persist
+ * command to the worker holding most of the file's blocks (delivered in that worker's next heartbeat);
+ * the worker writes the blocks in order to a temporary UFS name beside the final one and reports back;
+ * the master renames it into place and journals PERSISTED with the UFS mtime. A failure, a lost worker or
+ * a command unanswered for the timeout is retried with exponential backoff (from the minimum to the
+ * maximum delay, without a limit on attempts: the data stays cached meanwhile). The in-flight state is not
+ * journaled: after a restart the TO_BE_PERSISTED files are simply scheduled again.
+ *
+ * <p>Threading: {@link #tick()} runs on one background thread and alone touches the jobs;
+ * {@link #commandsFor} and {@link #report} are called from RPC threads and only touch the outbox (under
+ * this object's monitor) and the result queue.
+ */
+final class PersistScheduler {
+  private static final Logger LOG = LoggerFactory.getLogger(PersistScheduler.class);
+
+  private static final class Job {
+    long attempts;
+    long nextAttemptMs;
+    long workerId = -1;
+    long sentAtMs;
+    String tempUri;
+    MountTable.Resolution target;
+  }
+
+  private final InodeTree tree;
+  private final BlockMaster blocks;
+  private final MountTable mounts;
+  private final MetadataSync ufs;
+  private final Function<FileInfo, List<BlockState>> blocksOf;
+  private final Runnable sync;
+  private final Clock clock;
+  private final UfsConfig conf;
+  private final Map<Long, Job> jobs = new HashMap<>();
+  private final Map<Long, List<PersistCommand>> outbox = new HashMap<>();
+  private final ConcurrentLinkedQueue<PersistResult> results = new ConcurrentLinkedQueue<>();
+
+  PersistScheduler(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync ufs,
+      Function<FileInfo, List<BlockState>> blocksOf, Runnable sync, Clock clock, UfsConfig conf) {
+    this.tree = tree;
+    this.blocks = blocks;
+    this.mounts = mounts;
+    this.ufs = ufs;
+    this.blocksOf = blocksOf;
+    this.sync = sync;
+    this.clock = clock;
+    this.conf = conf;
+  }
+
+  /** The commands waiting for this worker; they are handed out once. */
+  synchronized List<PersistCommand> commandsFor(long workerId) {
+    List<PersistCommand> out = outbox.remove(workerId);
+    return out == null ? List.of() : out;
+  }
+
+  void report(List<PersistResult> rs) {
+    results.addAll(rs);
+  }
+
+  /** One round: apply reported outcomes, retry what failed or timed out, send what is due. */
+  void tick() {
+    long now = clock.millis();
+    for (PersistResult r; (r = results.poll()) != null; ) {
+      Job job = jobs.get(r.fileId());
+      if (job == null || job.workerId < 0) {
+        continue; // a late answer to a command already given up on
+      }
+      if (r.ok()) {
+        finish(r.fileId(), job);
+      } else {
+        fail(r.fileId(), job, "worker " + job.workerId + " failed: " + r.error(), now);
+      }
+    }
+    Set<Long> wanted = new HashSet<>(tree.filesToPersist());
+    Set<Long> live = new HashSet<>();
+    for (WorkerState w : blocks.liveWorkers()) {
+      live.add(w.id());
+    }
+    for (java.util.Iterator<Map.Entry<Long, Job>> it = jobs.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Long, Job> e = it.next();
+      Job job = e.getValue();
+      if (!wanted.contains(e.getKey()) && job.workerId < 0) {
+        it.remove(); // deleted, or persisted another way
+      } else if (job.workerId >= 0 && (!live.contains(job.workerId)
+          || now - job.sentAtMs > conf.persistTimeout().toMillis())) {
+        fail(e.getKey(), job, live.contains(job.workerId) ? "no answer from worker " + job.workerId + " within "
+            + conf.persistTimeout() : "worker " + job.workerId + " was lost", now);
+        if (!wanted.contains(e.getKey())) {
+          it.remove();
+        }
+      }
+    }
+    for (long fileId : wanted) {
+      Job job = jobs.computeIfAbsent(fileId, id -> new Job());
+      if (job.workerId < 0 && now >= job.nextAttemptMs) {
+        send(fileId, job, live, now);
+      }
+    }
+  }
+
+  private void send(long fileId, Job job, Set<Long> live, long now) {
+    FileInfo f = tree.getFile(fileId);
+    if (f == null || !f.complete()) {
+      return;
+    }
+    MountTable.Resolution r;
+    try {
+      r = mounts.resolve(StrataPath.of(f.path()));
+    } catch (StrataException e) {
+      return;
+    }
+    if (r == null || r.mount().readOnly()) {
+      fail(fileId, job, r == null ? "no under file system is mounted at " + f.path()
+          : f.path() + " is under a read-only mount", now);
+      return;
+    }
+    List<BlockState> bs = blocksOf.apply(f);
+    Map<Long, Integer> held = new HashMap<>();
+    for (BlockState b : bs) {
+      if (b.locations().isEmpty()) {
+        fail(fileId, job, "block " + b.blockId() + " of " + f.path() + " has no live copy", now);
+        return;
+      }
+      for (BlockState.Location loc : b.locations()) {
+        held.merge(loc.worker().id(), 1, Integer::sum);
+      }
+    }
+    long worker = -1;
+    int best = -1;
+    for (Map.Entry<Long, Integer> e : held.entrySet()) {
+      if (live.contains(e.getKey()) && e.getValue() > best) {
+        best = e.getValue();
+        worker = e.getKey();
+      }
+    }
+    if (worker < 0 && bs.isEmpty() && !live.isEmpty()) {
+      worker = live.iterator().next(); // an empty file: any worker writes it
+    }
+    if (worker < 0) {
+      fail(fileId, job, "no live worker holds the blocks of " + f.path(), now);
+      return;
+    }
+    job.target = r;
+    job.tempUri = parentOf(r.ufsUri()) + "/" + UfsTempNames.tempName(f.name(), fileId);
+    job.workerId = worker;
+    job.sentAtMs = now;
+    synchronized (this) {
+      outbox.computeIfAbsent(worker, w -> new ArrayList<>())
+          .add(new PersistCommand(fileId, job.tempUri, r.mount().options(), bs));
+    }
+    LOG.debug("Persisting {} (file {}) through worker {}, attempt {}", f.path(), fileId, worker, job.attempts + 1);
+  }
+
+  static String parentOf(String ufsUri) {
+    int cut = ufsUri.lastIndexOf('/');
+    return cut <= ufsUri.indexOf("://") + 2 ? ufsUri : ufsUri.substring(0, cut);
+  }
+
+  /** The worker wrote the temporary file: move it into place and record the file PERSISTED. */
+  private void finish(long fileId, Job job) {
+    long now = clock.millis();
+    FileInfo f = tree.getFile(fileId);
+    UnderFileSystem u;
+    try {
+      u = ufs.client(job.target);
+    } catch (StrataException e) {
+      fail(fileId, job, e.getMessage(), now);
+      return;
+    }
+    try {
+      if (f == null || f.persistence() != PersistenceState.TO_BE_PERSISTED) {
+        u.delete(job.tempUri, false); // deleted or changed meanwhile: the copy is not wanted
+        jobs.remove(fileId);
+        return;
+      }
+      MountTable.Resolution now2 = mounts.resolve(StrataPath.of(f.path()));
+      if (now2 == null || !now2.mount().path().equals(job.target.mount().path())) {
+        u.delete(job.tempUri, false);
+        fail(fileId, job, f.path() + " moved to another mount while it was persisted", now);
+        return;
+      }
+      String dst = now2.ufsUri();
+      if (u.getStatus(dst) != null) {
+        u.delete(dst, true);
+      }
+      u.mkdirs(parentOf(dst));
+      if (!u.rename(job.tempUri, dst)) {
+        fail(fileId, job, "cannot rename " + job.tempUri + " to " + dst, now);
+        return;
+      }
+      UfsStatus s = u.getStatus(dst);
+      if (s == null || s.length() != f.length()) {
+        fail(fileId, job, dst + " has " + (s == null ? "no file" : s.length() + " bytes") + " after the rename, "
+            + "expected " + f.length(), now);
+        return;
+      }
+      tree.setFileAttribute(fileId, null, null, null, PersistenceState.PERSISTED, s.modificationTimeMs(), cur -> {
+        if (cur.persistence() != PersistenceState.TO_BE_PERSISTED) {
+          throw new io.strata.common.exception.FailedPreconditionException("no longer to be persisted");
+        }
+      });
+      sync.run();
+      jobs.remove(fileId);
+      LOG.info("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
+    } catch (IOException | RuntimeException e) {
+      fail(fileId, job, "finishing the persistence failed: " + e.getMessage(), now);
+    }
+  }
+
+  private void fail(long fileId, Job job, String why, long now) {
+    job.attempts++;
+    job.workerId = -1;
+    long min = conf.persistRetryMin().toMillis();
+    long delay = Math.min(conf.persistRetryMax().toMillis(), min << Math.min(20, job.attempts - 1));
+    job.nextAttemptMs = now + delay;
+    LOG.warn("Persisting file {} failed (attempt {}): {}; retrying in {} ms", fileId, job.attempts, why, delay);
+  }
+
+  /** Files with a job, sent or waiting (tests and reports). */
+  int pending() {
+    return jobs.size();
+  }
+}

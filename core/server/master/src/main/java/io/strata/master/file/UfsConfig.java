@@ -1,0 +1,13 @@
+package io.strata.master.file;
+
+import io.strata.server.ufs.UfsManager;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * What the file system master needs to use under file systems: the clients, the root mount (from the
+ * configuration, never journaled), how local paths resolve, the block size of files loaded from a UFS,
+ * and the persist scheduler's timing. Immutable.
+ */
+public record UfsConfig(UfsManager manager, MountTable.MountInfo rootMount, Path home, long blockSize,
+    Duration persistRetryMin, Duration persistRetryMax, Duration persistTimeout, Duration mountCheckTimeout) {}

@@ -1,0 +1,22 @@
+package io.strata.master.file;
+
+import java.util.regex.Pattern;
+
+/**
+ * Names of the temporary UFS files a file is written to before it is renamed into place (CACHE_THROUGH,
+ * THROUGH, persistence): {@code .<name>.strata-<fileId>.tmp} beside the final name, so the rename stays
+ * inside one directory. Metadata loads never show them. Stateless.
+ */
+final class UfsTempNames {
+  private static final Pattern TEMP = Pattern.compile("^\\..*\\.strata-\\d+\\.tmp$");
+
+  private UfsTempNames() {}
+
+  static String tempName(String name, long fileId) {
+    return "." + name + ".strata-" + fileId + ".tmp";
+  }
+
+  static boolean isTemp(String name) {
+    return TEMP.matcher(name).matches();
+  }
+}
