@@ -447,6 +447,8 @@ public final class FileSystemMaster {
       }
       UfsStatus placed = u.getStatus(r.ufsUri());
       return placed == null ? 0 : placed.modificationTimeMs();
+    } catch (StrataException e) {
+      throw e;
     } catch (IOException e) {
       throw MetadataSync.unavailable(r, e);
     }
@@ -538,6 +540,8 @@ public final class FileSystemMaster {
           if (!sync.client(r).mkdirs(r.ufsUri())) {
             throw new UnavailableException("Cannot create " + r.ufsUri() + " in the under file system");
           }
+        } catch (StrataException e) {
+          throw e;
         } catch (IOException e) {
           throw MetadataSync.unavailable(r, e);
         }
@@ -697,6 +701,8 @@ public final class FileSystemMaster {
           }
           movedInUfs = true;
         }
+      } catch (StrataException e) {
+        throw e;
       } catch (IOException e) {
         throw MetadataSync.unavailable(rs, e);
       }

@@ -7,6 +7,8 @@ final class InodeDirectory extends Inode {
   final TreeMap<String, Inode> children = new TreeMap<>();
   /** True once the UFS listing of this directory was merged in (not journaled: a restart lists it again). */
   boolean childrenLoaded;
+  /** When the UFS listing was last merged in (not journaled). */
+  long childrenSyncMs;
 
   InodeDirectory(long id, String name, InodeDirectory parent, long nowMs, String owner, String group, int mode) {
     super(id, name, parent, nowMs, owner, group, mode);

@@ -760,6 +760,17 @@ public final class InodeTree {
     }
   }
 
+  /** When the directory's UFS listing was last merged in (0: never, -1: no such directory). */
+  public long lastListingSync(StrataPath path) {
+    lock.readLock().lock();
+    try {
+      Inode i = lookup(path);
+      return i instanceof InodeDirectory d ? d.childrenSyncMs : -1;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** True when the directory's UFS listing has been merged in at least once. */
   public boolean childrenLoaded(StrataPath path) {
     lock.readLock().lock();
@@ -813,22 +824,24 @@ public final class InodeTree {
     long mtime = s.modificationTimeMs() > 0 ? s.modificationTimeMs() : now;
     Inode child;
     if (s.directory()) {
-      InodeDirectory d = new InodeDirectory(nextId++, path.name(), dir, mtime, DEFAULT_OWNER, DEFAULT_GROUP,
+      InodeDirectory d = new InodeDirectory(nextId++, path.name(), dir, now, DEFAULT_OWNER, DEFAULT_GROUP,
           s.mode() == 0 ? 0755 : s.mode());
       d.persistence = PersistenceState.PERSISTED;
       directoryCount++;
-      entries.add(new JournalEntry.Mkdir(d.id, path.toString(), d.mode, mtime, PersistenceState.PERSISTED.name()));
+      entries.add(new JournalEntry.Mkdir(d.id, path.toString(), d.mode, now, PersistenceState.PERSISTED.name()));
       child = d;
     } else {
-      InodeFile f = new InodeFile(nextId++, path.name(), dir, mtime, DEFAULT_OWNER, DEFAULT_GROUP,
+      // Created (for TTLs) when Strata learned of it; modified when the UFS says.
+      InodeFile f = new InodeFile(nextId++, path.name(), dir, now, DEFAULT_OWNER, DEFAULT_GROUP,
           s.mode() == 0 ? 0644 : s.mode(), blockSize);
+      f.modificationTimeMs = mtime;
       f.length = s.length();
       f.complete = true;
       f.ufsMtimeMs = s.modificationTimeMs();
       f.persistence = PersistenceState.PERSISTED;
       filesById.put(f.id, f);
       fileCount++;
-      entries.add(new JournalEntry.CreateFile(f.id, path.toString(), blockSize, f.mode, mtime,
+      entries.add(new JournalEntry.CreateFile(f.id, path.toString(), blockSize, f.mode, now,
           WriteType.MUST_CACHE.name()));
       entries.add(new JournalEntry.CompleteFile(f.id, f.length, mtime, PersistenceState.PERSISTED.name(),
           f.ufsMtimeMs));
@@ -958,7 +971,7 @@ public final class InodeTree {
         }
       }
       d.childrenLoaded = true;
-      d.lastUfsSyncMs = now;
+      d.childrenSyncMs = now;
       return removed;
     } finally {
       journalAndUnlock(entries);

@@ -139,7 +139,7 @@ final class MetadataSync {
       if (intervalMs < 0) {
         return;
       }
-      if (intervalMs > 0 && clock.millis() - tree.lastUfsSync(dir) < intervalMs) {
+      if (intervalMs > 0 && clock.millis() - tree.lastListingSync(dir) < intervalMs) {
         return;
       }
     }

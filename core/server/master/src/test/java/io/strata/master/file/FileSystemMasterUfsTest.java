@@ -1,0 +1,385 @@
+package io.strata.master.file;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.strata.common.exception.AlreadyExistsException;
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.InvalidArgumentException;
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.PermissionDeniedException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
+import io.strata.common.id.BlockId;
+import io.strata.common.net.WorkerAddress;
+import io.strata.master.MutableClock;
+import io.strata.master.file.MasterReplies.PersistCommand;
+import io.strata.master.file.MasterReplies.PersistResult;
+import io.strata.master.file.MasterReplies.WorkerReply;
+import io.strata.master.journal.Journal;
+import io.strata.server.ufs.UfsManager;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The file system master over a real local-dir under file system and a real journal: loading what the UFS
+ * holds, syncing changes made straight in the UFS, mounts and their rules, write types, persistence,
+ * free, pins and TTLs, and all of that surviving a restart from the journal.
+ */
+class FileSystemMasterUfsTest {
+  private static final Duration TIMEOUT = Duration.ofSeconds(30);
+  private static final long BS = 100;
+  private static final String TIER = "MEM";
+
+  @TempDir
+  Path tmp;
+  private Path ufs;
+  private final MutableClock clock = new MutableClock(1_700_000_000_000L);
+  private final UfsManager manager = new UfsManager();
+  private final List<Journal> journals = new ArrayList<>();
+  private FileSystemMaster fs;
+  private long worker;
+
+  @BeforeEach
+  void setUp() throws IOException {
+    ufs = Files.createDirectories(tmp.resolve("ufs"));
+    fs = open();
+    worker = fs.blockMaster().register(new WorkerAddress("w1", 29999), 1L << 30, 0, List.of(), 0);
+  }
+
+  @AfterEach
+  void tearDown() {
+    journals.forEach(Journal::close);
+    manager.close();
+  }
+
+  private FileSystemMaster open() throws IOException {
+    Journal journal = new Journal(tmp.resolve("journal"), 1 << 20);
+    journals.add(journal);
+    UfsConfig conf = new UfsConfig(manager, new MountTable.MountInfo("/", UfsManager.normalize(ufs.toString(), tmp),
+        false, false, Map.of()), tmp, BS, Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofSeconds(30),
+        Duration.ofSeconds(5));
+    FileSystemMaster m = new FileSystemMaster(clock, TIMEOUT, 1 << 20, journal, conf);
+    journal.replay(e -> {
+      try {
+        m.replay(e);
+      } catch (StrataException ex) {
+        throw new IllegalStateException(ex);
+      }
+    });
+    journal.startWriting();
+    return m;
+  }
+
+  private FileSystemMaster restart() throws IOException {
+    journals.forEach(Journal::close);
+    journals.clear();
+    fs = open();
+    return fs;
+  }
+
+  private Path ufsFile(String rel, String content) throws IOException {
+    Path p = ufs.resolve(rel);
+    Files.createDirectories(p.getParent());
+    Files.writeString(p, content, StandardCharsets.UTF_8);
+    return p;
+  }
+
+  private List<String> names(String dir, long syncMs) throws StrataException {
+    List<String> out = new ArrayList<>();
+    fs.listStatus(dir, false, 100, b -> b.forEach(f -> out.add(f.name())), syncMs);
+    return out;
+  }
+
+  /** Writes a MUST_CACHE or ASYNC_THROUGH file of {@code length} bytes whose blocks live on the worker. */
+  private FileInfo writeCached(String path, long length, WriteType type) throws StrataException {
+    FileInfo f = fs.createFile(path, BS, true, 0, type);
+    for (long i = 0; i * BS < length; i++) {
+      fs.commitBlock(worker, BlockId.of(f.id(), i), Math.min(BS, length - i * BS), TIER);
+    }
+    return fs.completeFile(path, f.id(), length);
+  }
+
+  // ---- loading and syncing ----
+
+  @Test
+  void aFileWrittenStraightIntoTheUfs_isLoadedOnFirstAccess_asPersistedAndComplete() throws Exception {
+    ufsFile("data/part-0", "hello ufs");
+    FileInfo f = fs.getStatus("/data/part-0");
+    assertThat(f.complete()).isTrue();
+    assertThat(f.length()).isEqualTo(9);
+    assertThat(f.persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(f.ufsPath()).isEqualTo(UfsManager.normalize(ufs.resolve("data/part-0").toString(), tmp));
+    assertThat(fs.getStatus("/data").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(fs.blocksOf(f)).hasSize(1);
+    assertThat(fs.blocksOf(f).get(0).length()).isEqualTo(9);
+    assertThatThrownBy(() -> fs.getStatus("/data/missing")).isInstanceOf(NotFoundException.class);
+  }
+
+  @Test
+  void listing_loadsTheUfsOnce_andSeesLaterUfsChangesOnlyWhenSynced() throws Exception {
+    ufsFile("d/a", "1");
+    ufsFile("d/sub/b", "22");
+    assertThat(names("/d", -1)).containsExactly("a", "sub");
+    ufsFile("d/c", "333");
+    Files.delete(ufs.resolve("d/a"));
+    assertThat(names("/d", -1)).containsExactly("a", "sub"); // -1: loaded once, never re-checked
+    clock.advanceMillis(1000);
+    assertThat(names("/d", 5000)).containsExactly("a", "sub"); // checked within the last 5 s
+    assertThat(names("/d", 500)).containsExactly("c", "sub");
+    assertThat(fs.getStatus("/d/c").length()).isEqualTo(3);
+  }
+
+  @Test
+  void aFileChangedInTheUfs_isReplacedOnSync_butDataOnlyStrataHasIsNeverTouched() throws Exception {
+    ufsFile("d/f", "short");
+    long oldId = fs.getStatus("/d/f").id();
+    writeCached("/d/mine", 150, WriteType.MUST_CACHE);
+    ufsFile("d/f", "a longer content");
+    assertThat(fs.getStatus("/d/f", -1).length()).isEqualTo(5);
+    FileInfo synced = fs.getStatus("/d/f", 0);
+    assertThat(synced.length()).isEqualTo(16);
+    assertThat(synced.id()).isNotEqualTo(oldId);
+    names("/d", 0);
+    assertThat(fs.getStatus("/d/mine").length()).isEqualTo(150); // not in the UFS, yet kept
+    Files.delete(ufs.resolve("d/f"));
+    assertThatThrownBy(() -> fs.getStatus("/d/f", 0)).isInstanceOf(NotFoundException.class);
+  }
+
+  @Test
+  void temporaryNamesOfWritesInProgress_areNeverLoaded() throws Exception {
+    ufsFile("d/.x.strata-12.tmp", "partial");
+    ufsFile("d/x", "whole");
+    assertThat(names("/d", 0)).containsExactly("x");
+  }
+
+  // ---- write types and persistence ----
+
+  @Test
+  void throughWrites_completeOnlyOnceTheirUfsCopyIsThere_andAreRenamedIntoPlace() throws Exception {
+    FileInfo f = fs.createFile("/out/t", BS, true, 0, WriteType.THROUGH);
+    MasterReplies.UfsTarget target = fs.ufsWriteTarget(f.id());
+    assertThatThrownBy(() -> fs.completeFile("/out/t", f.id(), 4)).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("never written");
+    Path temp = Path.of(URI.create(target.ufsUri()));
+    Files.createDirectories(temp.getParent());
+    Files.writeString(temp, "abc");
+    assertThatThrownBy(() -> fs.completeFile("/out/t", f.id(), 4)).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("3 bytes");
+    Files.writeString(temp, "abcd");
+    FileInfo done = fs.completeFile("/out/t", f.id(), 4);
+    assertThat(done.persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(Files.readString(ufs.resolve("out/t"))).isEqualTo("abcd");
+    assertThat(Files.exists(temp)).isFalse();
+    assertThat(fs.getStatus("/out").persistence()).isEqualTo(PersistenceState.PERSISTED);
+  }
+
+  @Test
+  void asyncThrough_isPersistedByTheSchedulerThroughTheWorkerHoldingItsBlocks() throws Exception {
+    FileInfo f = writeCached("/a/f", 250, WriteType.ASYNC_THROUGH);
+    assertThat(f.persistence()).isEqualTo(PersistenceState.TO_BE_PERSISTED);
+    fs.persistTick();
+    WorkerReply reply = heartbeat(List.of());
+    assertThat(reply.persist()).hasSize(1);
+    PersistCommand c = reply.persist().get(0);
+    assertThat(c.fileId()).isEqualTo(f.id());
+    assertThat(c.blocks()).extracting(b -> b.length()).containsExactly(100L, 100L, 50L);
+    assertThat(heartbeat(List.of()).persist()).isEmpty(); // handed out once
+    // The worker fails once: retried after the backoff.
+    heartbeat(List.of(new PersistResult(f.id(), false, "disk full", 0)));
+    fs.persistTick();
+    clock.advanceMillis(20);
+    fs.persistTick();
+    PersistCommand again = heartbeat(List.of()).persist().get(0);
+    Path temp = Path.of(URI.create(again.ufsUri()));
+    Files.createDirectories(temp.getParent());
+    Files.write(temp, new byte[250]);
+    heartbeat(List.of(new PersistResult(f.id(), true, "", 250)));
+    fs.persistTick();
+    assertThat(fs.getStatus("/a/f").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(Files.size(ufs.resolve("a/f"))).isEqualTo(250);
+    assertThat(restart().getStatus("/a/f").persistence()).isEqualTo(PersistenceState.PERSISTED);
+  }
+
+  private WorkerReply heartbeat(List<PersistResult> results) {
+    return fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, 0, results);
+  }
+
+  @Test
+  void aCachedCopyOfAPersistedBlock_isAccepted_onlyWithTheRightLength() throws Exception {
+    ufsFile("p", "x".repeat(150));
+    FileInfo f = fs.getStatus("/p");
+    long b1 = BlockId.of(f.id(), 1);
+    assertThatThrownBy(() -> fs.commitBlock(worker, b1, 49, TIER)).isInstanceOf(FailedPreconditionException.class);
+    fs.commitBlock(worker, b1, 50, TIER);
+    assertThat(fs.blockSource(b1).locations()).hasSize(1);
+    assertThat(fs.blockSource(b1).ufs().offset()).isEqualTo(100);
+    FileInfo cached = writeCached("/c", 50, WriteType.MUST_CACHE);
+    assertThat(fs.blockSource(BlockId.of(cached.id(), 0)).ufs()).isNull();
+    assertThatThrownBy(() -> fs.commitBlock(worker, BlockId.of(cached.id(), 1), 10, TIER))
+        .isInstanceOf(FailedPreconditionException.class);
+  }
+
+  // ---- delete and rename reach the UFS ----
+
+  @Test
+  void deleteAndRename_ofPersistedPaths_changeTheUfsToo_andStrataOnlyDeleteKeepsIt() throws Exception {
+    ufsFile("r/a", "aa");
+    ufsFile("r/b", "bb");
+    fs.rename("/r/a", "/r/a2");
+    assertThat(Files.readString(ufs.resolve("r/a2"))).isEqualTo("aa");
+    assertThat(Files.exists(ufs.resolve("r/a"))).isFalse();
+    fs.delete("/r/a2", false, false);
+    assertThat(Files.exists(ufs.resolve("r/a2"))).isFalse();
+    fs.delete("/r/b", false, true);
+    assertThat(Files.exists(ufs.resolve("r/b"))).isTrue();
+    assertThat(fs.getStatus("/r/b").length()).isEqualTo(2); // loaded again on next access
+    ufsFile("r/exists-in-ufs", "z");
+    assertThatThrownBy(() -> fs.rename("/r/b", "/r/exists-in-ufs")).isInstanceOf(AlreadyExistsException.class);
+  }
+
+  // ---- mounts ----
+
+  @Test
+  void mounts_followTheirRules_andClearErrorsNameWhatIsWrong() throws Exception {
+    Path other = Files.createDirectories(tmp.resolve("other"));
+    Files.writeString(other.resolve("x"), "mounted");
+    fs.createDirectory("/full/child", true, false, 0);
+    assertThatThrownBy(() -> fs.mount("/full", other.toString(), false, false, Map.of()))
+        .isInstanceOf(FailedPreconditionException.class).hasMessageContaining("not an empty directory");
+    assertThatThrownBy(() -> fs.mount("/m", tmp.resolve("nope").toString(), false, false, Map.of()))
+        .isInstanceOf(NotFoundException.class).hasMessageContaining("does not exist");
+    assertThatThrownBy(() -> fs.mount("/m", ufs.resolve("inside").toString(), false, false, Map.of()))
+        .isInstanceOf(FailedPreconditionException.class).hasMessageContaining("overlaps");
+    assertThatThrownBy(() -> fs.mount("/", other.toString(), false, false, Map.of()))
+        .isInstanceOf(InvalidArgumentException.class);
+    assertThatThrownBy(() -> fs.mount("/m", "hdfs://", false, false, Map.of()))
+        .isInstanceOf(InvalidArgumentException.class);
+    fs.mount("/m", other.toString(), true, false, Map.of());
+    assertThat(fs.getStatus("/m/x").length()).isEqualTo(7);
+    assertThat(fs.getStatus("/m").mountPoint()).isTrue();
+    assertThatThrownBy(() -> fs.mount("/m", tmp.resolve("other").toString(), false, false, Map.of()))
+        .isInstanceOf(AlreadyExistsException.class);
+    assertThatThrownBy(() -> fs.createFile("/m/new", BS, true, 0, WriteType.MUST_CACHE))
+        .isInstanceOf(PermissionDeniedException.class).hasMessageContaining("read-only");
+    assertThatThrownBy(() -> fs.delete("/m", true, false)).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("mount point");
+    assertThatThrownBy(() -> fs.rename("/m/x", "/x")).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("different mounts");
+    FileSystemMaster again = restart();
+    assertThat(again.mountTable()).extracting(MountTable.MountInfo::path).containsExactlyInAnyOrder("/", "/m");
+    assertThat(again.getStatus("/m/x").length()).isEqualTo(7);
+    again.unmount("/m");
+    assertThatThrownBy(() -> again.getStatus("/m")).isInstanceOf(NotFoundException.class);
+    assertThat(Files.exists(other.resolve("x"))).isTrue();
+    assertThatThrownBy(() -> again.unmount("/m")).isInstanceOf(FailedPreconditionException.class);
+  }
+
+  @Test
+  void mountingAnUnreachableHdfs_failsFast_withAClearError() throws Exception {
+    long t0 = System.nanoTime();
+    assertThatThrownBy(() -> fs.mount("/h", "hdfs://127.0.0.1:1/data", false, false, Map.of()))
+        .isInstanceOf(UnavailableException.class).hasMessageContaining("hdfs://127.0.0.1:1/data");
+    assertThat((System.nanoTime() - t0) / 1_000_000).isLessThan(20_000);
+    assertThatThrownBy(() -> fs.getStatus("/h")).isInstanceOf(NotFoundException.class);
+  }
+
+  // ---- free, pins, TTLs ----
+
+  @Test
+  void free_refusesUnpersistedAndPinnedFiles_andRemovesTheBlocksOfPersistedOnes() throws Exception {
+    writeCached("/f/cached", 150, WriteType.MUST_CACHE);
+    assertThatThrownBy(() -> fs.free("/f/cached", false, false)).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("NOT_PERSISTED");
+    ufsFile("g/p", "x".repeat(150));
+    FileInfo p = fs.getStatus("/g/p");
+    fs.commitBlock(worker, BlockId.of(p.id(), 0), 100, TIER);
+    fs.commitBlock(worker, BlockId.of(p.id(), 1), 50, TIER);
+    assertThatThrownBy(() -> fs.free("/g", false, false)).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("directory");
+    fs.setAttribute("/g", true, null, null);
+    assertThatThrownBy(() -> fs.free("/g", true, false)).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("pinned");
+    assertThat(fs.free("/g", true, true)).isEqualTo(new MasterReplies.FreeResult(1, 2));
+    assertThat(fs.getStatus("/g").pinned()).isFalse();
+    assertThat(heartbeat(List.of()).removeBlockIds()).containsExactlyInAnyOrder(BlockId.of(p.id(), 0),
+        BlockId.of(p.id(), 1));
+    assertThat(fs.blockSource(BlockId.of(p.id(), 0)).locations()).isEmpty();
+  }
+
+  @Test
+  void pins_reachWorkersAsAVersionedListOfFileIds() throws Exception {
+    FileInfo a = writeCached("/pin/a", 10, WriteType.MUST_CACHE);
+    WorkerReply first = heartbeat(List.of());
+    assertThat(first.pinnedFileIds()).isEmpty();
+    fs.setAttribute("/pin", true, null, null);
+    WorkerReply pinned = fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, first.pinVersion(),
+        List.of());
+    assertThat(pinned.pinnedFileIds()).containsExactly(a.id());
+    WorkerReply same = fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, pinned.pinVersion(),
+        List.of());
+    assertThat(same.pinnedFileIds()).isNull();
+    FileInfo b = writeCached("/pin/b", 10, WriteType.MUST_CACHE);
+    WorkerReply more = fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, pinned.pinVersion(),
+        List.of());
+    assertThat(more.pinnedFileIds()).containsExactlyInAnyOrder(a.id(), b.id());
+    assertThat(restart().tree().pinnedFileIds()).containsExactlyInAnyOrder(a.id(), b.id());
+  }
+
+  @Test
+  void ttls_deleteOrFree_whenTheyRunOut_andSurviveARestart() throws Exception {
+    ufsFile("t/del", "d");
+    ufsFile("t/free", "ff");
+    fs.setAttribute("/t/del", null, 5_000L, "DELETE");
+    FileInfo free = fs.setAttribute("/t/free", null, 5_000L, "FREE");
+    fs.commitBlock(worker, BlockId.of(free.id(), 0), 2, TIER);
+    assertThatThrownBy(() -> fs.setAttribute("/t/del", null, -5L, null)).isInstanceOf(InvalidArgumentException.class);
+    assertThatThrownBy(() -> fs.setAttribute("/t/del", null, 1L, "BURN")).isInstanceOf(InvalidArgumentException.class);
+    restart();
+    assertThat(fs.getStatus("/t/del").ttlMs()).isEqualTo(5_000);
+    fs.ttlTick();
+    assertThat(fs.exists("/t/del")).isTrue();
+    clock.advanceMillis(10_000);
+    fs.ttlTick();
+    assertThat(fs.tree().exists(io.strata.common.path.StrataPath.of("/t/del"))).isFalse();
+    assertThat(Files.exists(ufs.resolve("t/del"))).isFalse();
+    FileInfo freed = fs.getStatus("/t/free");
+    assertThat(freed.ttlMs()).isEqualTo(-1);
+    assertThat(fs.blockSource(BlockId.of(freed.id(), 0)).locations()).isEmpty();
+    assertThat(Files.readString(ufs.resolve("t/free"))).isEqualTo("ff");
+  }
+
+  @Test
+  void persistenceStatesAndWriteTypes_surviveACheckpointAndRestart() throws Exception {
+    writeCached("/s/must", 10, WriteType.MUST_CACHE);
+    writeCached("/s/async", 10, WriteType.ASYNC_THROUGH);
+    ufsFile("s/loaded", "l");
+    fs.getStatus("/s/loaded");
+    fs.setAttribute("/s/must", true, 60_000L, "FREE");
+    Map<String, List<Object>> before = view(fs);
+    fs.checkpoint();
+    Map<String, List<Object>> after = view(restart());
+    assertThat(after).isEqualTo(before);
+    assertThat(after.get("/s/async").get(0)).isEqualTo(PersistenceState.TO_BE_PERSISTED);
+    assertThat(fs.tree().filesToPersist()).hasSize(1);
+  }
+
+  private static Map<String, List<Object>> view(FileSystemMaster m) throws StrataException {
+    Map<String, List<Object>> out = new TreeMap<>();
+    m.listStatus("/", true, 10, b -> b.forEach(f -> out.put(f.path(), List.of(f.persistence(), f.pinned(), f.ttlMs(),
+        f.ttlAction(), f.writeType(), f.length(), f.ufsMtimeMs()))), -1);
+    return out;
+  }
+}
