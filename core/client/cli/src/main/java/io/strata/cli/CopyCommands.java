@@ -5,7 +5,9 @@ import io.strata.cli.Failures.TransferException;
 import io.strata.client.FileInStream;
 import io.strata.client.FileOutStream;
 import io.strata.client.URIStatus;
+import io.strata.client.options.CreateDirectoryOptions;
 import io.strata.client.options.CreateFileOptions;
+import io.strata.client.options.WriteType;
 import io.strata.common.conf.ValueParser;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.StrataException;
@@ -20,6 +22,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -59,6 +62,11 @@ final class CopyCommands {
     @Option(names = "--block-size", paramLabel = "SIZE", converter = SizeConverter.class,
         description = "Block size of the new files, like 64MB (default: strata.user.block.size.default).")
     long blockSize;
+
+    @Option(names = "--write-type", paramLabel = "TYPE", converter = TypeOptions.WriteTypeConverter.class,
+        description = "MUST_CACHE, CACHE_THROUGH, THROUGH or ASYNC_THROUGH "
+            + "(default: strata.user.file.writetype.default).")
+    WriteType writeType;
 
     @Parameters(paramLabel = "LOCALSRC... DST", arity = "2..*", hideParamSyntax = true,
         description = "Local files or directories (- for stdin), then the Strata destination.")
@@ -116,7 +124,7 @@ final class CopyCommands {
           throw new PathFailure(target, Failures.IS_NOT_A_DIRECTORY);
         }
         if (existing == null) {
-          fs().createDirectory(target);
+          fs().createDirectory(target, CreateDirectoryOptions.defaults().withWriteType(writeType));
         }
       } catch (IOException e) {
         throw PathFailure.of(target, e);
@@ -159,6 +167,7 @@ final class CopyCommands {
         if (blockSize > 0) {
           options = options.withBlockSize(blockSize);
         }
+        options = options.withWriteType(writeType); // null: the configured default
         out = fs().createFile(tmp, options);
       } catch (IOException e) {
         throw PathFailure.of(target, e);
@@ -210,6 +219,9 @@ final class CopyCommands {
   static final class Get extends FsSubcommand {
     @Option(names = "-f", description = "Overwrite existing local files.")
     boolean force;
+
+    @Mixin
+    ReadCommands.ReadTypeOption read;
 
     @Parameters(paramLabel = "SRC... LOCALDST", arity = "2..*", hideParamSyntax = true,
         description = "Strata files or directories, then the local destination.")
@@ -278,7 +290,7 @@ final class CopyCommands {
       }
       Path tmp = target.resolveSibling(target.getFileName() + COPYING_SUFFIX);
       boolean done = false;
-      try (FileInStream in = ReadCommands.openForRead(fs(), src.path())) {
+      try (FileInStream in = ReadCommands.openForRead(fs(), src.path(), read.readType)) {
         try (OutputStream out = Files.newOutputStream(tmp)) {
           Streams.download(in, out, Long.MAX_VALUE);
         }

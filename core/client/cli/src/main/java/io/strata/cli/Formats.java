@@ -79,7 +79,17 @@ final class Formats {
    * drwxr-xr-x   - owner group          0 2026-12-01 19:50 /path}. Files show replication 1.
    */
   static List<String> lsLines(List<URIStatus> entries, ZoneId zone, boolean human) {
+    return lsLines(entries, zone, human, false);
+  }
+
+  /**
+   * As {@link #lsLines(List, ZoneId, boolean)}; with {@code persistence} ({@code ls -l}) an extra column
+   * before the path holds the persistence state, as wide as the widest:
+   * {@code -rw-r--r--   1 owner group       1366 2026-12-01 19:50 PERSISTED     /path/f}.
+   */
+  static List<String> lsLines(List<URIStatus> entries, ZoneId zone, boolean human, boolean persistence) {
     int replWidth = 3;
+    int stateWidth = 0;
     int lenWidth = 10;
     int ownerWidth = 0;
     int groupWidth = 0;
@@ -87,6 +97,7 @@ final class Formats {
       ownerWidth = Math.max(ownerWidth, s.owner().length());
       groupWidth = Math.max(groupWidth, s.group().length());
       lenWidth = Math.max(lenWidth, size(s.length(), human).length());
+      stateWidth = Math.max(stateWidth, s.persistenceState().length());
     }
     List<String> lines = new ArrayList<>(entries.size());
     DateTimeFormatter time = LS_TIME.withZone(zone);
@@ -97,6 +108,7 @@ final class Formats {
           + " " + padRight(s.group(), groupWidth)
           + " " + padLeft(size(s.length(), human), lenWidth)
           + " " + time.format(Instant.ofEpochMilli(s.modificationTimeMs()))
+          + (persistence ? " " + padRight(s.persistenceState(), stateWidth) : "")
           + " " + s.path());
     }
     return lines;
@@ -119,7 +131,12 @@ final class Formats {
     return ISO_UTC.format(Instant.ofEpochMilli(epochMs));
   }
 
-  /** The default {@code stat} output, one {@code key=value} per line. */
+  /**
+   * The default {@code stat} output, one {@code key=value} per line: path, type, length, block_size,
+   * complete, mode, owner, group, modification_time, creation_time, id, blocks (files only), persistence
+   * (NOT_PERSISTED, TO_BE_PERSISTED, PERSISTED or LOST), pinned, ttl_ms (-1 when none), ttl_action,
+   * ufs_path (empty when not under a mount), mount_point.
+   */
   static List<String> statLines(URIStatus s) {
     List<String> lines = new ArrayList<>();
     lines.add("path=" + s.path());
@@ -136,6 +153,12 @@ final class Formats {
     if (s.isFile()) {
       lines.add("blocks=" + blockCount(s));
     }
+    lines.add("persistence=" + s.persistenceState());
+    lines.add("pinned=" + s.pinned());
+    lines.add("ttl_ms=" + s.ttlMs());
+    lines.add("ttl_action=" + s.ttlAction());
+    lines.add("ufs_path=" + s.ufsPath());
+    lines.add("mount_point=" + s.mountPoint());
     return lines;
   }
 
@@ -175,6 +198,16 @@ final class Formats {
       }
     }
     return b.toString();
+  }
+
+  /** A {@code mount} table line: {@code <ufs_uri> on <path> (readonly=<b>, shared=<b>)}. */
+  static String mountLine(io.strata.client.MountInfo m) {
+    return m.ufsUri() + " on " + m.path() + " (readonly=" + m.readOnly() + ", shared=" + m.shared() + ")";
+  }
+
+  /** A {@code checksum} line: the MD5 in hex, two spaces, the path (as md5sum prints it). */
+  static String checksumLine(String md5Hex, String path) {
+    return md5Hex + "  " + path;
   }
 
   /** A {@code du} line: the size, two spaces, the path. */

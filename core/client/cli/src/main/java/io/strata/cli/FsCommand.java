@@ -46,6 +46,17 @@ final class FsCommand implements Callable<Integer> {
     add(cl, "copyFromLocal", new CopyCommands.Put(ctx));
     add(cl, "get", new CopyCommands.Get(ctx));
     add(cl, "copyToLocal", new CopyCommands.Get(ctx));
+    add(cl, "mount", new UfsCommands.Mount(ctx));
+    add(cl, "unmount", new UfsCommands.Unmount(ctx));
+    add(cl, "loadMetadata", new UfsCommands.LoadMetadata(ctx));
+    add(cl, "persist", new UfsCommands.Persist(ctx));
+    add(cl, "free", new CacheCommands.Free(ctx));
+    add(cl, "load", new CacheCommands.Load(ctx));
+    add(cl, "pin", new CacheCommands.Pin(ctx));
+    add(cl, "unpin", new CacheCommands.Unpin(ctx));
+    add(cl, "setTtl", new CacheCommands.SetTtl(ctx));
+    add(cl, "unsetTtl", new CacheCommands.UnsetTtl(ctx));
+    add(cl, "checksum", new CacheCommands.Checksum(ctx));
     return cl;
   }
 

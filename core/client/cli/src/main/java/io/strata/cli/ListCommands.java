@@ -47,7 +47,7 @@ final class ListCommands {
     @Option(names = "-h", description = "Print sizes in human readable form (1.5 G).")
     boolean human;
 
-    @Option(names = "-l", description = "Long format (the only format; accepted for habit).")
+    @Option(names = "-l", description = "Also show each entry's persistence state, in a column before the path.")
     boolean longFormat;
 
     @Parameters(paramLabel = "PATH", arity = "0..*", description = "Paths to list (default /).")
@@ -79,7 +79,7 @@ final class ListCommands {
     }
 
     private void print(List<URIStatus> entries) {
-      for (String line : Formats.lsLines(entries, ctx.zone(), human)) {
+      for (String line : Formats.lsLines(entries, ctx.zone(), human, longFormat)) {
         ctx.out().println(line);
       }
     }
@@ -119,7 +119,8 @@ final class ListCommands {
 
   @Command(name = "stat", description = {
       "Print the status of paths.",
-      "key=value lines by default, or FORMAT as hdfs dfs -stat reads it (%%a %%A %%b %%F %%g %%n %%o %%r %%u %%y %%Y)."})
+      "key=value lines by default (with persistence=, pinned=, ttl_ms=, ttl_action=, ufs_path=),",
+      "or FORMAT as hdfs dfs -stat reads it (%%a %%A %%b %%F %%g %%n %%o %%r %%u %%y %%Y)."})
   static final class Stat extends FsSubcommand {
     @Parameters(paramLabel = "[FORMAT] PATH...", arity = "1..*", hideParamSyntax = true,
         description = "An optional format (an argument with a %%, before at least one path), then paths.")

@@ -6,6 +6,7 @@ import io.strata.client.URIStatus;
 import io.strata.client.options.CreateDirectoryOptions;
 import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.DeleteOptions;
+import io.strata.client.options.WriteType;
 import io.strata.common.exception.AlreadyExistsException;
 import io.strata.common.exception.NotFoundException;
 import java.io.IOException;
@@ -27,6 +28,11 @@ final class NamespaceCommands {
     @Option(names = "-p", description = "Create missing parents; an existing directory is not an error.")
     boolean parents;
 
+    @Option(names = "--write-type", paramLabel = "TYPE", converter = TypeOptions.WriteTypeConverter.class,
+        description = "CACHE_THROUGH or THROUGH also create the directories in the under file system now "
+            + "(default: strata.user.file.writetype.default).")
+    WriteType writeType;
+
     @Parameters(paramLabel = "PATH", arity = "1..*")
     List<String> paths;
 
@@ -37,7 +43,7 @@ final class NamespaceCommands {
     @Override
     protected void execute() {
       CreateDirectoryOptions options = CreateDirectoryOptions.defaults()
-          .withRecursive(parents).withAllowExists(parents);
+          .withRecursive(parents).withAllowExists(parents).withWriteType(writeType);
       forEach(ListCommands.normalise(paths), path -> fs().createDirectory(path, options));
     }
   }

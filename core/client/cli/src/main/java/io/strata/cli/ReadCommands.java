@@ -4,11 +4,15 @@ import io.strata.cli.Failures.PathFailure;
 import io.strata.client.FileInStream;
 import io.strata.client.FileSystem;
 import io.strata.client.URIStatus;
+import io.strata.client.options.OpenFileOptions;
+import io.strata.client.options.ReadType;
 import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.NotFoundException;
 import java.io.IOException;
 import java.util.List;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -25,9 +29,10 @@ final class ReadCommands {
    * Opens a file for reading; a directory is refused as {@code Is a directory} (openFile says only
    * "failed precondition", which also stands for an incomplete file).
    */
-  static FileInStream openForRead(FileSystem fs, String path) throws IOException, PathFailure {
+  static FileInStream openForRead(FileSystem fs, String path, ReadType readType) throws IOException, PathFailure {
     try {
-      return fs.openFile(path);
+      return fs.openFile(path, readType == null ? OpenFileOptions.defaults()
+          : OpenFileOptions.defaults().withReadType(readType));
     } catch (FailedPreconditionException e) {
       URIStatus status;
       try {
@@ -43,8 +48,9 @@ final class ReadCommands {
   }
 
   /** Prints up to {@code bytes} bytes of {@code path}, its first or its last; false when stdout is closed. */
-  static boolean print(CliContext ctx, String path, boolean fromEnd, long bytes) throws IOException, PathFailure {
-    try (FileInStream in = openForRead(ctx.fs(), path)) {
+  static boolean print(CliContext ctx, String path, boolean fromEnd, long bytes, ReadType readType)
+      throws IOException, PathFailure {
+    try (FileInStream in = openForRead(ctx.fs(), path, readType)) {
       if (fromEnd) {
         long start = Math.max(0, in.length() - bytes);
         try {
@@ -57,8 +63,18 @@ final class ReadCommands {
     }
   }
 
+  /** {@code --read-type}, shared by the commands that read file contents. */
+  static final class ReadTypeOption {
+    @Option(names = "--read-type", paramLabel = "TYPE", converter = TypeOptions.ReadTypeConverter.class,
+        description = "NO_CACHE, CACHE or CACHE_PROMOTE (default: strata.user.file.readtype.default).")
+    ReadType readType;
+  }
+
   @Command(name = "cat", description = "Print files to stdout.")
   static final class Cat extends FsSubcommand {
+    @Mixin
+    ReadTypeOption read;
+
     @Parameters(paramLabel = "PATH", arity = "1..*")
     List<String> paths;
 
@@ -70,7 +86,7 @@ final class ReadCommands {
     protected void execute() {
       boolean[] stdoutOpen = {true};
       forEach(ListCommands.normalise(paths), path -> {
-        if (stdoutOpen[0] && !print(ctx, path, false, Long.MAX_VALUE)) {
+        if (stdoutOpen[0] && !print(ctx, path, false, Long.MAX_VALUE, read.readType)) {
           stdoutOpen[0] = false;
           markFailed();
         }
@@ -80,6 +96,9 @@ final class ReadCommands {
 
   @Command(name = "head", description = "Print the first kilobyte of a file.")
   static final class Head extends FsSubcommand {
+    @Mixin
+    ReadTypeOption read;
+
     @Parameters(paramLabel = "PATH", arity = "1")
     String path;
 
@@ -90,7 +109,7 @@ final class ReadCommands {
     @Override
     protected void execute() {
       forEach(List.of(CliPaths.normalise(path)), p -> {
-        if (!print(ctx, p, false, HEAD_TAIL_BYTES)) {
+        if (!print(ctx, p, false, HEAD_TAIL_BYTES, read.readType)) {
           markFailed();
         }
       });
@@ -99,6 +118,9 @@ final class ReadCommands {
 
   @Command(name = "tail", description = "Print the last kilobyte of a file.")
   static final class Tail extends FsSubcommand {
+    @Mixin
+    ReadTypeOption read;
+
     @Parameters(paramLabel = "PATH", arity = "1")
     String path;
 
@@ -109,7 +131,7 @@ final class ReadCommands {
     @Override
     protected void execute() {
       forEach(List.of(CliPaths.normalise(path)), p -> {
-        if (!print(ctx, p, true, HEAD_TAIL_BYTES)) {
+        if (!print(ctx, p, true, HEAD_TAIL_BYTES, read.readType)) {
           markFailed();
         }
       });

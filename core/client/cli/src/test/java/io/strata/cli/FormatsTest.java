@@ -14,13 +14,18 @@ class FormatsTest {
   private static final long DEC_1_2026_1950_UTC = 1_796_154_600_000L;
 
   private static URIStatus file(String path, long length, String owner) {
+    return file(path, length, owner, URIStatus.NOT_PERSISTED);
+  }
+
+  private static URIStatus file(String path, long length, String owner, String persistence) {
     return new URIStatus(7, path, CliPaths.name(path), false, length, 64L << 20, true, DEC_1_2026_1950_UTC - 5000,
-        DEC_1_2026_1950_UTC, owner, "group", 0644, 0, List.of());
+        DEC_1_2026_1950_UTC, owner, "group", 0644, 0, List.of(), persistence, false, -1, "", "", false);
   }
 
   private static URIStatus dir(String path) {
     return new URIStatus(3, path, CliPaths.name(path), true, 0, 0, true, DEC_1_2026_1950_UTC,
-        DEC_1_2026_1950_UTC, "owner", "group", 0755, 2, List.of());
+        DEC_1_2026_1950_UTC, "owner", "group", 0755, 2, List.of(), URIStatus.PERSISTED, false, -1, "",
+        "hdfs://nn:8020/data" + path, true);
   }
 
   @Test
@@ -67,9 +72,46 @@ class FormatsTest {
     assertThat(Formats.statLines(file("/d/f", (64L << 20) + 1, "owner"))).containsExactly(
         "path=/d/f", "type=file", "length=67108865", "block_size=67108864", "complete=true", "mode=644",
         "owner=owner", "group=group", "modification_time=2026-12-01T19:50:00.000Z",
-        "creation_time=2026-12-01T19:49:55.000Z", "id=7", "blocks=2");
-    assertThat(Formats.statLines(dir("/d"))).contains("type=directory", "mode=755")
+        "creation_time=2026-12-01T19:49:55.000Z", "id=7", "blocks=2", "persistence=NOT_PERSISTED",
+        "pinned=false", "ttl_ms=-1", "ttl_action=", "ufs_path=", "mount_point=false");
+    assertThat(Formats.statLines(dir("/d"))).contains("type=directory", "mode=755", "persistence=PERSISTED",
+        "ufs_path=hdfs://nn:8020/data/d", "mount_point=true")
         .noneMatch(l -> l.startsWith("blocks="));
+  }
+
+  @Test
+  void statLines_showPinAndTtl_whenSet() {
+    URIStatus s = new URIStatus(9, "/f", "f", false, 1, 1024, true, 0, 0, "o", "g", 0644, 0, List.of(),
+        URIStatus.TO_BE_PERSISTED, true, 60_000, "FREE", "file:///u/f", false);
+    assertThat(Formats.statLines(s)).contains("persistence=TO_BE_PERSISTED", "pinned=true", "ttl_ms=60000",
+        "ttl_action=FREE", "ufs_path=file:///u/f");
+  }
+
+  @Test
+  void lsLines_withPersistence_addAColumnBeforeThePath_asWideAsTheWidestState() {
+    List<String> lines = Formats.lsLines(List.of(dir("/path"), file("/path/f", 1366, "owner",
+        URIStatus.TO_BE_PERSISTED)), ZoneOffset.UTC, false, true);
+    assertThat(lines).containsExactly(
+        "drwxr-xr-x   - owner group          0 2026-12-01 19:50 PERSISTED       /path",
+        "-rw-r--r--   1 owner group       1366 2026-12-01 19:50 TO_BE_PERSISTED /path/f");
+  }
+
+  @Test
+  void lsLines_withoutPersistence_keepTheHdfsLayout() {
+    assertThat(Formats.lsLines(List.of(file("/f", 1, "o", URIStatus.PERSISTED)), ZoneOffset.UTC, false, false))
+        .containsExactly("-rw-r--r--   1 o group          1 2026-12-01 19:50 /f");
+  }
+
+  @Test
+  void mountLine_namesUriPathAndFlags() {
+    assertThat(Formats.mountLine(new io.strata.client.MountInfo("/mnt/d", "hdfs://nn:8020/d", true, false,
+        java.util.Map.of("k", "v")))).isEqualTo("hdfs://nn:8020/d on /mnt/d (readonly=true, shared=false)");
+  }
+
+  @Test
+  void checksumLine_isMd5sumLayout() {
+    assertThat(Formats.checksumLine("d41d8cd98f00b204e9800998ecf8427e", "/e"))
+        .isEqualTo("d41d8cd98f00b204e9800998ecf8427e  /e");
   }
 
   @Test

@@ -4,12 +4,19 @@ import io.grpc.StatusRuntimeException;
 import io.strata.client.options.CreateDirectoryOptions;
 import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.DeleteOptions;
+import io.strata.client.options.GetStatusOptions;
 import io.strata.client.options.ListStatusOptions;
+import io.strata.client.options.MountOptions;
 import io.strata.client.options.OpenFileOptions;
 import io.strata.client.options.ReadType;
 import io.strata.client.options.RenameOptions;
+import io.strata.client.options.SetAttributeOptions;
+import io.strata.client.options.WriteType;
 import io.strata.common.conf.StrataConf;
+import io.strata.common.exception.DataLossException;
+import io.strata.common.exception.DeadlineExceededException;
 import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.path.StrataPath;
 import io.strata.proto.CreateDirectoryRequest;
@@ -17,27 +24,44 @@ import io.strata.proto.CreateFileRequest;
 import io.strata.proto.DeleteRequest;
 import io.strata.proto.ExistsRequest;
 import io.strata.proto.FileInfoProto;
+import io.strata.proto.FreeRequest;
+import io.strata.proto.FreeResponse;
 import io.strata.proto.GetClusterInfoRequest;
+import io.strata.proto.GetMountTableRequest;
 import io.strata.proto.GetStatusRequest;
 import io.strata.proto.GetWorkersRequest;
 import io.strata.proto.ListStatusRequest;
 import io.strata.proto.ListStatusResponse;
+import io.strata.proto.MountInfoProto;
+import io.strata.proto.MountRequest;
 import io.strata.proto.RenameRequest;
+import io.strata.proto.ScheduleAsyncPersistenceRequest;
+import io.strata.proto.SetAttributeRequest;
+import io.strata.proto.UnmountRequest;
 import io.strata.proto.WorkerInfoProto;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
-/** The FileSystem over gRPC: metadata calls to the master, data through block streams. Thread-safe. */
+/**
+ * The FileSystem over gRPC: metadata calls to the master, data through block streams (and, for the write
+ * types that write through, a stream of the under file system copy). Thread-safe.
+ */
 final class BaseFileSystem implements FileSystem {
   private final FileSystemContext context;
   private final WorkerSelector workers;
 
   BaseFileSystem(FileSystemContext context) {
     this.context = context;
-    this.workers = new WorkerSelector(context, this);
+    this.workers = new WorkerSelector(context.conf(), this::getWorkers);
   }
 
   private static String check(String path) throws StrataException {
@@ -49,17 +73,17 @@ final class BaseFileSystem implements FileSystem {
     check(path);
     long blockSize = options.blockSize() > 0 ? options.blockSize()
         : context.conf().get(ClientKeys.BLOCK_SIZE_DEFAULT);
+    WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
     FileInfoProto info = context.callMaster(m -> m.createFile(CreateFileRequest.newBuilder()
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
-        .build()).getFile());
-    return new FileOutStream(context, workers, ProtoConverter.toStatus(info));
+        .setWriteType(writeType.name()).build()).getFile());
+    return new FileOutStream(context, workers, ProtoConverter.toStatus(info), writeType);
   }
 
   @Override
   public FileInStream openFile(String path, OpenFileOptions options) throws IOException {
     check(path);
-    URIStatus status = ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(
-        GetStatusRequest.newBuilder().setPath(path).setIncludeBlocks(true).build()).getFile()));
+    URIStatus status = statusWithBlocks(path);
     if (status.directory()) {
       throw new FailedPreconditionException("Cannot open '" + path + "': it is a directory");
     }
@@ -67,30 +91,37 @@ final class BaseFileSystem implements FileSystem {
       throw new FailedPreconditionException("Cannot open '" + path + "': the file is not complete "
           + "(its writer has not closed it)");
     }
-    return new FileInStream(context, status, options.readType() == ReadType.CACHE_PROMOTE);
+    ReadType readType = options.readType().orElseGet(() -> ClientKeys.readTypeDefault(context.conf()));
+    return new FileInStream(context, workers, status, readType);
+  }
+
+  private URIStatus statusWithBlocks(String path) throws StrataException {
+    long sync = ClientKeys.metadataSyncIntervalMs(context.conf());
+    return ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(GetStatusRequest.newBuilder()
+        .setPath(path).setIncludeBlocks(true).setSyncIntervalMs(sync).build()).getFile()));
   }
 
   @Override
   public List<FileBlockInfo> getBlockLocations(String path) throws IOException {
     check(path);
-    URIStatus status = ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(
-        GetStatusRequest.newBuilder().setPath(path).setIncludeBlocks(true).build()).getFile()));
-    return status.blocks();
+    return statusWithBlocks(path).blocks();
   }
 
   @Override
-  public URIStatus getStatus(String path) throws IOException {
+  public URIStatus getStatus(String path, GetStatusOptions options) throws IOException {
     check(path);
+    long sync = options.syncIntervalMs().orElseGet(() -> ClientKeys.metadataSyncIntervalMs(context.conf()));
     return ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(
-        GetStatusRequest.newBuilder().setPath(path).build()).getFile()));
+        GetStatusRequest.newBuilder().setPath(path).setSyncIntervalMs(sync).build()).getFile()));
   }
 
   @Override
   public void iterateStatus(String path, ListStatusOptions options, Consumer<URIStatus> action)
       throws IOException {
     check(path);
+    long sync = options.syncIntervalMs().orElseGet(() -> ClientKeys.metadataSyncIntervalMs(context.conf()));
     ListStatusRequest req = ListStatusRequest.newBuilder().setPath(path).setRecursive(options.recursive())
-        .setBatchSize(context.conf().get(ClientKeys.LIST_BATCH_SIZE)).build();
+        .setBatchSize(context.conf().get(ClientKeys.LIST_BATCH_SIZE)).setSyncIntervalMs(sync).build();
     long[] delivered = {0};
     context.streamMaster(m -> {
       io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
@@ -125,6 +156,7 @@ final class BaseFileSystem implements FileSystem {
     check(path);
     context.callMaster(m -> m.createDirectory(CreateDirectoryRequest.newBuilder().setPath(path)
         .setRecursive(options.recursive()).setAllowExists(options.allowExists()).setMode(options.mode())
+        .setWriteType(options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf())).name())
         .build()));
   }
 
@@ -132,7 +164,7 @@ final class BaseFileSystem implements FileSystem {
   public void delete(String path, DeleteOptions options) throws IOException {
     check(path);
     context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(path)
-        .setRecursive(options.recursive()).build()));
+        .setRecursive(options.recursive()).setStrataOnly(options.strataOnly()).build()));
   }
 
   @Override
@@ -163,6 +195,121 @@ final class BaseFileSystem implements FileSystem {
   public ClusterInfo getClusterInfo() throws IOException {
     return ProtoConverter.toClusterInfo(context.callMaster(m -> m.getClusterInfo(
         GetClusterInfoRequest.getDefaultInstance())));
+  }
+
+  @Override
+  public void mount(String path, String ufsUri, MountOptions options) throws IOException {
+    check(path);
+    if (ufsUri == null || ufsUri.isBlank()) {
+      throw new InvalidArgumentException("Cannot mount at " + path + ": the under file system URI is empty");
+    }
+    context.callMaster(m -> m.mount(MountRequest.newBuilder()
+        .setMount(ProtoConverter.toMountProto(path, ufsUri, options)).build()));
+  }
+
+  @Override
+  public void unmount(String path) throws IOException {
+    check(path);
+    context.callMaster(m -> m.unmount(UnmountRequest.newBuilder().setPath(path).build()));
+  }
+
+  @Override
+  public List<MountInfo> getMountTable() throws IOException {
+    List<MountInfoProto> protos = context.callMaster(m -> m.getMountTable(
+        GetMountTableRequest.getDefaultInstance()).getMountsList());
+    List<MountInfo> out = new ArrayList<>(protos.size());
+    for (MountInfoProto p : protos) {
+      out.add(ProtoConverter.toMount(p));
+    }
+    return out;
+  }
+
+  @Override
+  public FreeResult free(String path, boolean recursive, boolean force) throws IOException {
+    check(path);
+    FreeResponse r = context.callMaster(m -> m.free(FreeRequest.newBuilder().setPath(path)
+        .setRecursive(recursive).setForce(force).build()));
+    return new FreeResult(r.getFilesFreed(), r.getBlocksFreed());
+  }
+
+  @Override
+  public URIStatus setAttribute(String path, SetAttributeOptions options) throws IOException {
+    check(path);
+    SetAttributeRequest.Builder req = SetAttributeRequest.newBuilder().setPath(path);
+    options.pinned().ifPresent(req::setPinned);
+    options.ttlMs().ifPresent(req::setTtlMs);
+    options.ttlAction().ifPresent(a -> req.setTtlAction(a.name()));
+    return ProtoConverter.toStatus(context.callMaster(m -> m.setAttribute(req.build()).getFile()));
+  }
+
+  @Override
+  public URIStatus persist(String path, Duration timeout) throws IOException {
+    check(path);
+    URIStatus status = getStatus(path);
+    if (status.isPersisted()) {
+      return status;
+    }
+    if (status.directory()) {
+      throw new FailedPreconditionException("Cannot persist " + path + ": it is a directory (persist its files)");
+    }
+    context.callMaster(m -> m.scheduleAsyncPersistence(ScheduleAsyncPersistenceRequest.newBuilder()
+        .setPath(path).build()));
+    long deadline = System.nanoTime() + timeout.toNanos();
+    long pauseMs = 10;
+    while (true) {
+      status = getStatus(path);
+      if (status.isPersisted()) {
+        return status;
+      }
+      if (URIStatus.LOST.equals(status.persistenceState())) {
+        throw new DataLossException("Cannot persist " + path + ": its persistence state is LOST");
+      }
+      long leftNanos = deadline - System.nanoTime();
+      if (leftNanos <= 0) {
+        throw new DeadlineExceededException("Persisting " + path + " did not finish within " + timeout.toMillis()
+            + " ms (persistence state " + status.persistenceState() + "); it may still finish later");
+      }
+      try {
+        Thread.sleep(Math.min(pauseMs, TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new InterruptedIOException("Interrupted while waiting for " + path + " to be persisted");
+      }
+      pauseMs = Math.min(1000, pauseMs * 2);
+    }
+  }
+
+  @Override
+  public long load(String path) throws IOException {
+    return readAll(path, OpenFileOptions.defaults().withReadType(ReadType.CACHE), null);
+  }
+
+  @Override
+  public String checksum(String path) throws IOException {
+    MessageDigest md5;
+    try {
+      md5 = MessageDigest.getInstance("MD5");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("Every Java runtime has MD5", e);
+    }
+    readAll(path, OpenFileOptions.defaults(), md5);
+    return HexFormat.of().formatHex(md5.digest());
+  }
+
+  /** Reads the whole file, feeding {@code digest} when there is one; returns the bytes read. */
+  private long readAll(String path, OpenFileOptions options, MessageDigest digest) throws IOException {
+    byte[] buf = new byte[1 << 20];
+    long total = 0;
+    try (FileInStream in = openFile(path, options)) {
+      int n;
+      while ((n = in.read(buf, 0, buf.length)) >= 0) {
+        if (digest != null) {
+          digest.update(buf, 0, n);
+        }
+        total += n;
+      }
+    }
+    return total;
   }
 
   @Override

@@ -35,8 +35,15 @@ final class BlockReader implements AutoCloseable {
   private long received;
   private boolean finished;
 
+  /**
+   * Starts reading.
+   *
+   * @param promote move the block to the worker's top tier first (CACHE_PROMOTE)
+   * @param ufsFallback a worker without the block reads it from the under file system (persisted files)
+   * @param noCache with ufsFallback: do not cache what is read from the under file system (NO_CACHE)
+   */
   BlockReader(FileSystemContext context, WorkerAddress worker, long blockId, long offset, long length,
-      boolean promote) {
+      boolean promote, boolean ufsFallback, boolean noCache) {
     this.worker = worker;
     this.blockId = blockId;
     this.expected = length;
@@ -44,7 +51,8 @@ final class BlockReader implements AutoCloseable {
     int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
-        .setLength(length).setChunkSize(chunkSize).setPromote(promote).build();
+        .setLength(length).setChunkSize(chunkSize).setPromote(promote).setUfsFallback(ufsFallback)
+        .setNoCache(noCache).build();
     context.worker(worker).readBlock(req, new ClientResponseObserver<ReadBlockRequest, ReadBlockResponse>() {
       @Override
       public void beforeStart(ClientCallStreamObserver<ReadBlockRequest> stream) {

@@ -1,6 +1,10 @@
 package io.strata.client;
 
+import io.strata.client.options.ReadType;
+import io.strata.client.options.WriteType;
 import io.strata.common.conf.PropertyKey;
+import io.strata.common.conf.StrataConf;
+import io.strata.common.conf.ValueParser;
 import java.time.Duration;
 
 /** Keys the client reads. Declared here, next to the code that owns them. */
@@ -50,4 +54,92 @@ public final class ClientKeys {
       .validate(v -> v >= 1 && v <= 100_000, "between 1 and 100000")
       .doc("Entries per streamed batch of a listStatus call.")
       .build();
+
+  public static final PropertyKey<String> WRITE_TYPE_DEFAULT = PropertyKey.stringKey("strata.user.file.writetype.default")
+      .defaultValue("ASYNC_THROUGH")
+      .validate(ClientKeys::isWriteType, "one of MUST_CACHE, CACHE_THROUGH, THROUGH, ASYNC_THROUGH")
+      .doc("How new files are written unless the create call says: MUST_CACHE (workers only), CACHE_THROUGH "
+          + "(workers and the under file system, synchronously), THROUGH (the under file system only), "
+          + "ASYNC_THROUGH (workers now, the under file system in the background). Outside a mount every "
+          + "type behaves as MUST_CACHE.")
+      .build();
+
+  public static final PropertyKey<String> READ_TYPE_DEFAULT = PropertyKey.stringKey("strata.user.file.readtype.default")
+      .defaultValue("CACHE")
+      .validate(ClientKeys::isReadType, "one of NO_CACHE, CACHE, CACHE_PROMOTE")
+      .doc("How files are read unless the open call says: CACHE (a block missing from Strata is cached as it "
+          + "is read from the under file system), CACHE_PROMOTE (also move blocks to the worker's top tier), "
+          + "NO_CACHE (read missing blocks from the under file system without caching them).")
+      .build();
+
+  /**
+   * -1, 0 or a duration, so that "never re-check" can be written; read it with
+   * {@link #metadataSyncIntervalMs} (durations do not take a sign).
+   */
+  public static final PropertyKey<String> METADATA_SYNC_INTERVAL =
+      PropertyKey.stringKey("strata.user.file.metadata.sync.interval")
+          .defaultValue("-1")
+          .validate(ClientKeys::isSyncInterval, "-1, 0 or a duration such as 500ms, 10s or 5min")
+          .doc("How stale the master's view of the under file system may be for getStatus and listStatus: -1 "
+              + "loads a path Strata does not know yet but never re-checks a known one, 0 re-checks on every "
+              + "call, a duration (10s, 5min; a bare number is ms) re-checks when the last check is older.")
+          .build();
+
+  public static final PropertyKey<Boolean> PASSIVE_CACHE_ENABLED =
+      PropertyKey.booleanKey("strata.user.file.passive.cache.enabled")
+          .defaultValue(true)
+          .doc("After reading a block from a worker on another host, ask a worker on this host to cache a copy "
+              + "(in the background). Not done for read type NO_CACHE.")
+          .build();
+
+  /** The configured default write type. */
+  public static WriteType writeTypeDefault(StrataConf conf) {
+    return WriteType.valueOf(conf.get(WRITE_TYPE_DEFAULT));
+  }
+
+  /** The configured default read type. */
+  public static ReadType readTypeDefault(StrataConf conf) {
+    return ReadType.valueOf(conf.get(READ_TYPE_DEFAULT));
+  }
+
+  /** {@link #METADATA_SYNC_INTERVAL} in ms: -1 (never re-check), 0 (always) or a positive interval. */
+  public static long metadataSyncIntervalMs(StrataConf conf) {
+    return parseSyncIntervalMs(conf.get(METADATA_SYNC_INTERVAL));
+  }
+
+  /** -1, or a non-negative duration ({@code 0}, {@code 500ms}, {@code 5min}) in ms; throws on anything else. */
+  static long parseSyncIntervalMs(String raw) {
+    String s = raw.trim();
+    if (s.equals("-1")) {
+      return -1;
+    }
+    return ValueParser.parseDuration(s).toMillis();
+  }
+
+  private static boolean isSyncInterval(String v) {
+    try {
+      parseSyncIntervalMs(v);
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private static boolean isWriteType(String v) {
+    for (WriteType t : WriteType.values()) {
+      if (t.name().equals(v)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean isReadType(String v) {
+    for (ReadType t : ReadType.values()) {
+      if (t.name().equals(v)) {
+        return true;
+      }
+    }
+    return false;
+  }
 }

@@ -1,41 +1,68 @@
 package io.strata.client;
 
+import io.grpc.stub.StreamObserver;
+import io.strata.client.options.ReadType;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
-import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.common.net.WorkerAddress;
+import io.strata.proto.CacheBlockRequest;
+import io.strata.proto.CacheBlockResponse;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads a complete file: sequentially (one block stream at a time, opened at the current position),
- * with {@link #seek}, and with positioned reads that leave the position alone. A block whose worker fails
- * is read from the block's next location.
+ * with {@link #seek}, and with positioned reads that leave the position alone.
+ *
+ * <p>Where each block is read: from a worker that holds it (one on this host first); a block whose worker
+ * fails is read from its next location. A block of a persisted file that no reachable worker holds is
+ * read through a worker from the under file system ({@link WorkerSelector#ufsReadWorker}); that worker
+ * caches it unless the read type is NO_CACHE. Reads of a persisted file always allow the under file system
+ * fallback, so a block evicted since the file was opened is still read. A block of a file that is not
+ * persisted and is on no reachable worker fails with UNAVAILABLE.
+ *
+ * <p>Passive caching (when enabled and the read type is not NO_CACHE): once a block has been read from a
+ * worker on another host, a worker on this host, if any, is asked to cache it (CacheBlock, fire and
+ * forget), once per block per stream.
  *
  * <p>Not thread-safe: one reader.
  */
 public final class FileInStream extends InputStream {
+  private static final Logger LOG = LoggerFactory.getLogger(FileInStream.class);
+
   private final FileSystemContext context;
+  private final WorkerSelector selector;
+  private final ReadType readType;
+  private final boolean passiveCache;
+  private final Set<Long> cacheRequested = new HashSet<>();
   private final URIStatus file;
   private final List<FileBlockInfo> blocks;
   private final Set<WorkerAddress> failedWorkers = new HashSet<>();
   private long pos;
   private BlockReader reader;
+  private FileBlockInfo readerBlock;
   private long readerEnd;
   private boolean closed;
 
-  private final boolean promote;
-
-  FileInStream(FileSystemContext context, URIStatus file, boolean promote) {
+  FileInStream(FileSystemContext context, WorkerSelector selector, URIStatus file, ReadType readType) {
     this.context = context;
+    this.selector = selector;
     this.file = file;
-    this.promote = promote;
+    this.readType = readType;
+    this.passiveCache = readType != ReadType.NO_CACHE && context.conf().get(ClientKeys.PASSIVE_CACHE_ENABLED);
     this.blocks = file.blocks();
+  }
+
+  /** How this stream reads: the open call's read type, or the configured default. */
+  public ReadType readType() {
+    return readType;
   }
 
   public long length() {
@@ -88,6 +115,7 @@ public final class FileInStream extends InputStream {
         pos += n;
         if (pos == readerEnd) {
           reader.close();
+          blockRead(readerBlock, reader.worker());
           reader = null;
         }
         return n;
@@ -113,10 +141,11 @@ public final class FileInStream extends InputStream {
     long inBlock = position - block.offset();
     long len = block.length() - inBlock;
     reader = open(block, inBlock, len);
+    readerBlock = block;
     readerEnd = position + len;
   }
 
-  private BlockReader open(FileBlockInfo block, long offset, long length) throws StrataException {
+  private BlockReader open(FileBlockInfo block, long offset, long length) throws IOException {
     WorkerAddress chosen = null;
     String local = context.conf().get(ClientKeys.HOSTNAME);
     for (BlockLocation loc : block.locations()) {
@@ -127,12 +156,56 @@ public final class FileInStream extends InputStream {
         chosen = loc.address();
       }
     }
+    boolean persisted = file.isPersisted();
     if (chosen == null) {
-      throw new UnavailableException("Block " + block.blockId() + " of " + file.path()
-          + " is on no reachable worker (locations: " + block.locations().size() + ", failed: "
-          + failedWorkers + ")");
+      if (!persisted) {
+        throw new UnavailableException("Block " + block.blockId() + " of " + file.path()
+            + " is on no reachable worker (locations: " + block.locations().size() + ", failed: "
+            + failedWorkers + ") and the file is not in the under file system (persistence state "
+            + file.persistenceState() + ")");
+      }
+      chosen = selector.ufsReadWorker(block.blockId(), failedWorkers);
     }
-    return new BlockReader(context, chosen, block.blockId(), offset, length, promote);
+    return new BlockReader(context, chosen, block.blockId(), offset, length,
+        readType == ReadType.CACHE_PROMOTE, persisted, readType == ReadType.NO_CACHE);
+  }
+
+  /** Passive caching: a block read from another host is cached on this host's worker too. */
+  private void blockRead(FileBlockInfo block, WorkerAddress from) {
+    if (!passiveCache || from.host().equals(selector.localHost()) || !cacheRequested.add(block.blockId())) {
+      return;
+    }
+    WorkerAddress local;
+    try {
+      local = selector.localWorker(block.blockId());
+    } catch (IOException e) {
+      LOG.debug("Passive caching of block {} skipped: no worker list", block.blockId(), e);
+      return;
+    }
+    if (local == null) {
+      return;
+    }
+    try {
+      context.worker(local).cacheBlock(CacheBlockRequest.newBuilder().setBlockId(block.blockId()).build(),
+          new StreamObserver<CacheBlockResponse>() {
+            @Override
+            public void onNext(CacheBlockResponse value) {
+              if (!value.getAccepted()) {
+                LOG.debug("Worker {} declined to cache block {} (its queue is full)", local, block.blockId());
+              }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              LOG.debug("Passive caching of block {} on worker {} failed", block.blockId(), local, t);
+            }
+
+            @Override
+            public void onCompleted() {}
+          });
+    } catch (RuntimeException e) {
+      LOG.debug("Passive caching of block {} on worker {} failed", block.blockId(), local, e);
+    }
   }
 
   /** Moves the position; the next read starts there. */
@@ -192,6 +265,9 @@ public final class FileInStream extends InputStream {
         try (BlockReader r = open(block, inBlock, n)) {
           try {
             r.readFully(b, off + done, n);
+            if (inBlock + n == block.length()) {
+              blockRead(block, r.worker());
+            }
             break;
           } catch (UnavailableException | NotFoundException e) {
             failedWorkers.add(r.worker());

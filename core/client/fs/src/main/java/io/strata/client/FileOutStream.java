@@ -1,40 +1,55 @@
 package io.strata.client;
 
+import io.strata.client.options.WriteType;
 import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.id.BlockId;
 import io.strata.common.net.WorkerAddress;
 import io.strata.proto.CompleteFileRequest;
+import io.strata.proto.DeleteRequest;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.HashSet;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Writes a file block by block: each block goes to the worker the location policy picks, as a stream of
- * chunks; {@link #close()} commits the last block and completes the file at the master.
- * {@link #cancel()} aborts: the worker drops the block in progress; the file stays incomplete.
+ * Writes a file by its {@link WriteType}: blocks (MUST_CACHE, ASYNC_THROUGH, CACHE_THROUGH), each to the
+ * worker the location policy picks, as a stream of chunks; and, for CACHE_THROUGH and THROUGH, the under
+ * file system copy through one worker ({@link UfsOutStream}), fed the same chunks. {@link #close()} commits
+ * the last block, closes the under file system copy (checking its length), then completes the file at the
+ * master.
+ *
+ * <p>All or nothing: when any stream fails, or on {@link #cancel()}, every stream is cancelled (the workers
+ * drop the block in progress and the partial under file system copy) and the file is deleted at the
+ * master, so no half-written file stays visible. Blocks already committed go with the file.
  *
  * <p>Not thread-safe: one writer.
  */
 public final class FileOutStream extends OutputStream {
+  private static final Logger LOG = LoggerFactory.getLogger(FileOutStream.class);
+
   private final FileSystemContext context;
   private final WorkerSelector selector;
   private final URIStatus file;
+  private final WriteType writeType;
   private final long blockSize;
   private final int chunkSize;
   private byte[] chunk;
   private int chunkFill;
   private BlockOutStream block;
+  private UfsOutStream ufs;
   private int blockIndex;
   private long blockFill;
   private long length;
   private boolean closed;
 
-  FileOutStream(FileSystemContext context, WorkerSelector selector, URIStatus file) {
+  FileOutStream(FileSystemContext context, WorkerSelector selector, URIStatus file, WriteType writeType) {
     this.context = context;
     this.selector = selector;
     this.file = file;
+    this.writeType = writeType;
     this.blockSize = file.blockSize();
     this.chunkSize = (int) Math.min(context.conf().get(ClientKeys.STREAM_CHUNK_SIZE), blockSize);
   }
@@ -42,6 +57,16 @@ public final class FileOutStream extends OutputStream {
   /** Bytes written so far. */
   public long bytesWritten() {
     return length;
+  }
+
+  /** How this stream writes: the create call's write type, or the configured default. */
+  public WriteType writeType() {
+    return writeType;
+  }
+
+  /** The file being written, as the master described it at creation. */
+  public URIStatus status() {
+    return file;
   }
 
   @Override
@@ -56,13 +81,14 @@ public final class FileOutStream extends OutputStream {
     }
     ensureOpen();
     while (len > 0) {
-      if (block == null) {
+      if (writeType.cachesBlocks() && block == null) {
         openBlock();
       }
       if (chunk == null) {
         chunk = new byte[chunkSize];
         chunkFill = 0;
       }
+      // Chunks never straddle a block boundary, whether or not blocks are written.
       int n = (int) Math.min(Math.min(len, chunk.length - chunkFill), blockSize - blockFill);
       System.arraycopy(b, off, chunk, chunkFill, n);
       chunkFill += n;
@@ -87,10 +113,27 @@ public final class FileOutStream extends OutputStream {
 
   private void openBlock() throws IOException {
     long blockId = BlockId.of(file.id(), blockIndex);
-    Set<WorkerAddress> failed = new HashSet<>();
-    WorkerAddress worker = selector.select(blockSize, failed);
-    block = new BlockOutStream(context, worker, blockId, blockSize);
-    blockFill = 0;
+    try {
+      Set<WorkerAddress> failed = new HashSet<>();
+      WorkerAddress worker = selector.select(blockSize, failed);
+      block = new BlockOutStream(context, worker, blockId, blockSize);
+    } catch (IOException | RuntimeException e) {
+      abort();
+      throw e;
+    }
+  }
+
+  private void ensureUfs() throws IOException {
+    if (ufs != null || !writeType.writesUfs()) {
+      return;
+    }
+    try {
+      WorkerAddress worker = selector.select(0, Set.of());
+      ufs = new UfsOutStream(context, worker, file.id(), file.path());
+    } catch (IOException | RuntimeException e) {
+      abort();
+      throw e;
+    }
   }
 
   private void sendChunk() throws IOException {
@@ -101,18 +144,29 @@ public final class FileOutStream extends OutputStream {
     int n = chunkFill;
     chunk = null;
     chunkFill = 0;
+    ensureUfs();
     try {
-      block.write(full, n);
-    } catch (IOException e) {
+      // Both streams wrap the same array without copying; neither changes it and this stream drops it.
+      if (block != null) {
+        block.write(full, n);
+      }
+      if (ufs != null) {
+        ufs.write(full, n);
+      }
+    } catch (IOException | RuntimeException e) {
       abort();
       throw e;
     }
   }
 
   private void finishBlock() throws IOException {
+    blockFill = 0;
+    if (block == null) {
+      return;
+    }
     try {
       block.close();
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
       block = null;
       abort();
       throw e;
@@ -126,35 +180,67 @@ public final class FileOutStream extends OutputStream {
     // Data becomes visible only when the file completes; nothing to flush early.
   }
 
-  /** Commits the last block and completes the file. */
+  /** Commits the last block, closes the under file system copy, and completes the file. */
   @Override
   public void close() throws IOException {
     if (closed) {
       return;
     }
+    sendChunk();
     if (block != null) {
-      sendChunk();
       finishBlock();
+    }
+    ensureUfs(); // an empty CACHE_THROUGH or THROUGH file still gets its (empty) under file system copy
+    if (ufs != null) {
+      try {
+        ufs.close();
+      } catch (IOException | RuntimeException e) {
+        abort();
+        throw e;
+      }
+      ufs = null;
     }
     closed = true;
     try {
       context.callMaster(m -> m.completeFile(CompleteFileRequest.newBuilder()
           .setPath(file.path()).setFileId(file.id()).setLength(length).build()));
     } catch (StrataException e) {
+      // Not deleted: the master may have completed it and lost only the reply, or the path may now name
+      // another writer's file. An incomplete file is refused by readers anyway.
       throw e.code().toException("Completing " + file.path() + " failed: " + e.getMessage(), e);
     }
   }
 
-  /** Abandons the write: the block in progress is dropped by its worker, the file stays incomplete. */
+  /**
+   * Abandons the write: the streams in progress are cancelled (the workers drop the block and the partial
+   * under file system copy) and the file is deleted at the master. Harmless after close or a failure.
+   */
   public void cancel() {
     abort();
   }
 
   private void abort() {
+    if (closed) {
+      return;
+    }
     closed = true;
     if (block != null) {
       block.cancel();
       block = null;
+    }
+    if (ufs != null) {
+      ufs.cancel();
+      ufs = null;
+    }
+    deleteFile();
+  }
+
+  /** Best effort: a file that cannot be deleted now stays incomplete, which readers refuse anyway. */
+  private void deleteFile() {
+    try {
+      context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(file.path()).build()));
+    } catch (StrataException e) {
+      LOG.debug("Could not delete {} after its write failed", file.path(), e);
     }
   }
 }

@@ -3,12 +3,17 @@ package io.strata.client;
 import io.strata.client.options.CreateDirectoryOptions;
 import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.DeleteOptions;
+import io.strata.client.options.GetStatusOptions;
 import io.strata.client.options.ListStatusOptions;
+import io.strata.client.options.MountOptions;
 import io.strata.client.options.OpenFileOptions;
 import io.strata.client.options.RenameOptions;
+import io.strata.client.options.SetAttributeOptions;
+import io.strata.client.options.TtlAction;
 import io.strata.common.conf.StrataConf;
 import java.io.Closeable;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -41,7 +46,12 @@ public interface FileSystem extends Closeable {
     return openFile(path, OpenFileOptions.defaults());
   }
 
-  URIStatus getStatus(String path) throws IOException;
+  /** The status of a file or directory; with the configured metadata sync interval by default. */
+  URIStatus getStatus(String path, GetStatusOptions options) throws IOException;
+
+  default URIStatus getStatus(String path) throws IOException {
+    return getStatus(path, GetStatusOptions.defaults());
+  }
 
   /** The blocks of a file with the workers and tiers that hold each (empty for a directory). */
   List<FileBlockInfo> getBlockLocations(String path) throws IOException;
@@ -84,6 +94,65 @@ public interface FileSystem extends Closeable {
   List<WorkerInfo> getWorkers() throws IOException;
 
   ClusterInfo getClusterInfo() throws IOException;
+
+  /**
+   * Mounts the under file system directory {@code ufsUri} ({@code hdfs://nn:8020/data}, {@code file:///x},
+   * {@code s3a://bucket/dir}) at {@code path}, which must not exist yet (its parent must).
+   */
+  void mount(String path, String ufsUri, MountOptions options) throws IOException;
+
+  default void mount(String path, String ufsUri) throws IOException {
+    mount(path, ufsUri, MountOptions.defaults());
+  }
+
+  /** Removes a mount and everything Strata holds under it; the under file system keeps its data. */
+  void unmount(String path) throws IOException;
+
+  /** Every mount, the root's included when it has one. */
+  List<MountInfo> getMountTable() throws IOException;
+
+  /**
+   * Removes the cached blocks of the persisted files at or (with {@code recursive}) under {@code path};
+   * the under file system keeps the data. Pinned files are skipped unless {@code force} (which unpins).
+   */
+  FreeResult free(String path, boolean recursive, boolean force) throws IOException;
+
+  /** Changes the attributes {@code options} sets and leaves the others; returns the new status. */
+  URIStatus setAttribute(String path, SetAttributeOptions options) throws IOException;
+
+  /** Pins a file (or the files under a directory): its blocks are never evicted. */
+  default URIStatus pin(String path) throws IOException {
+    return setAttribute(path, SetAttributeOptions.defaults().withPinned(true));
+  }
+
+  default URIStatus unpin(String path) throws IOException {
+    return setAttribute(path, SetAttributeOptions.defaults().withPinned(false));
+  }
+
+  /** Sets a time to live, in ms from the file's creation, and what happens when it runs out. */
+  default URIStatus setTtl(String path, long ttlMs, TtlAction action) throws IOException {
+    return setAttribute(path, SetAttributeOptions.defaults().withTtlMs(ttlMs).withTtlAction(action));
+  }
+
+  default URIStatus unsetTtl(String path) throws IOException {
+    return setAttribute(path, SetAttributeOptions.defaults().withTtlMs(SetAttributeOptions.NO_TTL));
+  }
+
+  /**
+   * Persists a complete file to the under file system now and waits until it is PERSISTED: returns at once
+   * when it already is; fails with DEADLINE_EXCEEDED after {@code timeout} (the persist may still finish),
+   * DATA_LOSS when the file turns LOST, FAILED_PRECONDITION for a directory.
+   */
+  URIStatus persist(String path, Duration timeout) throws IOException;
+
+  /**
+   * Reads every block of a file with read type CACHE and discards the bytes, so that every block ends up
+   * cached (blocks on no worker are read from the under file system and cached). Returns the bytes read.
+   */
+  long load(String path) throws IOException;
+
+  /** The MD5 of a file's content as 32 lower-case hex digits, read with the configured read type. */
+  String checksum(String path) throws IOException;
 
   /** The configuration this client runs with. */
   StrataConf conf();

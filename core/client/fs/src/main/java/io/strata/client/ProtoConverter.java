@@ -1,10 +1,12 @@
 package io.strata.client;
 
+import io.strata.client.options.MountOptions;
 import io.strata.common.net.WorkerAddress;
 import io.strata.proto.BlockLocationProto;
 import io.strata.proto.FileBlockInfoProto;
 import io.strata.proto.FileInfoProto;
 import io.strata.proto.GetClusterInfoResponse;
+import io.strata.proto.MountInfoProto;
 import io.strata.proto.WorkerAddressProto;
 import io.strata.proto.WorkerInfoProto;
 import java.util.ArrayList;
@@ -25,7 +27,17 @@ final class ProtoConverter {
     }
     return new URIStatus(p.getId(), p.getPath(), p.getName(), p.getDirectory(), p.getLength(),
         p.getBlockSize(), p.getComplete(), p.getCreationTimeMs(), p.getModificationTimeMs(), p.getOwner(),
-        p.getGroup(), p.getMode(), p.getChildCount(), blocks);
+        p.getGroup(), p.getMode(), p.getChildCount(), blocks, p.getPersistenceState(), p.getPinned(), p.getTtlMs(),
+        p.getTtlAction(), p.getUfsPath(), p.getMountPoint());
+  }
+
+  static MountInfo toMount(MountInfoProto p) {
+    return new MountInfo(p.getPath(), p.getUfsUri(), p.getReadOnly(), p.getShared(), p.getOptionsMap());
+  }
+
+  static MountInfoProto toMountProto(String path, String ufsUri, MountOptions options) {
+    return MountInfoProto.newBuilder().setPath(path).setUfsUri(ufsUri).setReadOnly(options.readOnly())
+        .setShared(options.shared()).putAllOptions(options.properties()).build();
   }
 
   static WorkerAddress toAddress(WorkerAddressProto p) {

@@ -1,8 +1,11 @@
 package io.strata.client.options;
 
+import java.util.Objects;
+import java.util.Optional;
+
 /** Options of {@code openFile}. Immutable. */
 public final class OpenFileOptions {
-  private static final OpenFileOptions DEFAULTS = new OpenFileOptions(ReadType.CACHE);
+  private static final OpenFileOptions DEFAULTS = new OpenFileOptions(null);
 
   private final ReadType readType;
 
@@ -10,16 +13,17 @@ public final class OpenFileOptions {
     this.readType = readType;
   }
 
-  /** Read type CACHE. */
+  /** The read type of the client's configuration ({@code strata.user.file.readtype.default}). */
   public static OpenFileOptions defaults() {
     return DEFAULTS;
   }
 
-  public ReadType readType() {
-    return readType;
+  /** The read type asked for; empty means the configured default. */
+  public Optional<ReadType> readType() {
+    return Optional.ofNullable(readType);
   }
 
   public OpenFileOptions withReadType(ReadType readType) {
-    return new OpenFileOptions(java.util.Objects.requireNonNull(readType));
+    return new OpenFileOptions(Objects.requireNonNull(readType));
   }
 }
