@@ -128,6 +128,11 @@ public final class LocalStrataCluster implements AutoCloseable {
 
   /** Starts one more worker with its own port and dir; returns its index. */
   public int addWorker() throws IOException {
+    return addWorker(Map.of());
+  }
+
+  /** Starts one more worker with its own port and dir, and these settings on top; returns its index. */
+  public int addWorker(Map<String, String> overrides) throws IOException {
     int i = workerConfs.size();
     int port = spec.firstWorkerPort != 0 ? spec.firstWorkerPort + i * spec.workerPortStep : freePort();
     Map<String, String> w = new HashMap<>(baseConf.explicitValues());
@@ -139,6 +144,7 @@ public final class LocalStrataCluster implements AutoCloseable {
       throw new IllegalArgumentException(WorkerKeys.TIER0_DIRS.name() + "=" + dirs + " would be shared by "
           + "several workers: put ${strata.worker.rpc.port} in it so each worker has its own dir");
     }
+    w.putAll(overrides);
     StrataConf conf = StrataConf.of(w);
     workerConfs.add(conf);
     workers.add(new WorkerProcess(conf, Clock.systemUTC()).start());

@@ -24,6 +24,10 @@ public final class UfsManager implements Closeable {
 
   private record Key(String scheme, String authority, Map<String, String> options) {}
 
+  /** Schemes whose URIs must name a host or bucket. */
+  private static final java.util.Set<String> NEEDS_AUTHORITY = java.util.Set.of("hdfs", "webhdfs", "viewfs", "s3",
+      "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "oss", "cos");
+
   private final Map<Key, UnderFileSystem> clients = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
@@ -86,7 +90,7 @@ public final class UfsManager implements Closeable {
     if (u.getQuery() != null || u.getFragment() != null) {
       throw new InvalidArgumentException("'" + uri + "': an under file system URI takes no query or fragment");
     }
-    if (!u.getScheme().equals("file") && (u.getAuthority() == null || u.getAuthority().isEmpty())) {
+    if (NEEDS_AUTHORITY.contains(u.getScheme()) && (u.getAuthority() == null || u.getAuthority().isEmpty())) {
       throw new InvalidArgumentException("'" + uri + "' names no host: " + u.getScheme() + " URIs need one ("
           + u.getScheme() + "://host:port/path)");
     }
