@@ -116,11 +116,14 @@ public final class WorkerProcess implements AutoCloseable {
     // The data server binds first, so that port 0 resolves before the store dir names need it.
     DeferredStore deferred = new DeferredStore();
     ufsManager = new UfsManager();
-    ufsIo = Executors.newFixedThreadPool(conf.get(WorkerKeys.UFS_IO_THREADS), GrpcServer.namedDaemon("worker-ufs-io"));
+    ufsIo = Executors.newFixedThreadPool(conf.get(WorkerKeys.UFS_IO_THREADS),
+        GrpcServer.namedDaemon("worker-ufs-io"));
     int cacheThreads = conf.get(WorkerKeys.ASYNC_CACHE_THREADS);
     asyncCache = new ThreadPoolExecutor(cacheThreads, cacheThreads, 0, TimeUnit.MILLISECONDS,
-        new ArrayBlockingQueue<>(conf.get(WorkerKeys.ASYNC_CACHE_QUEUE_MAX)), GrpcServer.namedDaemon("worker-async-cache"));
-    persist = Executors.newFixedThreadPool(conf.get(WorkerKeys.PERSIST_THREADS), GrpcServer.namedDaemon("worker-persist"));
+        new ArrayBlockingQueue<>(conf.get(WorkerKeys.ASYNC_CACHE_QUEUE_MAX)),
+        GrpcServer.namedDaemon("worker-async-cache"));
+    persist = Executors.newFixedThreadPool(conf.get(WorkerKeys.PERSIST_THREADS),
+        GrpcServer.namedDaemon("worker-persist"));
     ufs = new WorkerUfs(deferred, new SyncMasterClient(), ufsManager, ufsIo, asyncCache, persist,
         new WorkerUfs.Settings(Math.min(maxChunk, 1 << 20), conf.get(WorkerKeys.UFS_READ_STALL_TIMEOUT).toMillis(),
             maxMessage, conf.get(WorkerKeys.PEER_READ_TIMEOUT).toMillis()));
