@@ -3,9 +3,17 @@ package io.strata.worker;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.common.net.WorkerAddress;
+import io.strata.proto.BlockInfoProto;
+import io.strata.proto.BlockLocationProto;
 import io.strata.proto.BlockMasterWorkerServiceGrpc;
 import io.strata.proto.BlockReportProto;
 import io.strata.proto.CommitBlockRequest;
+import io.strata.proto.GetBlockSourceRequest;
+import io.strata.proto.GetBlockSourceResponse;
+import io.strata.proto.GetUfsWriteTargetRequest;
+import io.strata.proto.GetUfsWriteTargetResponse;
+import io.strata.proto.PersistCommandProto;
+import io.strata.proto.PersistResultProto;
 import io.strata.proto.RegisterWorkerRequest;
 import io.strata.proto.StorageDirProto;
 import io.strata.proto.WorkerAddressProto;
@@ -13,6 +21,8 @@ import io.strata.proto.WorkerHeartbeatRequest;
 import io.strata.proto.WorkerHeartbeatResponse;
 import io.strata.worker.store.BlockStore;
 import io.strata.worker.store.StoreEvents;
+import io.strata.worker.ufs.MasterClient;
+import io.strata.worker.ufs.WorkerUfs;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -29,10 +39,17 @@ import org.slf4j.LoggerFactory;
  * master says it does not know this worker (a master restart, or this worker was marked lost). It is
  * also the store's {@link StoreEvents} sink: changes queue here until the next heartbeat.
  *
- * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread; {@link #commitBlock} on RPC
- * threads; events from any store thread. The pending changes are guarded by this object's monitor.
+ * <p>Heartbeats also carry the pin list version the worker holds and the outcomes of finished persist
+ * commands (kept until a heartbeat carrying them succeeds); the replies carry new persist commands
+ * (handed to the UFS layer, which ignores a file already in hand) and, when the version changed, the
+ * pinned file ids ({@link Pins}). As the worker's {@link MasterClient} it answers where a block comes from
+ * and where a UFS file is written. This is the one place the master protocol's protos meet worker types.
+ *
+ * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread; {@link #commitBlock} and the
+ * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. The
+ * pending changes are guarded by this object's monitor.
  */
-final class MasterSync implements StoreEvents {
+final class MasterSync implements StoreEvents, MasterClient {
   private static final Logger LOG = LoggerFactory.getLogger(MasterSync.class);
 
   private final io.strata.common.master.MasterConnection master;
@@ -41,6 +58,8 @@ final class MasterSync implements StoreEvents {
   private final long startTimeMs;
   private final Runnable onAllDirsFailed;
   private volatile BlockStore store;
+  private volatile WorkerUfs ufs;
+  private final Pins pins = new Pins();
   private volatile long workerId = -1;
   private final List<Long> removed = new ArrayList<>();
   private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
@@ -55,8 +74,14 @@ final class MasterSync implements StoreEvents {
     this.onAllDirsFailed = onAllDirsFailed;
   }
 
-  void attach(BlockStore store) {
+  void attach(BlockStore store, WorkerUfs ufs) {
     this.store = store;
+    this.ufs = ufs;
+  }
+
+  /** The pin list this worker holds. */
+  Pins pins() {
+    return pins;
   }
 
   /** A call to the leading master, following failovers within the retry window. */
@@ -66,7 +91,8 @@ final class MasterSync implements StoreEvents {
         .withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS)));
   }
 
-  long workerId() {
+  @Override
+  public long workerId() {
     return workerId;
   }
 
@@ -131,21 +157,32 @@ final class MasterSync implements StoreEvents {
       gone = new ArrayList<>(removed);
       changed = new ArrayList<>(moved.values());
     }
-    WorkerHeartbeatRequest hb = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
+    WorkerUfs u = ufs;
+    List<PersistResult> results = u == null ? List.of() : u.persistResults();
+    WorkerHeartbeatRequest.Builder b = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes())
-        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).build();
+        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).setPinVersion(pins.version());
+    for (PersistResult r : results) {
+      b.addPersistResults(PersistResultProto.newBuilder().setFileId(r.fileId()).setOk(r.ok())
+          .setError(r.error() == null ? "" : r.error()).setLength(r.length()));
+    }
+    WorkerHeartbeatRequest hb = b.build();
     WorkerHeartbeatResponse res = call(s -> s.heartbeat(hb));
     synchronized (this) {
       removed.subList(0, Math.min(gone.size(), removed.size())).clear();
-      for (BlockReportProto b : changed) {
-        moved.remove(b.getBlockId(), b);
+      for (BlockReportProto r : changed) {
+        moved.remove(r.getBlockId(), r);
       }
     }
     if (res.getCommand() == WorkerHeartbeatResponse.Command.REGISTER) {
+      // A master that does not know this worker did not take the persist results: they go again.
       LOG.info("The master does not know worker {}: registering again", workerId);
       workerId = -1;
       register();
       return;
+    }
+    if (u != null) {
+      u.acknowledgePersistResults(results);
     }
     for (long id : res.getRemoveBlockIdsList()) {
       try {
@@ -156,6 +193,49 @@ final class MasterSync implements StoreEvents {
         LOG.warn("Cannot remove block {}: {}", id, e.toString());
       }
     }
+    if (res.getPinsIncluded()) {
+      pins.update(res.getPinVersion(), res.getPinnedFileIdsList(), store);
+    }
+    if (u != null) {
+      for (PersistCommandProto p : res.getPersistList()) {
+        u.persist(persistCommand(p));
+      }
+    }
+  }
+
+  private static PersistCommand persistCommand(PersistCommandProto p) {
+    List<BlockInfo> blocks = new ArrayList<>(p.getBlocksCount());
+    for (BlockInfoProto b : p.getBlocksList()) {
+      blocks.add(new BlockInfo(b.getBlockId(), b.getLength(), locations(b.getLocationsList())));
+    }
+    return new PersistCommand(p.getFileId(), new UfsTarget(p.getUfsUri(), p.getUfsOptionsMap()), blocks);
+  }
+
+  private static List<Location> locations(List<BlockLocationProto> ls) {
+    List<Location> out = new ArrayList<>(ls.size());
+    for (BlockLocationProto l : ls) {
+      out.add(new Location(l.getWorkerId(), new WorkerAddress(l.getAddress().getHost(), l.getAddress().getRpcPort())));
+    }
+    return out;
+  }
+
+  @Override
+  public BlockSource blockSource(long blockId) throws StrataException {
+    GetBlockSourceRequest req = GetBlockSourceRequest.newBuilder().setBlockId(blockId).build();
+    GetBlockSourceResponse res = call(s -> s.getBlockSource(req));
+    UfsSource ufsSource = null;
+    if (res.hasUfs()) {
+      ufsSource = new UfsSource(res.getUfs().getUfsUri(), res.getUfs().getUfsOptionsMap(), res.getUfs().getOffset(),
+          res.getUfs().getFileLength());
+    }
+    return new BlockSource(blockId, res.getLength(), locations(res.getLocationsList()), ufsSource);
+  }
+
+  @Override
+  public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
+    GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId).build();
+    GetUfsWriteTargetResponse res = call(s -> s.getUfsWriteTarget(req));
+    return new UfsTarget(res.getUfsUri(), res.getUfsOptionsMap());
   }
 
   @Override
@@ -181,8 +261,9 @@ final class MasterSync implements StoreEvents {
     onAllDirsFailed.run();
   }
 
-  /** Tells the master this worker holds a new block; throws the master's error. */
-  void commitBlock(long blockId, long length, String tier) throws StrataException {
+  /** Tells the master this worker holds a new block (pinned when its file is); throws the master's error. */
+  @Override
+  public void commitBlock(long blockId, long length, String tier) throws StrataException {
     long id = workerId;
     if (id < 0) {
       throw new UnavailableException("This worker is not registered with the master yet; retry shortly");
@@ -190,5 +271,6 @@ final class MasterSync implements StoreEvents {
     CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setBlockId(blockId).setLength(length)
         .setTier(tier).build();
     call(s -> s.commitBlock(req));
+    pins.committed(blockId, store);
   }
 }

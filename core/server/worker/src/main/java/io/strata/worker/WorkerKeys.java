@@ -126,4 +126,47 @@ public final class WorkerKeys {
       .defaultValue("4MB")
       .doc("Largest chunk the worker sends in a block read, whatever the client asks for.")
       .build();
+
+  public static final PropertyKey<Integer> UFS_IO_THREADS = PropertyKey.intKey("strata.worker.ufs.io.threads")
+      .defaultValue(16)
+      .validate(v -> v >= 1, "at least 1")
+      .doc("Threads that read blocks from under file systems for reads of blocks the worker does not hold "
+          + "(read-through loads and NO_CACHE streams); more reads wait in a queue.")
+      .build();
+
+  public static final PropertyKey<Duration> UFS_READ_STALL_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.ufs.read.stall.timeout")
+          .defaultValue("1min")
+          .validate(d -> d.toMillis() >= 1, "at least 1ms")
+          .doc("A reader of a block streamed from an under file system that takes no data for this long is "
+              + "failed; a load it started goes on, so the block is still cached.")
+          .build();
+
+  public static final PropertyKey<Integer> ASYNC_CACHE_THREADS =
+      PropertyKey.intKey("strata.worker.async.cache.threads")
+          .defaultValue(2)
+          .validate(v -> v >= 1, "at least 1")
+          .doc("Threads that cache blocks in the background (CacheBlock requests: passive caching, fs load).")
+          .build();
+
+  public static final PropertyKey<Integer> ASYNC_CACHE_QUEUE_MAX =
+      PropertyKey.intKey("strata.worker.async.cache.queue.max")
+          .defaultValue(256)
+          .validate(v -> v >= 1, "at least 1")
+          .doc("Most background cache requests waiting for a thread; when the queue is full, requests are "
+              + "refused (accepted = false).")
+          .build();
+
+  public static final PropertyKey<Integer> PERSIST_THREADS = PropertyKey.intKey("strata.worker.persist.threads")
+      .defaultValue(2)
+      .validate(v -> v >= 1, "at least 1")
+      .doc("Threads that persist files to under file systems when the master asks (ASYNC_THROUGH).")
+      .build();
+
+  public static final PropertyKey<Duration> PEER_READ_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.peer.read.timeout")
+          .defaultValue("5min")
+          .validate(d -> d.toMillis() >= 1, "at least 1ms")
+          .doc("Longest a whole-block read from another worker may take (background caching, persisting).")
+          .build();
 }

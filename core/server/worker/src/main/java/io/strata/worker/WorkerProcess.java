@@ -3,8 +3,11 @@ package io.strata.worker;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.conf.ValueParser;
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
 import io.strata.common.net.WorkerAddress;
 import io.strata.server.GrpcServer;
+import io.strata.server.ufs.UfsManager;
 import io.strata.worker.rpc.BlockWorkerService;
 import io.strata.worker.store.Allocator;
 import io.strata.worker.store.BlockAnnotator;
@@ -12,21 +15,28 @@ import io.strata.worker.store.BlockStore;
 import io.strata.worker.store.TierManager;
 import io.strata.worker.store.TierSpec;
 import io.strata.worker.store.TieredBlockStore;
+import io.strata.worker.ufs.MasterClient;
+import io.strata.worker.ufs.WorkerUfs;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running worker: its tiered block store with its tier manager, its data server and its master sync.
- * {@link #start()} once, {@link #close()} once; several may run in one JVM with their own ports and
- * dirs. When every storage dir has failed the worker runs its fatal handler (by default it closes
+ * A running worker: its tiered block store with its tier manager, its data server, its master sync, and
+ * its under file system layer ({@link WorkerUfs}) with the one {@link UfsManager} and the executors it
+ * runs on (UFS reads, background caching with a bounded queue, persisting), all closed by
+ * {@link #close()}. {@link #start()} once, {@link #close()} once; several may run in one JVM with their
+ * own ports and dirs. When every storage dir has failed the worker runs its fatal handler (by default it closes
  * itself; {@code WorkerMain} exits the process). Thread-safe.
  */
 public final class WorkerProcess implements AutoCloseable {
@@ -38,7 +48,12 @@ public final class WorkerProcess implements AutoCloseable {
   private GrpcServer server;
   private io.strata.common.master.MasterConnection masterConnection;
   private ScheduledExecutorService background;
-  private MasterSync sync;
+  private volatile MasterSync sync;
+  private UfsManager ufsManager;
+  private ExecutorService ufsIo;
+  private ThreadPoolExecutor asyncCache;
+  private ExecutorService persist;
+  private WorkerUfs ufs;
   private TieredBlockStore store;
   private TierManager tierManager;
   private int port = -1;
@@ -100,8 +115,20 @@ public final class WorkerProcess implements AutoCloseable {
     int maxChunk = (int) Math.min(conf.get(WorkerKeys.READ_CHUNK_SIZE_MAX), maxMessage - 1024);
     // The data server binds first, so that port 0 resolves before the store dir names need it.
     DeferredStore deferred = new DeferredStore();
+    ufsManager = new UfsManager();
+    ufsIo = Executors.newFixedThreadPool(conf.get(WorkerKeys.UFS_IO_THREADS),
+        GrpcServer.namedDaemon("worker-ufs-io"));
+    int cacheThreads = conf.get(WorkerKeys.ASYNC_CACHE_THREADS);
+    asyncCache = new ThreadPoolExecutor(cacheThreads, cacheThreads, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(conf.get(WorkerKeys.ASYNC_CACHE_QUEUE_MAX)),
+        GrpcServer.namedDaemon("worker-async-cache"));
+    persist = Executors.newFixedThreadPool(conf.get(WorkerKeys.PERSIST_THREADS),
+        GrpcServer.namedDaemon("worker-persist"));
+    ufs = new WorkerUfs(deferred, new SyncMasterClient(), ufsManager, ufsIo, asyncCache, persist,
+        new WorkerUfs.Settings(Math.min(maxChunk, 1 << 20), conf.get(WorkerKeys.UFS_READ_STALL_TIMEOUT).toMillis(),
+            maxMessage, conf.get(WorkerKeys.PEER_READ_TIMEOUT).toMillis()));
     server = new GrpcServer("worker", bind, wantPort, maxMessage, List.of(new BlockWorkerService(deferred,
-        (id, len, tier) -> sync.commitBlock(id, len, tier), maxChunk)));
+        (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk)));
     server.start();
     port = server.port();
     WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port);
@@ -118,7 +145,7 @@ public final class WorkerProcess implements AutoCloseable {
       close();
       throw new IOException("Cannot start the worker's block store: " + e.getMessage(), e);
     }
-    sync.attach(store);
+    sync.attach(store, ufs);
     deferred.set(store);
     background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("worker-" + port + "-background"));
     background.scheduleWithFixedDelay(sync::tick, 0, conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis(),
@@ -137,6 +164,62 @@ public final class WorkerProcess implements AutoCloseable {
 
   public int rpcPort() {
     return port;
+  }
+
+  /** Block reads from under file systems so far: one per read-through load and per NO_CACHE stream. */
+  public long ufsBlockReads() {
+    return ufs == null ? 0 : ufs.ufsBlockReads();
+  }
+
+  /** Background cache requests queued or running. */
+  public int asyncCachePending() {
+    return ufs == null ? 0 : ufs.asyncCachePending();
+  }
+
+  /** Files being persisted now. */
+  public int persistsActive() {
+    return ufs == null ? 0 : ufs.persistsActive();
+  }
+
+  /** The master's pin list version this worker holds (0 until the master sends one). */
+  public long pinVersion() {
+    MasterSync s = sync;
+    return s == null ? 0 : s.pins().version();
+  }
+
+  /**
+   * The master sync as the UFS layer's {@link MasterClient}: it exists only once the data server's port
+   * is known, after the layer is built, so calls before then get UNAVAILABLE.
+   */
+  private final class SyncMasterClient implements MasterClient {
+    private MasterSync sync() throws UnavailableException {
+      MasterSync s = sync;
+      if (s == null) {
+        throw new UnavailableException("The worker is still starting");
+      }
+      return s;
+    }
+
+    @Override
+    public BlockSource blockSource(long blockId) throws StrataException {
+      return sync().blockSource(blockId);
+    }
+
+    @Override
+    public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
+      return sync().ufsWriteTarget(fileId);
+    }
+
+    @Override
+    public void commitBlock(long blockId, long length, String tier) throws StrataException {
+      sync().commitBlock(blockId, length, tier);
+    }
+
+    @Override
+    public long workerId() {
+      MasterSync s = sync;
+      return s == null ? -1 : s.workerId();
+    }
   }
 
   public BlockStore store() {
@@ -177,6 +260,17 @@ public final class WorkerProcess implements AutoCloseable {
     }
     if (server != null) {
       server.close();
+    }
+    for (ExecutorService e : new ExecutorService[] {ufsIo, asyncCache, persist}) {
+      if (e != null) {
+        e.shutdownNow();
+      }
+    }
+    if (ufs != null) {
+      ufs.close();
+    }
+    if (ufsManager != null) {
+      ufsManager.close();
     }
     if (masterConnection != null) {
       masterConnection.close();

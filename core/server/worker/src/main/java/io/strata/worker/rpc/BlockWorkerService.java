@@ -1,21 +1,27 @@
 package io.strata.worker.rpc;
 
-import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.strata.common.exception.InvalidArgumentException;
+import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.grpc.GrpcErrors;
 import io.strata.proto.BlockWorkerServiceGrpc;
+import io.strata.proto.CacheBlockRequest;
+import io.strata.proto.CacheBlockResponse;
 import io.strata.proto.ReadBlockRequest;
 import io.strata.proto.ReadBlockResponse;
 import io.strata.proto.RemoveBlockRequest;
 import io.strata.proto.RemoveBlockResponse;
 import io.strata.proto.WriteBlockRequest;
 import io.strata.proto.WriteBlockResponse;
+import io.strata.proto.WriteUfsFileRequest;
+import io.strata.proto.WriteUfsFileResponse;
 import io.strata.server.Rpc;
 import io.strata.worker.store.BlockStore;
+import io.strata.worker.ufs.UfsFileWrite;
+import io.strata.worker.ufs.UfsOperations;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -24,7 +30,11 @@ import java.nio.channels.FileChannel;
  * The worker's data service. Writes: a client stream into a temp block, committed locally then at the
  * master when the client half-closes; any failure or cancel drops the temp block. Reads: a server
  * stream of chunks sent only while the transport is ready, so a slow reader holds at most a window of
- * data in memory. Thread-safe; per-call state lives in the call's observers.
+ * data in memory; with {@code ufs_fallback}, a block this worker does not hold is read through the
+ * under file system layer ({@link UfsOperations}), which streams it on worker threads. UFS file writes
+ * (CACHE_THROUGH, THROUGH) stream into the file the master names, on the calling thread as block writes
+ * do; any failure or cancel deletes the partial file. CacheBlock queues a background cache. Thread-safe;
+ * per-call state lives in the call's observers.
  */
 public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorkerServiceImplBase {
   /** How committed blocks reach the master. */
@@ -35,11 +45,13 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
 
   private final BlockStore store;
   private final Committer committer;
+  private final UfsOperations ufs;
   private final int maxChunk;
 
-  public BlockWorkerService(BlockStore store, Committer committer, int maxChunk) {
+  public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk) {
     this.store = store;
     this.committer = committer;
+    this.ufs = ufs;
     this.maxChunk = maxChunk;
   }
 
@@ -134,19 +146,44 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
 
   @Override
   public void readBlock(ReadBlockRequest req, StreamObserver<ReadBlockResponse> o) {
-    ServerCallStreamObserver<ReadBlockResponse> out = (ServerCallStreamObserver<ReadBlockResponse>) o;
-    BlockStore.ReadHandle handle;
-    long end;
-    long start = req.getOffset();
+    int chunk = req.getChunkSize() <= 0 ? maxChunk : Math.min(req.getChunkSize(), maxChunk);
+    ReadStream stream = new ReadStream((ServerCallStreamObserver<ReadBlockResponse>) o, chunk);
+    stream.storeReader(s -> readFromStore(req, s));
     try {
-      BlockStore.BlockMeta meta = store.get(req.getBlockId());
-      if (start < 0) {
-        throw new InvalidArgumentException("Block " + req.getBlockId() + ": negative read offset " + start);
+      if (req.getOffset() < 0) {
+        throw new InvalidArgumentException("Block " + req.getBlockId() + ": negative read offset " + req.getOffset());
       }
       if (req.getLength() < 0) {
         throw new InvalidArgumentException("Block " + req.getBlockId() + ": negative read length "
             + req.getLength());
       }
+      if (req.getUfsFallback() && !inStore(req.getBlockId())) {
+        ufs.readThrough(req.getBlockId(), req.getOffset(), req.getLength(), req.getNoCache(), stream);
+        return;
+      }
+    } catch (Exception e) {
+      stream.fail(e);
+      return;
+    }
+    readFromStore(req, stream);
+  }
+
+  private boolean inStore(long blockId) throws StrataException {
+    try {
+      store.get(blockId);
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    }
+  }
+
+  /** Serves a read from the local store (the normal path, and the path after a UFS load). */
+  private void readFromStore(ReadBlockRequest req, ReadStream stream) {
+    BlockStore.ReadHandle handle;
+    long start = req.getOffset();
+    long end;
+    try {
+      BlockStore.BlockMeta meta = store.get(req.getBlockId());
       if (start > meta.length() || req.getLength() > meta.length() - start) {
         throw new OutOfRangeException("Block " + req.getBlockId() + " has " + meta.length()
             + " bytes; cannot read " + req.getLength() + " bytes at offset " + start);
@@ -154,16 +191,15 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       end = start + req.getLength();
       handle = store.openForRead(req.getBlockId(), req.getPromote());
     } catch (Exception e) {
-      out.onError(GrpcErrors.toStatus(e));
+      stream.fail(e);
       return;
     }
-    int chunk = req.getChunkSize() <= 0 ? maxChunk : Math.min(req.getChunkSize(), maxChunk);
-    new BlockReadCall(out, handle, start, end, chunk).begin();
+    new BlockReadCall(stream, handle, start, end).begin();
   }
 
   /** One block read: sends chunks while the call is ready. Callbacks are serialised by the monitor. */
   private static final class BlockReadCall {
-    private final ServerCallStreamObserver<ReadBlockResponse> out;
+    private final ReadStream out;
     private final BlockStore.ReadHandle handle;
     private final FileChannel channel;
     private final long end;
@@ -171,21 +207,19 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     private long pos;
     private boolean done;
 
-    BlockReadCall(ServerCallStreamObserver<ReadBlockResponse> out, BlockStore.ReadHandle handle, long start,
-        long end, int chunk) {
+    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end) {
       this.out = out;
       this.handle = handle;
       this.channel = handle.channel();
       this.pos = start;
       this.end = end;
-      this.chunk = chunk;
+      this.chunk = out.chunk();
     }
 
     void begin() {
-      out.setOnCancelHandler(this::finish);
-      out.setOnReadyHandler(this::drain);
+      out.listen(this::drain, this::finish);
       if (out.isCancelled()) {
-        finish(); // cancelled before the handler was in place: release the block now
+        finish(); // cancelled before the listeners were in place: release the block now
         return;
       }
       drain();
@@ -212,19 +246,107 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
           }
           buf.flip();
           pos += n;
-          out.onNext(ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(buf)).build());
+          out.sendOne(buf);
         }
         if (!done && pos >= end) {
           finish();
-          out.onCompleted();
+          out.complete();
         }
       } catch (Exception e) {
         if (!done) {
           finish();
-          out.onError(GrpcErrors.toStatus(e));
+          out.fail(e);
         }
       }
     }
+  }
+
+  @Override
+  public StreamObserver<WriteUfsFileRequest> writeUfsFile(StreamObserver<WriteUfsFileResponse> response) {
+    return new UfsWriteCall(response);
+  }
+
+  /** One UFS file write. gRPC delivers its callbacks serially. */
+  private final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest> {
+    private final StreamObserver<WriteUfsFileResponse> response;
+    private UfsFileWrite write;
+    private boolean failed;
+
+    UfsWriteCall(StreamObserver<WriteUfsFileResponse> response) {
+      this.response = response;
+    }
+
+    @Override
+    public void onNext(WriteUfsFileRequest req) {
+      if (failed) {
+        return;
+      }
+      try {
+        if (write == null) {
+          if (!req.hasHeader()) {
+            throw new InvalidArgumentException("The first message of an under file system write must carry the "
+                + "header (the file id)");
+          }
+          write = ufs.openFileWrite(req.getHeader().getFileId());
+        } else if (req.hasHeader()) {
+          throw new InvalidArgumentException("Under file system write of file " + req.getHeader().getFileId()
+              + ": only the first message may carry a header");
+        }
+        if (!req.getChunk().isEmpty()) {
+          write.write(req.getChunk().asReadOnlyByteBuffer());
+        }
+      } catch (Exception e) {
+        fail(e);
+      }
+    }
+
+    private void fail(Throwable t) {
+      failed = true;
+      if (write != null) {
+        write.abort();
+      }
+      response.onError(GrpcErrors.toStatus(t));
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      // The client cancelled or the connection broke: no partial file may remain.
+      failed = true;
+      if (write != null) {
+        write.abort();
+      }
+    }
+
+    @Override
+    public void onCompleted() {
+      if (failed) {
+        return;
+      }
+      if (write == null) {
+        fail(new InvalidArgumentException("An under file system write ended before its header was sent"));
+        return;
+      }
+      long length;
+      try {
+        length = write.complete();
+      } catch (Exception e) {
+        failed = true;
+        response.onError(GrpcErrors.toStatus(e));
+        return;
+      }
+      response.onNext(WriteUfsFileResponse.newBuilder().setLength(length).build());
+      response.onCompleted();
+    }
+  }
+
+  @Override
+  public void cacheBlock(CacheBlockRequest req, StreamObserver<CacheBlockResponse> o) {
+    Rpc.unary(o, () -> {
+      if (req.getBlockId() < 0) {
+        throw new InvalidArgumentException("Block id " + req.getBlockId() + " is negative");
+      }
+      return CacheBlockResponse.newBuilder().setAccepted(ufs.cacheBlock(req.getBlockId())).build();
+    });
   }
 
   @Override

@@ -1,0 +1,141 @@
+package io.strata.worker.rpc;
+
+import com.google.protobuf.UnsafeByteOperations;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.strata.common.grpc.GrpcErrors;
+import io.strata.proto.ReadBlockResponse;
+import io.strata.worker.ufs.ReadSink;
+import java.nio.ByteBuffer;
+
+/**
+ * The response side of one ReadBlock call. gRPC lets a service set a call's ready and cancel handlers
+ * only while the call is first delivered, but a read served from the under file system may switch to
+ * the local store later (after a load it waited for): so this object installs both handlers up front and
+ * forwards them to whoever serves the call now. As a {@link ReadSink} it lets UFS code on a worker thread
+ * wait for the transport to be ready and send chunks of at most the call's chunk size.
+ *
+ * <p>Threading: one party sends at a time (the UFS code, or a store read once handed over); the
+ * handlers run on gRPC threads and only signal or forward. Waiters block on this object's monitor.
+ */
+final class ReadStream implements ReadSink {
+  /** Serves the call from the local store (set by the service). */
+  interface StoreReader {
+    void serve(ReadStream stream);
+  }
+
+  private final ServerCallStreamObserver<ReadBlockResponse> out;
+  private final int chunk;
+  private volatile StoreReader storeReader;
+  private volatile Runnable readyListener;
+  private volatile Runnable cancelListener;
+  private volatile boolean cancelled;
+
+  /** Must be called while gRPC first delivers the call. */
+  ReadStream(ServerCallStreamObserver<ReadBlockResponse> out, int chunk) {
+    this.out = out;
+    this.chunk = chunk;
+    out.setOnReadyHandler(this::onReady);
+    out.setOnCancelHandler(this::onCancel);
+  }
+
+  void storeReader(StoreReader r) {
+    this.storeReader = r;
+  }
+
+  int chunk() {
+    return chunk;
+  }
+
+  private void onReady() {
+    synchronized (this) {
+      notifyAll();
+    }
+    Runnable r = readyListener;
+    if (r != null) {
+      r.run();
+    }
+  }
+
+  private void onCancel() {
+    cancelled = true;
+    synchronized (this) {
+      notifyAll();
+    }
+    Runnable r = cancelListener;
+    if (r != null) {
+      r.run();
+    }
+  }
+
+  /** Forwards the call's ready and cancel events to a store read. */
+  void listen(Runnable onReady, Runnable onCancel) {
+    this.readyListener = onReady;
+    this.cancelListener = onCancel;
+  }
+
+  boolean isReady() {
+    return out.isReady();
+  }
+
+  @Override
+  public boolean isCancelled() {
+    return cancelled || out.isCancelled();
+  }
+
+  @Override
+  public boolean awaitReady(long timeoutMs) throws InterruptedException {
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+    synchronized (this) {
+      while (true) {
+        if (isCancelled()) {
+          return false;
+        }
+        if (out.isReady()) {
+          return true;
+        }
+        long leftMs = (deadline - System.nanoTime()) / 1_000_000L;
+        if (leftMs <= 0) {
+          return false;
+        }
+        // A bounded wait: readiness is re-checked even if a signal raced past.
+        wait(Math.min(leftMs, 100));
+      }
+    }
+  }
+
+  @Override
+  public void send(ByteBuffer data) {
+    while (data.hasRemaining() && !isCancelled()) {
+      int n = Math.min(chunk, data.remaining());
+      ByteBuffer piece = data.slice();
+      piece.limit(n);
+      data.position(data.position() + n);
+      // The UFS code never reuses a buffer it sent, so wrapping without a copy is safe.
+      out.onNext(ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(piece)).build());
+    }
+  }
+
+  /** Sends one message (store reads size their own chunks). */
+  void sendOne(ByteBuffer data) {
+    out.onNext(ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(data)).build());
+  }
+
+  @Override
+  public void complete() {
+    if (!isCancelled()) {
+      out.onCompleted();
+    }
+  }
+
+  @Override
+  public void fail(Throwable cause) {
+    if (!isCancelled()) {
+      out.onError(GrpcErrors.toStatus(cause));
+    }
+  }
+
+  @Override
+  public void serveFromStore() {
+    storeReader.serve(this);
+  }
+}

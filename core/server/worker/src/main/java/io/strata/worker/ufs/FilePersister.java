@@ -1,0 +1,195 @@
+package io.strata.worker.ufs;
+
+import io.strata.common.exception.DataLossException;
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
+import io.strata.server.ufs.UfsManager;
+import io.strata.server.ufs.UnderFileSystem;
+import io.strata.worker.store.BlockStore;
+import io.strata.worker.ufs.MasterClient.BlockInfo;
+import io.strata.worker.ufs.MasterClient.Location;
+import io.strata.worker.ufs.MasterClient.PersistCommand;
+import io.strata.worker.ufs.MasterClient.PersistResult;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the master's persist commands: writes a complete file's blocks, in order, to the under file
+ * system file the master names (a temporary name it renames into place on success). Each block is read
+ * from the local store when it is here, else from a worker the master listed for it (the next one is
+ * tried only while nothing of the block was written). On success the result is ok with the bytes
+ * written; on any failure the partial UFS file is deleted and the result carries the error.
+ *
+ * <p>Results wait here until a heartbeat carrying them succeeds ({@link #results()} then
+ * {@link #acknowledge}). A command for a file being persisted, or whose result is not delivered yet, is
+ * ignored.
+ *
+ * <p>Thread-safe: {@link #submit} from the heartbeat thread returns at once; persisting runs on the
+ * injected persist executor. The active set and the results are guarded by this object's monitor.
+ */
+final class FilePersister {
+  private static final Logger LOG = LoggerFactory.getLogger(FilePersister.class);
+  private static final int BUFFER = 1 << 20;
+
+  private final BlockStore store;
+  private final MasterClient master;
+  private final UfsManager ufs;
+  private final PeerClient peers;
+  private final Executor executor;
+  private final Set<Long> active = new HashSet<>();
+  private final Map<Long, PersistResult> results = new LinkedHashMap<>();
+
+  FilePersister(BlockStore store, MasterClient master, UfsManager ufs, PeerClient peers, Executor executor) {
+    this.store = store;
+    this.master = master;
+    this.ufs = ufs;
+    this.peers = peers;
+    this.executor = executor;
+  }
+
+  /** Starts persisting {@code cmd}'s file; false when it is ignored (already in hand) or the worker is stopping. */
+  synchronized boolean submit(PersistCommand cmd) {
+    long fileId = cmd.fileId();
+    if (active.contains(fileId) || results.containsKey(fileId)) {
+      return false;
+    }
+    active.add(fileId);
+    try {
+      executor.execute(() -> {
+        PersistResult r = persist(cmd);
+        synchronized (this) {
+          active.remove(fileId);
+          results.put(fileId, r);
+        }
+      });
+      return true;
+    } catch (RejectedExecutionException e) {
+      active.remove(fileId);
+      return false;
+    }
+  }
+
+  /** Results not yet delivered to the master, oldest first. */
+  synchronized List<PersistResult> results() {
+    return new ArrayList<>(results.values());
+  }
+
+  /** Drops results a successful heartbeat delivered. */
+  synchronized void acknowledge(Collection<PersistResult> delivered) {
+    for (PersistResult r : delivered) {
+      results.remove(r.fileId(), r);
+    }
+  }
+
+  /** Files being persisted now. */
+  synchronized int active() {
+    return active.size();
+  }
+
+  /** Persists {@code cmd}'s file on the calling thread; never throws. */
+  PersistResult persist(PersistCommand cmd) {
+    String uri = cmd.target().uri();
+    UnderFileSystem fs = null;
+    OutputStream out = null;
+    long written = 0;
+    try {
+      fs = ufs.get(uri, cmd.target().options());
+      out = fs.create(uri);
+      byte[] scratch = new byte[BUFFER];
+      for (BlockInfo b : cmd.blocks()) {
+        copyBlock(cmd.fileId(), b, out, scratch);
+        written += b.length();
+      }
+      out.close();
+      out = null;
+      LOG.info("Persisted file {} to {} ({} bytes, {} blocks)", cmd.fileId(), uri, written, cmd.blocks().size());
+      return new PersistResult(cmd.fileId(), true, "", written);
+    } catch (Throwable t) {
+      StrataException e = UfsErrors.wrap("Persisting file " + cmd.fileId() + " to " + uri, t);
+      if (out != null) {
+        try {
+          out.close();
+        } catch (IOException | RuntimeException ignored) {
+          // deleted next
+        }
+      }
+      if (fs != null) {
+        try {
+          fs.delete(uri, false);
+        } catch (IOException | RuntimeException d) {
+          LOG.warn("Cannot delete the partial under file system file {}: {}", uri, d.toString());
+        }
+      }
+      LOG.warn("{}", e.getMessage());
+      return new PersistResult(cmd.fileId(), false, e.getMessage(), 0);
+    }
+  }
+
+  private void copyBlock(long fileId, BlockInfo b, OutputStream out, byte[] scratch) throws IOException {
+    try (BlockStore.ReadHandle h = store.openForRead(b.blockId(), false)) {
+      if (h.meta().length() != b.length()) {
+        throw new DataLossException("Block " + b.blockId() + " of file " + fileId + " has " + h.meta().length()
+            + " bytes on this worker; the master knows " + b.length());
+      }
+      FileChannel ch = h.channel();
+      long pos = 0;
+      ByteBuffer buf = ByteBuffer.wrap(scratch);
+      while (pos < b.length()) {
+        buf.clear().limit((int) Math.min(scratch.length, b.length() - pos));
+        int r = ch.read(buf, pos);
+        if (r < 0) {
+          throw new DataLossException("Block " + b.blockId() + " file ended at " + pos + " of " + b.length());
+        }
+        out.write(scratch, 0, r);
+        pos += r;
+      }
+      return;
+    } catch (NotFoundException e) {
+      // Not on this worker: read it from one that has it.
+    }
+    long self = master.workerId();
+    StrataException last = null;
+    for (Location loc : b.locations()) {
+      if (loc.workerId() == self) {
+        continue;
+      }
+      long[] sent = {0};
+      try {
+        peers.read(loc.address(), b.blockId(), b.length(), chunk -> {
+          sent[0] += chunk.remaining();
+          write(out, chunk, scratch);
+        });
+        return;
+      } catch (StrataException e) {
+        if (sent[0] > 0) {
+          throw e; // part of it is in the file already: no other copy can continue it
+        }
+        last = e;
+      }
+    }
+    throw new UnavailableException("Block " + b.blockId() + " of file " + fileId + " is not on this worker and "
+        + "no other worker could send it" + (last == null ? " (the master listed none)" : ": " + last.getMessage()));
+  }
+
+  private static void write(OutputStream out, ByteBuffer chunk, byte[] scratch) throws IOException {
+    while (chunk.hasRemaining()) {
+      int k = Math.min(scratch.length, chunk.remaining());
+      chunk.get(scratch, 0, k);
+      out.write(scratch, 0, k);
+    }
+  }
+}

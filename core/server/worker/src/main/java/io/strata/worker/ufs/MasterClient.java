@@ -1,0 +1,66 @@
+package io.strata.worker.ufs;
+
+import io.strata.common.exception.StrataException;
+import io.strata.common.net.WorkerAddress;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the worker's UFS and caching code asks of the master, in domain types (the worker's master sync
+ * is the one place these meet protos). Implementations are thread-safe and block for one RPC; call them
+ * from worker executor threads, never from a gRPC event thread.
+ */
+public interface MasterClient {
+  /** Where this worker can get {@code blockId}: its live copies and, for a persisted file, its UFS source. */
+  BlockSource blockSource(long blockId) throws StrataException;
+
+  /** Where to write the UFS copy of file {@code fileId}, being written CACHE_THROUGH or THROUGH. */
+  UfsTarget ufsWriteTarget(long fileId) throws StrataException;
+
+  /** Tells the master this worker holds a new committed block; throws the master's error. */
+  void commitBlock(long blockId, long length, String tier) throws StrataException;
+
+  /** This worker's id at the master, or -1 while it is not registered. */
+  long workerId();
+
+  /** A worker holding a copy of a block. */
+  record Location(long workerId, WorkerAddress address) {}
+
+  /** A block's length and copies, and its UFS source (null when its file is not persisted). */
+  record BlockSource(long blockId, long length, List<Location> locations, UfsSource ufs) {
+    public BlockSource {
+      locations = List.copyOf(locations);
+    }
+  }
+
+  /** A block's place in a persisted file: at {@code offset} of {@code uri}, a file of {@code fileLength} bytes. */
+  record UfsSource(String uri, Map<String, String> options, long offset, long fileLength) {
+    public UfsSource {
+      options = Map.copyOf(options);
+    }
+  }
+
+  /** An under file system file to write, with the options of the mount it is under. */
+  record UfsTarget(String uri, Map<String, String> options) {
+    public UfsTarget {
+      options = Map.copyOf(options);
+    }
+  }
+
+  /** One block of a file to persist, with its copies. */
+  record BlockInfo(long blockId, long length, List<Location> locations) {
+    public BlockInfo {
+      locations = List.copyOf(locations);
+    }
+  }
+
+  /** The master's request to write a complete file's blocks, in order, to {@code target}. */
+  record PersistCommand(long fileId, UfsTarget target, List<BlockInfo> blocks) {
+    public PersistCommand {
+      blocks = List.copyOf(blocks);
+    }
+  }
+
+  /** The outcome of a persist command: ok with the bytes written, or the error. */
+  record PersistResult(long fileId, boolean ok, String error, long length) {}
+}

@@ -1,0 +1,384 @@
+package io.strata.worker.ufs;
+
+import io.strata.common.exception.AlreadyExistsException;
+import io.strata.common.exception.DeadlineExceededException;
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.OutOfRangeException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
+import io.strata.server.ufs.UfsManager;
+import io.strata.server.ufs.UfsStatus;
+import io.strata.server.ufs.UnderFileSystem;
+import io.strata.worker.store.BlockStore;
+import io.strata.worker.ufs.MasterClient.BlockSource;
+import io.strata.worker.ufs.MasterClient.UfsSource;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Reads blocks of persisted files from the under file system when this worker does not hold them
+ * (read-through), and caches them.
+ *
+ * <p>Protocol. A read asks the master where the block comes from; a block of a file that is not
+ * persisted cannot be read here (NOT_FOUND). Before any UFS read the file's current length is checked
+ * against the length Strata knows: a different length means the file changed under Strata
+ * (FAILED_PRECONDITION; loadMetadata picks the change up). A NO_CACHE read streams its range straight from
+ * the UFS. A caching read runs at most one load per block id at a time: the first requester's load reads
+ * the whole block into a temp block in chunks, streaming the requester's range to it as the chunks arrive
+ * (at the reader's pace; a reader that cancels or stalls past the stall timeout is dropped and the load
+ * goes on at full speed), then commits the block locally and at the master exactly as a written block.
+ * Later requesters of the same block wait for that load without holding a thread and then read the
+ * committed block from the store. A failed load aborts its temp block and fails every waiter with its
+ * cause. When the store already holds the block the read is served from it; when another writer holds
+ * its temp block (a client write, a copy from a peer) the range is streamed from the UFS uncached.
+ *
+ * <p>Every load and every uncached stream counts one UFS block read ({@link #ufsBlockReads()}).
+ *
+ * <p>Threading: thread-safe. {@link #read} returns at once and runs on the UFS executor;
+ * {@link #readFrom} and {@link #cache} block the calling thread (a worker executor thread, never a gRPC
+ * event thread). The in-flight loads are a concurrent map; each load belongs to the thread running it.
+ */
+final class UfsBlockLoader {
+  /** What a finished load left behind. */
+  enum Outcome {
+    /** The block is committed in the store. */
+    CACHED,
+    /** Another writer holds the block's temp block: nothing was loaded. */
+    NOT_CACHED
+  }
+
+  private final BlockStore store;
+  private final MasterClient master;
+  private final UfsManager ufs;
+  private final Executor executor;
+  private final int bufferBytes;
+  private final long stallTimeoutMs;
+  private final AtomicLong ufsReads = new AtomicLong();
+  private final ConcurrentHashMap<Long, CompletableFuture<Outcome>> loads = new ConcurrentHashMap<>();
+
+  UfsBlockLoader(BlockStore store, MasterClient master, UfsManager ufs, Executor executor, int bufferBytes,
+      long stallTimeoutMs) {
+    if (bufferBytes <= 0) {
+      throw new IllegalArgumentException("UFS read buffer must be positive, got " + bufferBytes);
+    }
+    this.store = store;
+    this.master = master;
+    this.ufs = ufs;
+    this.executor = executor;
+    this.bufferBytes = bufferBytes;
+    this.stallTimeoutMs = stallTimeoutMs;
+  }
+
+  /** Block reads from the under file system so far: one per load, one per uncached stream. */
+  long ufsBlockReads() {
+    return ufsReads.get();
+  }
+
+  /** Blocks being loaded now. */
+  int loadsInFlight() {
+    return loads.size();
+  }
+
+  /** True when a load of {@code blockId} is running. */
+  boolean isLoading(long blockId) {
+    return loads.containsKey(blockId);
+  }
+
+  /**
+   * Serves a read of a block this worker did not hold when asked: on the UFS executor, asks the master
+   * for its source and continues as {@link #readFrom}. Returns at once.
+   */
+  void read(long blockId, long offset, long length, boolean noCache, ReadSink sink) {
+    try {
+      executor.execute(() -> {
+        BlockSource src;
+        try {
+          if (inStore(blockId)) {
+            sink.serveFromStore();
+            return;
+          }
+          src = master.blockSource(blockId);
+        } catch (Throwable t) {
+          sink.fail(UfsErrors.wrap("Finding the source of block " + blockId, t));
+          return;
+        }
+        readFrom(src, offset, length, noCache, sink);
+      });
+    } catch (RejectedExecutionException e) {
+      sink.fail(new UnavailableException("The worker is stopping; cannot read block " + blockId));
+    }
+  }
+
+  /** Serves a read of {@code [offset, offset + length)} of the block {@code src} describes. Never throws. */
+  void readFrom(BlockSource src, long offset, long length, boolean noCache, ReadSink sink) {
+    long id = src.blockId();
+    try {
+      if (src.ufs() == null) {
+        throw new NotFoundException("Block " + id + " is not on this worker and its file is not persisted in the "
+            + "under file system, so there is no copy to read it from");
+      }
+      if (offset < 0 || length < 0 || offset > src.length() || length > src.length() - offset) {
+        throw new OutOfRangeException("Block " + id + " has " + src.length() + " bytes; cannot read " + length
+            + " bytes at offset " + offset);
+      }
+      if (length == 0) {
+        sink.complete();
+        return;
+      }
+      if (noCache) {
+        streamUncached(src, offset, length, sink);
+        return;
+      }
+    } catch (Throwable t) {
+      sink.fail(UfsErrors.wrap("Reading block " + id + " from the under file system file " + uriOf(src), t));
+      return;
+    }
+    readCaching(src, offset, length, sink);
+  }
+
+  private static String uriOf(BlockSource src) {
+    return src.ufs() == null ? "(none)" : src.ufs().uri();
+  }
+
+  private void readCaching(BlockSource src, long offset, long length, ReadSink sink) {
+    long id = src.blockId();
+    CompletableFuture<Outcome> mine = new CompletableFuture<>();
+    CompletableFuture<Outcome> running = loads.putIfAbsent(id, mine);
+    if (running != null) {
+      running.whenComplete((outcome, err) -> afterWait(src, offset, length, sink, outcome, err));
+      return;
+    }
+    Delivery d = new Delivery(id, sink, offset, offset + length);
+    Outcome outcome;
+    try {
+      outcome = runLoad(src, mine, d);
+    } catch (StrataException e) {
+      ReadSink s = d.take();
+      if (s != null) {
+        s.fail(e);
+      }
+      return;
+    }
+    ReadSink s = d.take();
+    if (s != null) {
+      // The load streamed nothing to this reader: the block was there already, or someone else writes it.
+      afterWait(src, offset, length, s, outcome, null);
+    }
+  }
+
+  /** A reader whose block was being loaded by another request, now finished. */
+  private void afterWait(BlockSource src, long offset, long length, ReadSink sink, Outcome outcome, Throwable err) {
+    if (sink.isCancelled()) {
+      return;
+    }
+    if (err != null) {
+      sink.fail(err);
+      return;
+    }
+    if (outcome == Outcome.CACHED) {
+      sink.serveFromStore();
+      return;
+    }
+    try {
+      executor.execute(() -> {
+        try {
+          streamUncached(src, offset, length, sink);
+        } catch (Throwable t) {
+          sink.fail(UfsErrors.wrap("Reading block " + src.blockId() + " from the under file system file "
+              + uriOf(src), t));
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      sink.fail(new UnavailableException("The worker is stopping; cannot read block " + src.blockId()));
+    }
+  }
+
+  /**
+   * Caches a block no reader waits for (async caching), on the calling thread. False when a load of it
+   * is already running (that load caches it) or another writer holds its temp block.
+   */
+  boolean cache(BlockSource src) throws StrataException {
+    if (src.ufs() == null) {
+      throw new NotFoundException("Block " + src.blockId() + " has no under file system source");
+    }
+    CompletableFuture<Outcome> mine = new CompletableFuture<>();
+    if (loads.putIfAbsent(src.blockId(), mine) != null) {
+      return false;
+    }
+    return runLoad(src, mine, new Delivery(src.blockId(), null, 0, 0)) == Outcome.CACHED;
+  }
+
+  /** Runs the load {@code mine} stands for, then removes it from the in-flight map and completes it. */
+  private Outcome runLoad(BlockSource src, CompletableFuture<Outcome> mine, Delivery d) throws StrataException {
+    long id = src.blockId();
+    Outcome outcome;
+    try {
+      outcome = load(src, d);
+    } catch (Throwable t) {
+      StrataException e = UfsErrors.wrap("Loading block " + id + " from the under file system file " + uriOf(src), t);
+      loads.remove(id, mine);
+      mine.completeExceptionally(e);
+      throw e;
+    }
+    loads.remove(id, mine);
+    mine.complete(outcome);
+    return outcome;
+  }
+
+  private Outcome load(BlockSource src, Delivery d) throws IOException, InterruptedException {
+    long id = src.blockId();
+    UfsSource u = src.ufs();
+    BlockStore.TempBlock temp;
+    try {
+      temp = store.createTemp(id, src.length());
+    } catch (AlreadyExistsException e) {
+      return inStore(id) ? Outcome.CACHED : Outcome.NOT_CACHED;
+    }
+    try {
+      UnderFileSystem fs = ufs.get(u.uri(), u.options());
+      checkUnchanged(fs, src);
+      ufsReads.incrementAndGet();
+      try (InputStream in = fs.open(u.uri(), u.offset())) {
+        long pos = 0;
+        while (pos < src.length()) {
+          int n = (int) Math.min(bufferBytes, src.length() - pos);
+          byte[] buf = new byte[n];
+          readFully(in, buf, src, pos);
+          temp.append(ByteBuffer.wrap(buf));
+          d.offer(pos, buf);
+          pos += n;
+        }
+      }
+    } catch (Throwable t) {
+      store.abort(temp);
+      throw t;
+    }
+    LocalCommit.commit(store, master, temp);
+    return Outcome.CACHED;
+  }
+
+  /** Streams {@code [offset, offset + length)} of the block from the UFS, caching nothing. */
+  private void streamUncached(BlockSource src, long offset, long length, ReadSink sink)
+      throws IOException, InterruptedException {
+    UfsSource u = src.ufs();
+    UnderFileSystem fs = ufs.get(u.uri(), u.options());
+    checkUnchanged(fs, src);
+    ufsReads.incrementAndGet();
+    try (InputStream in = fs.open(u.uri(), u.offset() + offset)) {
+      long pos = 0;
+      while (pos < length) {
+        int n = (int) Math.min(bufferBytes, length - pos);
+        byte[] buf = new byte[n];
+        readFully(in, buf, src, offset + pos);
+        if (!sink.awaitReady(stallTimeoutMs)) {
+          if (!sink.isCancelled()) {
+            sink.fail(stalled(src.blockId()));
+          }
+          return;
+        }
+        sink.send(ByteBuffer.wrap(buf));
+        pos += n;
+      }
+    }
+    sink.complete();
+  }
+
+  private DeadlineExceededException stalled(long blockId) {
+    return new DeadlineExceededException("The reader of block " + blockId + " took no data for " + stallTimeoutMs
+        + " ms (strata.worker.ufs.read.stall.timeout); the worker stopped sending");
+  }
+
+  /** Fails unless the UFS file still has the length Strata knows. */
+  private static void checkUnchanged(UnderFileSystem fs, BlockSource src) throws IOException {
+    UfsSource u = src.ufs();
+    UfsStatus st = fs.getStatus(u.uri());
+    if (st == null || st.directory()) {
+      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system: it is no longer "
+          + "there (or is a directory), so block " + src.blockId() + " cannot be read from it; run loadMetadata on "
+          + "its path to pick up the change");
+    }
+    if (st.length() != u.fileLength()) {
+      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system: Strata knows it "
+          + "as " + u.fileLength() + " bytes but it now has " + st.length() + ", so block " + src.blockId()
+          + " cannot be read from it; run loadMetadata on its path to pick up the change");
+    }
+  }
+
+  /** Fills {@code buf} from {@code in}, which stands at byte {@code blockPos} of the block. */
+  private static void readFully(InputStream in, byte[] buf, BlockSource src, long blockPos) throws IOException {
+    int off = 0;
+    while (off < buf.length) {
+      int r = in.read(buf, off, buf.length - off);
+      if (r < 0) {
+        throw new FailedPreconditionException("File " + src.ufs().uri() + " changed in the under file system: it "
+            + "ended at byte " + (src.ufs().offset() + blockPos + off) + " while reading block " + src.blockId()
+            + "; run loadMetadata on its path to pick up the change");
+      }
+      off += r;
+    }
+  }
+
+  private boolean inStore(long blockId) throws StrataException {
+    try {
+      store.get(blockId);
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    }
+  }
+
+  /**
+   * The first requester's share of a load: the bytes of its range, sent as the load reads them. Used by
+   * the loading thread only.
+   */
+  private final class Delivery {
+    private ReadSink sink;
+    private final long blockId;
+    private final long start;
+    private final long end;
+
+    Delivery(long blockId, ReadSink sink, long start, long end) {
+      this.blockId = blockId;
+      this.sink = sink;
+      this.start = start;
+      this.end = end;
+    }
+
+    /** The block's bytes {@code [pos, pos + buf.length)} were just read. */
+    void offer(long pos, byte[] buf) throws InterruptedException {
+      if (sink == null) {
+        return;
+      }
+      long from = Math.max(pos, start);
+      long to = Math.min(pos + buf.length, end);
+      if (from < to) {
+        if (!sink.awaitReady(stallTimeoutMs)) {
+          if (!sink.isCancelled()) {
+            sink.fail(stalled(blockId));
+          }
+          sink = null; // the load goes on without this reader
+          return;
+        }
+        sink.send(ByteBuffer.wrap(buf, (int) (from - pos), (int) (to - from)).slice());
+      }
+      if (to >= end) {
+        sink.complete();
+        sink = null;
+      }
+    }
+
+    /** The reader, when the load has not finished with it yet; afterwards null. */
+    ReadSink take() {
+      ReadSink s = sink;
+      sink = null;
+      return s;
+    }
+  }
+}

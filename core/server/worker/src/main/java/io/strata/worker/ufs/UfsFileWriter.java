@@ -1,0 +1,117 @@
+package io.strata.worker.ufs;
+
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.StrataException;
+import io.strata.server.ufs.UfsManager;
+import io.strata.server.ufs.UnderFileSystem;
+import io.strata.worker.ufs.MasterClient.UfsTarget;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes one file's under file system copy for a client writing CACHE_THROUGH or THROUGH. The master
+ * names the target (a temporary name it renames into place when the file completes); the client never
+ * names a UFS location. Any failure, and {@link #abort()}, closes the stream and deletes the partial file,
+ * so the UFS holds either the whole file as the client sent it or nothing.
+ *
+ * <p>Not thread-safe: one writer (the calls of one gRPC stream, which gRPC serialises).
+ */
+final class UfsFileWriter implements UfsFileWrite {
+  private static final Logger LOG = LoggerFactory.getLogger(UfsFileWriter.class);
+
+  private final long fileId;
+  private final UnderFileSystem fs;
+  private final String uri;
+  private final OutputStream out;
+  private byte[] copy;
+  private long length;
+  private boolean done;
+
+  private UfsFileWriter(long fileId, UnderFileSystem fs, String uri, OutputStream out) {
+    this.fileId = fileId;
+    this.fs = fs;
+    this.uri = uri;
+    this.out = out;
+  }
+
+  /** Asks the master where file {@code fileId} goes and creates it there. Blocks for an RPC and a UFS create. */
+  static UfsFileWriter open(MasterClient master, UfsManager ufs, long fileId) throws StrataException {
+    UfsTarget t = master.ufsWriteTarget(fileId);
+    String doing = "Creating the under file system file " + t.uri() + " of file " + fileId;
+    try {
+      UnderFileSystem fs = ufs.get(t.uri(), t.options());
+      return new UfsFileWriter(fileId, fs, t.uri(), fs.create(t.uri()));
+    } catch (IOException e) {
+      throw UfsErrors.wrap(doing, e);
+    }
+  }
+
+  @Override
+  public void write(ByteBuffer data) throws StrataException {
+    if (done) {
+      throw new FailedPreconditionException("The under file system write of file " + fileId + " to " + uri
+          + " is already finished");
+    }
+    int n = data.remaining();
+    try {
+      if (data.hasArray()) {
+        out.write(data.array(), data.arrayOffset() + data.position(), n);
+        data.position(data.limit());
+      } else {
+        if (copy == null) {
+          copy = new byte[64 * 1024];
+        }
+        while (data.hasRemaining()) {
+          int k = Math.min(copy.length, data.remaining());
+          data.get(copy, 0, k);
+          out.write(copy, 0, k);
+        }
+      }
+    } catch (IOException e) {
+      abort();
+      throw UfsErrors.wrap("Writing file " + fileId + " to the under file system file " + uri, e);
+    }
+    length += n;
+  }
+
+  @Override
+  public long complete() throws StrataException {
+    if (done) {
+      throw new FailedPreconditionException("The under file system write of file " + fileId + " to " + uri
+          + " is already finished");
+    }
+    done = true;
+    try {
+      out.close();
+    } catch (IOException e) {
+      delete();
+      throw UfsErrors.wrap("Closing the under file system file " + uri + " of file " + fileId, e);
+    }
+    return length;
+  }
+
+  @Override
+  public void abort() {
+    if (done) {
+      return;
+    }
+    done = true;
+    try {
+      out.close();
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("Closing the abandoned under file system file {}: {}", uri, e.toString());
+    }
+    delete();
+  }
+
+  private void delete() {
+    try {
+      fs.delete(uri, false);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Cannot delete the partial under file system file {} of file {}: {}", uri, fileId, e.toString());
+    }
+  }
+}

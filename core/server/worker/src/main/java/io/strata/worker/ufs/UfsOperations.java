@@ -1,0 +1,23 @@
+package io.strata.worker.ufs;
+
+import io.strata.common.exception.StrataException;
+
+/**
+ * What the worker's data service asks of its under file system and caching layer, in domain terms.
+ * Implementations are thread-safe; every method returns quickly except {@link #openFileWrite}, which
+ * makes one master RPC and one UFS create.
+ */
+public interface UfsOperations {
+  /**
+   * Serves a read of a block this worker does not hold from the under file system: uncached when
+   * {@code noCache}, else loading it into the store while streaming the range. Returns at once; the
+   * outcome reaches {@code sink}.
+   */
+  void readThrough(long blockId, long offset, long length, boolean noCache, ReadSink sink);
+
+  /** Starts writing the under file system copy of file {@code fileId}, at the place the master names. */
+  UfsFileWrite openFileWrite(long fileId) throws StrataException;
+
+  /** Queues a background cache of a block; false when the queue is full. */
+  boolean cacheBlock(long blockId) throws StrataException;
+}

@@ -1,0 +1,107 @@
+package io.strata.worker.ufs;
+
+import io.strata.common.exception.StrataException;
+import io.strata.server.ufs.UfsManager;
+import io.strata.worker.store.BlockStore;
+import io.strata.worker.ufs.MasterClient.PersistCommand;
+import io.strata.worker.ufs.MasterClient.PersistResult;
+import java.io.Closeable;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.Executor;
+
+/**
+ * A worker's under file system and caching layer: read-through loads, UFS file writes, background
+ * caching and persisting, over one store, one master client and one {@link UfsManager}. The worker
+ * process creates the executors and the UFS manager and closes them; {@link #close()} closes only the
+ * channels to other workers this layer opened.
+ *
+ * <p>Thread-safe.
+ */
+public final class WorkerUfs implements UfsOperations, Closeable {
+  /**
+   * Tunables: the UFS read buffer (also the most bytes of a block held per read in flight), how long a
+   * reader may take no data before the worker stops sending to it, the largest gRPC message, and how
+   * long a whole-block read from another worker may take.
+   */
+  public record Settings(int bufferBytes, long stallTimeoutMs, long maxMessageBytes, long peerReadTimeoutMs) {}
+
+  private final BlockStore store;
+  private final MasterClient master;
+  private final UfsManager ufs;
+  private final PeerClient peers;
+  private final UfsBlockLoader loader;
+  private final AsyncCacheManager cache;
+  private final FilePersister persister;
+
+  /**
+   * @param ufsIo runs read-through reads and loads
+   * @param asyncCache runs background caching; it must refuse work when its queue is full
+   * @param persist runs persist commands
+   */
+  public WorkerUfs(BlockStore store, MasterClient master, UfsManager ufs, Executor ufsIo, Executor asyncCache,
+      Executor persist, Settings settings) {
+    this.store = store;
+    this.master = master;
+    this.ufs = ufs;
+    this.peers = new PeerClient(settings.maxMessageBytes(), settings.peerReadTimeoutMs());
+    this.loader = new UfsBlockLoader(store, master, ufs, ufsIo, settings.bufferBytes(), settings.stallTimeoutMs());
+    this.cache = new AsyncCacheManager(store, master, peers, loader, asyncCache);
+    this.persister = new FilePersister(store, master, ufs, peers, persist);
+  }
+
+  @Override
+  public void readThrough(long blockId, long offset, long length, boolean noCache, ReadSink sink) {
+    loader.read(blockId, offset, length, noCache, sink);
+  }
+
+  @Override
+  public UfsFileWrite openFileWrite(long fileId) throws StrataException {
+    return UfsFileWriter.open(master, ufs, fileId);
+  }
+
+  @Override
+  public boolean cacheBlock(long blockId) throws StrataException {
+    return cache.submit(blockId);
+  }
+
+  /** Starts a persist command from the master; false when it is ignored (that file is already in hand). */
+  public boolean persist(PersistCommand cmd) {
+    return persister.submit(cmd);
+  }
+
+  /** Persist outcomes not yet delivered to the master. */
+  public List<PersistResult> persistResults() {
+    return persister.results();
+  }
+
+  /** Drops persist outcomes a successful heartbeat delivered. */
+  public void acknowledgePersistResults(Collection<PersistResult> delivered) {
+    persister.acknowledge(delivered);
+  }
+
+  /** Block reads from the under file system so far (one per load and per uncached stream). */
+  public long ufsBlockReads() {
+    return loader.ufsBlockReads();
+  }
+
+  /** Background cache requests queued or running. */
+  public int asyncCachePending() {
+    return cache.pending();
+  }
+
+  /** Files being persisted now. */
+  public int persistsActive() {
+    return persister.active();
+  }
+
+  /** The store this layer fills. */
+  BlockStore store() {
+    return store;
+  }
+
+  @Override
+  public void close() {
+    peers.close();
+  }
+}
