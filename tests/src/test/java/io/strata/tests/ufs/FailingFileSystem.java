@@ -12,10 +12,11 @@ import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.util.Progressable;
 
 /**
- * Fault injection for under file system tests: the local file system under the scheme {@code failing:},
- * whose files fail with an IOException once {@code failing.fail.after.bytes} bytes were written to one of
- * them. Mounted with the mount options {@code fs.failing.impl=<this class>} and the byte count, it is a
- * disk that breaks in the middle of a write; everything else behaves as the local file system.
+ * Fault injection for under file system tests: the raw local file system, except that a file fails with
+ * an IOException once {@code failing.fail.after.bytes} bytes were written to it. Mounted with the mount
+ * options {@code fs.file.impl=<this class>} and the byte count, a local dir becomes a disk that breaks in
+ * the middle of a write; everything else behaves as the local file system (other mounts keep theirs: each
+ * option set gets its own client).
  */
 public final class FailingFileSystem extends RawLocalFileSystem {
   private long failAfter = Long.MAX_VALUE;
@@ -27,13 +28,10 @@ public final class FailingFileSystem extends RawLocalFileSystem {
   }
 
   @Override
-  public URI getUri() {
-    return URI.create("failing:///");
-  }
-
-  @Override
-  public String getScheme() {
-    return "failing";
+  public FSDataOutputStream create(Path f, boolean overwrite, int bufferSize, short replication, long blockSize,
+      Progressable progress) throws IOException {
+    return new FSDataOutputStream(new Breaking(super.create(f, overwrite, bufferSize, replication, blockSize,
+        progress), failAfter, f), null);
   }
 
   @Override

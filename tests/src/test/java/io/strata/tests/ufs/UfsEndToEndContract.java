@@ -77,6 +77,7 @@ abstract class UfsEndToEndContract {
   static LocalStrataCluster.Builder baseCluster() {
     return LocalStrataCluster.builder().workers(2)
         .set("strata.user.block.size.default", BLOCK)
+        .set("strata.master.ufs.block.size", BLOCK)
         .set("strata.master.persist.check.interval", "100ms")
         .set("strata.master.persist.retry.interval.min", "100ms")
         .set("strata.master.persist.retry.interval.max", "1s");
@@ -217,7 +218,8 @@ abstract class UfsEndToEndContract {
     assertThat(s.persistenceState()).isEqualTo("PERSISTED");
     assertThat(s.length()).isEqualTo(LENGTH);
     assertThat(read(dir + "/outside/part-00000", ReadType.CACHE)).isEqualTo(content);
-    assertThat(cachedBlocks(dir + "/outside/part-00000")).isEqualTo(3);
+    // The worker commits a block it cached once the reader has its bytes: the master learns of it just after.
+    await().atMost(Duration.ofSeconds(10)).until(() -> cachedBlocks(dir + "/outside/part-00000") == 3);
   }
 
   @Test
@@ -275,7 +277,7 @@ abstract class UfsEndToEndContract {
       pool.shutdownNow();
     }
     assertThat(ufsBlockReads() - before).isEqualTo(1);
-    assertThat(cachedBlocks(dir + "/hot")).isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> cachedBlocks(dir + "/hot") == 1);
   }
 
   @Test

@@ -186,8 +186,8 @@ class UfsPoliciesIntegrationTest {
   @Test
   void aUfsThatBreaksMidWrite_failsTheWrite_andLeavesNothingHalfWritten() throws Exception {
     Path disk = Files.createDirectories(tmp.resolve("breaking"));
-    fs.mount("/breaking", "failing://" + disk, MountOptions.defaults().withProperties(Map.of(
-        "fs.failing.impl", FailingFileSystem.class.getName(), "failing.fail.after.bytes", Integer.toString(BLOCK))));
+    fs.mount("/breaking", disk.toString(), MountOptions.defaults().withProperties(Map.of(
+        "fs.file.impl", FailingFileSystem.class.getName(), "failing.fail.after.bytes", Integer.toString(BLOCK))));
     for (WriteType type : List.of(WriteType.CACHE_THROUGH, WriteType.THROUGH)) {
       String path = "/breaking/" + type;
       assertThatThrownBy(() -> write(fs, path, UfsEndToEndContract.data(6, BLOCK * 3), type))
@@ -208,8 +208,8 @@ class UfsPoliciesIntegrationTest {
   @Test
   void anAsyncThroughFile_whoseUfsBreaks_staysCachedAndReadable_andIsNotMarkedPersisted() throws Exception {
     Path disk = Files.createDirectories(tmp.resolve("breaking-async"));
-    fs.mount("/breaking-async", "failing://" + disk, MountOptions.defaults().withProperties(Map.of(
-        "fs.failing.impl", FailingFileSystem.class.getName(), "failing.fail.after.bytes", "10")));
+    fs.mount("/breaking-async", disk.toString(), MountOptions.defaults().withProperties(Map.of(
+        "fs.file.impl", FailingFileSystem.class.getName(), "failing.fail.after.bytes", "10")));
     byte[] content = UfsEndToEndContract.data(7, 1000);
     write(fs, "/breaking-async/f", content, WriteType.ASYNC_THROUGH);
     assertThat(fs.getStatus("/breaking-async/f").persistenceState()).isEqualTo("TO_BE_PERSISTED");

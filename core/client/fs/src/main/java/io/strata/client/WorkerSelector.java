@@ -130,7 +130,8 @@ final class WorkerSelector {
 
   private List<WorkerAddress> liveAddresses(Set<WorkerAddress> exclude) throws IOException {
     List<WorkerAddress> out = new ArrayList<>();
-    for (WorkerInfo w : workers(false)) {
+    // After a failure the cached list may name dead workers and miss new ones: ask the master again.
+    for (WorkerInfo w : workers(!exclude.isEmpty())) {
       if (!exclude.contains(w.address())) {
         out.add(w.address());
       }
