@@ -342,11 +342,16 @@ class FsShellIntegrationTest {
   void stat_printsKeyValueLines_orTheGivenFormat() throws IOException {
     URIStatus g = fs.getStatus(base + "/d/sub/g");
     assertThat(run("fs", "stat", base + "/d/sub/g")).isEqualTo(0);
-    assertThat(out.lines()).containsExactly("path=" + base + "/d/sub/g", "type=file", "length=1500",
+    List<String> lines = out.lines().collect(Collectors.toList());
+    assertThat(lines.subList(0, 12)).containsExactly("path=" + base + "/d/sub/g", "type=file", "length=1500",
         "block_size=" + g.blockSize(), "complete=true", "mode=644", "owner=strata", "group=strata",
         "modification_time=" + ISO_UTC.format(Instant.ofEpochMilli(g.modificationTimeMs())),
         "creation_time=" + ISO_UTC.format(Instant.ofEpochMilli(g.creationTimeMs())),
         "id=" + g.id(), "blocks=1");
+    // Written ASYNC_THROUGH (the default): persisted by now or soon.
+    assertThat(lines.get(12)).isIn("persistence=TO_BE_PERSISTED", "persistence=PERSISTED");
+    assertThat(lines.subList(13, lines.size())).containsExactly("pinned=false", "ttl_ms=-1", "ttl_action=DELETE",
+        "ufs_path=file:" + cluster.rootUfsDir().resolve(base.substring(1) + "/d/sub/g"), "mount_point=false");
     assertThat(run("fs", "stat", "%n %b", base + "/d/sub/g", base + "/top")).isEqualTo(0);
     assertThat(out).isEqualTo("g 1500\ntop 5\n");
     assertThat(run("fs", "stat", "%F %a %u:%g %Y", base + "/d")).isEqualTo(0);

@@ -237,7 +237,8 @@ class BadInputIntegrationTest {
         .hasMessageContaining("must be positive");
     assertThat(fs.exists("/absurd")).isFalse();
 
-    fs.createFile("/absurd2", CreateFileOptions.defaults().withBlockSize(1024)).cancel();
+    // An open writer keeps /absurd2 incomplete (cancel would delete it).
+    io.strata.client.FileOutStream open = fs.createFile("/absurd2", CreateFileOptions.defaults().withBlockSize(1024));
     long fileId = fs.getStatus("/absurd2").id();
     // Completing with a length the blocks do not have.
     assertThat(rawError(() -> master().completeFile(CompleteFileRequest.newBuilder().setPath("/absurd2")
@@ -265,6 +266,8 @@ class BadInputIntegrationTest {
         .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("only the first message");
     // Nothing of these writes remains on the worker.
     assertThat(cluster.worker(0).store().committedBlocks()).noneMatch(b -> BlockId.fileId(b.blockId()) == fileId);
+    open.cancel();
+    assertThat(fs.exists("/absurd2")).as("a cancelled write leaves nothing visible").isFalse();
   }
 
   @Test

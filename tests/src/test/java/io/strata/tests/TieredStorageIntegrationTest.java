@@ -203,7 +203,9 @@ class TieredStorageIntegrationTest {
       byte[] content = new byte[BLOCKS_PER_FILE * MB];
       random.nextBytes(content);
       String path = "/tiered/f" + f;
-      try (FileOutStream out = fs.createFile(path)) {
+      // MUST_CACHE: a background persist would read the blocks too, and these tests count block reads.
+      try (FileOutStream out = fs.createFile(path, io.strata.client.options.CreateFileOptions.defaults()
+          .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
         out.write(content);
       }
       files.put(path, content);

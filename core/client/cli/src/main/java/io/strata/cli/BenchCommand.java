@@ -45,6 +45,7 @@ final class BenchCommand implements Callable<Integer> {
     CommandLine cl = new CommandLine(new BenchCommand());
     cl.addSubcommand("io", new Io(ctx));
     cl.addSubcommand("meta", new MetaBench(ctx));
+    cl.addSubcommand("ufs", new UfsBench(ctx));
     return cl;
   }
 
@@ -132,20 +133,20 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** MB/s of one run. */
-    private static double rate(long bytes, Run r) throws Exception {
+    static double rate(long bytes, Run r) throws Exception {
       long t0 = System.nanoTime();
       r.run();
       double s = (System.nanoTime() - t0) / 1e9;
       return bytes / 1e6 / s;
     }
 
-    private static double median(List<Double> v) {
+    static double median(List<Double> v) {
       List<Double> s = new ArrayList<>(v);
       Collections.sort(s);
       return s.get(s.size() / 2);
     }
 
-    private static void rawWrite(Path p, byte[] buf, long bytes) throws IOException {
+    static void rawWrite(Path p, byte[] buf, long bytes) throws IOException {
       try (FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
           StandardOpenOption.TRUNCATE_EXISTING)) {
         long left = bytes;
@@ -160,7 +161,7 @@ final class BenchCommand implements Callable<Integer> {
       }
     }
 
-    private static void rawRead(Path p) throws IOException {
+    static void rawRead(Path p) throws IOException {
       ByteBuffer b = ByteBuffer.allocate(BUF);
       try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
         while (ch.read(b) >= 0) {
@@ -197,7 +198,9 @@ final class BenchCommand implements Callable<Integer> {
 
     private static void strataWrite(FileSystem fs, String path, long block, byte[] buf, long bytes)
         throws IOException {
-      try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(block))) {
+      // MUST_CACHE: the figure is the cache's own path, without a background persist competing with it.
+      try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(block)
+          .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
         long left = bytes;
         while (left > 0) {
           int n = (int) Math.min(buf.length, left);
@@ -207,9 +210,14 @@ final class BenchCommand implements Callable<Integer> {
       }
     }
 
-    private static void strataRead(FileSystem fs, String path) throws IOException {
+    static void strataRead(FileSystem fs, String path) throws IOException {
+      strataRead(fs, path, io.strata.client.options.OpenFileOptions.defaults());
+    }
+
+    static void strataRead(FileSystem fs, String path, io.strata.client.options.OpenFileOptions options)
+        throws IOException {
       byte[] r = new byte[BUF];
-      try (FileInStream in = fs.openFile(path)) {
+      try (FileInStream in = fs.openFile(path, options)) {
         while (in.read(r) >= 0) {
           // discard
         }

@@ -41,9 +41,10 @@ final class BlockReader implements AutoCloseable {
    * @param promote move the block to the worker's top tier first (CACHE_PROMOTE)
    * @param ufsFallback a worker without the block reads it from the under file system (persisted files)
    * @param noCache with ufsFallback: do not cache what is read from the under file system (NO_CACHE)
+   * @param unlisted the master listed no copy of the block (the worker re-announces one it holds)
    */
   BlockReader(FileSystemContext context, WorkerAddress worker, long blockId, long offset, long length,
-      boolean promote, boolean ufsFallback, boolean noCache) {
+      boolean promote, boolean ufsFallback, boolean noCache, boolean unlisted) {
     this.worker = worker;
     this.blockId = blockId;
     this.expected = length;
@@ -52,7 +53,7 @@ final class BlockReader implements AutoCloseable {
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
         .setLength(length).setChunkSize(chunkSize).setPromote(promote).setUfsFallback(ufsFallback)
-        .setNoCache(noCache).build();
+        .setNoCache(noCache).setUnlisted(unlisted).build();
     context.worker(worker).readBlock(req, new ClientResponseObserver<ReadBlockRequest, ReadBlockResponse>() {
       @Override
       public void beforeStart(ClientCallStreamObserver<ReadBlockRequest> stream) {

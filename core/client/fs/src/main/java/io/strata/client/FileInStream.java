@@ -157,6 +157,7 @@ public final class FileInStream extends InputStream {
       }
     }
     boolean persisted = file.isPersisted();
+    boolean unlisted = chosen == null;
     if (chosen == null) {
       if (!persisted) {
         throw new UnavailableException("Block " + block.blockId() + " of " + file.path()
@@ -167,7 +168,7 @@ public final class FileInStream extends InputStream {
       chosen = selector.ufsReadWorker(block.blockId(), failedWorkers);
     }
     return new BlockReader(context, chosen, block.blockId(), offset, length,
-        readType == ReadType.CACHE_PROMOTE, persisted, readType == ReadType.NO_CACHE);
+        readType == ReadType.CACHE_PROMOTE, persisted, readType == ReadType.NO_CACHE, unlisted);
   }
 
   /** Passive caching: a block read from another host is cached on this host's worker too. */

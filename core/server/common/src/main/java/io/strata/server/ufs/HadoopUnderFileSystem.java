@@ -24,9 +24,11 @@ import org.apache.hadoop.fs.Path;
  */
 final class HadoopUnderFileSystem implements UnderFileSystem {
   private final FileSystem fs;
+  private final boolean local;
 
   HadoopUnderFileSystem(URI root, Map<String, String> options) throws IOException {
     this.fs = FileSystem.newInstance(root, configuration(options));
+    this.local = "file".equals(root.getScheme());
   }
 
   /**
@@ -37,10 +39,10 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
     Configuration conf = new Configuration();
     conf.set("fs.file.impl", org.apache.hadoop.fs.RawLocalFileSystem.class.getName());
     conf.setBoolean("fs.file.impl.disable.cache", true);
-    conf.setInt("ipc.client.connect.max.retries", 1);
-    conf.setInt("ipc.client.connect.max.retries.on.timeouts", 1);
-    conf.setInt("ipc.client.connect.retry.interval", 200);
+    // A refused connection fails at once already; these bound a NameNode that does not answer the connect
+    // (by default 45 tries of 20 s). The retry policy would retry a refused connection for minutes.
     conf.setInt("ipc.client.connect.timeout", 2000);
+    conf.setInt("ipc.client.connect.max.retries.on.timeouts", 0);
     conf.setBoolean("dfs.client.retry.policy.enabled", false);
     for (Map.Entry<String, String> e : options.entrySet()) {
       conf.set(e.getKey(), e.getValue());
@@ -57,10 +59,23 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
     }
   }
 
-  private static UfsStatus toStatus(FileStatus s) {
+  private UfsStatus toStatus(FileStatus s) {
+    int mode = 0;
+    String owner = "";
+    String group = "";
+    // The local file system loads permissions lazily by running ls per file (and fails if the file is
+    // gone by then): Strata does not use local owners, so it never asks.
+    if (!local) {
+      try {
+        mode = s.getPermission() == null ? 0 : s.getPermission().toShort() & 07777;
+        owner = s.getOwner() == null ? "" : s.getOwner();
+        group = s.getGroup() == null ? "" : s.getGroup();
+      } catch (RuntimeException e) {
+        // attributes are informational; the entry itself is what matters
+      }
+    }
     return new UfsStatus(s.getPath().getName(), s.isDirectory(), s.isDirectory() ? 0 : s.getLen(),
-        s.getModificationTime(), s.getPermission() == null ? 0 : s.getPermission().toShort() & 07777,
-        s.getOwner() == null ? "" : s.getOwner(), s.getGroup() == null ? "" : s.getGroup());
+        s.getModificationTime(), mode, owner, group);
   }
 
   @Override

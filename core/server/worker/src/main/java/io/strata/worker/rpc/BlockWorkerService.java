@@ -161,6 +161,9 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
         ufs.readThrough(req.getBlockId(), req.getOffset(), req.getLength(), req.getNoCache(), stream);
         return;
       }
+      if (req.getUnlisted() && !req.getNoCache()) {
+        ufs.announce(req.getBlockId());
+      }
     } catch (Exception e) {
       stream.fail(e);
       return;

@@ -18,6 +18,12 @@ public interface UfsOperations {
   /** Starts writing the under file system copy of file {@code fileId}, at the place the master names. */
   UfsFileWrite openFileWrite(long fileId) throws StrataException;
 
+  /**
+   * Tells the master again, in the background, that this worker holds block {@code blockId} (a client
+   * read a copy the master did not list); failures are only logged.
+   */
+  void announce(long blockId);
+
   /** Queues a background cache of a block; false when the queue is full. */
   boolean cacheBlock(long blockId) throws StrataException;
 }

@@ -19,6 +19,8 @@ import java.util.concurrent.Executor;
  * <p>Thread-safe.
  */
 public final class WorkerUfs implements UfsOperations, Closeable {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WorkerUfs.class);
+
   /**
    * Tunables: the UFS read buffer (also the most bytes of a block held per read in flight), how long a
    * reader may take no data before the worker stops sending to it, the largest gRPC message, and how
@@ -33,6 +35,7 @@ public final class WorkerUfs implements UfsOperations, Closeable {
   private final UfsBlockLoader loader;
   private final AsyncCacheManager cache;
   private final FilePersister persister;
+  private final Executor ufsIo;
 
   /**
    * @param ufsIo runs read-through reads and loads
@@ -48,6 +51,23 @@ public final class WorkerUfs implements UfsOperations, Closeable {
     this.loader = new UfsBlockLoader(store, master, ufs, ufsIo, settings.bufferBytes(), settings.stallTimeoutMs());
     this.cache = new AsyncCacheManager(store, master, peers, loader, asyncCache);
     this.persister = new FilePersister(store, master, ufs, peers, persist);
+    this.ufsIo = ufsIo;
+  }
+
+  @Override
+  public void announce(long blockId) {
+    try {
+      ufsIo.execute(() -> {
+        try {
+          BlockStore.BlockMeta meta = store.get(blockId);
+          master.commitBlock(blockId, meta.length(), meta.tier());
+        } catch (StrataException | RuntimeException e) {
+          LOG.debug("Announcing block {} to the master failed: {}", blockId, e.toString());
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.debug("Announcing block {} skipped: the worker is closing", blockId);
+    }
   }
 
   @Override
