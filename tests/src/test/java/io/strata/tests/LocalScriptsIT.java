@@ -38,6 +38,7 @@ class LocalScriptsIT {
     env.put("STRATA_WORKER_RPC_PORT", Integer.toString(Scripts.freePort()));
     env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
     env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
+    env.put("STRATA_MASTER_MOUNT_TABLE_ROOT_UFS", tmp.resolve("underFSStorage").toString());
     env.put("STRATA_WORKER_TIER_0_QUOTA", "256MB");
     // Blocks in this test's own dir (the default is /dev/shm/strata-worker-<port>, kept after a stop).
     env.put("STRATA_WORKER_TIER_0_DIRS", tmp.resolve("worker-${strata.worker.rpc.port}").toString());

@@ -224,6 +224,7 @@ class MasterCrashIT {
     env.put("STRATA_MASTER_RPC_PORT", Integer.toString(port));
     env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
     env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
+    env.put("STRATA_MASTER_MOUNT_TABLE_ROOT_UFS", tmp.resolve("underFSStorage").toString());
     env.put("STRATA_HEAP", "256m");
     Result start = run("bin/strata-start.sh", "master");
     assertThat(start.exit()).as(start.err()).isZero();

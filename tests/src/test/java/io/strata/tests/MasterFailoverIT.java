@@ -79,6 +79,7 @@ class MasterFailoverIT {
     env.put("STRATA_DATA_DIR", home.resolve("data").toString());
     env.put("STRATA_LOGS_DIR", home.resolve("logs").toString());
     env.put("STRATA_MASTER_JOURNAL_DIR", tmp.resolve("journal").toString());
+    env.put("STRATA_MASTER_MOUNT_TABLE_ROOT_UFS", tmp.resolve("underFSStorage").toString());
     env.put("STRATA_MASTER_RPC_PORT", Integer.toString(port));
     env.put("STRATA_ZOOKEEPER_ADDRESS", zk.getConnectString());
     env.put("STRATA_ZOOKEEPER_SESSION_TIMEOUT", "3s");

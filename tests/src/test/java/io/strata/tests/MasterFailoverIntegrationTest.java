@@ -65,6 +65,8 @@ class MasterFailoverIntegrationTest {
     c.put("strata.zookeeper.address", zk.getConnectString());
     c.put("strata.zookeeper.session.timeout", "3s");
     c.put("strata.master.journal.dir", tmp.resolve("journal").toString());
+    // Shared, like the journal: every master serves the same under file system.
+    c.put("strata.master.mount.table.root.ufs", tmp.resolve("underFSStorage").toString());
     c.put("strata.master.worker.timeout", "5s");
     c.put("strata.user.master.retry.window", "30s");
     c.put("strata.network.rpc.timeout", "5s");

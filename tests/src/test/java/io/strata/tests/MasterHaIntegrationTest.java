@@ -76,6 +76,8 @@ class MasterHaIntegrationTest {
   private Map<String, String> base() {
     Map<String, String> c = new HashMap<>();
     c.put("strata.master.journal.dir", tmp.resolve("journal").toString());
+    // Shared, like the journal: every master serves the same under file system.
+    c.put("strata.master.mount.table.root.ufs", tmp.resolve("underFSStorage").toString());
     c.put("strata.master.journal.tail.interval", "50ms");
     c.put("strata.master.worker.timeout", "5s");
     c.put("strata.user.master.retry.window", "30s");

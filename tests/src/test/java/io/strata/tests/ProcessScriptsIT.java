@@ -38,6 +38,7 @@ class ProcessScriptsIT {
     env.put("STRATA_MASTER_RPC_PORT", Integer.toString(masterPort));
     env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
     env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
+    env.put("STRATA_MASTER_MOUNT_TABLE_ROOT_UFS", tmp.resolve("underFSStorage").toString());
     env.put("STRATA_HEAP", "256m");
     env.put("STRATA_USER_BLOCK_WRITE_LOCATION_POLICY", "ROUND_ROBIN");
 
