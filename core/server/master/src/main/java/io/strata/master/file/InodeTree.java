@@ -36,6 +36,8 @@ public final class InodeTree {
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private final InodeDirectory root;
   private final Map<Long, InodeFile> filesById = new HashMap<>();
+  /** Directories by id (attribute changes and their replay find directories by id). */
+  private final Map<Long, InodeDirectory> dirsById = new HashMap<>();
   private long nextId = 1;
   private long fileCount;
   private long directoryCount = 1;
@@ -110,6 +112,7 @@ public final class InodeTree {
               + " does not exist");
         }
         next = new InodeDirectory(nextId++, part, dir, now, DEFAULT_OWNER, DEFAULT_GROUP, 0755);
+        dirsById.put(next.id, (InodeDirectory) next);
         dir.children.put(part, next);
         dir.modificationTimeMs = now;
         directoryCount++;
@@ -277,6 +280,7 @@ public final class InodeTree {
       InodeDirectory dir = new InodeDirectory(nextId++, path.name(), parent, now, DEFAULT_OWNER, DEFAULT_GROUP,
           mode == 0 ? 0755 : mode);
       dir.persistence = persistence;
+      dirsById.put(dir.id, dir);
       parent.children.put(dir.name, dir);
       parent.modificationTimeMs = now;
       directoryCount++;
@@ -398,6 +402,7 @@ public final class InodeTree {
       if (inode instanceof InodeDirectory) {
         stack.addAll(((InodeDirectory) inode).children.values());
         directoryCount--;
+        dirsById.remove(inode.id);
       } else {
         filesById.remove(inode.id);
         toPersist.remove(inode.id);
@@ -473,33 +478,11 @@ public final class InodeTree {
   // ---- attributes: persistence, pins, TTLs (lock held by caller) ----
 
   private Inode byId(long id) {
-    Inode i = filesById.get(id);
-    if (i != null) {
-      return i;
-    }
-    i = withTtl.get(id);
-    if (i != null) {
-      return i;
-    }
-    i = pinnedInodes.get(id);
-    if (i != null) {
-      return i;
-    }
     if (id == root.id) {
       return root;
     }
-    // Directories are not indexed by id: walk (rare: only attribute changes of unindexed directories).
-    List<Inode> stack = new ArrayList<>(root.children.values());
-    while (!stack.isEmpty()) {
-      Inode cur = stack.remove(stack.size() - 1);
-      if (cur.id == id) {
-        return cur;
-      }
-      if (cur instanceof InodeDirectory d) {
-        stack.addAll(d.children.values());
-      }
-    }
-    return null;
+    Inode f = filesById.get(id);
+    return f != null ? f : dirsById.get(id);
   }
 
   private static boolean isPinned(Inode inode) {
@@ -827,6 +810,7 @@ public final class InodeTree {
       InodeDirectory d = new InodeDirectory(nextId++, path.name(), dir, now, DEFAULT_OWNER, DEFAULT_GROUP,
           s.mode() == 0 ? 0755 : s.mode());
       d.persistence = PersistenceState.PERSISTED;
+      dirsById.put(d.id, d);
       directoryCount++;
       entries.add(new JournalEntry.Mkdir(d.id, path.toString(), d.mode, now, PersistenceState.PERSISTED.name()));
       child = d;
@@ -993,6 +977,7 @@ public final class InodeTree {
         InodeDirectory d = new InodeDirectory(m.id(), p.name(), parent, m.timeMs(), DEFAULT_OWNER, DEFAULT_GROUP,
             m.mode());
         d.persistence = PersistenceState.parse(m.persistenceState());
+        dirsById.put(d.id, d);
         parent.children.put(d.name, d);
         parent.modificationTimeMs = m.timeMs();
         directoryCount++;
