@@ -238,7 +238,9 @@ public final class FileOutStream extends OutputStream {
   /** Best effort: a file that cannot be deleted now stays incomplete, which readers refuse anyway. */
   private void deleteFile() {
     try {
-      context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(file.path()).build()));
+      // Strata only: the partial UFS copy was a temporary name the worker deletes; whatever the UFS holds at
+      // the file's own path is not this writer's.
+      context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(file.path()).setStrataOnly(true).build()));
     } catch (StrataException e) {
       LOG.debug("Could not delete {} after its write failed", file.path(), e);
     }

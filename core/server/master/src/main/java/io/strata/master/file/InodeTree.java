@@ -46,8 +46,11 @@ public final class InodeTree {
   /** Inodes with a TTL, and pinned inodes, by id (the TTL checker and the pin list read them). */
   private final Map<Long, Inode> withTtl = new HashMap<>();
   private final Map<Long, Inode> pinnedInodes = new HashMap<>();
-  /** Moves whenever the set of pinned files may have changed. */
-  private long pinVersion = 1;
+  /**
+   * Moves whenever the set of pinned files may have changed. Starts from the clock, so a restarted or new
+   * leading master never hands out a version an old one used for another list (workers keep theirs).
+   */
+  private long pinVersion;
 
   public InodeTree(Clock clock) {
     this(clock, JournalSink.NONE);
@@ -58,6 +61,7 @@ public final class InodeTree {
     this.clock = clock;
     this.journal = journal;
     this.root = new InodeDirectory(0, "", null, clock.millis(), DEFAULT_OWNER, DEFAULT_GROUP, 0755);
+    this.pinVersion = Math.max(1, clock.millis()) * 1024;
   }
 
   // ---- lookups (lock held by caller) ----
