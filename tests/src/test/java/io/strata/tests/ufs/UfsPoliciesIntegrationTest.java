@@ -152,10 +152,13 @@ class UfsPoliciesIntegrationTest {
     Path other = Files.createDirectories(tmp.resolve("archive"));
     Files.write(other.resolve("old.bin"), UfsEndToEndContract.data(5, 1000));
     fs.createDirectory("/mnt");
-    fs.mount("/mnt/archive", other.toString(), MountOptions.defaults().withReadOnly(true));
+    fs.mount("/mnt/archive", other.toString(), MountOptions.defaults().withReadOnly(true)
+        .withProperties(Map.of("fs.s3a.secret.key", "hush", "fs.s3a.endpoint", "e")));
     assertThat(fs.getMountTable()).anySatisfy(m -> {
       assertThat(m.path()).isEqualTo("/mnt/archive");
       assertThat(m.readOnly()).isTrue();
+      // Credentials never go back to clients.
+      assertThat(m.properties()).containsEntry("fs.s3a.secret.key", "******").containsEntry("fs.s3a.endpoint", "e");
     });
     assertThat(read(fs, "/mnt/archive/old.bin", ReadType.CACHE)).isEqualTo(UfsEndToEndContract.data(5, 1000));
     assertThatThrownBy(() -> write(fs, "/mnt/archive/new", new byte[1], WriteType.MUST_CACHE))

@@ -89,6 +89,14 @@ public final class MasterKeys {
               + "(fs.s3a.endpoint=..., dfs.client.use.datanode.hostname=true).")
           .build();
 
+  public static final PropertyKey<java.util.List<String>> MOUNT_ALLOWED_URIS =
+      PropertyKey.listKey("strata.master.mount.allowed.uris")
+          .defaultValue("")
+          .doc("UFS URIs (or local paths) nested mounts must lie under, comma separated; empty allows any. Clients "
+              + "are not authenticated, so on a shared cluster set this: a mount lets every client read the "
+              + "mounted UFS through the workers.")
+          .build();
+
   public static final PropertyKey<Long> UFS_BLOCK_SIZE = PropertyKey.bytesKey("strata.master.ufs.block.size")
       .defaultValue("64MB")
       .validate(v -> v > 0, "positive")

@@ -95,6 +95,17 @@ public final class MasterProcess implements AutoCloseable {
         journal, ufsConfig);
   }
 
+  /** The normalised URIs of strata.master.mount.allowed.uris. */
+  private java.util.List<String> allowedMountUris(Path home) throws IOException {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (String u : conf.get(MasterKeys.MOUNT_ALLOWED_URIS)) {
+      if (!u.isBlank()) {
+        out.add(UfsManager.normalize(u, home));
+      }
+    }
+    return out;
+  }
+
   /** The root mount and the UFS settings from the configuration; a missing local root dir is created. */
   private UfsConfig ufsConfig() throws IOException {
     Path home = Path.of(conf.get(CommonKeys.HOME));
@@ -116,7 +127,7 @@ public final class MasterProcess implements AutoCloseable {
     return new UfsConfig(ufsManager, new MountTable.MountInfo("/", root, conf.get(MasterKeys.ROOT_UFS_READONLY),
         conf.get(MasterKeys.ROOT_UFS_SHARED), options), home, conf.get(MasterKeys.UFS_BLOCK_SIZE),
         conf.get(MasterKeys.PERSIST_RETRY_MIN), conf.get(MasterKeys.PERSIST_RETRY_MAX),
-        conf.get(MasterKeys.PERSIST_TIMEOUT), conf.get(MasterKeys.MOUNT_CHECK_TIMEOUT));
+        conf.get(MasterKeys.PERSIST_TIMEOUT), conf.get(MasterKeys.MOUNT_CHECK_TIMEOUT), allowedMountUris(home));
   }
 
   /** Applies journal entries to the current state; a failure means the journal does not fit it. */

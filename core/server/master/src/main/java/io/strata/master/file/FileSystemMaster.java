@@ -260,6 +260,11 @@ public final class FileSystemMaster {
           + "strata.master.mount.table.root.ufs");
     }
     String uri = UfsManager.normalize(ufsUri, ufsConf.home());
+    if (!ufsConf.allowedMountUris().isEmpty()
+        && ufsConf.allowedMountUris().stream().noneMatch(allowed -> UfsManager.isUnder(uri, allowed))) {
+      throw new PermissionDeniedException("Cannot mount " + uri + " at " + path + ": mounts are limited to "
+          + ufsConf.allowedMountUris() + " (strata.master.mount.allowed.uris)");
+    }
     MountTable.MountInfo existingMount = mounts.get(p.toString());
     if (existingMount != null) {
       throw new AlreadyExistsException("Cannot mount " + uri + " at " + path + ": " + path + " is already the mount "

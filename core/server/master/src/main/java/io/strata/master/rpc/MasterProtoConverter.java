@@ -36,9 +36,18 @@ final class MasterProtoConverter {
         .setMountPoint(f.mountPoint()).build();
   }
 
+  /** Option names whose values are credentials: clients see them masked. */
+  private static final java.util.regex.Pattern SECRET =
+      java.util.regex.Pattern.compile("(?i).*(secret|password|token|credential|access\\.key|session\\.key).*");
+
+  /** A mount as clients see it: credentials in its options masked. */
   static MountInfoProto toProto(MountTable.MountInfo m) {
-    return MountInfoProto.newBuilder().setPath(m.path()).setUfsUri(m.ufsUri()).setReadOnly(m.readOnly())
-        .setShared(m.shared()).putAllOptions(m.options()).build();
+    MountInfoProto.Builder b = MountInfoProto.newBuilder().setPath(m.path()).setUfsUri(m.ufsUri())
+        .setReadOnly(m.readOnly()).setShared(m.shared());
+    for (java.util.Map.Entry<String, String> e : m.options().entrySet()) {
+      b.putOptions(e.getKey(), SECRET.matcher(e.getKey()).matches() ? "******" : e.getValue());
+    }
+    return b.build();
   }
 
   static BlockInfoProto toProto(BlockState block) {

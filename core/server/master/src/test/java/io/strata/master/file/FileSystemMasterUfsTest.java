@@ -70,7 +70,7 @@ class FileSystemMasterUfsTest {
     journals.add(journal);
     UfsConfig conf = new UfsConfig(manager, new MountTable.MountInfo("/", UfsManager.normalize(ufs.toString(), tmp),
         false, false, Map.of()), tmp, BS, Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofSeconds(30),
-        Duration.ofSeconds(5));
+        Duration.ofSeconds(5), List.of(UfsManager.normalize(tmp.toString(), tmp), "hdfs://127.0.0.1:1/"));
     FileSystemMaster m = new FileSystemMaster(clock, TIMEOUT, 1 << 20, journal, conf);
     journal.replay(e -> {
       try {
@@ -285,6 +285,15 @@ class FileSystemMasterUfsTest {
     assertThatThrownBy(() -> again.getStatus("/m")).isInstanceOf(NotFoundException.class);
     assertThat(Files.exists(other.resolve("x"))).isTrue();
     assertThatThrownBy(() -> again.unmount("/m")).isInstanceOf(FailedPreconditionException.class);
+  }
+
+  @Test
+  void mountsOutsideTheAllowedUris_areRefused() {
+    assertThatThrownBy(() -> fs.mount("/etc", "/etc", true, false, Map.of()))
+        .isInstanceOf(PermissionDeniedException.class).hasMessageContaining("strata.master.mount.allowed.uris");
+    assertThatThrownBy(() -> fs.mount("/x", tmp.resolve("../elsewhere").toString(), true, false, Map.of()))
+        .isInstanceOf(PermissionDeniedException.class);
+    assertThat(fs.mountTable()).hasSize(1);
   }
 
   @Test
