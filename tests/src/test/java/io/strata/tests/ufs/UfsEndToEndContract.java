@@ -243,8 +243,12 @@ abstract class UfsEndToEndContract {
     byte[] content = data(5, LENGTH);
     write(dir + "/f", content, WriteType.CACHE_THROUGH);
     assertThat(cachedBlocks(dir + "/f")).isEqualTo(3);
+    List<Long> ids = fs.getBlockLocations(dir + "/f").stream().map(FileBlockInfo::blockId).toList();
     assertThat(fs.free(dir + "/f", false, false).blocksFreed()).isEqualTo(3);
     assertThat(cachedBlocks(dir + "/f")).isZero();
+    // Workers drop freed blocks at their next heartbeat.
+    await().atMost(Duration.ofSeconds(10)).until(() -> cluster.workers().stream().filter(w -> !w.isClosed())
+        .allMatch(w -> w.store().committedBlocks().stream().noneMatch(b -> ids.contains(b.blockId()))));
     assertThat(read(dir + "/f", ReadType.CACHE)).isEqualTo(content);
     await().atMost(Duration.ofSeconds(10)).until(() -> cachedBlocks(dir + "/f") == 3);
     assertThat(read(dir + "/f", ReadType.CACHE)).isEqualTo(content);

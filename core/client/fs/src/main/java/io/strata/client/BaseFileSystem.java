@@ -281,7 +281,54 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public long load(String path) throws IOException {
-    return readAll(path, OpenFileOptions.defaults().withReadType(ReadType.CACHE), null);
+    long bytes = readAll(path, OpenFileOptions.defaults().withReadType(ReadType.CACHE), null);
+    awaitCached(path);
+    return bytes;
+  }
+
+  /**
+   * Returns once the master lists a copy of every block of {@code path}. A worker commits a block it
+   * cached from the under file system just after the reader has its bytes, and a copy it served while its
+   * removal (after a free) was pending may still go: a block still unlisted after a while is read again.
+   */
+  private void awaitCached(String path) throws IOException {
+    long deadline = System.nanoTime() + context.rpcTimeoutMs() * 1_000_000L;
+    long nextReread = System.nanoTime() + 1_000_000_000L;
+    while (true) {
+      List<FileBlockInfo> missing = new ArrayList<>();
+      for (FileBlockInfo b : getBlockLocations(path)) {
+        if (b.locations().isEmpty()) {
+          missing.add(b);
+        }
+      }
+      if (missing.isEmpty()) {
+        return;
+      }
+      long now = System.nanoTime();
+      if (now > deadline) {
+        throw new io.strata.common.exception.DeadlineExceededException("Loading " + path + ": " + missing.size()
+            + " blocks are still not cached after " + context.rpcTimeoutMs() + " ms (first: block "
+            + missing.get(0).blockId() + ")");
+      }
+      if (now > nextReread) {
+        nextReread = now + 1_000_000_000L;
+        try (FileInStream in = openFile(path, OpenFileOptions.defaults().withReadType(ReadType.CACHE))) {
+          for (FileBlockInfo b : missing) {
+            byte[] block = new byte[(int) Math.min(b.length(), 1 << 20)];
+            for (long off = 0; off < b.length(); off += block.length) {
+              int n = (int) Math.min(block.length, b.length() - off);
+              in.readFully(b.offset() + off, block, 0, n);
+            }
+          }
+        }
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("Interrupted while loading " + path);
+      }
+    }
   }
 
   @Override

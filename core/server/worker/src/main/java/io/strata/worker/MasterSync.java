@@ -47,7 +47,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread; {@link #commitBlock} and the
  * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. The
- * pending changes are guarded by this object's monitor.
+ * pending changes are guarded by this object's monitor; a heartbeat and block commits exclude each other
+ * (a read-write lock), so what a heartbeat reports and asks never crosses a commit in flight.
  */
 final class MasterSync implements StoreEvents, MasterClient {
   private static final Logger LOG = LoggerFactory.getLogger(MasterSync.class);
@@ -60,6 +61,18 @@ final class MasterSync implements StoreEvents, MasterClient {
   private volatile BlockStore store;
   private volatile WorkerUfs ufs;
   private final Pins pins = new Pins();
+  /**
+   * Heartbeats (write) exclude block commits (read): a commit never overlaps a heartbeat, so a commit
+   * that re-adds a block (cached again after a removal) is never undone by the removal of the old copy
+   * reported in a heartbeat already on its way, and a removal the master asks for is never older than a
+   * commit the worker already made.
+   */
+  private final java.util.concurrent.locks.ReentrantReadWriteLock beat =
+      new java.util.concurrent.locks.ReentrantReadWriteLock();
+  /** Blocks whose removal the master asked for and that are not gone yet (a reader may delay it). */
+  private final java.util.Set<Long> removing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** Orders announcements against the start of removals: a block being removed is never announced. */
+  private final Object removalLock = new Object();
   private volatile long workerId = -1;
   private final List<Long> removed = new ArrayList<>();
   private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
@@ -103,10 +116,15 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** One heartbeat (or registration) round; never throws. */
   void tick() {
     try {
-      if (workerId < 0) {
-        register();
-      } else {
-        heartbeat();
+      beat.writeLock().lock();
+      try {
+        if (workerId < 0) {
+          register();
+        } else {
+          heartbeat();
+        }
+      } finally {
+        beat.writeLock().unlock();
       }
       if (loggedUnreachable) {
         LOG.info("Master reachable again");
@@ -169,7 +187,9 @@ final class MasterSync implements StoreEvents, MasterClient {
     WorkerHeartbeatRequest hb = b.build();
     WorkerHeartbeatResponse res = call(s -> s.heartbeat(hb));
     synchronized (this) {
-      removed.subList(0, Math.min(gone.size(), removed.size())).clear();
+      for (Long r : gone) {
+        removed.remove(r); // the first occurrence: later events of the same block stay queued
+      }
       for (BlockReportProto r : changed) {
         moved.remove(r.getBlockId(), r);
       }
@@ -185,11 +205,15 @@ final class MasterSync implements StoreEvents, MasterClient {
       u.acknowledgePersistResults(results);
     }
     for (long id : res.getRemoveBlockIdsList()) {
+      synchronized (removalLock) {
+        removing.add(id);
+      }
       try {
         if (!store.remove(id)) {
           blockRemoved(id); // already gone: confirm, so the master stops asking
         }
       } catch (java.io.IOException e) {
+        removing.remove(id);
         LOG.warn("Cannot remove block {}: {}", id, e.toString());
       }
     }
@@ -242,6 +266,21 @@ final class MasterSync implements StoreEvents, MasterClient {
   public synchronized void blockRemoved(long blockId) {
     removed.add(blockId);
     moved.remove(blockId);
+    removing.remove(blockId);
+  }
+
+  @Override
+  public void announce(long blockId, long length, String tier) throws StrataException {
+    beat.readLock().lock(); // before removalLock, as heartbeats take them
+    try {
+      synchronized (removalLock) {
+        if (!removing.contains(blockId)) {
+          commitAtMaster(blockId, length, tier);
+        }
+      }
+    } finally {
+      beat.readLock().unlock();
+    }
   }
 
   @Override
@@ -264,6 +303,15 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Tells the master this worker holds a new block (pinned when its file is); throws the master's error. */
   @Override
   public void commitBlock(long blockId, long length, String tier) throws StrataException {
+    beat.readLock().lock();
+    try {
+      commitAtMaster(blockId, length, tier);
+    } finally {
+      beat.readLock().unlock();
+    }
+  }
+
+  private void commitAtMaster(long blockId, long length, String tier) throws StrataException {
     long id = workerId;
     if (id < 0) {
       throw new UnavailableException("This worker is not registered with the master yet; retry shortly");
@@ -271,6 +319,10 @@ final class MasterSync implements StoreEvents, MasterClient {
     CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setBlockId(blockId).setLength(length)
         .setTier(tier).build();
     call(s -> s.commitBlock(req));
+    synchronized (this) {
+      // This copy supersedes a removal of an older one not yet reported: reporting it would drop this one.
+      removed.removeIf(r -> r == blockId);
+    }
     pins.committed(blockId, store);
   }
 }

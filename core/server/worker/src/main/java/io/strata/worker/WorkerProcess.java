@@ -216,6 +216,11 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     @Override
+    public void announce(long blockId, long length, String tier) throws StrataException {
+      sync().announce(blockId, length, tier);
+    }
+
+    @Override
     public long workerId() {
       MasterSync s = sync;
       return s == null ? -1 : s.workerId();

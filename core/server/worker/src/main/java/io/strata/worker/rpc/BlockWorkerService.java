@@ -193,6 +193,14 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       }
       end = start + req.getLength();
       handle = store.openForRead(req.getBlockId(), req.getPromote());
+    } catch (NotFoundException e) {
+      if (req.getUfsFallback()) {
+        // Removed (evicted, freed) since it was found here: the under file system still has it.
+        ufs.readThrough(req.getBlockId(), req.getOffset(), req.getLength(), req.getNoCache(), stream);
+      } else {
+        stream.fail(e);
+      }
+      return;
     } catch (Exception e) {
       stream.fail(e);
       return;

@@ -20,6 +20,14 @@ public interface MasterClient {
   /** Tells the master this worker holds a new committed block; throws the master's error. */
   void commitBlock(long blockId, long length, String tier) throws StrataException;
 
+  /**
+   * Tells the master again that this worker holds a committed block a client found unlisted; does
+   * nothing when the block is on its way out of this worker (a removal the master asked for is running).
+   */
+  default void announce(long blockId, long length, String tier) throws StrataException {
+    commitBlock(blockId, length, tier);
+  }
+
   /** This worker's id at the master, or -1 while it is not registered. */
   long workerId();
 

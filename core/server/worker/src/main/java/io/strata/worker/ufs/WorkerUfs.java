@@ -60,7 +60,7 @@ public final class WorkerUfs implements UfsOperations, Closeable {
       ufsIo.execute(() -> {
         try {
           BlockStore.BlockMeta meta = store.get(blockId);
-          master.commitBlock(blockId, meta.length(), meta.tier());
+          master.announce(blockId, meta.length(), meta.tier());
         } catch (StrataException | RuntimeException e) {
           LOG.debug("Announcing block {} to the master failed: {}", blockId, e.toString());
         }
