@@ -5,7 +5,6 @@ import io.strata.common.exception.DirectoryNotEmptyException;
 import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
-import io.strata.common.exception.PermissionDeniedException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.common.id.BlockId;
@@ -34,11 +33,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,6 +65,8 @@ public final class FileSystemMaster {
   private final UfsConfig ufsConf;
   private final MetadataSync sync;
   private final PersistScheduler persister;
+  private final MountOperations mountOps;
+  private final CachePolicies policies;
   /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
 
@@ -108,6 +105,9 @@ public final class FileSystemMaster {
         this::removeBlocksOf);
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs);
+    this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync);
+    this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
+        (path, recursive) -> delete(path, recursive, false));
   }
 
   /** Waits until the changes made so far are durable; an RPC calls it before it answers. */
@@ -223,138 +223,19 @@ public final class FileSystemMaster {
     return f.withUfs(ufsPathOf(resolve(p)), mounts.isMountPoint(f.path()));
   }
 
-  private void checkWritable(StrataPath p, String op) throws StrataException {
-    MountTable.Resolution r = resolve(p);
-    if (r != null && r.mount().readOnly()) {
-      throw new PermissionDeniedException("Cannot " + op + " " + p + ": it is under the read-only mount "
-          + r.mount().path() + " (" + r.mount().ufsUri() + ")");
-    }
-  }
-
-  private MountTable.Resolution requireUfs(StrataPath p, String op) throws StrataException {
-    MountTable.Resolution r = resolve(p);
-    if (r == null) {
-      throw new FailedPreconditionException("Cannot " + op + " " + p + ": no under file system is mounted "
-          + "there (set strata.master.mount.table.root.ufs)");
-    }
-    return r;
-  }
-
   public List<MountTable.MountInfo> mountTable() {
     return mounts.list();
   }
 
-  /**
-   * Mounts {@code ufsUri} at {@code path}: the path must not be a mount point already nor hold anything
-   * but an empty directory; its parent must exist; the UFS must be reachable, an existing directory, and
-   * overlap no other mount's UFS.
-   */
+  /** See {@link MountOperations#mount}. */
   public void mount(String path, String ufsUri, boolean readOnly, boolean shared, Map<String, String> options)
       throws StrataException {
-    StrataPath p = StrataPath.of(path);
-    if (ufsConf == null) {
-      throw new FailedPreconditionException("Cannot mount at " + path + ": this master has no under file systems");
-    }
-    if (p.isRoot()) {
-      throw new InvalidArgumentException("Cannot mount at /: the root mount comes from "
-          + "strata.master.mount.table.root.ufs");
-    }
-    String uri = UfsManager.normalize(ufsUri, ufsConf.home());
-    if (!ufsConf.allowedMountUris().isEmpty()
-        && ufsConf.allowedMountUris().stream().noneMatch(allowed -> UfsManager.isUnder(uri, allowed))) {
-      throw new PermissionDeniedException("Cannot mount " + uri + " at " + path + ": mounts are limited to "
-          + ufsConf.allowedMountUris() + " (strata.master.mount.allowed.uris)");
-    }
-    MountTable.MountInfo existingMount = mounts.get(p.toString());
-    if (existingMount != null) {
-      throw new AlreadyExistsException("Cannot mount " + uri + " at " + path + ": " + path + " is already the mount "
-          + "point of " + existingMount.ufsUri());
-    }
-    MountTable.MountInfo overlap = mounts.overlapping(uri);
-    if (overlap != null) {
-      throw new FailedPreconditionException("Cannot mount " + uri + " at " + path + ": it overlaps " + overlap.ufsUri()
-          + ", mounted at " + overlap.path() + " (a UFS dir may be mounted once, and not inside another mount)");
-    }
-    sync.ensure(p.parent(), -1);
-    FileInfo parent = tree.lookupOrNull(p.parent());
-    if (parent == null) {
-      throw new NotFoundException("Cannot mount at " + path + ": parent directory " + p.parent() + " does not exist");
-    }
-    if (!parent.directory()) {
-      throw new FailedPreconditionException("Cannot mount at " + path + ": " + p.parent() + " is a file");
-    }
-    sync.ensure(p, -1);
-    FileInfo existing = tree.lookupOrNull(p);
-    if (existing != null) {
-      sync.syncDirectory(p, -1);
-      existing = tree.lookupOrNull(p);
-      if (existing != null && (!existing.directory() || existing.childCount() > 0)) {
-        throw new FailedPreconditionException("Cannot mount at " + path + ": it exists and is not an empty "
-            + "directory (" + (existing.directory() ? existing.childCount() + " entries" : "a file") + ")");
-      }
-    }
-    checkUfsDirectory(uri, options);
-    JournalEntry.AddMount entry = new JournalEntry.AddMount(p.toString(), uri, readOnly, shared, options);
-    tree.createDirectory(p, false, true, 0755, PersistenceState.PERSISTED, List.of(entry));
-    mounts.add(new MountTable.MountInfo(p.toString(), uri, readOnly, shared, options));
-    sync();
-    LOG.info("Mounted {} at {} (read-only {}, shared {})", uri, path, readOnly, shared);
+    mountOps.mount(path, ufsUri, readOnly, shared, options);
   }
 
-  /** The UFS at {@code uri} answers, within the mount check timeout, that it is a directory. */
-  private void checkUfsDirectory(String uri, Map<String, String> options) throws StrataException {
-    CompletableFuture<UfsStatus> probe = CompletableFuture.supplyAsync(() -> {
-      try {
-        return ufsConf.manager().get(uri, options).getStatus(uri);
-      } catch (IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-    });
-    UfsStatus s;
-    try {
-      s = probe.get(ufsConf.mountCheckTimeout().toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      probe.cancel(true);
-      throw new UnavailableException("Cannot mount " + uri + ": the under file system did not answer within "
-          + ufsConf.mountCheckTimeout());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new UnavailableException("Interrupted while checking " + uri);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause() instanceof java.io.UncheckedIOException ? e.getCause().getCause() : e.getCause();
-      throw new UnavailableException("Cannot mount " + uri + ": the under file system is unreachable or refused: "
-          + cause, cause);
-    }
-    if (s == null) {
-      throw new NotFoundException("Cannot mount " + uri + ": it does not exist in the under file system");
-    }
-    if (!s.directory()) {
-      throw new FailedPreconditionException("Cannot mount " + uri + ": it is a file, not a directory");
-    }
-  }
-
-  /** Removes the mount at {@code path} and what Strata holds under it (the UFS keeps its data). */
+  /** See {@link MountOperations#unmount}. */
   public void unmount(String path) throws StrataException {
-    StrataPath p = StrataPath.of(path);
-    if (p.isRoot()) {
-      throw new InvalidArgumentException("Cannot unmount /: the root mount comes from the configuration");
-    }
-    if (!mounts.isMountPoint(p.toString())) {
-      throw new FailedPreconditionException("Cannot unmount " + path + ": it is not a mount point");
-    }
-    for (MountTable.MountInfo m : mounts.mountsAtOrUnder(p)) {
-      if (!m.path().equals(p.toString())) {
-        throw new FailedPreconditionException("Cannot unmount " + path + ": " + m.path()
-            + " is mounted inside it; unmount that first");
-      }
-    }
-    synchronized (commitLock) {
-      List<Long> removed = tree.delete(p, true, List.of(new JournalEntry.DeleteMount(p.toString())));
-      removeBlocksOf(removed);
-      mounts.remove(p.toString());
-    }
-    sync();
-    LOG.info("Unmounted {}", path);
+    mountOps.unmount(path);
   }
 
   // ---- namespace ----
@@ -379,9 +260,9 @@ public final class FileSystemMaster {
           + " is not a permission mode (0 to 07777)");
     }
     if (!p.isRoot()) {
-      checkWritable(p, "create");
+      mounts.checkWritable(p, "create");
       if (writeType != WriteType.MUST_CACHE) {
-        requireUfs(p, "create with write type " + writeType);
+        mounts.requireUfs(p, "create with write type " + writeType);
       }
       // A path the UFS holds but Strata has not loaded yet exists: load it (and its parent) first.
       sync.ensure(p.parent(), -1);
@@ -425,7 +306,7 @@ public final class FileSystemMaster {
 
   /** Moves a through-written file's UFS copy from its temporary name into place; returns its UFS mtime. */
   private long placeUfsCopy(StrataPath p, FileInfo file, long length) throws StrataException {
-    MountTable.Resolution r = requireUfs(p, "complete");
+    MountTable.Resolution r = mounts.requireUfs(p, "complete");
     if (file.writeType().caches()) {
       synchronized (commitLock) {
         checkBlocks(file, length); // before the UFS copy moves: a bad block count changes nothing
@@ -536,11 +417,11 @@ public final class FileSystemMaster {
     StrataPath p = StrataPath.of(path);
     PersistenceState state = PersistenceState.NOT_PERSISTED;
     if (!p.isRoot()) {
-      checkWritable(p, "create directory");
+      mounts.checkWritable(p, "create directory");
       sync.ensure(p.parent(), -1);
       sync.ensure(p, -1);
       if (writeType.writesUfs() && tree.lookupOrNull(p) == null) {
-        MountTable.Resolution r = requireUfs(p, "create directory with write type " + writeType);
+        MountTable.Resolution r = mounts.requireUfs(p, "create directory with write type " + writeType);
         try {
           if (!sync.client(r).mkdirs(r.ufsUri())) {
             throw new UnavailableException("Cannot create " + r.ufsUri() + " in the under file system");
@@ -652,7 +533,7 @@ public final class FileSystemMaster {
       }
       MountTable.Resolution r = resolve(p);
       if (!strataOnly && r != null) {
-        checkWritable(p, "delete");
+        mounts.checkWritable(p, "delete");
         try {
           sync.client(r).delete(r.ufsUri(), recursive);
         } catch (IOException e) {
@@ -691,7 +572,7 @@ public final class FileSystemMaster {
         throw new FailedPreconditionException("Cannot rename " + src + " to " + dst + ": they are in different "
             + "mounts (" + rs.mount().path() + " and " + rd.mount().path() + ")");
       }
-      checkWritable(s, "rename");
+      mounts.checkWritable(s, "rename");
       UnderFileSystem u = sync.client(rs);
       try {
         if (u.getStatus(rs.ufsUri()) != null) {
@@ -735,118 +616,30 @@ public final class FileSystemMaster {
 
   // ---- free, pin, TTL, persist ----
 
-  /**
-   * Removes the cached blocks of the persisted files at or under {@code path} (a directory needs
-   * {@code recursive}). Refuses, changing nothing, when a file is not persisted, or pinned without
-   * {@code force} (which unpins it). Files being written are left alone.
-   */
+  /** See {@link CachePolicies#free}. */
   public FreeResult free(String path, boolean recursive, boolean force) throws StrataException {
-    StrataPath p = StrataPath.of(path);
-    sync.ensure(p, -1);
-    FileInfo top = tree.getStatus(p);
-    if (top.directory() && !recursive) {
-      throw new FailedPreconditionException("Cannot free " + path + ": it is a directory (free -R frees "
-          + "everything under it)");
-    }
-    List<FileInfo> files = tree.filesUnder(p);
-    java.util.Set<Long> pinned = new java.util.HashSet<>(tree.pinnedFileIds());
-    List<FileInfo> toFree = new ArrayList<>();
-    for (FileInfo f : files) {
-      if (!f.complete()) {
-        continue;
-      }
-      if (!f.persisted()) {
-        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is " + f.persistence()
-            + ", so its blocks are its only copy (persist it first: fs persist)");
-      }
-      if (pinned.contains(f.id()) && !force) {
-        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is pinned (unpin it, or free -f)");
-      }
-      toFree.add(f);
-    }
-    if (force) {
-      if (top.pinned()) {
-        tree.setAttribute(p, false, null, null, null, null, cur -> { });
-      }
-      for (FileInfo f : toFree) {
-        if (f.pinned()) {
-          tree.setFileAttribute(f.id(), false, null, null, null, null, cur -> { });
-        }
-      }
-    }
-    long blocksFreed = 0;
-    synchronized (commitLock) {
-      for (FileInfo f : toFree) {
-        blocksFreed += blocks.removeFileBlocks(f.id(), 0);
-      }
-    }
-    sync();
-    return new FreeResult(toFree.size(), blocksFreed);
+    return policies.free(path, recursive, force);
   }
 
   /** Sets pinned, TTL and TTL action (null: unchanged; TTL -1 removes it). */
   public FileInfo setAttribute(String path, Boolean pinned, Long ttlMs, String ttlAction) throws StrataException {
-    StrataPath p = StrataPath.of(path);
-    if (ttlMs != null && ttlMs < -1) {
-      throw new InvalidArgumentException("Cannot set a TTL of " + ttlMs + " ms on " + path
-          + ": it must be 0 or more (or -1 to remove it)");
-    }
-    TtlAction action = ttlAction == null ? null : TtlAction.parse(ttlAction);
-    sync.ensure(p, -1);
-    FileInfo f = tree.setAttribute(p, pinned, ttlMs, action, null, null, cur -> { });
-    sync();
-    return withUfs(f);
+    return withUfs(policies.setAttribute(path, pinned, ttlMs, ttlAction));
   }
 
-  /** Marks complete, not yet persisted files at or under {@code path} TO_BE_PERSISTED. */
+  /** See {@link CachePolicies#scheduleAsyncPersistence}. */
   public FileInfo scheduleAsyncPersistence(String path) throws StrataException {
-    StrataPath p = StrataPath.of(path);
-    sync.ensure(p, -1);
-    FileInfo top = tree.getStatus(p);
-    requireUfs(p, "persist");
-    checkWritable(p, "persist");
-    if (!top.directory() && !top.complete()) {
-      throw new FailedPreconditionException("Cannot persist " + path + ": the file is not complete");
-    }
-    for (FileInfo f : tree.filesUnder(p)) {
-      if (f.complete() && f.persistence() == PersistenceState.NOT_PERSISTED) {
-        tree.setFileAttribute(f.id(), null, null, null, PersistenceState.TO_BE_PERSISTED, null, cur -> {
-          if (cur.persistence() != PersistenceState.NOT_PERSISTED) {
-            throw new FailedPreconditionException("already " + cur.persistence());
-          }
-        });
-      }
-    }
-    sync();
-    return withUfs(tree.getStatus(p));
+    return withUfs(policies.scheduleAsyncPersistence(path));
+  }
+
+  /** Applies the TTLs that ran out (the master's background thread); see {@link CachePolicies#ttlTick}. */
+  public void ttlTick() {
+    policies.ttlTick();
   }
 
   /** Runs the persist scheduler once (the master's background thread). */
   public void persistTick() {
     if (persister != null) {
       persister.tick();
-    }
-  }
-
-  /** Applies the TTLs that ran out: DELETE deletes (Strata and UFS), FREE frees and clears the TTL. */
-  public void ttlTick() {
-    for (FileInfo f : tree.expired(clock.millis())) {
-      try {
-        if (f.ttlAction() == TtlAction.DELETE) {
-          delete(f.path(), true, false);
-          LOG.info("TTL of {} ran out: deleted", f.path());
-        } else {
-          try {
-            free(f.path(), true, true);
-            LOG.info("TTL of {} ran out: freed", f.path());
-          } finally {
-            tree.setAttribute(StrataPath.of(f.path()), null, -1L, null, null, null, cur -> { });
-            sync();
-          }
-        }
-      } catch (StrataException | RuntimeException e) {
-        LOG.warn("TTL action {} on {} failed: {}", f.ttlAction(), f.path(), e.getMessage());
-      }
     }
   }
 
@@ -911,8 +704,8 @@ public final class FileSystemMaster {
           + ", which writes no under file system copy");
     }
     StrataPath p = StrataPath.of(f.path());
-    MountTable.Resolution r = requireUfs(p, "write");
-    checkWritable(p, "write");
+    MountTable.Resolution r = mounts.requireUfs(p, "write");
+    mounts.checkWritable(p, "write");
     String temp = tempUri(r, f);
     ufsWriteTargets.put(fileId, temp);
     return new UfsTarget(temp, r.mount().options());

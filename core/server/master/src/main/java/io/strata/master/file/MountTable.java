@@ -1,5 +1,8 @@
 package io.strata.master.file;
 
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.PermissionDeniedException;
+import io.strata.common.exception.StrataException;
 import io.strata.common.path.StrataPath;
 import io.strata.server.ufs.UfsManager;
 import java.util.ArrayList;
@@ -44,6 +47,25 @@ public final class MountTable {
         return null;
       }
     }
+  }
+
+  /** Refuses a change under a read-only mount, naming the operation and the mount. */
+  public void checkWritable(StrataPath p, String op) throws StrataException {
+    Resolution r = resolve(p);
+    if (r != null && r.mount().readOnly()) {
+      throw new PermissionDeniedException("Cannot " + op + " " + p + ": it is under the read-only mount "
+          + r.mount().path() + " (" + r.mount().ufsUri() + ")");
+    }
+  }
+
+  /** Where {@code p} lives in the UFS; refuses when no mount covers it. */
+  public Resolution requireUfs(StrataPath p, String op) throws StrataException {
+    Resolution r = resolve(p);
+    if (r == null) {
+      throw new FailedPreconditionException("Cannot " + op + " " + p + ": no under file system is mounted "
+          + "there (set strata.master.mount.table.root.ufs)");
+    }
+    return r;
   }
 
   public boolean isMountPoint(String path) {

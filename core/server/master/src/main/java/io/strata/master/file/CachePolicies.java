@@ -1,0 +1,162 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.InvalidArgumentException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.path.StrataPath;
+import io.strata.master.block.BlockMaster;
+import io.strata.master.file.MasterReplies.FreeResult;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What decides how long data stays cached: free (drop the cached blocks of persisted files), pins, TTLs
+ * and asking for persistence. Each change is journaled through the tree; the TTL check applies the TTLs
+ * that ran out (DELETE through the master's delete, so the UFS copy goes too; FREE, then the TTL is
+ * cleared). The file system master owns it and delegates to it.
+ *
+ * <p>Thread-safe: the tree and block master are; the commit lock orders block removal against commits.
+ */
+final class CachePolicies {
+  private static final Logger LOG = LoggerFactory.getLogger(CachePolicies.class);
+
+  /** The master's delete (Strata and UFS). */
+  @FunctionalInterface
+  interface Deleter {
+    void delete(String path, boolean recursive) throws StrataException;
+  }
+
+  private final InodeTree tree;
+  private final BlockMaster blocks;
+  private final MountTable mounts;
+  private final MetadataSync sync;
+  private final Clock clock;
+  private final Object commitLock;
+  private final MountOperations.Flush flush;
+  private final Deleter deleter;
+
+  CachePolicies(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync, Clock clock,
+      Object commitLock, MountOperations.Flush flush, Deleter deleter) {
+    this.tree = tree;
+    this.blocks = blocks;
+    this.mounts = mounts;
+    this.sync = sync;
+    this.clock = clock;
+    this.commitLock = commitLock;
+    this.flush = flush;
+    this.deleter = deleter;
+  }
+
+  /**
+   * Removes the cached blocks of the persisted files at or under {@code path} (a directory needs
+   * {@code recursive}). Refuses, changing nothing, when a file is not persisted, or pinned without
+   * {@code force} (which unpins it). Files being written are left alone.
+   */
+  FreeResult free(String path, boolean recursive, boolean force) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    sync.ensure(p, -1);
+    FileInfo top = tree.getStatus(p);
+    if (top.directory() && !recursive) {
+      throw new FailedPreconditionException("Cannot free " + path + ": it is a directory (free -R frees "
+          + "everything under it)");
+    }
+    List<FileInfo> files = tree.filesUnder(p);
+    Set<Long> pinned = new HashSet<>(tree.pinnedFileIds());
+    List<FileInfo> toFree = new ArrayList<>();
+    for (FileInfo f : files) {
+      if (!f.complete()) {
+        continue;
+      }
+      if (!f.persisted()) {
+        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is " + f.persistence()
+            + ", so its blocks are its only copy (persist it first: fs persist)");
+      }
+      if (pinned.contains(f.id()) && !force) {
+        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is pinned (unpin it, or free -f)");
+      }
+      toFree.add(f);
+    }
+    if (force) {
+      if (top.pinned()) {
+        tree.setAttribute(p, false, null, null, null, null, cur -> { });
+      }
+      for (FileInfo f : toFree) {
+        if (f.pinned()) {
+          tree.setFileAttribute(f.id(), false, null, null, null, null, cur -> { });
+        }
+      }
+    }
+    long blocksFreed = 0;
+    synchronized (commitLock) {
+      for (FileInfo f : toFree) {
+        blocksFreed += blocks.removeFileBlocks(f.id(), 0);
+      }
+    }
+    flush.run();
+    return new FreeResult(toFree.size(), blocksFreed);
+  }
+
+  /** Sets pinned, TTL and TTL action (null: unchanged; TTL -1 removes it). */
+  FileInfo setAttribute(String path, Boolean pinned, Long ttlMs, String ttlAction) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    if (ttlMs != null && ttlMs < -1) {
+      throw new InvalidArgumentException("Cannot set a TTL of " + ttlMs + " ms on " + path
+          + ": it must be 0 or more (or -1 to remove it)");
+    }
+    TtlAction action = ttlAction == null ? null : TtlAction.parse(ttlAction);
+    sync.ensure(p, -1);
+    FileInfo f = tree.setAttribute(p, pinned, ttlMs, action, null, null, cur -> { });
+    flush.run();
+    return f;
+  }
+
+  /** Marks complete, not yet persisted files at or under {@code path} TO_BE_PERSISTED. */
+  FileInfo scheduleAsyncPersistence(String path) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    sync.ensure(p, -1);
+    FileInfo top = tree.getStatus(p);
+    mounts.requireUfs(p, "persist");
+    mounts.checkWritable(p, "persist");
+    if (!top.directory() && !top.complete()) {
+      throw new FailedPreconditionException("Cannot persist " + path + ": the file is not complete");
+    }
+    for (FileInfo f : tree.filesUnder(p)) {
+      if (f.complete() && f.persistence() == PersistenceState.NOT_PERSISTED) {
+        tree.setFileAttribute(f.id(), null, null, null, PersistenceState.TO_BE_PERSISTED, null, cur -> {
+          if (cur.persistence() != PersistenceState.NOT_PERSISTED) {
+            throw new FailedPreconditionException("already " + cur.persistence());
+          }
+        });
+      }
+    }
+    flush.run();
+    return tree.getStatus(p);
+  }
+
+  /** Applies the TTLs that ran out: DELETE deletes (Strata and UFS), FREE frees and clears the TTL. */
+  void ttlTick() {
+    for (FileInfo f : tree.expired(clock.millis())) {
+      try {
+        if (f.ttlAction() == TtlAction.DELETE) {
+          deleter.delete(f.path(), true);
+          LOG.info("TTL of {} ran out: deleted", f.path());
+        } else {
+          try {
+            free(f.path(), true, true);
+            LOG.info("TTL of {} ran out: freed", f.path());
+          } finally {
+            tree.setAttribute(StrataPath.of(f.path()), null, -1L, null, null, null, cur -> { });
+            flush.run();
+          }
+        }
+      } catch (StrataException | RuntimeException e) {
+        LOG.warn("TTL action {} on {} failed: {}", f.ttlAction(), f.path(), e.getMessage());
+      }
+    }
+  }
+}

@@ -1,0 +1,174 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.AlreadyExistsException;
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.InvalidArgumentException;
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.PermissionDeniedException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
+import io.strata.common.path.StrataPath;
+import io.strata.master.journal.JournalEntry;
+import io.strata.server.ufs.UfsManager;
+import io.strata.server.ufs.UfsStatus;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Mounting and unmounting under file systems: the rules a mount point and its UFS must meet (checked
+ * against the tree, the mount table and the UFS itself), then one journaled operation that creates the
+ * mount point and records the mount (or deletes what Strata holds under it and the mount). The file
+ * system master owns it and delegates to it.
+ *
+ * <p>Thread-safe: the tree and the mount table are; the commit lock orders an unmount against block
+ * commits, as a delete does.
+ */
+final class MountOperations {
+  private static final Logger LOG = LoggerFactory.getLogger(MountOperations.class);
+
+  /** Makes the journal's appended entries durable (the master's flush). */
+  @FunctionalInterface
+  interface Flush {
+    void run() throws StrataException;
+  }
+
+  private final InodeTree tree;
+  private final MountTable mounts;
+  private final MetadataSync sync;
+  private final UfsConfig conf;
+  private final Object commitLock;
+  private final Consumer<List<Long>> removeBlocks;
+  private final Flush flush;
+
+  MountOperations(InodeTree tree, MountTable mounts, MetadataSync sync, UfsConfig conf, Object commitLock,
+      Consumer<List<Long>> removeBlocks, Flush flush) {
+    this.tree = tree;
+    this.mounts = mounts;
+    this.sync = sync;
+    this.conf = conf;
+    this.commitLock = commitLock;
+    this.removeBlocks = removeBlocks;
+    this.flush = flush;
+  }
+
+  /**
+   * Mounts {@code ufsUri} at {@code path}: the path must not be a mount point already nor hold anything
+   * but an empty directory; its parent must exist; the UFS must be reachable, an existing directory, and
+   * overlap no other mount's UFS.
+   */
+  void mount(String path, String ufsUri, boolean readOnly, boolean shared, Map<String, String> options)
+      throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    if (conf == null) {
+      throw new FailedPreconditionException("Cannot mount at " + path + ": this master has no under file systems");
+    }
+    if (p.isRoot()) {
+      throw new InvalidArgumentException("Cannot mount at /: the root mount comes from "
+          + "strata.master.mount.table.root.ufs");
+    }
+    String uri = UfsManager.normalize(ufsUri, conf.home());
+    if (!conf.allowedMountUris().isEmpty()
+        && conf.allowedMountUris().stream().noneMatch(allowed -> UfsManager.isUnder(uri, allowed))) {
+      throw new PermissionDeniedException("Cannot mount " + uri + " at " + path + ": mounts are limited to "
+          + conf.allowedMountUris() + " (strata.master.mount.allowed.uris)");
+    }
+    MountTable.MountInfo existingMount = mounts.get(p.toString());
+    if (existingMount != null) {
+      throw new AlreadyExistsException("Cannot mount " + uri + " at " + path + ": " + path + " is already the mount "
+          + "point of " + existingMount.ufsUri());
+    }
+    MountTable.MountInfo overlap = mounts.overlapping(uri);
+    if (overlap != null) {
+      throw new FailedPreconditionException("Cannot mount " + uri + " at " + path + ": it overlaps " + overlap.ufsUri()
+          + ", mounted at " + overlap.path() + " (a UFS dir may be mounted once, and not inside another mount)");
+    }
+    sync.ensure(p.parent(), -1);
+    FileInfo parent = tree.lookupOrNull(p.parent());
+    if (parent == null) {
+      throw new NotFoundException("Cannot mount at " + path + ": parent directory " + p.parent() + " does not exist");
+    }
+    if (!parent.directory()) {
+      throw new FailedPreconditionException("Cannot mount at " + path + ": " + p.parent() + " is a file");
+    }
+    sync.ensure(p, -1);
+    FileInfo existing = tree.lookupOrNull(p);
+    if (existing != null) {
+      sync.syncDirectory(p, -1);
+      existing = tree.lookupOrNull(p);
+      if (existing != null && (!existing.directory() || existing.childCount() > 0)) {
+        throw new FailedPreconditionException("Cannot mount at " + path + ": it exists and is not an empty "
+            + "directory (" + (existing.directory() ? existing.childCount() + " entries" : "a file") + ")");
+      }
+    }
+    checkUfsDirectory(uri, options);
+    JournalEntry.AddMount entry = new JournalEntry.AddMount(p.toString(), uri, readOnly, shared, options);
+    tree.createDirectory(p, false, true, 0755, PersistenceState.PERSISTED, List.of(entry));
+    mounts.add(new MountTable.MountInfo(p.toString(), uri, readOnly, shared, options));
+    flush.run();
+    LOG.info("Mounted {} at {} (read-only {}, shared {})", uri, path, readOnly, shared);
+  }
+
+  /** The UFS at {@code uri} answers, within the mount check timeout, that it is a directory. */
+  private void checkUfsDirectory(String uri, Map<String, String> options) throws StrataException {
+    CompletableFuture<UfsStatus> probe = CompletableFuture.supplyAsync(() -> {
+      try {
+        return conf.manager().get(uri, options).getStatus(uri);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    });
+    UfsStatus s;
+    try {
+      s = probe.get(conf.mountCheckTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      probe.cancel(true);
+      throw new UnavailableException("Cannot mount " + uri + ": the under file system did not answer within "
+          + conf.mountCheckTimeout());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new UnavailableException("Interrupted while checking " + uri);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() instanceof java.io.UncheckedIOException ? e.getCause().getCause() : e.getCause();
+      throw new UnavailableException("Cannot mount " + uri + ": the under file system is unreachable or refused: "
+          + cause, cause);
+    }
+    if (s == null) {
+      throw new NotFoundException("Cannot mount " + uri + ": it does not exist in the under file system");
+    }
+    if (!s.directory()) {
+      throw new FailedPreconditionException("Cannot mount " + uri + ": it is a file, not a directory");
+    }
+  }
+
+  /** Removes the mount at {@code path} and what Strata holds under it (the UFS keeps its data). */
+  void unmount(String path) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    if (p.isRoot()) {
+      throw new InvalidArgumentException("Cannot unmount /: the root mount comes from the configuration");
+    }
+    if (!mounts.isMountPoint(p.toString())) {
+      throw new FailedPreconditionException("Cannot unmount " + path + ": it is not a mount point");
+    }
+    for (MountTable.MountInfo m : mounts.mountsAtOrUnder(p)) {
+      if (!m.path().equals(p.toString())) {
+        throw new FailedPreconditionException("Cannot unmount " + path + ": " + m.path()
+            + " is mounted inside it; unmount that first");
+      }
+    }
+    synchronized (commitLock) {
+      List<Long> removed = tree.delete(p, true, List.of(new JournalEntry.DeleteMount(p.toString())));
+      removeBlocks.accept(removed);
+      mounts.remove(p.toString());
+    }
+    flush.run();
+    LOG.info("Unmounted {}", path);
+  }
+}
