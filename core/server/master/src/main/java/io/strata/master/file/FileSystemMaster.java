@@ -324,9 +324,7 @@ public final class FileSystemMaster {
         throw new FailedPreconditionException("Cannot complete " + p + " with length " + length + ": its under "
             + "file system copy " + temp + " has " + written.length() + " bytes");
       }
-      if (u.getStatus(r.ufsUri()) != null) {
-        u.delete(r.ufsUri(), true);
-      }
+      replaceableTarget(u, r.ufsUri(), p);
       if (!u.rename(temp, r.ufsUri())) {
         throw new UnavailableException("Cannot complete " + p + ": renaming " + temp + " to " + r.ufsUri()
             + " failed in the under file system");
@@ -338,6 +336,22 @@ public final class FileSystemMaster {
     } catch (IOException e) {
       throw MetadataSync.unavailable(r, e);
     }
+  }
+
+  /**
+   * Clears the way for a file's UFS copy: a file another writer left at its UFS path is replaced (Strata's
+   * namespace owns the path); a directory there is refused, never deleted.
+   */
+  static void replaceableTarget(UnderFileSystem u, String uri, StrataPath p) throws IOException {
+    UfsStatus there = u.getStatus(uri);
+    if (there == null) {
+      return;
+    }
+    if (there.directory()) {
+      throw new FailedPreconditionException("Cannot place " + p + " at " + uri + ": a directory appeared there "
+          + "in the under file system");
+    }
+    u.delete(uri, false);
   }
 
   private static String tempUri(MountTable.Resolution r, FileInfo f) {

@@ -204,9 +204,7 @@ final class PersistScheduler {
         return;
       }
       String dst = now2.ufsUri();
-      if (u.getStatus(dst) != null) {
-        u.delete(dst, true);
-      }
+      FileSystemMaster.replaceableTarget(u, dst, StrataPath.of(f.path()));
       u.mkdirs(parentOf(dst));
       if (!u.rename(job.tempUri, dst)) {
         fail(fileId, job, "cannot rename " + job.tempUri + " to " + dst, now);
