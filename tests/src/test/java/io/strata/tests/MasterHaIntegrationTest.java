@@ -254,6 +254,18 @@ class MasterHaIntegrationTest {
     }
     assertThat(fs.listStatus("/load").size()).isGreaterThanOrEqualTo(acked.size());
     assertThat(failovers).allSatisfy(ms -> assertThat(ms).isLessThan(WAIT.toMillis()));
+    // Written ASYNC_THROUGH (the default): the last leader's persist scheduler picks up what its
+    // predecessors had not persisted yet, from the shared journal, and the shared UFS ends up with all.
+    await().atMost(WAIT).until(() -> acked.stream().allMatch(p -> {
+      try {
+        return fs.getStatus(p).persistenceState().equals("PERSISTED");
+      } catch (IOException e) {
+        return false;
+      }
+    }));
+    for (String p : acked) {
+      assertThat(tmp.resolve("underFSStorage" + p)).as("%s in the UFS", p).exists();
+    }
   }
 
   @Test

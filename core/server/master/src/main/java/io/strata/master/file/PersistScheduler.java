@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Persists ASYNC_THROUGH files: every complete TO_BE_PERSISTED file gets a job; a job sends a persist
- * command to the worker holding most of the file's blocks (delivered in that worker's next heartbeat);
+ * command to the worker holding most of the file's blocks (delivered in that worker's next heartbeat),
+ * or, for an empty file, writes the empty UFS file itself;
  * the worker writes the blocks in order to a temporary UFS name beside the final one and reports back;
  * the master renames it into place and journals PERSISTED with the UFS mtime. A failure, a lost worker or
  * a command unanswered for the timeout is retried with exponential backoff (from the minimum to the
@@ -138,6 +139,20 @@ final class PersistScheduler {
           : f.path() + " is under a read-only mount", now);
       return;
     }
+    job.target = r;
+    job.tempUri = parentOf(r.ufsUri()) + "/" + UfsTempNames.tempName(f.name(), fileId);
+    if (f.length() == 0) {
+      // Nothing to copy: the master writes the empty file itself, no worker needed.
+      try {
+        ufs.client(r).create(job.tempUri).close();
+      } catch (IOException e) {
+        fail(fileId, job, "cannot create " + job.tempUri + ": " + e.getMessage(), now);
+        return;
+      }
+      job.workerId = 0;
+      finish(fileId, job);
+      return;
+    }
     List<BlockState> bs = blocksOf.apply(f);
     Map<Long, Integer> held = new HashMap<>();
     for (BlockState b : bs) {
@@ -157,15 +172,10 @@ final class PersistScheduler {
         worker = e.getKey();
       }
     }
-    if (worker < 0 && bs.isEmpty() && !live.isEmpty()) {
-      worker = live.iterator().next(); // an empty file: any worker writes it
-    }
     if (worker < 0) {
       fail(fileId, job, "no live worker holds the blocks of " + f.path(), now);
       return;
     }
-    job.target = r;
-    job.tempUri = parentOf(r.ufsUri()) + "/" + UfsTempNames.tempName(f.name(), fileId);
     job.workerId = worker;
     job.sentAtMs = now;
     synchronized (this) {
