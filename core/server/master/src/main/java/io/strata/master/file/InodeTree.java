@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import io.strata.server.ufs.UfsStatus;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -33,7 +32,8 @@ public final class InodeTree {
 
   private final Clock clock;
   private final JournalSink journal;
-  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+  /** Guards every inode; {@link UfsMerge} takes it too. */
+  final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private final InodeDirectory root;
   private final Map<Long, InodeFile> filesById = new HashMap<>();
   /** Directories by id (attribute changes and their replay find directories by id). */
@@ -66,7 +66,7 @@ public final class InodeTree {
 
   // ---- lookups (lock held by caller) ----
 
-  private Inode lookup(StrataPath path) {
+  Inode lookup(StrataPath path) {
     Inode cur = root;
     for (String part : path.components()) {
       if (!(cur instanceof InodeDirectory)) {
@@ -145,7 +145,7 @@ public final class InodeTree {
     return sb.toString();
   }
 
-  private static FileInfo snapshot(Inode inode, String path) {
+  static FileInfo snapshot(Inode inode, String path) {
     if (inode instanceof InodeDirectory) {
       InodeDirectory d = (InodeDirectory) inode;
       return new FileInfo(d.id, path, d.name, true, 0, 0, true, d.creationTimeMs, d.modificationTimeMs,
@@ -300,7 +300,7 @@ public final class InodeTree {
    * Journals what an operation changed (also when it failed after creating parents: they exist in memory)
    * as one operation, then releases the write lock.
    */
-  private void journalAndUnlock(List<JournalEntry> entries) {
+  void journalAndUnlock(List<JournalEntry> entries) {
     try {
       if (!entries.isEmpty()) {
         journal.append(entries);
@@ -398,7 +398,7 @@ public final class InodeTree {
     }
   }
 
-  private void removeSubtree(Inode top, List<Long> removedFiles) {
+  void removeSubtree(Inode top, List<Long> removedFiles) {
     List<Inode> stack = new ArrayList<>();
     stack.add(top);
     while (!stack.isEmpty()) {
@@ -692,7 +692,7 @@ public final class InodeTree {
     }
   }
 
-  // ---- merging the under file system (UFS I/O is the caller's, done outside the lock) ----
+  // ---- lookups for the UFS loader ----
 
   /** What the tree holds at a path, for the loader's decisions; null when nothing is there. */
   public FileInfo lookupOrNull(StrataPath path) {
@@ -728,7 +728,7 @@ public final class InodeTree {
     }
   }
 
-  private static StrataPath childOf(StrataPath p, String name) {
+  static StrataPath childOf(StrataPath p, String name) {
     try {
       return p.child(name);
     } catch (StrataException e) {
@@ -736,76 +736,11 @@ public final class InodeTree {
     }
   }
 
-  /** When the inode at path was last compared with the UFS (0: never, -1: no such inode). */
-  public long lastUfsSync(StrataPath path) {
-    lock.readLock().lock();
-    try {
-      Inode i = lookup(path);
-      return i == null ? -1 : i.lastUfsSyncMs;
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** When the directory's UFS listing was last merged in (0: never, -1: no such directory). */
-  public long lastListingSync(StrataPath path) {
-    lock.readLock().lock();
-    try {
-      Inode i = lookup(path);
-      return i instanceof InodeDirectory d ? d.childrenSyncMs : -1;
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** True when the directory's UFS listing has been merged in at least once. */
-  public boolean childrenLoaded(StrataPath path) {
-    lock.readLock().lock();
-    try {
-      Inode i = lookup(path);
-      return i instanceof InodeDirectory d && d.childrenLoaded;
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
   /**
-   * Adds what the UFS holds along {@code path}: {@code statuses.get(k)} describes the k-th component at
-   * or below the first one the tree lacks ({@code firstMissing} components exist already). Missing
-   * directories become PERSISTED directories, a missing file a complete PERSISTED file of
-   * {@code blockSize} blocks. One journaled operation; components that appeared meanwhile are kept.
+   * Adds a child as the UFS describes it (a PERSISTED directory, or a complete PERSISTED file of
+   * {@code blockSize} blocks) under {@code dir}, its entries going to {@code entries}. Write lock held.
    */
-  public FileInfo addFromUfs(StrataPath path, int firstMissing, List<UfsStatus> statuses, long blockSize)
-      throws StrataException {
-    List<JournalEntry> entries = new ArrayList<>();
-    lock.writeLock().lock();
-    try {
-      Inode cur = root;
-      StrataPath walked = StrataPath.ROOT;
-      List<String> parts = path.components();
-      for (int k = 0; k < parts.size(); k++) {
-        if (!(cur instanceof InodeDirectory dir)) {
-          throw new NotFoundException("Path " + path + " does not exist: " + walked + " is a file");
-        }
-        String part = parts.get(k);
-        walked = walked.child(part);
-        Inode next = dir.children.get(part);
-        if (next == null) {
-          int idx = k - firstMissing;
-          if (idx < 0 || idx >= statuses.size()) {
-            throw new NotFoundException("Path " + path + " does not exist");
-          }
-          next = addUfsChild(dir, walked, statuses.get(idx), blockSize, entries);
-        }
-        cur = next;
-      }
-      return snapshot(cur, path.toString());
-    } finally {
-      journalAndUnlock(entries);
-    }
-  }
-
-  private Inode addUfsChild(InodeDirectory dir, StrataPath path, UfsStatus s, long blockSize,
+  Inode addUfsChild(InodeDirectory dir, StrataPath path, UfsStatus s, long blockSize,
       List<JournalEntry> entries) {
     long now = clock.millis();
     long mtime = s.modificationTimeMs() > 0 ? s.modificationTimeMs() : now;
@@ -843,127 +778,12 @@ public final class InodeTree {
     return child;
   }
 
-  /** True when nothing at or under {@code inode} exists only in Strata (so the UFS view may replace it). */
-  private static boolean allPersisted(Inode inode) {
-    List<Inode> stack = new ArrayList<>();
-    stack.add(inode);
-    while (!stack.isEmpty()) {
-      Inode cur = stack.remove(stack.size() - 1);
-      if (cur instanceof InodeDirectory d) {
-        stack.addAll(d.children.values());
-      } else if (cur.persistence != PersistenceState.PERSISTED || !((InodeFile) cur).complete) {
-        return false;
-      }
-    }
-    return true;
+  long now() {
+    return clock.millis();
   }
 
-  /** True when the UFS entry no longer matches a persisted inode (type, or a file's length and mtime). */
-  private static boolean changed(Inode inode, UfsStatus s) {
-    if (inode.isDirectory() != s.directory()) {
-      return true;
-    }
-    if (inode instanceof InodeFile f) {
-      return f.length != s.length() || (f.ufsMtimeMs != 0 && s.modificationTimeMs() != 0
-          && f.ufsMtimeMs != s.modificationTimeMs());
-    }
-    return false;
-  }
-
-  /**
-   * Merges one UFS entry at {@code path} (null: the UFS has nothing there) into the tree: a persisted
-   * inode that is gone or changed in the UFS is removed (and a changed one added again as the UFS has it);
-   * inodes holding data only Strata has are never touched. Returns the ids of files removed.
-   */
-  public List<Long> syncPath(StrataPath path, UfsStatus ufs, long blockSize) throws StrataException {
-    List<JournalEntry> entries = new ArrayList<>();
-    List<Long> removed = new ArrayList<>();
-    lock.writeLock().lock();
-    try {
-      Inode inode = lookup(path);
-      if (inode == null || inode.parent == null) {
-        return removed;
-      }
-      inode.lastUfsSyncMs = clock.millis();
-      if (ufs != null && !changed(inode, ufs)) {
-        return removed;
-      }
-      if (inode.persistence != PersistenceState.PERSISTED || !allPersisted(inode)) {
-        return removed;
-      }
-      InodeDirectory parent = inode.parent;
-      removeSubtree(inode, removed);
-      parent.children.remove(inode.name);
-      entries.add(new JournalEntry.Delete(path.toString(), parent.modificationTimeMs));
-      if (ufs != null) {
-        addUfsChild(parent, path, ufs, blockSize, entries);
-      }
-      return removed;
-    } finally {
-      journalAndUnlock(entries);
-    }
-  }
-
-  /**
-   * Merges a UFS directory listing ({@code listing} null: the directory is gone from the UFS) into the
-   * directory at {@code dir}: adds what Strata lacks, and syncs each persisted child as
-   * {@link #syncPath} does. Children that are mount points ({@code keep}) are left alone. Marks the
-   * directory loaded. One journaled operation; returns the ids of files removed.
-   */
-  public List<Long> mergeListing(StrataPath dir, List<UfsStatus> listing, long blockSize,
-      java.util.function.Predicate<String> keep) throws StrataException {
-    List<JournalEntry> entries = new ArrayList<>();
-    List<Long> removed = new ArrayList<>();
-    lock.writeLock().lock();
-    try {
-      Inode inode = lookup(dir);
-      if (!(inode instanceof InodeDirectory d)) {
-        return removed;
-      }
-      long now = clock.millis();
-      Map<String, UfsStatus> byName = new LinkedHashMap<>();
-      if (listing != null) {
-        for (UfsStatus s : listing) {
-          byName.put(s.name(), s);
-        }
-      }
-      for (Inode child : new ArrayList<>(d.children.values())) {
-        StrataPath childPath = dir.child(child.name);
-        if (keep.test(childPath.toString())) {
-          continue;
-        }
-        UfsStatus s = byName.remove(child.name);
-        child.lastUfsSyncMs = now;
-        if (s != null && !changed(child, s)) {
-          continue;
-        }
-        if (child.persistence != PersistenceState.PERSISTED || !allPersisted(child)) {
-          continue;
-        }
-        removeSubtree(child, removed);
-        d.children.remove(child.name);
-        entries.add(new JournalEntry.Delete(childPath.toString(), d.modificationTimeMs));
-        if (s != null) {
-          addUfsChild(d, childPath, s, blockSize, entries);
-        }
-      }
-      for (UfsStatus s : byName.values()) {
-        StrataPath childPath;
-        try {
-          childPath = dir.child(s.name());
-        } catch (StrataException e) {
-          continue; // a UFS name Strata cannot hold (too long, control characters)
-        }
-        if (!d.children.containsKey(s.name())) {
-          addUfsChild(d, childPath, s, blockSize, entries);
-        }
-      }
-      d.childrenLoaded = true;
-      d.childrenSyncMs = now;
-      return removed;
-    } finally {
-      journalAndUnlock(entries);
-    }
+  InodeDirectory root() {
+    return root;
   }
 
   // ---- recovery ----

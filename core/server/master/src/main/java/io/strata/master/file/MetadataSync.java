@@ -24,6 +24,7 @@ import java.util.function.Consumer;
  */
 final class MetadataSync {
   private final InodeTree tree;
+  private final UfsMerge merge;
   private final MountTable mounts;
   private final UfsManager ufs;
   private final Clock clock;
@@ -33,6 +34,7 @@ final class MetadataSync {
   MetadataSync(InodeTree tree, MountTable mounts, UfsManager ufs, Clock clock, long blockSize,
       Consumer<List<Long>> filesRemoved) {
     this.tree = tree;
+    this.merge = new UfsMerge(tree);
     this.mounts = mounts;
     this.ufs = ufs;
     this.clock = clock;
@@ -79,14 +81,14 @@ final class MetadataSync {
     if (intervalMs < 0 || path.isRoot() || mounts.isMountPoint(path.toString()) || !existing.persisted()) {
       return;
     }
-    if (intervalMs > 0 && clock.millis() - tree.lastUfsSync(path) < intervalMs) {
+    if (intervalMs > 0 && clock.millis() - merge.lastUfsSync(path) < intervalMs) {
       return;
     }
     MountTable.Resolution r = mounts.resolve(path);
     if (r == null) {
       return;
     }
-    filesRemoved.accept(tree.syncPath(path, visible(status(r)), blockSize));
+    filesRemoved.accept(merge.syncPath(path, visible(status(r)), blockSize));
   }
 
   private static UfsStatus visible(UfsStatus s) {
@@ -124,7 +126,7 @@ final class MetadataSync {
       statuses.add(s);
     }
     statuses.add(leaf);
-    tree.addFromUfs(path, firstMissing, statuses, blockSize);
+    merge.addFromUfs(path, firstMissing, statuses, blockSize);
   }
 
   /**
@@ -135,11 +137,11 @@ final class MetadataSync {
     if (mounts.list().isEmpty()) {
       return;
     }
-    if (tree.childrenLoaded(dir)) {
+    if (merge.childrenLoaded(dir)) {
       if (intervalMs < 0) {
         return;
       }
-      if (intervalMs > 0 && clock.millis() - tree.lastListingSync(dir) < intervalMs) {
+      if (intervalMs > 0 && clock.millis() - merge.lastListingSync(dir) < intervalMs) {
         return;
       }
     }
@@ -160,6 +162,6 @@ final class MetadataSync {
     if (listing != null) {
       listing.removeIf(s -> UfsTempNames.isTemp(s.name()));
     }
-    filesRemoved.accept(tree.mergeListing(dir, listing, blockSize, mounts::isMountPoint));
+    filesRemoved.accept(merge.mergeListing(dir, listing, blockSize, mounts::isMountPoint));
   }
 }

@@ -1,0 +1,223 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.path.StrataPath;
+import io.strata.master.journal.JournalEntry;
+import io.strata.server.ufs.UfsStatus;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Applies what an under file system says to the {@link InodeTree}: paths loaded from the UFS, a persisted
+ * inode re-checked against its UFS entry, a directory's UFS listing merged in. The rule throughout: an
+ * inode whose data the UFS holds (PERSISTED, and everything under it too) may be replaced or removed by
+ * what the UFS says; an inode with data only Strata has is never touched. Each call is one journaled
+ * operation under the tree's write lock; the UFS I/O is the caller's ({@link MetadataSync}), done before,
+ * outside the lock, and what changed meanwhile is re-checked here.
+ *
+ * <p>Thread-safe (the tree's lock); stateless itself.
+ */
+final class UfsMerge {
+  private final InodeTree tree;
+
+  UfsMerge(InodeTree tree) {
+    this.tree = tree;
+  }
+
+  /** When the inode at path was last compared with the UFS (0: never, -1: no such inode). */
+  public long lastUfsSync(StrataPath path) {
+    tree.lock.readLock().lock();
+    try {
+      Inode i = tree.lookup(path);
+      return i == null ? -1 : i.lastUfsSyncMs;
+    } finally {
+      tree.lock.readLock().unlock();
+    }
+  }
+
+  /** When the directory's UFS listing was last merged in (0: never, -1: no such directory). */
+  public long lastListingSync(StrataPath path) {
+    tree.lock.readLock().lock();
+    try {
+      Inode i = tree.lookup(path);
+      return i instanceof InodeDirectory d ? d.childrenSyncMs : -1;
+    } finally {
+      tree.lock.readLock().unlock();
+    }
+  }
+
+  /** True when the directory's UFS listing has been merged in at least once. */
+  public boolean childrenLoaded(StrataPath path) {
+    tree.lock.readLock().lock();
+    try {
+      Inode i = tree.lookup(path);
+      return i instanceof InodeDirectory d && d.childrenLoaded;
+    } finally {
+      tree.lock.readLock().unlock();
+    }
+  }
+
+
+  /**
+   * Adds what the UFS holds along {@code path}: {@code statuses.get(k)} describes the k-th component at
+   * or below the first one the tree lacks ({@code firstMissing} components exist already). Missing
+   * directories become PERSISTED directories, a missing file a complete PERSISTED file of
+   * {@code blockSize} blocks. One journaled operation; components that appeared meanwhile are kept.
+   */
+  public FileInfo addFromUfs(StrataPath path, int firstMissing, List<UfsStatus> statuses, long blockSize)
+      throws StrataException {
+    List<JournalEntry> entries = new ArrayList<>();
+    tree.lock.writeLock().lock();
+    try {
+      Inode cur = tree.root();
+      StrataPath walked = StrataPath.ROOT;
+      List<String> parts = path.components();
+      for (int k = 0; k < parts.size(); k++) {
+        if (!(cur instanceof InodeDirectory dir)) {
+          throw new NotFoundException("Path " + path + " does not exist: " + walked + " is a file");
+        }
+        String part = parts.get(k);
+        walked = walked.child(part);
+        Inode next = dir.children.get(part);
+        if (next == null) {
+          int idx = k - firstMissing;
+          if (idx < 0 || idx >= statuses.size()) {
+            throw new NotFoundException("Path " + path + " does not exist");
+          }
+          next = tree.addUfsChild(dir, walked, statuses.get(idx), blockSize, entries);
+        }
+        cur = next;
+      }
+      return InodeTree.snapshot(cur, path.toString());
+    } finally {
+      tree.journalAndUnlock(entries);
+    }
+  }
+
+
+  /** True when nothing at or under {@code inode} exists only in Strata (so the UFS view may replace it). */
+  private static boolean allPersisted(Inode inode) {
+    List<Inode> stack = new ArrayList<>();
+    stack.add(inode);
+    while (!stack.isEmpty()) {
+      Inode cur = stack.remove(stack.size() - 1);
+      if (cur instanceof InodeDirectory d) {
+        stack.addAll(d.children.values());
+      } else if (cur.persistence != PersistenceState.PERSISTED || !((InodeFile) cur).complete) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** True when the UFS entry no longer matches a persisted inode (type, or a file's length and mtime). */
+  private static boolean changed(Inode inode, UfsStatus s) {
+    if (inode.isDirectory() != s.directory()) {
+      return true;
+    }
+    if (inode instanceof InodeFile f) {
+      return f.length != s.length() || (f.ufsMtimeMs != 0 && s.modificationTimeMs() != 0
+          && f.ufsMtimeMs != s.modificationTimeMs());
+    }
+    return false;
+  }
+
+  /**
+   * Merges one UFS entry at {@code path} (null: the UFS has nothing there) into the tree: a persisted
+   * inode that is gone or changed in the UFS is removed (and a changed one added again as the UFS has it);
+   * inodes holding data only Strata has are never touched. Returns the ids of files removed.
+   */
+  public List<Long> syncPath(StrataPath path, UfsStatus ufs, long blockSize) throws StrataException {
+    List<JournalEntry> entries = new ArrayList<>();
+    List<Long> removed = new ArrayList<>();
+    tree.lock.writeLock().lock();
+    try {
+      Inode inode = tree.lookup(path);
+      if (inode == null || inode.parent == null) {
+        return removed;
+      }
+      inode.lastUfsSyncMs = tree.now();
+      if (ufs != null && !changed(inode, ufs)) {
+        return removed;
+      }
+      if (inode.persistence != PersistenceState.PERSISTED || !allPersisted(inode)) {
+        return removed;
+      }
+      InodeDirectory parent = inode.parent;
+      tree.removeSubtree(inode, removed);
+      parent.children.remove(inode.name);
+      entries.add(new JournalEntry.Delete(path.toString(), parent.modificationTimeMs));
+      if (ufs != null) {
+        tree.addUfsChild(parent, path, ufs, blockSize, entries);
+      }
+      return removed;
+    } finally {
+      tree.journalAndUnlock(entries);
+    }
+  }
+
+  /**
+   * Merges a UFS directory listing ({@code listing} null: the directory is gone from the UFS) into the
+   * directory at {@code dir}: adds what Strata lacks, and syncs each persisted child as
+   * {@link #syncPath} does. Children that are mount points ({@code keep}) are left alone. Marks the
+   * directory loaded. One journaled operation; returns the ids of files removed.
+   */
+  public List<Long> mergeListing(StrataPath dir, List<UfsStatus> listing, long blockSize,
+      java.util.function.Predicate<String> keep) throws StrataException {
+    List<JournalEntry> entries = new ArrayList<>();
+    List<Long> removed = new ArrayList<>();
+    tree.lock.writeLock().lock();
+    try {
+      Inode inode = tree.lookup(dir);
+      if (!(inode instanceof InodeDirectory d)) {
+        return removed;
+      }
+      long now = tree.now();
+      Map<String, UfsStatus> byName = new LinkedHashMap<>();
+      if (listing != null) {
+        for (UfsStatus s : listing) {
+          byName.put(s.name(), s);
+        }
+      }
+      for (Inode child : new ArrayList<>(d.children.values())) {
+        StrataPath childPath = dir.child(child.name);
+        if (keep.test(childPath.toString())) {
+          continue;
+        }
+        UfsStatus s = byName.remove(child.name);
+        child.lastUfsSyncMs = now;
+        if (s != null && !changed(child, s)) {
+          continue;
+        }
+        if (child.persistence != PersistenceState.PERSISTED || !allPersisted(child)) {
+          continue;
+        }
+        tree.removeSubtree(child, removed);
+        d.children.remove(child.name);
+        entries.add(new JournalEntry.Delete(childPath.toString(), d.modificationTimeMs));
+        if (s != null) {
+          tree.addUfsChild(d, childPath, s, blockSize, entries);
+        }
+      }
+      for (UfsStatus s : byName.values()) {
+        StrataPath childPath;
+        try {
+          childPath = dir.child(s.name());
+        } catch (StrataException e) {
+          continue; // a UFS name Strata cannot hold (too long, control characters)
+        }
+        if (!d.children.containsKey(s.name())) {
+          tree.addUfsChild(d, childPath, s, blockSize, entries);
+        }
+      }
+      d.childrenLoaded = true;
+      d.childrenSyncMs = now;
+      return removed;
+    } finally {
+      tree.journalAndUnlock(entries);
+    }
+  }
+}
