@@ -61,7 +61,10 @@ class MasterCrashIT {
         "strata.network.rpc.timeout", "5s",
         // Where clients retry a master that is away, give up at once: a retry would re-send an operation
         // the dead master may have applied, after this test stopped counting.
-        "strata.user.master.retry.window", "0s")));
+        "strata.user.master.retry.window", "0s",
+        // MUST_CACHE: this test counts the journal entries of acknowledged operations; background
+        // persistence (ASYNC_THROUGH, the default) would add entries no client asked for.
+        "strata.user.file.writetype.default", "MUST_CACHE")));
   }
 
   // ------------------------------------------------------------------ the model of one subtree
