@@ -240,7 +240,8 @@ public final class FileOutStream extends OutputStream {
     try {
       // Strata only: the partial UFS copy was a temporary name the worker deletes; whatever the UFS holds at
       // the file's own path is not this writer's.
-      context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(file.path()).setStrataOnly(true).build()));
+      context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(file.path()).setStrataOnly(true)
+          .setFileId(file.id()).build()));
     } catch (StrataException e) {
       LOG.debug("Could not delete {} after its write failed", file.path(), e);
     }

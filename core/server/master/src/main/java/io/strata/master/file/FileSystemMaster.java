@@ -533,6 +533,11 @@ public final class FileSystemMaster {
    * Mount points and paths holding mounts are refused: unmount them.
    */
   public void delete(String path, boolean recursive, boolean strataOnly) throws StrataException {
+    delete(path, recursive, strataOnly, 0);
+  }
+
+  /** As above; a non-zero {@code fileId} deletes only while the path is still that file. */
+  public void delete(String path, boolean recursive, boolean strataOnly, long fileId) throws StrataException {
     StrataPath p = StrataPath.of(path);
     if (!p.isRoot()) {
       for (MountTable.MountInfo m : mounts.mountsAtOrUnder(p)) {
@@ -559,7 +564,7 @@ public final class FileSystemMaster {
     // Under the commit lock, so a commit that already found the file cannot add a block after its
     // blocks were removed.
     synchronized (commitLock) {
-      removeBlocksOf(tree.delete(p, recursive));
+      removeBlocksOf(tree.delete(p, recursive, List.of(), fileId));
     }
     sync();
   }

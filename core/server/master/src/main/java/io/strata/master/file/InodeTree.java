@@ -374,12 +374,22 @@ public final class InodeTree {
 
   /** Deletes, journaling {@code extra} entries in the same operation (an unmount's DeleteMount). */
   public List<Long> delete(StrataPath path, boolean recursive, List<JournalEntry> extra) throws StrataException {
+    return delete(path, recursive, extra, 0);
+  }
+
+  /** As above; a non-zero {@code expectedId} deletes only while the path is still that inode. */
+  public List<Long> delete(StrataPath path, boolean recursive, List<JournalEntry> extra, long expectedId)
+      throws StrataException {
     lock.writeLock().lock();
     try {
       if (path.isRoot()) {
         throw new InvalidArgumentException("Cannot delete /: the root directory cannot be deleted");
       }
       Inode inode = require(path);
+      if (expectedId != 0 && inode.id != expectedId) {
+        throw new FailedPreconditionException("Cannot delete " + path + ": it is no longer inode " + expectedId
+            + " (now " + inode.id + ")");
+      }
       if (inode instanceof InodeDirectory && !((InodeDirectory) inode).children.isEmpty() && !recursive) {
         throw new DirectoryNotEmptyException("Cannot delete " + path + ": the directory is not empty ("
             + ((InodeDirectory) inode).children.size() + " entries) and the delete is not recursive");

@@ -166,7 +166,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void delete(DeleteRequest r, StreamObserver<DeleteResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      fs.delete(r.getPath(), r.getRecursive(), r.getStrataOnly());
+      fs.delete(r.getPath(), r.getRecursive(), r.getStrataOnly(), r.getFileId());
       return DeleteResponse.getDefaultInstance();
     });
   }

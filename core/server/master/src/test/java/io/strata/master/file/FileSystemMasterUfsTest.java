@@ -250,6 +250,18 @@ class FileSystemMasterUfsTest {
     assertThatThrownBy(() -> fs.rename("/r/b", "/r/exists-in-ufs")).isInstanceOf(AlreadyExistsException.class);
   }
 
+  @Test
+  void aDeleteNamingAFileId_deletesOnlyThatFile() throws Exception {
+    FileInfo first = fs.createFile("/w", BS, true, 0, WriteType.MUST_CACHE);
+    fs.delete("/w", false, true, 0);
+    FileInfo second = fs.createFile("/w", BS, true, 0, WriteType.MUST_CACHE);
+    assertThatThrownBy(() -> fs.delete("/w", false, true, first.id()))
+        .isInstanceOf(FailedPreconditionException.class).hasMessageContaining("no longer");
+    assertThat(fs.getStatus("/w").id()).isEqualTo(second.id());
+    fs.delete("/w", false, true, second.id());
+    assertThat(fs.exists("/w")).isFalse();
+  }
+
   // ---- mounts ----
 
   @Test
