@@ -137,6 +137,14 @@ public final class MasterKeys {
       .doc("A persist command a worker has not answered within this time is given up and tried again.")
       .build();
 
+  public static final PropertyKey<Integer> PERSIST_MAX_IN_FLIGHT =
+      PropertyKey.intKey("strata.master.persist.max.in.flight")
+          .defaultValue(1000)
+          .validate(v -> v >= 1, "positive")
+          .doc("Most files being persisted at once (sent to workers, or written by the master when empty); the "
+              + "rest wait their turn.")
+          .build();
+
   public static final PropertyKey<Duration> TTL_CHECK_INTERVAL =
       PropertyKey.durationKey("strata.master.ttl.check.interval")
           .defaultValue("10s")

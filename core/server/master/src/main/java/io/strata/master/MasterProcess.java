@@ -127,7 +127,8 @@ public final class MasterProcess implements AutoCloseable {
     return new UfsConfig(ufsManager, new MountTable.MountInfo("/", root, conf.get(MasterKeys.ROOT_UFS_READONLY),
         conf.get(MasterKeys.ROOT_UFS_SHARED), options), home, conf.get(MasterKeys.UFS_BLOCK_SIZE),
         conf.get(MasterKeys.PERSIST_RETRY_MIN), conf.get(MasterKeys.PERSIST_RETRY_MAX),
-        conf.get(MasterKeys.PERSIST_TIMEOUT), conf.get(MasterKeys.MOUNT_CHECK_TIMEOUT), allowedMountUris(home));
+        conf.get(MasterKeys.PERSIST_TIMEOUT), conf.get(MasterKeys.MOUNT_CHECK_TIMEOUT), allowedMountUris(home),
+        conf.get(MasterKeys.PERSIST_MAX_IN_FLIGHT));
   }
 
   /** Applies journal entries to the current state; a failure means the journal does not fit it. */

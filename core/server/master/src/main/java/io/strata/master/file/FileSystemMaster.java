@@ -551,7 +551,8 @@ public final class FileSystemMaster {
             + f.childCount() + " entries) and the delete is not recursive");
       }
       MountTable.Resolution r = resolve(p);
-      if (!strataOnly && r != null) {
+      // A file the UFS does not hold (not persisted) has nothing there to delete; a directory may.
+      if (!strataOnly && r != null && (f.directory() || f.persisted())) {
         mounts.checkWritable(p, "delete");
         try {
           sync.client(r).delete(r.ufsUri(), recursive);
@@ -585,8 +586,10 @@ public final class FileSystemMaster {
     MountTable.Resolution rs = s.isRoot() ? null : resolve(s);
     MountTable.Resolution rd = d.isRoot() ? null : resolve(d);
     boolean movedInUfs = false;
-    if (rs != null && rd != null && tree.lookupOrNull(s) != null && tree.lookupOrNull(d) == null
-        && !d.isUnder(s)) {
+    FileInfo source = s.isRoot() ? null : tree.lookupOrNull(s);
+    // Only what the UFS may hold moves there: a directory, or a persisted file.
+    if (rs != null && rd != null && source != null && (source.directory() || source.persisted())
+        && tree.lookupOrNull(d) == null && !d.isUnder(s)) {
       if (!rs.mount().path().equals(rd.mount().path())) {
         throw new FailedPreconditionException("Cannot rename " + src + " to " + dst + ": they are in different "
             + "mounts (" + rs.mount().path() + " and " + rd.mount().path() + ")");

@@ -59,6 +59,8 @@ final class PersistScheduler {
   private final Map<Long, Job> jobs = new HashMap<>();
   private final Map<Long, List<PersistCommand>> outbox = new HashMap<>();
   private final ConcurrentLinkedQueue<PersistResult> results = new ConcurrentLinkedQueue<>();
+  /** The round journaled something; it flushes once at its end. Touched by the tick thread only. */
+  private boolean changed;
 
   PersistScheduler(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync ufs,
       Function<FileInfo, List<BlockState>> blocksOf, Runnable sync, Clock clock, UfsConfig conf) {
@@ -82,8 +84,24 @@ final class PersistScheduler {
     results.addAll(rs);
   }
 
-  /** One round: apply reported outcomes, retry what failed or timed out, send what is due. */
+  /**
+   * One round: apply reported outcomes, retry what failed or timed out, send what is due (at most
+   * {@link UfsConfig#persistMaxInFlight()} jobs at a time). The PERSISTED entries of the round are made
+   * durable with one journal flush at its end: a crash before it only means those files are persisted
+   * again.
+   */
   void tick() {
+    try {
+      round();
+    } finally {
+      if (changed) {
+        changed = false;
+        sync.run();
+      }
+    }
+  }
+
+  private void round() {
     long now = clock.millis();
     for (PersistResult r; (r = results.poll()) != null; ) {
       Job job = jobs.get(r.fileId());
@@ -115,10 +133,22 @@ final class PersistScheduler {
         }
       }
     }
+    int inFlight = 0;
+    for (Job job : jobs.values()) {
+      if (job.workerId >= 0) {
+        inFlight++;
+      }
+    }
     for (long fileId : wanted) {
+      if (inFlight >= conf.persistMaxInFlight()) {
+        break; // the rest wait for a later round
+      }
       Job job = jobs.computeIfAbsent(fileId, id -> new Job());
       if (job.workerId < 0 && now >= job.nextAttemptMs) {
         send(fileId, job, live, now);
+        if (job.workerId >= 0) {
+          inFlight++;
+        }
       }
     }
   }
@@ -231,9 +261,9 @@ final class PersistScheduler {
           throw new io.strata.common.exception.FailedPreconditionException("no longer to be persisted");
         }
       });
-      sync.run();
+      changed = true;
       jobs.remove(fileId);
-      LOG.info("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
+      LOG.debug("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
     } catch (IOException | RuntimeException e) {
       fail(fileId, job, "finishing the persistence failed: " + e.getMessage(), now);
     }
