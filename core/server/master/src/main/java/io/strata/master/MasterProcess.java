@@ -64,6 +64,7 @@ public final class MasterProcess implements AutoCloseable {
   private GrpcServer server;
   private ScheduledExecutorService background;
   private ExecutorService roles;
+  private final ExecutorService listings = Executors.newCachedThreadPool(GrpcServer.namedDaemon("master-list"));
   private CuratorFramework zk;
   private LeaderLatch latch;
   private String id;
@@ -176,7 +177,8 @@ public final class MasterProcess implements AutoCloseable {
       return fs;
     };
     server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE), List.of(
-        new FileSystemMasterService(state, host + ":" + port, startMs, conf.get(MasterKeys.LIST_BATCH_SIZE_MAX)),
+        new FileSystemMasterService(state, host + ":" + port, startMs, conf.get(MasterKeys.LIST_BATCH_SIZE_MAX),
+            listings),
         new BlockMasterWorkerService(state)));
     try {
       server.start();
@@ -360,6 +362,7 @@ public final class MasterProcess implements AutoCloseable {
     if (server != null) {
       server.close();
     }
+    listings.shutdownNow();
     if (journal != null) {
       journal.close();
     }

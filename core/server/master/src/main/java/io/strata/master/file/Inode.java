@@ -20,6 +20,11 @@ abstract class Inode {
   TtlAction ttlAction = TtlAction.DELETE;
   /** When the under file system was last compared with this inode (not journaled; 0: never). */
   long lastUfsSyncMs;
+  /**
+   * The tree's change sequence when this inode was last created, completed, renamed or changed its
+   * persistence (not journaled): a UFS view taken before it is too old to judge the inode by.
+   */
+  long changedSeq;
 
   Inode(long id, String name, InodeDirectory parent, long nowMs, String owner, String group, int mode) {
     this.id = id;

@@ -9,6 +9,8 @@ final class InodeDirectory extends Inode {
   boolean childrenLoaded;
   /** When the UFS listing was last merged in (not journaled). */
   long childrenSyncMs;
+  /** The tree's change sequence when a child last left (deleted or renamed away); not journaled. */
+  long removedSeq;
 
   InodeDirectory(long id, String name, InodeDirectory parent, long nowMs, String owner, String group, int mode) {
     super(id, name, parent, nowMs, owner, group, mode);

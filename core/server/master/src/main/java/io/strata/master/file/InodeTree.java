@@ -51,6 +51,8 @@ public final class InodeTree {
    * leading master never hands out a version an old one used for another list (workers keep theirs).
    */
   private long pinVersion;
+  /** Counts the changes a UFS view taken outside the lock may have missed (see {@link UfsMerge}). */
+  private long changeSeq;
 
   public InodeTree(Clock clock) {
     this(clock, JournalSink.NONE);
@@ -116,6 +118,7 @@ public final class InodeTree {
               + " does not exist");
         }
         next = new InodeDirectory(nextId++, part, dir, now, DEFAULT_OWNER, DEFAULT_GROUP, 0755);
+        stamp(next);
         dirsById.put(next.id, (InodeDirectory) next);
         dir.children.put(part, next);
         dir.modificationTimeMs = now;
@@ -186,6 +189,7 @@ public final class InodeTree {
       InodeFile file = new InodeFile(nextId++, path.name(), parent, now, DEFAULT_OWNER, DEFAULT_GROUP,
           mode == 0 ? 0644 : mode, blockSize);
       file.writeType = writeType;
+      stamp(file);
       parent.children.put(file.name, file);
       parent.modificationTimeMs = now;
       filesById.put(file.id, file);
@@ -284,6 +288,7 @@ public final class InodeTree {
       InodeDirectory dir = new InodeDirectory(nextId++, path.name(), parent, now, DEFAULT_OWNER, DEFAULT_GROUP,
           mode == 0 ? 0755 : mode);
       dir.persistence = persistence;
+      stamp(dir);
       dirsById.put(dir.id, dir);
       parent.children.put(dir.name, dir);
       parent.modificationTimeMs = now;
@@ -397,6 +402,7 @@ public final class InodeTree {
       List<Long> removedFiles = new ArrayList<>();
       removeSubtree(inode, removedFiles);
       inode.parent.children.remove(inode.name);
+      inode.parent.removedSeq = ++changeSeq;
       inode.parent.modificationTimeMs = clock.millis();
       List<JournalEntry> entries = new ArrayList<>(1 + extra.size());
       entries.add(new JournalEntry.Delete(path.toString(), inode.parent.modificationTimeMs));
@@ -459,6 +465,8 @@ public final class InodeTree {
       }
       long now = clock.millis();
       inode.parent.children.remove(inode.name);
+      inode.parent.removedSeq = ++changeSeq;
+      stamp(inode);
       inode.parent.modificationTimeMs = now;
       inode.name = dst.name();
       inode.parent = dstParent;
@@ -510,6 +518,7 @@ public final class InodeTree {
 
   private void setPersistence(Inode inode, PersistenceState state) {
     inode.persistence = state;
+    stamp(inode);
     if (inode instanceof InodeFile) {
       if (state == PersistenceState.TO_BE_PERSISTED) {
         toPersist.add(inode.id);
@@ -781,6 +790,7 @@ public final class InodeTree {
       child = f;
     }
     child.lastUfsSyncMs = now;
+    stamp(child);
     dir.children.put(path.name(), child);
     if (isPinned(dir)) {
       pinVersion++;
@@ -790,6 +800,26 @@ public final class InodeTree {
 
   long now() {
     return clock.millis();
+  }
+
+  /** Marks {@code inode} changed now. Write lock held. */
+  void stamp(Inode inode) {
+    inode.changedSeq = ++changeSeq;
+  }
+
+  /** The change sequence so far: take it before a UFS look, hand it to {@link UfsMerge} after. */
+  long changeSeq() {
+    lock.readLock().lock();
+    try {
+      return changeSeq;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Marks that a child of {@code dir} left it now. Write lock held. */
+  void childLeft(InodeDirectory dir) {
+    dir.removedSeq = ++changeSeq;
   }
 
   InodeDirectory root() {

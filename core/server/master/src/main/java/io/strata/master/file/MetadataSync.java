@@ -88,7 +88,8 @@ final class MetadataSync {
     if (r == null) {
       return;
     }
-    filesRemoved.accept(merge.syncPath(path, visible(status(r)), blockSize));
+    long since = tree.changeSeq();
+    filesRemoved.accept(merge.syncPath(path, visible(status(r)), blockSize, since));
   }
 
   private static UfsStatus visible(UfsStatus s) {
@@ -96,18 +97,29 @@ final class MetadataSync {
   }
 
   /** Loads {@code path} and its missing parents from the UFS; does nothing when the UFS lacks it. */
+  /** Tries to look again when a UFS view turned out older than a change it could have missed. */
+  private static final int STALE_RETRIES = 3;
+
   private void load(StrataPath path) throws StrataException {
+    for (int attempt = 0; attempt < STALE_RETRIES && !loadOnce(path); attempt++) {
+      // a delete or rename raced the UFS look: look again
+    }
+  }
+
+  /** False when the UFS view was stale and nothing was applied. */
+  private boolean loadOnce(StrataPath path) throws StrataException {
+    long since = tree.changeSeq();
     FileInfo deepest = tree.deepestExisting(path);
     if (!deepest.directory()) {
-      return;
+      return true;
     }
     MountTable.Resolution target = mounts.resolve(path);
     if (target == null || UfsTempNames.isTemp(path.name())) {
-      return;
+      return true;
     }
     UfsStatus leaf = status(target);
     if (leaf == null) {
-      return;
+      return true;
     }
     int firstMissing = StrataPath.of(deepest.path()).depth();
     List<UfsStatus> statuses = new ArrayList<>();
@@ -121,12 +133,16 @@ final class MetadataSync {
       MountTable.Resolution r = mounts.resolve(p);
       UfsStatus s = r == null ? null : status(r);
       if (s == null || !s.directory()) {
-        return;
+        return true;
       }
       statuses.add(s);
     }
     statuses.add(leaf);
-    merge.addFromUfs(path, firstMissing, statuses, blockSize);
+    try {
+      return merge.addFromUfs(path, firstMissing, statuses, blockSize, since) != null;
+    } catch (io.strata.common.exception.NotFoundException e) {
+      return true; // a parent turned into a file meanwhile: nothing to load
+    }
   }
 
   /**
@@ -134,25 +150,35 @@ final class MetadataSync {
    * older than {@code intervalMs} (0: always; negative: only the first time).
    */
   void syncDirectory(StrataPath dir, long intervalMs) throws StrataException {
+    for (int attempt = 0; attempt < STALE_RETRIES; attempt++) {
+      if (syncDirectoryOnce(dir, intervalMs)) {
+        return;
+      }
+    }
+  }
+
+  /** False when the listing was stale (a child left meanwhile) and the merge should be tried again. */
+  private boolean syncDirectoryOnce(StrataPath dir, long intervalMs) throws StrataException {
     if (mounts.list().isEmpty()) {
-      return;
+      return true;
     }
     if (merge.childrenLoaded(dir)) {
       if (intervalMs < 0) {
-        return;
+        return true;
       }
       if (intervalMs > 0 && clock.millis() - merge.lastListingSync(dir) < intervalMs) {
-        return;
+        return true;
       }
     }
     FileInfo d = tree.lookupOrNull(dir);
     if (d == null || !d.directory()) {
-      return;
+      return true;
     }
     MountTable.Resolution r = mounts.resolve(dir);
     if (r == null) {
-      return;
+      return true;
     }
+    long since = tree.changeSeq();
     List<UfsStatus> listing;
     try {
       listing = client(r).listStatus(r.ufsUri());
@@ -162,6 +188,8 @@ final class MetadataSync {
     if (listing != null) {
       listing.removeIf(s -> UfsTempNames.isTemp(s.name()));
     }
-    filesRemoved.accept(merge.mergeListing(dir, listing, blockSize, mounts::isMountPoint));
+    UfsMerge.Merged merged = merge.mergeListing(dir, listing, blockSize, mounts::isMountPoint, since);
+    filesRemoved.accept(merged.removedFiles());
+    return !merged.stale();
   }
 }

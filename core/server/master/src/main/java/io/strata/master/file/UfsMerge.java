@@ -21,6 +21,9 @@ import java.util.Map;
  * <p>Thread-safe (the tree's lock); stateless itself.
  */
 final class UfsMerge {
+  /** What a listing merge did: the files it removed, and whether its listing was too old to finish. */
+  record Merged(List<Long> removedFiles, boolean stale) {}
+
   private final InodeTree tree;
 
   UfsMerge(InodeTree tree) {
@@ -65,10 +68,12 @@ final class UfsMerge {
    * Adds what the UFS holds along {@code path}: {@code statuses.get(k)} describes the k-th component at
    * or below the first one the tree lacks ({@code firstMissing} components exist already). Missing
    * directories become PERSISTED directories, a missing file a complete PERSISTED file of
-   * {@code blockSize} blocks. One journaled operation; components that appeared meanwhile are kept.
+   * {@code blockSize} blocks. One journaled operation; components that appeared meanwhile are kept. The
+   * statuses were read when the tree's change sequence was {@code since}: a directory a child left after
+   * that may have lost this very path, so nothing is added under it and null is returned (look again).
    */
-  public FileInfo addFromUfs(StrataPath path, int firstMissing, List<UfsStatus> statuses, long blockSize)
-      throws StrataException {
+  public FileInfo addFromUfs(StrataPath path, int firstMissing, List<UfsStatus> statuses, long blockSize,
+      long since) throws StrataException {
     List<JournalEntry> entries = new ArrayList<>();
     tree.lock.writeLock().lock();
     try {
@@ -87,6 +92,9 @@ final class UfsMerge {
           if (idx < 0 || idx >= statuses.size()) {
             throw new NotFoundException("Path " + path + " does not exist");
           }
+          if (dir.removedSeq > since) {
+            return null; // the view is stale: the caller looks again
+          }
           next = tree.addUfsChild(dir, walked, statuses.get(idx), blockSize, entries);
         }
         cur = next;
@@ -100,17 +108,27 @@ final class UfsMerge {
 
   /** True when nothing at or under {@code inode} exists only in Strata (so the UFS view may replace it). */
   private static boolean allPersisted(Inode inode) {
+    return !anyOf(inode, i -> i instanceof InodeFile f && (f.persistence != PersistenceState.PERSISTED || !f.complete));
+  }
+
+  /** True when something at or under {@code inode} changed after change sequence {@code since}. */
+  private static boolean changedSince(Inode inode, long since) {
+    return anyOf(inode, i -> i.changedSeq > since || (i instanceof InodeDirectory d && d.removedSeq > since));
+  }
+
+  private static boolean anyOf(Inode top, java.util.function.Predicate<Inode> test) {
     List<Inode> stack = new ArrayList<>();
-    stack.add(inode);
+    stack.add(top);
     while (!stack.isEmpty()) {
       Inode cur = stack.remove(stack.size() - 1);
+      if (test.test(cur)) {
+        return true;
+      }
       if (cur instanceof InodeDirectory d) {
         stack.addAll(d.children.values());
-      } else if (cur.persistence != PersistenceState.PERSISTED || !((InodeFile) cur).complete) {
-        return false;
       }
     }
-    return true;
+    return false;
   }
 
   /** True when the UFS entry no longer matches a persisted inode (type, or a file's length and mtime). */
@@ -128,15 +146,16 @@ final class UfsMerge {
   /**
    * Merges one UFS entry at {@code path} (null: the UFS has nothing there) into the tree: a persisted
    * inode that is gone or changed in the UFS is removed (and a changed one added again as the UFS has it);
-   * inodes holding data only Strata has are never touched. Returns the ids of files removed.
+   * inodes holding data only Strata has are never touched, nor inodes that changed after change sequence
+   * {@code since}, when {@code ufs} was read (the next sync judges them). Returns the ids of files removed.
    */
-  public List<Long> syncPath(StrataPath path, UfsStatus ufs, long blockSize) throws StrataException {
+  public List<Long> syncPath(StrataPath path, UfsStatus ufs, long blockSize, long since) throws StrataException {
     List<JournalEntry> entries = new ArrayList<>();
     List<Long> removed = new ArrayList<>();
     tree.lock.writeLock().lock();
     try {
       Inode inode = tree.lookup(path);
-      if (inode == null || inode.parent == null) {
+      if (inode == null || inode.parent == null || changedSince(inode, since)) {
         return removed;
       }
       inode.lastUfsSyncMs = tree.now();
@@ -149,6 +168,7 @@ final class UfsMerge {
       InodeDirectory parent = inode.parent;
       tree.removeSubtree(inode, removed);
       parent.children.remove(inode.name);
+      tree.childLeft(parent);
       entries.add(new JournalEntry.Delete(path.toString(), parent.modificationTimeMs));
       if (ufs != null) {
         tree.addUfsChild(parent, path, ufs, blockSize, entries);
@@ -162,20 +182,24 @@ final class UfsMerge {
   /**
    * Merges a UFS directory listing ({@code listing} null: the directory is gone from the UFS) into the
    * directory at {@code dir}: adds what Strata lacks, and syncs each persisted child as
-   * {@link #syncPath} does. Children that are mount points ({@code keep}) are left alone. Marks the
-   * directory loaded. One journaled operation; returns the ids of files removed.
+   * {@link #syncPath} does. Children that are mount points ({@code keep}) are left alone. The listing was
+   * taken at change sequence {@code since}: children changed after it are not judged by it, and nothing
+   * is added when a child left the directory after it (the listing may still show it); the directory is
+   * then not marked loaded, so the next listing looks again. Otherwise it is marked loaded. One journaled
+   * operation.
    */
-  public List<Long> mergeListing(StrataPath dir, List<UfsStatus> listing, long blockSize,
-      java.util.function.Predicate<String> keep) throws StrataException {
+  public Merged mergeListing(StrataPath dir, List<UfsStatus> listing, long blockSize,
+      java.util.function.Predicate<String> keep, long since) throws StrataException {
     List<JournalEntry> entries = new ArrayList<>();
     List<Long> removed = new ArrayList<>();
     tree.lock.writeLock().lock();
     try {
       Inode inode = tree.lookup(dir);
       if (!(inode instanceof InodeDirectory d)) {
-        return removed;
+        return new Merged(removed, false);
       }
       long now = tree.now();
+      boolean stale = false;
       Map<String, UfsStatus> byName = new LinkedHashMap<>();
       if (listing != null) {
         for (UfsStatus s : listing) {
@@ -195,14 +219,23 @@ final class UfsMerge {
         if (child.persistence != PersistenceState.PERSISTED || !allPersisted(child)) {
           continue;
         }
+        if (changedSince(child, since)) {
+          stale = true;
+          continue;
+        }
         tree.removeSubtree(child, removed);
         d.children.remove(child.name);
+        tree.childLeft(d);
         entries.add(new JournalEntry.Delete(childPath.toString(), d.modificationTimeMs));
         if (s != null) {
           tree.addUfsChild(d, childPath, s, blockSize, entries);
         }
       }
       for (UfsStatus s : byName.values()) {
+        if (d.removedSeq > since) {
+          stale = true;
+          break;
+        }
         StrataPath childPath;
         try {
           childPath = dir.child(s.name());
@@ -213,9 +246,11 @@ final class UfsMerge {
           tree.addUfsChild(d, childPath, s, blockSize, entries);
         }
       }
-      d.childrenLoaded = true;
-      d.childrenSyncMs = now;
-      return removed;
+      if (!stale) {
+        d.childrenLoaded = true;
+        d.childrenSyncMs = now;
+      }
+      return new Merged(removed, stale);
     } finally {
       tree.journalAndUnlock(entries);
     }

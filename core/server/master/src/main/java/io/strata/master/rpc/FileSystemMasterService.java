@@ -53,8 +53,12 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   private final String masterAddress;
   private final long startTimeMs;
   private final int maxBatch;
+  /** Runs listings (each one waits for its client's flow-control window). */
+  private final java.util.concurrent.Executor listings;
 
-  public FileSystemMasterService(MasterState state, String masterAddress, long startTimeMs, int maxBatch) {
+  public FileSystemMasterService(MasterState state, String masterAddress, long startTimeMs, int maxBatch,
+      java.util.concurrent.Executor listings) {
+    this.listings = listings;
     this.state = state;
     this.masterAddress = masterAddress;
     this.startTimeMs = startTimeMs;
@@ -125,6 +129,18 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
         ready.notifyAll();
       }
     });
+    // The listing runs on its own thread: gRPC delivers this call's onReady callbacks on the thread that
+    // serialises its callbacks, which is busy while this handler runs, so waiting here would only ever end
+    // by timeout.
+    try {
+      listings.execute(() -> list(r, out, batch, ready));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      out.onError(GrpcErrors.toStatus(new io.strata.common.exception.UnavailableException(
+          "The master is shutting down")));
+    }
+  }
+
+  private void list(ListStatusRequest r, ServerCallStreamObserver<ListStatusResponse> out, int batch, Object ready) {
     try {
       FileSystemMaster fs = state.leading();
       fs.listStatus(r.getPath(), r.getRecursive(), batch, files -> {

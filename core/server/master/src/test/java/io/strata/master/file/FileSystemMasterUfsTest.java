@@ -159,6 +159,32 @@ class FileSystemMasterUfsTest {
   }
 
   @Test
+  void aUfsViewTakenBeforeAChange_neverUndoesIt() throws Exception {
+    ufsFile("race/old", "o");
+    assertThat(names("/race", -1)).containsExactly("old");
+    String raceUri = UfsManager.normalize(ufs.resolve("race").toString(), tmp);
+    // A listing taken now...
+    long since = fs.tree().changeSeq();
+    List<io.strata.server.ufs.UfsStatus> stale = manager.get(raceUri, Map.of()).listStatus(raceUri);
+    // ...then a file is written through (PERSISTED, absent from that listing) and "old" is deleted.
+    FileInfo f = fs.createFile("/race/new", BS, true, 0, WriteType.THROUGH);
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.writeString(temp, "nn");
+    fs.completeFile("/race/new", f.id(), 2);
+    fs.delete("/race/old", false, false);
+    UfsMerge.Merged merged = new UfsMerge(fs.tree()).mergeListing(io.strata.common.path.StrataPath.of("/race"),
+        stale, BS, p -> false, since);
+    assertThat(merged.stale()).isTrue();
+    assertThat(merged.removedFiles()).isEmpty();
+    assertThat(fs.tree().exists(io.strata.common.path.StrataPath.of("/race/new"))).isTrue();
+    assertThat(fs.tree().exists(io.strata.common.path.StrataPath.of("/race/old"))).isFalse();
+    // The same stale view cannot remove the new file one path at a time either.
+    assertThat(new UfsMerge(fs.tree()).syncPath(io.strata.common.path.StrataPath.of("/race/new"), null, BS, since))
+        .isEmpty();
+    assertThat(names("/race", 0)).containsExactly("new");
+  }
+
+  @Test
   void temporaryNamesOfWritesInProgress_areNeverLoaded() throws Exception {
     ufsFile("d/.x.strata-12.tmp", "partial");
     ufsFile("d/x", "whole");
