@@ -73,40 +73,32 @@ final class CacheCommands {
   }
 
   @Command(name = "pin", description = "Pin files (directories: the files under them): their blocks are never evicted.")
-  static final class Pin extends FsSubcommand {
-    @Parameters(paramLabel = "PATH", arity = "1..*")
-    List<String> paths;
-
+  static final class Pin extends PerPathCommand {
     Pin(CliContext ctx) {
       super(ctx);
     }
 
     @Override
-    protected void execute() {
-      forEach(ListCommands.normalise(paths), path -> {
-        fs().pin(path);
-        ctx.out().println("Pinned " + path);
-      });
+    protected String apply(String path) throws IOException {
+      fs().pin(path);
+      return "Pinned " + path;
     }
   }
 
-  @Command(name = "unpin", description = "Unpin files: their blocks may be evicted again.")
-  static final class Unpin extends FsSubcommand {
-    @Parameters(paramLabel = "PATH", arity = "1..*")
-    List<String> paths;
 
+  @Command(name = "unpin", description = "Unpin files: their blocks may be evicted again.")
+  static final class Unpin extends PerPathCommand {
     Unpin(CliContext ctx) {
       super(ctx);
     }
 
     @Override
-    protected void execute() {
-      forEach(ListCommands.normalise(paths), path -> {
-        fs().unpin(path);
-        ctx.out().println("Unpinned " + path);
-      });
+    protected String apply(String path) throws IOException {
+      fs().unpin(path);
+      return "Unpinned " + path;
     }
   }
+
 
   /** FREE or DELETE, case-insensitive; a bad one is a usage error naming both. */
   static final class TtlActionConverter implements ITypeConverter<TtlAction> {
@@ -145,22 +137,18 @@ final class CacheCommands {
   }
 
   @Command(name = "unsetTtl", description = "Remove the time to live of files and directories.")
-  static final class UnsetTtl extends FsSubcommand {
-    @Parameters(paramLabel = "PATH", arity = "1..*")
-    List<String> paths;
-
+  static final class UnsetTtl extends PerPathCommand {
     UnsetTtl(CliContext ctx) {
       super(ctx);
     }
 
     @Override
-    protected void execute() {
-      forEach(ListCommands.normalise(paths), path -> {
-        fs().unsetTtl(path);
-        ctx.out().println("TTL of " + path + " removed");
-      });
+    protected String apply(String path) throws IOException {
+      fs().unsetTtl(path);
+      return "TTL of " + path + " removed";
     }
   }
+
 
   @Command(name = "checksum", description = "Print the MD5 of files as md5sum does: <md5hex>  <path>.")
   static final class Checksum extends FsSubcommand {

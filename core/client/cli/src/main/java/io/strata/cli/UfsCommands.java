@@ -103,22 +103,18 @@ final class UfsCommands {
   }
 
   @Command(name = "unmount", description = "Remove mounts; the under file system keeps its data. Prints Unmounted PATH.")
-  static final class Unmount extends FsSubcommand {
-    @Parameters(paramLabel = "PATH", arity = "1..*")
-    List<String> paths;
-
+  static final class Unmount extends PerPathCommand {
     Unmount(CliContext ctx) {
       super(ctx);
     }
 
     @Override
-    protected void execute() {
-      forEach(ListCommands.normalise(paths), path -> {
-        fs().unmount(path);
-        ctx.out().println("Unmounted " + path);
-      });
+    protected String apply(String path) throws IOException {
+      fs().unmount(path);
+      return "Unmounted " + path;
     }
   }
+
 
   @Command(name = "loadMetadata", description = {
       "Re-check paths against the under file system now (metadata sync interval 0): new files appear,",
