@@ -123,6 +123,17 @@ public final class UfsManager implements Closeable {
     return base.endsWith("/") ? base + rel : base + "/" + rel;
   }
 
+  /** The parent of a normalised UFS URI; the root of a file system is its own parent. */
+  public static String parent(String uri) {
+    int auth = uri.indexOf("://");
+    int pathStart = auth >= 0 ? uri.indexOf('/', auth + 3) : uri.indexOf(':') + 1;
+    if (pathStart < 0) {
+      return uri + "/"; // scheme://authority with no path
+    }
+    int cut = uri.lastIndexOf('/');
+    return cut <= pathStart ? uri.substring(0, pathStart + 1) : uri.substring(0, cut);
+  }
+
   /** True when {@code uri} is {@code base} or lies under it (both normalised). */
   public static boolean isUnder(String uri, String base) {
     return uri.equals(base) || uri.startsWith(base.endsWith("/") ? base : base + "/");

@@ -355,7 +355,7 @@ public final class FileSystemMaster {
   }
 
   private static String tempUri(MountTable.Resolution r, FileInfo f) {
-    return PersistScheduler.parentOf(r.ufsUri()) + "/" + UfsTempNames.tempName(f.name(), f.id());
+    return UfsTempNames.tempUri(r.ufsUri(), f.name(), f.id());
   }
 
   private void checkBlocks(FileInfo file, long length) throws StrataException {
@@ -602,7 +602,7 @@ public final class FileSystemMaster {
             throw new AlreadyExistsException("Cannot rename " + src + " to " + dst + ": " + rd.ufsUri()
                 + " exists in the under file system");
           }
-          u.mkdirs(PersistScheduler.parentOf(rd.ufsUri()));
+          u.mkdirs(UfsManager.parent(rd.ufsUri()));
           if (!u.rename(rs.ufsUri(), rd.ufsUri())) {
             throw new UnavailableException("Cannot rename " + rs.ufsUri() + " to " + rd.ufsUri()
                 + " in the under file system");

@@ -70,7 +70,7 @@ final class MetadataSync {
    * it when it is persisted and its last check is older than {@code intervalMs} (negative: never).
    */
   void ensure(StrataPath path, long intervalMs) throws StrataException {
-    if (mounts.list().isEmpty()) {
+    if (mounts.isEmpty()) {
       return;
     }
     FileInfo existing = tree.lookupOrNull(path);
@@ -159,7 +159,7 @@ final class MetadataSync {
 
   /** False when the listing was stale (a child left meanwhile) and the merge should be tried again. */
   private boolean syncDirectoryOnce(StrataPath dir, long intervalMs) throws StrataException {
-    if (mounts.list().isEmpty()) {
+    if (mounts.isEmpty()) {
       return true;
     }
     if (merge.childrenLoaded(dir)) {

@@ -68,6 +68,11 @@ public final class MountTable {
     return r;
   }
 
+  /** True when nothing is mounted (no root mount configured: UFS features are off). */
+  public boolean isEmpty() {
+    return mounts.isEmpty();
+  }
+
   public boolean isMountPoint(String path) {
     return mounts.containsKey(path);
   }

@@ -7,6 +7,7 @@ import io.strata.master.block.BlockState;
 import io.strata.master.block.WorkerState;
 import io.strata.master.file.MasterReplies.PersistCommand;
 import io.strata.master.file.MasterReplies.PersistResult;
+import io.strata.server.ufs.UfsManager;
 import io.strata.server.ufs.UfsStatus;
 import io.strata.server.ufs.UnderFileSystem;
 import java.io.IOException;
@@ -170,7 +171,7 @@ final class PersistScheduler {
       return;
     }
     job.target = r;
-    job.tempUri = parentOf(r.ufsUri()) + "/" + UfsTempNames.tempName(f.name(), fileId);
+    job.tempUri = UfsTempNames.tempUri(r.ufsUri(), f.name(), fileId);
     if (f.length() == 0) {
       // Nothing to copy: the master writes the empty file itself, no worker needed.
       try {
@@ -215,11 +216,6 @@ final class PersistScheduler {
     LOG.debug("Persisting {} (file {}) through worker {}, attempt {}", f.path(), fileId, worker, job.attempts + 1);
   }
 
-  static String parentOf(String ufsUri) {
-    int cut = ufsUri.lastIndexOf('/');
-    return cut <= ufsUri.indexOf("://") + 2 ? ufsUri : ufsUri.substring(0, cut);
-  }
-
   /** The worker wrote the temporary file: move it into place and record the file PERSISTED. */
   private void finish(long fileId, Job job) {
     long now = clock.millis();
@@ -245,7 +241,7 @@ final class PersistScheduler {
       }
       String dst = now2.ufsUri();
       FileSystemMaster.replaceableTarget(u, dst, StrataPath.of(f.path()));
-      u.mkdirs(parentOf(dst));
+      u.mkdirs(UfsManager.parent(dst));
       if (!u.rename(job.tempUri, dst)) {
         fail(fileId, job, "cannot rename " + job.tempUri + " to " + dst, now);
         return;

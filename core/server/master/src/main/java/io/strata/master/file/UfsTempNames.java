@@ -1,5 +1,6 @@
 package io.strata.master.file;
 
+import io.strata.server.ufs.UfsManager;
 import java.util.regex.Pattern;
 
 /**
@@ -14,6 +15,11 @@ final class UfsTempNames {
 
   static String tempName(String name, long fileId) {
     return "." + name + ".strata-" + fileId + ".tmp";
+  }
+
+  /** Where file {@code fileId}, to be placed at {@code ufsUri}, is written first: beside it. */
+  static String tempUri(String ufsUri, String name, long fileId) {
+    return UfsManager.join(UfsManager.parent(ufsUri), tempName(name, fileId));
   }
 
   static boolean isTemp(String name) {
