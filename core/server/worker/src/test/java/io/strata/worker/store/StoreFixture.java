@@ -90,6 +90,18 @@ final class StoreFixture {
     return write(s, blockId, content(blockId, length), 256);
   }
 
+  /** Writes a block of a persisted file: eviction may drop it out of the last tier. */
+  static BlockMeta persisted(BlockStore s, long blockId, byte[] data, int chunk) throws IOException {
+    BlockMeta meta = write(s, blockId, data, chunk);
+    s.markEvictable(java.util.List.of(blockId));
+    return meta;
+  }
+
+  /** Writes a block of {@code length} id-derived bytes of a persisted file. */
+  static BlockMeta persisted(BlockStore s, long blockId, int length) throws IOException {
+    return persisted(s, blockId, content(blockId, length), 256);
+  }
+
   static byte[] read(BlockStore s, long blockId) throws IOException {
     try (ReadHandle h = s.openForRead(blockId, false)) {
       return readAll(h.channel());
