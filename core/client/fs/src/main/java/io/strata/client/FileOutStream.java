@@ -2,6 +2,7 @@ package io.strata.client;
 
 import io.strata.client.options.WriteType;
 import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.ResourceExhaustedException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.id.BlockId;
 import io.strata.common.net.WorkerAddress;
@@ -21,6 +22,15 @@ import org.slf4j.LoggerFactory;
  * the last block, closes the under file system copy (checking its length), then completes the file at the
  * master.
  *
+ * <p>A full cache (every tier of the workers full of blocks of files not yet persisted, which workers never
+ * evict): an ASYNC_THROUGH writer reserves each block whole at its worker before sending a byte of it
+ * ({@link BlockOutStream#reserve}), so it never fails mid-block with bytes it no longer has; the
+ * reservation waits up to {@link ClientKeys#WRITE_SPACE_WAIT_TIMEOUT} while the master persists that
+ * worker's files, then the next worker is tried, and the write fails with RESOURCE_EXHAUSTED when none
+ * had room. A CACHE_THROUGH writer sends every byte to the under file system anyway: a block the cache has
+ * no room for is dropped (even mid-block) and the rest of it goes to the under file system only; the next
+ * block tries the cache again. MUST_CACHE fails at once.
+ *
  * <p>All or nothing: when any stream fails, or on {@link #cancel()}, every stream is cancelled (the workers
  * drop the block in progress and the partial under file system copy) and the file is deleted at the
  * master, so no half-written file stays visible. Blocks already committed go with the file.
@@ -39,6 +49,8 @@ public final class FileOutStream extends OutputStream {
   private byte[] chunk;
   private int chunkFill;
   private BlockOutStream block;
+  /** CACHE_THROUGH: the cache had no room for the current block; it goes to the under file system only. */
+  private boolean blockDropped;
   private UfsOutStream ufs;
   private int blockIndex;
   private long blockFill;
@@ -81,7 +93,7 @@ public final class FileOutStream extends OutputStream {
     }
     ensureOpen();
     while (len > 0) {
-      if (writeType.cachesBlocks() && block == null) {
+      if (writeType.cachesBlocks() && block == null && !blockDropped) {
         openBlock();
       }
       if (chunk == null) {
@@ -114,13 +126,66 @@ public final class FileOutStream extends OutputStream {
   private void openBlock() throws IOException {
     long blockId = BlockId.of(file.id(), blockIndex);
     try {
-      Set<WorkerAddress> failed = new HashSet<>();
-      WorkerAddress worker = selector.select(blockSize, failed);
-      block = new BlockOutStream(context, worker, blockId, blockSize);
+      if (writeType == WriteType.ASYNC_THROUGH) {
+        block = reservedBlock(blockId);
+      } else {
+        block = new BlockOutStream(context, selector.select(blockSize, new HashSet<>()), blockId, blockSize);
+      }
+    } catch (ResourceExhaustedException e) {
+      if (!dropBlock(e)) {
+        abort();
+        throw e;
+      }
     } catch (IOException | RuntimeException e) {
       abort();
       throw e;
     }
+  }
+
+  /** A block stream whose room is reserved whole at a worker; each worker that stays full is left out. */
+  private BlockOutStream reservedBlock(long blockId) throws IOException {
+    long waitMs = context.conf().get(ClientKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis();
+    Set<WorkerAddress> full = new HashSet<>();
+    ResourceExhaustedException last = null;
+    while (true) {
+      WorkerAddress worker;
+      try {
+        worker = selector.select(blockSize, full);
+      } catch (ResourceExhaustedException e) {
+        if (last == null) {
+          throw e;
+        }
+        throw new ResourceExhaustedException("Writing " + file.path() + " (ASYNC_THROUGH): no worker had room for "
+            + "block " + blockIndex + " within " + waitMs + " ms (strata.user.write.space.wait.timeout); "
+            + "the last one said: " + last.getMessage(), last);
+      }
+      try {
+        BlockOutStream.reserve(context, worker, blockId, blockSize, waitMs);
+        return new BlockOutStream(context, worker, blockId, blockSize, true);
+      } catch (ResourceExhaustedException e) {
+        LOG.info("Worker {} has no room for block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
+        full.add(worker);
+        last = e;
+      }
+    }
+  }
+
+  /**
+   * CACHE_THROUGH only: the cache has no room for this block, which the under file system copy holds in
+   * full anyway; the block stream (if any) is dropped and the rest of the block goes there only.
+   */
+  private boolean dropBlock(ResourceExhaustedException why) {
+    if (writeType != WriteType.CACHE_THROUGH) {
+      return false;
+    }
+    LOG.info("No room in the cache for block {} of {}; writing it to the under file system only: {}", blockIndex,
+        file.path(), why.getMessage());
+    if (block != null) {
+      block.cancel();
+      block = null;
+    }
+    blockDropped = true;
+    return true;
   }
 
   private void ensureUfs() throws IOException {
@@ -148,7 +213,13 @@ public final class FileOutStream extends OutputStream {
     try {
       // Both streams wrap the same array without copying; neither changes it and this stream drops it.
       if (block != null) {
-        block.write(full, n);
+        try {
+          block.write(full, n);
+        } catch (ResourceExhaustedException e) {
+          if (!dropBlock(e)) {
+            throw e;
+          }
+        }
       }
       if (ufs != null) {
         ufs.write(full, n);
@@ -162,10 +233,21 @@ public final class FileOutStream extends OutputStream {
   private void finishBlock() throws IOException {
     blockFill = 0;
     if (block == null) {
+      if (blockDropped) {
+        blockDropped = false;
+        blockIndex++;
+      }
       return;
     }
     try {
       block.close();
+    } catch (ResourceExhaustedException e) {
+      if (!dropBlock(e)) {
+        block = null;
+        abort();
+        throw e;
+      }
+      blockDropped = false;
     } catch (IOException | RuntimeException e) {
       block = null;
       abort();

@@ -179,7 +179,8 @@ final class MasterSync implements StoreEvents, MasterClient {
     List<PersistResult> results = u == null ? List.of() : u.persistResults();
     WorkerHeartbeatRequest.Builder b = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes())
-        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).setPinVersion(pins.version());
+        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).setPinVersion(pins.version())
+        .setAwaitedBytes(store.awaitedBytes());
     for (PersistResult r : results) {
       b.addPersistResults(PersistResultProto.newBuilder().setFileId(r.fileId()).setOk(r.ok())
           .setError(r.error() == null ? "" : r.error()).setLength(r.length()));
@@ -203,6 +204,9 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     if (u != null) {
       u.acknowledgePersistResults(results);
+    }
+    if (res.getEvictableBlockIdsCount() > 0) {
+      store.markEvictable(res.getEvictableBlockIdsList()); // their files are persisted now
     }
     for (long id : res.getRemoveBlockIdsList()) {
       synchronized (removalLock) {

@@ -115,6 +115,15 @@ public final class WorkerKeys {
               + "and removed.")
           .build();
 
+  public static final PropertyKey<Duration> WRITE_SPACE_WAIT_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.write.space.wait.timeout")
+          .defaultValue("5min")
+          .doc("Longest a writer that reserves a whole block (ASYNC_THROUGH) waits for room when every tier is "
+              + "full of blocks of files not yet persisted (never evicted from the last tier); meanwhile the "
+              + "master persists this worker's files first. Past it the reservation fails with "
+              + "RESOURCE_EXHAUSTED and the client tries another worker. 0 refuses at once.")
+          .build();
+
   public static final PropertyKey<Duration> HEARTBEAT_INTERVAL =
       PropertyKey.durationKey("strata.worker.heartbeat.interval")
           .defaultValue("1s")

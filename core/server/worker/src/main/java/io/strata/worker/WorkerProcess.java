@@ -128,7 +128,8 @@ public final class WorkerProcess implements AutoCloseable {
         new WorkerUfs.Settings(Math.min(maxChunk, 1 << 20), conf.get(WorkerKeys.UFS_READ_STALL_TIMEOUT).toMillis(),
             maxMessage, conf.get(WorkerKeys.PEER_READ_TIMEOUT).toMillis()));
     server = new GrpcServer("worker", bind, wantPort, maxMessage, List.of(new BlockWorkerService(deferred,
-        (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk)));
+        (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk,
+        conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis())));
     server.start();
     port = server.port();
     WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port);

@@ -141,6 +141,7 @@ public final class BlockMaster {
     for (long id : removed) {
       w.blocks.remove(id);
       w.toRemove.remove(id);
+      w.toRelease.remove(id);
       BlockMeta meta = blocks.get(id);
       if (meta != null) {
         meta.locations.remove(workerId);
@@ -173,6 +174,7 @@ public final class BlockMaster {
   }
 
   private void dropLocations(WorkerMeta w) {
+    w.toRelease.clear();
     for (long id : w.blocks) {
       BlockMeta meta = blocks.get(id);
       if (meta != null) {
@@ -273,6 +275,7 @@ public final class BlockMaster {
         WorkerMeta w = live.get(workerId);
         if (w != null) {
           w.blocks.remove(e.getKey());
+          w.toRelease.remove(e.getKey());
           w.toRemove.add(e.getKey());
         }
       }
@@ -280,6 +283,71 @@ public final class BlockMaster {
       n++;
     }
     return n;
+  }
+
+  // ---- persistence: which copies workers may evict ----
+
+  /**
+   * A file became PERSISTED: every worker holding one of its blocks is told, in its next heartbeats, that
+   * it may evict those copies (until then a worker keeps them out of eviction from its last tier).
+   */
+  public synchronized void filePersisted(long fileId) {
+    long from = BlockId.of(fileId, 0);
+    long to = BlockId.of(fileId, BlockId.MAX_INDEX);
+    for (Map.Entry<Long, BlockMeta> e : blocks.subMap(from, true, to, true).entrySet()) {
+      for (long workerId : e.getValue().locations.keySet()) {
+        WorkerMeta w = live.get(workerId);
+        if (w != null) {
+          w.toRelease.add(e.getKey());
+        }
+      }
+    }
+  }
+
+  /** The worker's copies of these blocks (of persisted files) may be evicted: tell it. Unknown ones are skipped. */
+  public synchronized void releaseToWorker(long workerId, java.util.Collection<Long> blockIds) {
+    WorkerMeta w = live.get(workerId);
+    if (w == null) {
+      return;
+    }
+    for (long id : blockIds) {
+      if (w.blocks.contains(id)) {
+        w.toRelease.add(id);
+      }
+    }
+  }
+
+  /** Up to {@code max} block ids the worker may now evict, handed out once (with a heartbeat reply). */
+  public synchronized List<Long> takeReleased(long workerId, int max) {
+    WorkerMeta w = live.get(workerId);
+    if (w == null || w.toRelease.isEmpty()) {
+      return List.of();
+    }
+    List<Long> out = new ArrayList<>(Math.min(max, w.toRelease.size()));
+    for (Iterator<Long> it = w.toRelease.iterator(); it.hasNext() && out.size() < max; ) {
+      out.add(it.next());
+      it.remove();
+    }
+    return out;
+  }
+
+  /** What a worker's writers wait for room for (from its heartbeat). */
+  public synchronized void awaitedBytes(long workerId, long bytes) {
+    WorkerMeta w = live.get(workerId);
+    if (w != null) {
+      w.awaitedBytes = Math.max(0, bytes);
+    }
+  }
+
+  /** Live workers whose writers wait for room: the persist scheduler serves their files first. */
+  public synchronized java.util.Set<Long> workersAwaitingSpace() {
+    java.util.Set<Long> out = new java.util.HashSet<>();
+    for (WorkerMeta w : live.values()) {
+      if (w.awaitedBytes > 0) {
+        out.add(w.id);
+      }
+    }
+    return out;
   }
 
   public synchronized long blockCount() {

@@ -16,6 +16,13 @@ final class WorkerMeta {
   final Set<Long> blocks = new HashSet<>();
   /** Blocks the worker must remove, sent with the next heartbeat reply. */
   final Set<Long> toRemove = new HashSet<>();
+  /**
+   * Blocks of this worker whose files are persisted, not yet told to the worker (it protects every block
+   * from eviction out of its last tier until told); sent in bounded batches with heartbeat replies.
+   */
+  final Set<Long> toRelease = new java.util.LinkedHashSet<>();
+  /** Bytes the worker's writers wait for room for, as of its last heartbeat. */
+  long awaitedBytes;
   List<StorageDirState> dirs = List.of();
 
   WorkerMeta(long id, WorkerAddress address, long startTimeMs) {

@@ -32,6 +32,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -287,8 +288,10 @@ public final class FileSystemMaster {
       long ufsMtime = placeUfsCopy(p, current, length);
       synchronized (commitLock) {
         done = tree.completeFile(p, fileId, length,
-            current.writeType().caches() ? this::checkBlocks : (f, len) -> { }, PersistenceState.PERSISTED, ufsMtime);
+            current.writeType().caches() ? this::checkCachedBlocks : (f, len) -> { }, PersistenceState.PERSISTED,
+            ufsMtime);
         blocks.removeFileBlocks(done.id(), done.blockCount());
+        blocks.filePersisted(done.id()); // its cached copies exist elsewhere now: workers may evict them
       }
       ufsWriteTargets.remove(done.id());
     } else {
@@ -309,7 +312,7 @@ public final class FileSystemMaster {
     MountTable.Resolution r = mounts.requireUfs(p, "complete");
     if (file.writeType().caches()) {
       synchronized (commitLock) {
-        checkBlocks(file, length); // before the UFS copy moves: a bad block count changes nothing
+        checkCachedBlocks(file, length); // before the UFS copy moves: a bad block changes nothing
       }
     }
     String temp = ufsWriteTargets.getOrDefault(file.id(), tempUri(r, file));
@@ -359,6 +362,18 @@ public final class FileSystemMaster {
   }
 
   private void checkBlocks(FileInfo file, long length) throws StrataException {
+    checkBlocks(file, length, false);
+  }
+
+  /**
+   * A CACHE_THROUGH file's blocks: those cached must have the right length; a block may be missing (its
+   * writer found no room in the cache and wrote it to the under file system only, which has every byte).
+   */
+  private void checkCachedBlocks(FileInfo file, long length) throws StrataException {
+    checkBlocks(file, length, true);
+  }
+
+  private void checkBlocks(FileInfo file, long length, boolean allowMissing) throws StrataException {
     long bs = file.blockSize();
     long count = length / bs + (length % bs == 0 ? 0 : 1); // no overflow for huge lengths
     if (count > BlockId.MAX_INDEX + 1) {
@@ -368,6 +383,9 @@ public final class FileSystemMaster {
     for (long i = 0; i < count; i++) {
       long expected = i < count - 1 ? bs : length - bs * (count - 1);
       long actual = blocks.blockLength(BlockId.of(file.id(), i));
+      if (actual < 0 && allowMissing) {
+        continue;
+      }
       if (actual < 0) {
         throw new FailedPreconditionException("Cannot complete " + file.path() + " with length " + length
             + ": block " + i + " was never committed");
@@ -410,6 +428,9 @@ public final class FileSystemMaster {
         }
       }
       blocks.commitBlock(workerId, blockId, length, tier);
+      if (file.complete() && file.persisted()) {
+        blocks.releaseToWorker(workerId, List.of(blockId)); // a cached copy of persisted data: evictable
+      }
       // Journaled whenever the file is incomplete, not only when the block is new here: a block first
       // learned from a worker's report (which is not journaled) must reach the journal before its file
       // can complete. Replaying a block twice is harmless.
@@ -670,17 +691,51 @@ public final class FileSystemMaster {
   /** A worker heartbeat: the block master's part, then persist commands and the pin list when it changed. */
   public WorkerReply workerHeartbeat(long workerId, long capacity, long used, List<BlockReport> added,
       List<Long> removed, List<StorageDirState> dirs, long workerPinVersion, List<PersistResult> results) {
+    return workerHeartbeat(workerId, capacity, used, added, removed, dirs, workerPinVersion, results, 0);
+  }
+
+  /** As above, with the bytes the worker's writers wait for room for (their files' neighbours persist first). */
+  public WorkerReply workerHeartbeat(long workerId, long capacity, long used, List<BlockReport> added,
+      List<Long> removed, List<StorageDirState> dirs, long workerPinVersion, List<PersistResult> results,
+      long awaitedBytes) {
     HeartbeatResult hb = blocks.heartbeat(workerId, capacity, used, added, removed, dirs);
     if (hb.reregister()) {
-      return new WorkerReply(true, List.of(), List.of(), 0, null);
+      return new WorkerReply(true, List.of(), List.of(), 0, null, List.of());
     }
+    blocks.awaitedBytes(workerId, awaitedBytes);
     if (persister != null && !results.isEmpty()) {
       persister.report(results);
     }
     long version = tree.pinVersion();
     List<Long> pinned = version == workerPinVersion ? null : tree.pinnedFileIds();
     return new WorkerReply(false, hb.removeBlockIds(),
-        persister == null ? List.of() : persister.commandsFor(workerId), version, pinned);
+        persister == null ? List.of() : persister.commandsFor(workerId), version, pinned,
+        blocks.takeReleased(workerId, RELEASE_BATCH));
+  }
+
+  /** Block ids a heartbeat reply tells a worker it may evict, at most. */
+  static final int RELEASE_BATCH = 4096;
+
+  /**
+   * A worker registered with these blocks: the ones of persisted files may be evicted there (a worker
+   * protects every block it finds at start until told). Runs after the registration, outside the block
+   * master's monitor: it reads the namespace.
+   */
+  public void workerRegistered(long workerId, List<BlockReport> report) {
+    Map<Long, Boolean> persisted = new HashMap<>();
+    List<Long> release = new ArrayList<>();
+    for (BlockReport b : report) {
+      boolean p = persisted.computeIfAbsent(BlockId.fileId(b.blockId()), id -> {
+        FileInfo f = tree.getFile(id);
+        return f != null && f.complete() && f.persisted();
+      });
+      if (p) {
+        release.add(b.blockId());
+      }
+    }
+    if (!release.isEmpty()) {
+      blocks.releaseToWorker(workerId, release);
+    }
   }
 
   /** Where a worker can get a block: its live copies and, for a persisted file, its UFS range. */

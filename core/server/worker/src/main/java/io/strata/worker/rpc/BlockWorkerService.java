@@ -14,6 +14,8 @@ import io.strata.proto.ReadBlockRequest;
 import io.strata.proto.ReadBlockResponse;
 import io.strata.proto.RemoveBlockRequest;
 import io.strata.proto.RemoveBlockResponse;
+import io.strata.proto.ReserveBlockRequest;
+import io.strata.proto.ReserveBlockResponse;
 import io.strata.proto.WriteBlockRequest;
 import io.strata.proto.WriteBlockResponse;
 import io.strata.proto.WriteUfsFileRequest;
@@ -33,7 +35,9 @@ import java.nio.channels.FileChannel;
  * data in memory; with {@code ufs_fallback}, a block this worker does not hold is read through the
  * under file system layer ({@link UfsOperations}), which streams it on worker threads. UFS file writes
  * (CACHE_THROUGH, THROUGH) stream into the file the master names, on the calling thread as block writes
- * do; any failure or cancel deletes the partial file. CacheBlock queues a background cache. Thread-safe;
+ * do; any failure or cancel deletes the partial file. CacheBlock queues a background cache. ReserveBlock
+ * reserves a whole block before its WriteBlock (ASYNC_THROUGH writers), waiting on the calling thread, with
+ * no lock held, at most the worker's {@code strata.worker.write.space.wait.timeout} for room. Thread-safe;
  * per-call state lives in the call's observers.
  */
 public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorkerServiceImplBase {
@@ -47,12 +51,28 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   private final Committer committer;
   private final UfsOperations ufs;
   private final int maxChunk;
+  private final long maxSpaceWaitMs;
 
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk) {
+    this(store, committer, ufs, maxChunk, 0);
+  }
+
+  public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk,
+      long maxSpaceWaitMs) {
     this.store = store;
     this.committer = committer;
     this.ufs = ufs;
     this.maxChunk = maxChunk;
+    this.maxSpaceWaitMs = maxSpaceWaitMs;
+  }
+
+  @Override
+  public void reserveBlock(ReserveBlockRequest req, StreamObserver<ReserveBlockResponse> o) {
+    Rpc.unary(o, () -> {
+      store.createReserved(req.getBlockId(), req.getMaxLength(), Math.min(Math.max(0, req.getWaitMs()),
+          maxSpaceWaitMs));
+      return ReserveBlockResponse.getDefaultInstance();
+    });
   }
 
   @Override
@@ -81,7 +101,8 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
             throw new InvalidArgumentException("The first message of a block write must carry the header "
                 + "(block id and maximum length)");
           }
-          temp = store.createTemp(req.getHeader().getBlockId(), req.getHeader().getMaxLength());
+          temp = req.getHeader().getReserved() ? store.reserved(req.getHeader().getBlockId())
+              : store.createTemp(req.getHeader().getBlockId(), req.getHeader().getMaxLength());
         } else if (req.hasHeader()) {
           throw new InvalidArgumentException("Block " + temp.blockId() + ": only the first message may carry "
               + "a header");

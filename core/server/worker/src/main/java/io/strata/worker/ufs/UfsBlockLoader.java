@@ -261,6 +261,7 @@ final class UfsBlockLoader {
       throw t;
     }
     LocalCommit.commit(store, master, temp);
+    store.markEvictable(java.util.List.of(id)); // a copy of what the under file system holds
     return Outcome.CACHED;
   }
 
