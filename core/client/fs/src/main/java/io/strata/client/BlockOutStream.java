@@ -54,6 +54,10 @@ final class BlockOutStream {
     }
   }
 
+  long blockId() {
+    return blockId;
+  }
+
   WorkerAddress worker() {
     return worker;
   }

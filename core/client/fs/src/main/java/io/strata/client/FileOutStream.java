@@ -26,8 +26,10 @@ import org.slf4j.LoggerFactory;
  * evict): an ASYNC_THROUGH writer reserves each block whole at its worker before sending a byte of it
  * ({@link BlockOutStream#reserve}), so it never fails mid-block with bytes it no longer has; the
  * reservation waits up to {@link ClientKeys#WRITE_SPACE_WAIT_TIMEOUT} while the master persists that
- * worker's files, then the next worker is tried, and the write fails with RESOURCE_EXHAUSTED when none
- * had room. A CACHE_THROUGH writer sends every byte to the under file system anyway: a block the cache has
+ * worker's files, then the next worker is tried; when none had room the writer writes the file through to
+ * the under file system: it opens the UFS copy ({@link UfsOutStream}), replays the blocks it committed so
+ * far (read back from their workers), sends the rest of the file there only, and completes the file
+ * PERSISTED with those blocks cached ({@code ufs_written}). A CACHE_THROUGH writer sends every byte to the under file system anyway: a block the cache has
  * no room for is dropped (even mid-block) and the rest of it goes to the under file system only; the next
  * block tries the cache again. MUST_CACHE fails at once.
  *
@@ -51,7 +53,13 @@ public final class FileOutStream extends OutputStream {
   private BlockOutStream block;
   /** CACHE_THROUGH: the cache had no room for the current block; it goes to the under file system only. */
   private boolean blockDropped;
+  /** ASYNC_THROUGH: no worker had room; the rest of the file goes to the under file system only. */
+  private boolean throughUfs;
+  /** Blocks committed so far and where (ASYNC_THROUGH: replayed into the UFS copy if it falls back). */
+  private final java.util.List<Committed> committed = new java.util.ArrayList<>();
   private UfsOutStream ufs;
+
+  private record Committed(long blockId, WorkerAddress worker, long length) {}
   private int blockIndex;
   private long blockFill;
   private long length;
@@ -93,7 +101,7 @@ public final class FileOutStream extends OutputStream {
     }
     ensureOpen();
     while (len > 0) {
-      if (writeType.cachesBlocks() && block == null && !blockDropped) {
+      if (writeType.cachesBlocks() && block == null && !blockDropped && !throughUfs) {
         openBlock();
       }
       if (chunk == null) {
@@ -132,7 +140,9 @@ public final class FileOutStream extends OutputStream {
         block = new BlockOutStream(context, selector.select(blockSize, new HashSet<>()), blockId, blockSize);
       }
     } catch (ResourceExhaustedException e) {
-      if (!dropBlock(e)) {
+      if (writeType == WriteType.ASYNC_THROUGH) {
+        writeThroughUfs(e);
+      } else if (!dropBlock(e)) {
         abort();
         throw e;
       }
@@ -140,6 +150,35 @@ public final class FileOutStream extends OutputStream {
       abort();
       throw e;
     }
+  }
+
+  /**
+   * ASYNC_THROUGH, no worker had room for the next block: from now on the file is written through. Its UFS
+   * copy gets the blocks committed so far, read back from their workers, then every later byte.
+   */
+  private void writeThroughUfs(ResourceExhaustedException why) throws IOException {
+    LOG.warn("No worker has room for block {} of {}; writing the file through to the under file system: {}",
+        blockIndex, file.path(), why.getMessage());
+    try {
+      ufs = new UfsOutStream(context, selector.select(0, Set.of()), file.id(), file.path());
+      for (Committed c : committed) {
+        try (BlockReader r = new BlockReader(context, c.worker(), c.blockId(), 0, c.length(), false, false, false,
+            false)) {
+          for (long done = 0; done < c.length(); ) {
+            int n = (int) Math.min(chunkSize, c.length() - done);
+            byte[] buf = new byte[n];
+            r.readFully(buf, 0, n);
+            ufs.write(buf, n);
+            done += n;
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      e.addSuppressed(why);
+      abort();
+      throw e;
+    }
+    throughUfs = true;
   }
 
   /** A block stream whose room is reserved whole at a worker; each worker that stays full is left out. */
@@ -240,7 +279,8 @@ public final class FileOutStream extends OutputStream {
       return;
     }
     try {
-      block.close();
+      long len = block.close();
+      committed.add(new Committed(block.blockId(), block.worker(), len));
     } catch (ResourceExhaustedException e) {
       if (!dropBlock(e)) {
         block = null;
@@ -285,7 +325,7 @@ public final class FileOutStream extends OutputStream {
     closed = true;
     try {
       context.callMaster(m -> m.completeFile(CompleteFileRequest.newBuilder()
-          .setPath(file.path()).setFileId(file.id()).setLength(length).build()));
+          .setPath(file.path()).setFileId(file.id()).setLength(length).setUfsWritten(throughUfs).build()));
     } catch (StrataException e) {
       // Not deleted: the master may have completed it and lost only the reply, or the path may now name
       // another writer's file. An incomplete file is refused by readers anyway.

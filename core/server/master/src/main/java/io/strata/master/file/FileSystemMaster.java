@@ -280,10 +280,21 @@ public final class FileSystemMaster {
    * TO_BE_PERSISTED; MUST_CACHE NOT_PERSISTED.
    */
   public FileInfo completeFile(String path, long fileId, long length) throws StrataException {
+    return completeFile(path, fileId, length, false);
+  }
+
+  /**
+   * As above; {@code ufsWritten}: an ASYNC_THROUGH writer that found no room in the cache wrote the UFS copy
+   * itself ({@link #ufsWriteTarget}), so the file completes like CACHE_THROUGH, PERSISTED, with the blocks
+   * it cached before (the rest are on no worker and read from the UFS).
+   */
+  public FileInfo completeFile(String path, long fileId, long length, boolean ufsWritten) throws StrataException {
     StrataPath p = StrataPath.of(path);
     FileInfo current = tree.getStatus(p);
     FileInfo done;
-    if (!current.directory() && current.writeType().writesUfs() && !current.complete()
+    boolean through = current.writeType().writesUfs()
+        || (ufsWritten && current.writeType() == WriteType.ASYNC_THROUGH);
+    if (!current.directory() && through && !current.complete()
         && (fileId == 0 || fileId == current.id()) && length >= 0) {
       long ufsMtime = placeUfsCopy(p, current, length);
       synchronized (commitLock) {
@@ -767,7 +778,10 @@ public final class FileSystemMaster {
     return new BlockSource(length, b == null ? List.of() : b.locations(), ufs);
   }
 
-  /** Where a worker writes the UFS copy of a file being written CACHE_THROUGH or THROUGH. */
+  /**
+   * Where a worker writes the UFS copy of a file being written CACHE_THROUGH or THROUGH (or ASYNC_THROUGH by a
+   * writer that found no room in the cache).
+   */
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
     FileInfo f = tree.getFile(fileId);
     if (f == null) {
@@ -776,7 +790,8 @@ public final class FileSystemMaster {
     if (f.complete()) {
       throw new FailedPreconditionException("File " + f.path() + " is already complete");
     }
-    if (!f.writeType().writesUfs()) {
+    if (!f.writeType().writesUfs() && f.writeType() != WriteType.ASYNC_THROUGH) {
+      // ASYNC_THROUGH writers write the copy themselves when the cache has no room for their blocks.
       throw new FailedPreconditionException("File " + f.path() + " was created with write type " + f.writeType()
           + ", which writes no under file system copy");
     }

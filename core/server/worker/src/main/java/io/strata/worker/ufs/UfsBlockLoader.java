@@ -237,9 +237,14 @@ final class UfsBlockLoader {
     UfsSource u = src.ufs();
     BlockStore.TempBlock temp;
     try {
-      temp = store.createTemp(id, src.length());
+      // Reserved whole up front: a cache with no room says so before any byte reaches the reader, who is
+      // then served from the under file system without caching, rather than failing mid-block.
+      store.createReserved(id, src.length(), 0);
+      temp = store.reserved(id);
     } catch (AlreadyExistsException e) {
       return inStore(id) ? Outcome.CACHED : Outcome.NOT_CACHED;
+    } catch (io.strata.common.exception.ResourceExhaustedException e) {
+      return Outcome.NOT_CACHED; // every tier full of blocks it may not evict
     }
     try {
       UnderFileSystem fs = ufs.get(u.uri(), u.options());
