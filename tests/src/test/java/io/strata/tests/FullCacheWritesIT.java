@@ -130,7 +130,7 @@ class FullCacheWritesIT {
         acknowledged++;
         continue;
       }
-      assertThat(r.err()).as("refused copy of /f%d", i).contains("Tier MEM").contains("is full")
+      assertThat(r.err()).as("refused copy of /f%d", i).contains("RESOURCE_EXHAUSTED").contains("Tier MEM").contains("is full")
           .contains("bytes of blocks of files not yet persisted");
     }
     // 64 MiB holds two of the files; writers that fail give their room back, so some always finish.

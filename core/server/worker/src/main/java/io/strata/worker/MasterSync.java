@@ -74,6 +74,8 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Orders announcements against the start of removals: a block being removed is never announced. */
   private final Object removalLock = new Object();
   private volatile long workerId = -1;
+  /** The last batch of evictable blocks applied (heartbeat thread only); a new registration starts at 0. */
+  private long evictableSeq;
   private final List<Long> removed = new ArrayList<>();
   private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
   private boolean loggedUnreachable;
@@ -164,6 +166,7 @@ final class MasterSync implements StoreEvents, MasterClient {
       req.addBlocks(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()));
     }
     RegisterWorkerRequest built = req.build();
+    evictableSeq = 0;
     workerId = call(s -> s.registerWorker(built)).getWorkerId();
     LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
   }
@@ -180,7 +183,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     WorkerHeartbeatRequest.Builder b = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes())
         .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).setPinVersion(pins.version())
-        .setAwaitedBytes(store.awaitedBytes());
+        .setAwaitedBytes(store.awaitedBytes()).setEvictableAckedSeq(evictableSeq);
     for (PersistResult r : results) {
       b.addPersistResults(PersistResultProto.newBuilder().setFileId(r.fileId()).setOk(r.ok())
           .setError(r.error() == null ? "" : r.error()).setLength(r.length()));
@@ -208,6 +211,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     if (res.getEvictableBlockIdsCount() > 0) {
       store.markEvictable(res.getEvictableBlockIdsList()); // their files are persisted now
     }
+    evictableSeq = res.getEvictableSeq(); // acknowledged in the next heartbeat
     for (long id : res.getRemoveBlockIdsList()) {
       synchronized (removalLock) {
         removing.add(id);

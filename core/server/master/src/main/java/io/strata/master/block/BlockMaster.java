@@ -317,18 +317,35 @@ public final class BlockMaster {
     }
   }
 
-  /** Up to {@code max} block ids the worker may now evict, handed out once (with a heartbeat reply). */
-  public synchronized List<Long> takeReleased(long workerId, int max) {
+  /** A batch of block ids a worker may evict, named by a sequence number the worker acknowledges. */
+  public record ReleaseBatch(long seq, List<Long> blockIds) {
+    public static final ReleaseBatch NONE = new ReleaseBatch(0, List.of());
+  }
+
+  /**
+   * Up to {@code max} block ids the worker may now evict, for a heartbeat reply. The batch is sent again
+   * until the worker says it applied it ({@code ackedSeq}), so a lost reply loses nothing.
+   */
+  public synchronized ReleaseBatch takeReleased(long workerId, int max, long ackedSeq) {
     WorkerMeta w = live.get(workerId);
-    if (w == null || w.toRelease.isEmpty()) {
-      return List.of();
+    if (w == null) {
+      return ReleaseBatch.NONE;
+    }
+    if (!w.releaseInFlight.isEmpty() && ackedSeq < w.releaseSeq) {
+      return new ReleaseBatch(w.releaseSeq, w.releaseInFlight);
+    }
+    w.releaseInFlight = List.of();
+    if (w.toRelease.isEmpty()) {
+      return ReleaseBatch.NONE;
     }
     List<Long> out = new ArrayList<>(Math.min(max, w.toRelease.size()));
     for (Iterator<Long> it = w.toRelease.iterator(); it.hasNext() && out.size() < max; ) {
       out.add(it.next());
       it.remove();
     }
-    return out;
+    w.releaseInFlight = List.copyOf(out);
+    w.releaseSeq++;
+    return new ReleaseBatch(w.releaseSeq, w.releaseInFlight);
   }
 
   /** What a worker's writers wait for room for (from its heartbeat). */

@@ -21,6 +21,9 @@ final class WorkerMeta {
    * from eviction out of its last tier until told); sent in bounded batches with heartbeat replies.
    */
   final Set<Long> toRelease = new java.util.LinkedHashSet<>();
+  /** The batch of {@link #toRelease} last sent, resent until the worker acknowledges {@link #releaseSeq}. */
+  List<Long> releaseInFlight = List.of();
+  long releaseSeq;
   /** Bytes the worker's writers wait for room for, as of its last heartbeat. */
   long awaitedBytes;
   List<StorageDirState> dirs = List.of();

@@ -702,16 +702,19 @@ public final class FileSystemMaster {
   /** A worker heartbeat: the block master's part, then persist commands and the pin list when it changed. */
   public WorkerReply workerHeartbeat(long workerId, long capacity, long used, List<BlockReport> added,
       List<Long> removed, List<StorageDirState> dirs, long workerPinVersion, List<PersistResult> results) {
-    return workerHeartbeat(workerId, capacity, used, added, removed, dirs, workerPinVersion, results, 0);
+    return workerHeartbeat(workerId, capacity, used, added, removed, dirs, workerPinVersion, results, 0, 0);
   }
 
-  /** As above, with the bytes the worker's writers wait for room for (their files' neighbours persist first). */
+  /**
+   * As above, with the bytes the worker's writers wait for room for (the files on that worker persist
+   * first) and the last batch of evictable blocks it applied.
+   */
   public WorkerReply workerHeartbeat(long workerId, long capacity, long used, List<BlockReport> added,
       List<Long> removed, List<StorageDirState> dirs, long workerPinVersion, List<PersistResult> results,
-      long awaitedBytes) {
+      long awaitedBytes, long evictableAckedSeq) {
     HeartbeatResult hb = blocks.heartbeat(workerId, capacity, used, added, removed, dirs);
     if (hb.reregister()) {
-      return new WorkerReply(true, List.of(), List.of(), 0, null, List.of());
+      return new WorkerReply(true, List.of(), List.of(), 0, null, BlockMaster.ReleaseBatch.NONE);
     }
     blocks.awaitedBytes(workerId, awaitedBytes);
     if (persister != null && !results.isEmpty()) {
@@ -721,7 +724,7 @@ public final class FileSystemMaster {
     List<Long> pinned = version == workerPinVersion ? null : tree.pinnedFileIds();
     return new WorkerReply(false, hb.removeBlockIds(),
         persister == null ? List.of() : persister.commandsFor(workerId), version, pinned,
-        blocks.takeReleased(workerId, RELEASE_BATCH));
+        blocks.takeReleased(workerId, RELEASE_BATCH, evictableAckedSeq));
   }
 
   /** Block ids a heartbeat reply tells a worker it may evict, at most. */

@@ -28,7 +28,7 @@ public final class MasterReplies {
    * files are now persisted (the worker may evict them).
    */
   public record WorkerReply(boolean reregister, List<Long> removeBlockIds, List<PersistCommand> persist,
-      long pinVersion, List<Long> pinnedFileIds, List<Long> evictableBlockIds) {}
+      long pinVersion, List<Long> pinnedFileIds, io.strata.master.block.BlockMaster.ReleaseBatch evictable) {}
 
   /** What a free did. */
   public record FreeResult(long filesFreed, long blocksFreed) {}

@@ -51,7 +51,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       MasterReplies.WorkerReply res = fs.workerHeartbeat(r.getWorkerId(), r.getCapacityBytes(), r.getUsedBytes(),
           MasterProtoConverter.fromProto(r.getAddedBlocksList()), r.getRemovedBlockIdsList(),
           r.getDirsCount() == 0 ? null : MasterProtoConverter.fromDirProtos(r.getDirsList()), r.getPinVersion(),
-          MasterProtoConverter.fromPersistProtos(r.getPersistResultsList()), r.getAwaitedBytes());
+          MasterProtoConverter.fromPersistProtos(r.getPersistResultsList()), r.getAwaitedBytes(),
+          r.getEvictableAckedSeq());
       WorkerHeartbeatResponse.Builder b = WorkerHeartbeatResponse.newBuilder()
           .setCommand(res.reregister() ? WorkerHeartbeatResponse.Command.REGISTER
               : WorkerHeartbeatResponse.Command.NOTHING)
@@ -59,7 +60,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       for (MasterReplies.PersistCommand c : res.persist()) {
         b.addPersist(MasterProtoConverter.toProto(c));
       }
-      b.addAllEvictableBlockIds(res.evictableBlockIds());
+      b.addAllEvictableBlockIds(res.evictable().blockIds()).setEvictableSeq(res.evictable().seq());
       if (res.pinnedFileIds() != null) {
         b.setPinsIncluded(true).addAllPinnedFileIds(res.pinnedFileIds());
       }

@@ -52,6 +52,8 @@ class FileSystemMasterUfsTest {
   private FileSystemMaster fs;
   private long worker;
   private int persistMaxInFlight = 1000;
+  /** The last evictable batch {@link #heartbeat} got. */
+  private long acked;
 
   @BeforeEach
   void setUp() throws IOException {
@@ -241,8 +243,11 @@ class FileSystemMasterUfsTest {
     assertThat(restart().getStatus("/a/f").persistence()).isEqualTo(PersistenceState.PERSISTED);
   }
 
+  /** A heartbeat of {@link #worker} that acknowledges the evictable blocks of the reply before. */
   private WorkerReply heartbeat(List<PersistResult> results) {
-    return fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, 0, results);
+    WorkerReply r = fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, 0, results, 0, acked);
+    acked = r.evictable().seq();
+    return r;
   }
 
   // ---- which cached copies workers may evict ----
@@ -262,13 +267,28 @@ class FileSystemMasterUfsTest {
   @Test
   void asyncThroughBlocks_areEvictableAtTheirWorker_onlyOnceTheFileIsPersisted_toldOnce() throws Exception {
     FileInfo f = writeCached("/e/f", 250, WriteType.ASYNC_THROUGH);
-    assertThat(heartbeat(List.of()).evictableBlockIds()).as("TO_BE_PERSISTED: the only copy").isEmpty();
+    assertThat(heartbeat(List.of()).evictable().blockIds()).as("TO_BE_PERSISTED: the only copy").isEmpty();
 
     persistThroughWorker(f);
 
-    assertThat(heartbeat(List.of()).evictableBlockIds())
+    assertThat(heartbeat(List.of()).evictable().blockIds())
         .containsExactlyInAnyOrder(BlockId.of(f.id(), 0), BlockId.of(f.id(), 1), BlockId.of(f.id(), 2));
-    assertThat(heartbeat(List.of()).evictableBlockIds()).isEmpty();
+    assertThat(heartbeat(List.of()).evictable().blockIds()).isEmpty();
+  }
+
+  @Test
+  void evictableBlocks_areSentAgain_untilTheWorkerAcknowledgesThem() throws Exception {
+    FileInfo f = writeCached("/e/lost", 50, WriteType.ASYNC_THROUGH);
+    persistThroughWorker(f);
+    WorkerReply lost = fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, 0, List.of(), 0, acked);
+    assertThat(lost.evictable().blockIds()).containsExactly(BlockId.of(f.id(), 0));
+
+    // The reply never reached the worker: it acknowledges only what it had before.
+    WorkerReply again = fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, 0, List.of(), 0, acked);
+
+    assertThat(again.evictable()).isEqualTo(lost.evictable());
+    acked = again.evictable().seq();
+    assertThat(heartbeat(List.of()).evictable().blockIds()).isEmpty();
   }
 
   @Test
@@ -276,7 +296,7 @@ class FileSystemMasterUfsTest {
     writeCached("/e/m", 150, WriteType.MUST_CACHE);
     fs.persistTick();
 
-    assertThat(heartbeat(List.of()).evictableBlockIds()).isEmpty();
+    assertThat(heartbeat(List.of()).evictable().blockIds()).isEmpty();
   }
 
   @Test
@@ -292,7 +312,7 @@ class FileSystemMasterUfsTest {
     FileInfo done = fs.completeFile("/e/ct", f.id(), 250);
 
     assertThat(done.persistence()).isEqualTo(PersistenceState.PERSISTED);
-    assertThat(heartbeat(List.of()).evictableBlockIds())
+    assertThat(heartbeat(List.of()).evictable().blockIds())
         .containsExactlyInAnyOrder(BlockId.of(f.id(), 0), BlockId.of(f.id(), 2));
   }
 
@@ -315,7 +335,7 @@ class FileSystemMasterUfsTest {
 
     fs.commitBlock(worker, BlockId.of(f.id(), 1), 50, TIER);
 
-    assertThat(heartbeat(List.of()).evictableBlockIds()).containsExactly(BlockId.of(f.id(), 1));
+    assertThat(heartbeat(List.of()).evictable().blockIds()).containsExactly(BlockId.of(f.id(), 1));
   }
 
   @Test
@@ -331,7 +351,7 @@ class FileSystemMasterUfsTest {
     long w2 = fs.blockMaster().register(new WorkerAddress("w2", 29999), 1L << 30, 0, report, 0);
     fs.workerRegistered(w2, report);
 
-    assertThat(fs.workerHeartbeat(w2, 1L << 30, 0, List.of(), List.of(), null, 0, List.of()).evictableBlockIds())
+    assertThat(fs.workerHeartbeat(w2, 1L << 30, 0, List.of(), List.of(), null, 0, List.of()).evictable().blockIds())
         .containsExactlyInAnyOrder(BlockId.of(persisted.id(), 0), BlockId.of(persisted.id(), 1));
   }
 
@@ -348,11 +368,11 @@ class FileSystemMasterUfsTest {
     FileInfo onW2 = fs.createFile("/q/b", BS, true, 0, WriteType.ASYNC_THROUGH);
     fs.commitBlock(w2, BlockId.of(onW2.id(), 0), 50, TIER);
     fs.completeFile("/q/b", onW2.id(), 50);
-    fs.workerHeartbeat(w2, 1L << 30, 1L << 30, List.of(), List.of(), null, 0, List.of(), 64L << 20);
+    fs.workerHeartbeat(w2, 1L << 30, 1L << 30, List.of(), List.of(), null, 0, List.of(), 64L << 20, 0);
 
     fs.persistTick();
 
-    assertThat(fs.workerHeartbeat(w2, 1L << 30, 0, List.of(), List.of(), null, 0, List.of(), 64L << 20).persist())
+    assertThat(fs.workerHeartbeat(w2, 1L << 30, 0, List.of(), List.of(), null, 0, List.of(), 64L << 20, 0).persist())
         .extracting(PersistCommand::fileId).containsExactly(onW2.id());
   }
 
