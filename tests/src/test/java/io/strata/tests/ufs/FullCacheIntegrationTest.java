@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
  * (MUST_CACHE), which the worker never evicts: MUST_CACHE is refused at once naming the tier and what
  * holds it, CACHE_THROUGH writes the blocks that do not fit to the under file system only, and
  * ASYNC_THROUGH, once its wait for room runs out, writes the rest of the file through. Every file
- * acknowledged before stays readable. The tier holds four blocks of 64 KiB; waits are 300 ms.
+ * acknowledged before stays readable. The tier holds four blocks of 64 KiB, sent in chunks of 16 KiB; waits
+ * are 300 ms.
  */
 class FullCacheIntegrationTest {
   private static final int BLOCK = 64 * 1024;
@@ -39,6 +40,7 @@ class FullCacheIntegrationTest {
         .set("strata.worker.tier.0.quota", QUOTA)
         .set("strata.worker.write.space.wait.timeout", "300ms")
         .set("strata.user.write.space.wait.timeout", "300ms")
+        .set("strata.user.stream.chunk.size", BLOCK / 4)
         .build().start();
     fs = cluster.client();
   }
@@ -111,6 +113,20 @@ class FullCacheIntegrationTest {
     assertThat(cachedBlocks("/ct")).isEqualTo(1);
     assertThat(Files.readAllBytes(cluster.rootUfsDir().resolve("ct"))).isEqualTo(data("/ct", 3 * BLOCK - 5));
     assertThat(read("/ct")).isEqualTo(data("/ct", 3 * BLOCK - 5));
+    assertFillersReadBack();
+  }
+
+  @Test
+  void cacheThrough_whoseBlockRunsOutOfRoomMidBlock_dropsIt_andTheUfsCopyHasEveryByte() throws Exception {
+    fillThreeBlocks();
+    write("/half", BLOCK / 2, WriteType.MUST_CACHE); // half a block of room left: two chunks
+
+    write("/mid", 2 * BLOCK, WriteType.CACHE_THROUGH);
+
+    assertThat(fs.getStatus("/mid").isPersisted()).isTrue();
+    assertThat(cachedBlocks("/mid")).isZero();
+    assertThat(read("/mid")).isEqualTo(data("/mid", 2 * BLOCK));
+    assertThat(read("/half")).isEqualTo(data("/half", BLOCK / 2));
     assertFillersReadBack();
   }
 
