@@ -69,6 +69,12 @@ public final class FileSystemMaster {
   private final CachePolicies policies;
   /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
+  /** Write leases of incomplete files (in memory; see {@link LeaseManager}). */
+  private final LeaseManager leases = new LeaseManager();
+  /** Set once this master adopted the incomplete files it found (on its first lease check as leader). */
+  private volatile boolean leasesAdopted;
+  private final WorkerAccess workerAccess = new WorkerAccess();
+  private volatile MountGuard mountGuard = MountGuard.NONE;
 
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize) {
     this(clock, workerTimeout, maxBlockSize, null);
@@ -227,10 +233,39 @@ public final class FileSystemMaster {
     return mounts.list();
   }
 
-  /** See {@link MountOperations#mount}. */
+  /** The rules a mount must meet beyond the namespace's (Strata's own dirs, unsafe options). */
+  public void setMountGuard(MountGuard guard) {
+    this.mountGuard = guard;
+  }
+
+  /** How long a writer may go without renewing before its incomplete files are recovered. */
+  public void setLeaseTimeout(Duration timeout) {
+    leases.setTimeout(timeout);
+  }
+
+  /** See {@link MountOperations#mount}; first the {@link MountGuard}'s rules. */
   public void mount(String path, String ufsUri, boolean readOnly, boolean shared, Map<String, String> options)
       throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    if (!p.isRoot()) {
+      UfsTempNames.refuseUserName(path, p.name());
+    }
+    if (ufsConf != null) {
+      mountGuard.checkMount(path, ufsUri, UfsManager.normalize(ufsUri, ufsConf.home()), options, workerDirs());
+    }
     mountOps.mount(path, ufsUri, readOnly, shared, options);
+  }
+
+  /** The storage dirs registered workers reported (a mount may not overlap them). */
+  private List<String> workerDirs() {
+    List<String> out = new ArrayList<>();
+    for (io.strata.master.block.WorkerState w : blocks.liveWorkers()) {
+      w.dirs().forEach(d -> out.add(d.path()));
+    }
+    for (io.strata.master.block.WorkerState w : blocks.lostWorkers()) {
+      w.dirs().forEach(d -> out.add(d.path()));
+    }
+    return out;
   }
 
   /** See {@link MountOperations#unmount}. */
@@ -246,7 +281,16 @@ public final class FileSystemMaster {
 
   public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType)
       throws StrataException {
+    return createFile(path, blockSize, recursive, mode, writeType, "");
+  }
+
+  /** As above, the new file's write lease held by {@code clientId} ("": by the file alone, renewed by nobody). */
+  public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
+      String clientId) throws StrataException {
     StrataPath p = StrataPath.of(path);
+    if (!p.isRoot()) {
+      UfsTempNames.refuseUserName(path, p.name());
+    }
     if (blockSize <= 0) {
       throw new InvalidArgumentException("Cannot create " + path + ": block size " + blockSize
           + " must be positive");
@@ -269,6 +313,7 @@ public final class FileSystemMaster {
       sync.ensure(p, -1);
     }
     FileInfo f = tree.createFile(p, blockSize, recursive, mode, writeType);
+    leases.add(clientId, f.id(), clock.millis());
     sync();
     return f;
   }
@@ -312,9 +357,12 @@ public final class FileSystemMaster {
         checkBlocks(file, length); // before the UFS copy moves: a bad block count changes nothing
       }
     }
-    String temp = ufsWriteTargets.getOrDefault(file.id(), tempUri(r, file));
     UnderFileSystem u = sync.client(r);
     try {
+      String temp = ufsWriteTargets.get(file.id());
+      if (temp == null) {
+        temp = findTempCopy(u, r.ufsUri(), file, length); // handed out before this master started leading
+      }
       UfsStatus written = u.getStatus(temp);
       if (written == null) {
         throw new FailedPreconditionException("Cannot complete " + p + ": its under file system copy was never "
@@ -356,6 +404,21 @@ public final class FileSystemMaster {
 
   private static String tempUri(MountTable.Resolution r, FileInfo f) {
     return UfsTempNames.tempUri(r.ufsUri(), f.name(), f.id());
+  }
+
+  /** A temp copy of {@code file} beside {@code ufsUri} with {@code length} bytes (else any, else a name that is not there). */
+  private static String findTempCopy(UnderFileSystem u, String ufsUri, FileInfo file, long length) throws IOException {
+    String parent = UfsManager.parent(ufsUri);
+    String any = null;
+    for (UfsStatus s : u.listStatus(parent)) {
+      if (!s.directory() && UfsTempNames.isTempOf(s.name(), file.name(), file.id())) {
+        if (s.length() == length) {
+          return UfsManager.join(parent, s.name());
+        }
+        any = UfsManager.join(parent, s.name());
+      }
+    }
+    return any != null ? any : UfsManager.join(parent, UfsTempNames.tempName(file.name(), file.id(), "none"));
   }
 
   private void checkBlocks(FileInfo file, long length) throws StrataException {
@@ -431,6 +494,7 @@ public final class FileSystemMaster {
     StrataPath p = StrataPath.of(path);
     PersistenceState state = PersistenceState.NOT_PERSISTED;
     if (!p.isRoot()) {
+      UfsTempNames.refuseUserName(path, p.name());
       mounts.checkWritable(p, "create directory");
       sync.ensure(p.parent(), -1);
       sync.ensure(p, -1);
@@ -574,6 +638,9 @@ public final class FileSystemMaster {
   public void rename(String src, String dst) throws StrataException {
     StrataPath s = StrataPath.of(src);
     StrataPath d = StrataPath.of(dst);
+    if (!d.isRoot()) {
+      UfsTempNames.refuseUserName(dst, d.name());
+    }
     if (!s.isRoot() && !d.isRoot()) {
       for (MountTable.MountInfo m : mounts.mountsAtOrUnder(s)) {
         throw new FailedPreconditionException("Cannot rename " + src + ": " + (m.path().equals(s.toString())
@@ -675,12 +742,29 @@ public final class FileSystemMaster {
       return new WorkerReply(true, List.of(), List.of(), 0, null);
     }
     if (persister != null && !results.isEmpty()) {
-      persister.report(results);
+      persister.report(workerId, results);
     }
     long version = tree.pinVersion();
     List<Long> pinned = version == workerPinVersion ? null : tree.pinnedFileIds();
     return new WorkerReply(false, hb.removeBlockIds(),
         persister == null ? List.of() : persister.commandsFor(workerId), version, pinned);
+  }
+
+  /** A worker registered: the token it must show to get mount credentials (see {@link WorkerAccess}). */
+  public String issueWorkerToken(long workerId) {
+    return workerAccess.issue(workerId);
+  }
+
+  /** {@link #blockSource(long)} for a caller that must be a live registered worker. */
+  public BlockSource blockSource(long workerId, String token, long blockId) throws StrataException {
+    workerAccess.check(workerId, token, blocks, "GetBlockSource");
+    return blockSource(blockId);
+  }
+
+  /** {@link #ufsWriteTarget(long)} for a caller that must be a live registered worker. */
+  public UfsTarget ufsWriteTarget(long workerId, String token, long fileId) throws StrataException {
+    workerAccess.check(workerId, token, blocks, "GetUfsWriteTarget");
+    return ufsWriteTarget(fileId);
   }
 
   /** Where a worker can get a block: its live copies and, for a persisted file, its UFS range. */
@@ -731,5 +815,83 @@ public final class FileSystemMaster {
     String temp = tempUri(r, f);
     ufsWriteTargets.put(fileId, temp);
     return new UfsTarget(temp, r.mount().options());
+  }
+
+  // ---- write leases ----
+
+  /**
+   * Renews {@code clientId}'s lease on every file it writes and attaches {@code fileIds} to it; returns
+   * those of {@code fileIds} that are no longer incomplete files here (the writer has lost them).
+   */
+  public List<Long> renewLease(String clientId, List<Long> fileIds) throws StrataException {
+    if (clientId == null || clientId.isEmpty()) {
+      throw new InvalidArgumentException("A lease renewal must name its client id");
+    }
+    return leases.renew(clientId, fileIds, clock.millis(), this::writing);
+  }
+
+  private boolean writing(long fileId) {
+    FileInfo f = tree.getFile(fileId);
+    return f != null && !f.complete();
+  }
+
+  /**
+   * Recovers the files whose writers stopped renewing (the master's background thread, while leading).
+   * The first call adopts the incomplete files this master found when it started leading, with leases
+   * from now. Recovery deletes the file (journaled, as any delete; Strata only: the UFS holds no copy of
+   * an incomplete file, only temp files, which are deleted too); its committed blocks go through the
+   * usual removal path to the workers. Returns the ids recovered.
+   */
+  public List<Long> leaseTick() {
+    long now = clock.millis();
+    if (!leasesAdopted) {
+      leasesAdopted = true;
+      leases.adopt(tree.incompleteFileIds(), now);
+    }
+    List<Long> recovered = new ArrayList<>();
+    for (Map.Entry<String, List<Long>> e : leases.expired(now, this::writing).entrySet()) {
+      for (long fileId : e.getValue()) {
+        if (recover(e.getKey(), fileId)) {
+          recovered.add(fileId);
+        }
+      }
+    }
+    return recovered;
+  }
+
+  private boolean recover(String holder, long fileId) {
+    FileInfo f = tree.getFile(fileId);
+    if (f == null || f.complete()) {
+      leases.release(fileId);
+      return false;
+    }
+    String temp = ufsWriteTargets.get(fileId);
+    try {
+      if (temp != null) {
+        MountTable.Resolution r = resolve(StrataPath.of(f.path()));
+        if (r != null) {
+          try {
+            sync.client(r).delete(temp, false);
+          } catch (IOException ex) {
+            LOG.warn("Lease recovery of {}: cannot delete its temporary under file system file: {}", f.path(),
+                ex.toString());
+          }
+        }
+      }
+      delete(f.path(), false, true, fileId);
+      leases.release(fileId);
+      LOG.info("Lease of {} expired (no renewal for {}): deleted its abandoned incomplete file {} (id {})",
+          holder, leases.timeout(), f.path(), fileId);
+      return true;
+    } catch (StrataException ex) {
+      // Renamed or deleted meanwhile (the id guard refused), or the journal failed: try again next round.
+      LOG.warn("Lease recovery of {} (id {}) failed: {}", f.path(), fileId, ex.getMessage());
+      return false;
+    }
+  }
+
+  /** Files with a write lease (tests and reports). */
+  public int leaseCount() {
+    return leases.size();
   }
 }
