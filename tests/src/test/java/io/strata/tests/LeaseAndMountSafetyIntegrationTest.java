@@ -28,6 +28,12 @@ import io.strata.proto.CreateFileRequest;
 import io.strata.proto.GetBlockSourceRequest;
 import io.strata.proto.GetUfsWriteTargetRequest;
 import io.strata.proto.FileSystemMasterServiceGrpc;
+import com.google.protobuf.ByteString;
+import io.grpc.stub.StreamObserver;
+import io.strata.proto.BlockWorkerServiceGrpc;
+import io.strata.proto.WriteBlockHeader;
+import io.strata.proto.WriteBlockRequest;
+import io.strata.proto.WriteBlockResponse;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -105,6 +111,45 @@ class LeaseAndMountSafetyIntegrationTest {
       out.write(new byte[] {1, 2, 3});
     }
     assertThat(fs.getStatus("/lease/silent").length()).isEqualTo(3);
+  }
+
+  private static java.util.List<Path> tempBlocksOnTheWorker() throws IOException {
+    try (java.util.stream.Stream<Path> s = Files.walk(cluster.baseDir().resolve("worker-0"))) {
+      return s.filter(Files::isRegularFile).filter(p -> p.getParent().getFileName().toString().equals("tmp")).toList();
+    }
+  }
+
+  @Test
+  void silentWritersTempBlock_isDroppedByTheWorker_whenTheMasterRecoversTheFile() throws Exception {
+    FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub raw =
+        FileSystemMasterServiceGrpc.newBlockingStub(masterChannel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    long fileId = raw.createFile(CreateFileRequest.newBuilder().setPath("/lease/quiet").setBlockSize(65536)
+        .setRecursive(true).setClientId("a-writer-that-goes-quiet").build()).getFile().getId();
+    ManagedChannel workerChannel = GrpcChannels.forAddress("localhost", cluster.worker(0).rpcPort(), 64 << 20);
+    try {
+      StreamObserver<WriteBlockRequest> req = BlockWorkerServiceGrpc.newStub(workerChannel).writeBlock(
+          new StreamObserver<WriteBlockResponse>() {
+            @Override
+            public void onNext(WriteBlockResponse value) {}
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+          });
+      // Half a block, then silence: the connection stays up, so only the master's word ends the temp block.
+      req.onNext(WriteBlockRequest.newBuilder().setHeader(WriteBlockHeader.newBuilder()
+          .setBlockId(BlockId.of(fileId, 0)).setMaxLength(65536)).setChunk(ByteString.copyFrom(data(30_000, 3)))
+          .build());
+      await().atMost(Duration.ofSeconds(10)).until(() -> !tempBlocksOnTheWorker().isEmpty());
+      await().atMost(LEASE.multipliedBy(10)).until(() -> !fs.exists("/lease/quiet"));
+      // Dropped at the next heartbeat (every second), long before the worker's 5 min temp-block timeout.
+      await().atMost(Duration.ofSeconds(10)).until(() -> tempBlocksOnTheWorker().isEmpty());
+      req.onError(new RuntimeException("test done"));
+    } finally {
+      GrpcChannels.close(workerChannel);
+    }
   }
 
   // ---- worker-facing calls ----

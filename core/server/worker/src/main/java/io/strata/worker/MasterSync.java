@@ -221,6 +221,9 @@ final class MasterSync implements StoreEvents, MasterClient {
         LOG.warn("Cannot remove block {}: {}", id, e.toString());
       }
     }
+    if (res.getAbandonedFileIdsCount() > 0) {
+      store.abortWritesOf(res.getAbandonedFileIdsList()); // files whose writers lost their leases
+    }
     if (res.getPinsIncluded()) {
       pins.update(res.getPinVersion(), res.getPinnedFileIdsList(), store);
     }

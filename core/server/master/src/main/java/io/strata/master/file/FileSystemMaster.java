@@ -73,6 +73,10 @@ public final class FileSystemMaster {
   private final LeaseManager leases = new LeaseManager();
   /** Set once this master adopted the incomplete files it found (on its first lease check as leader). */
   private volatile boolean leasesAdopted;
+  /** Files recovered lately, with when, for workers to drop what they still receive of them. */
+  private final java.util.ArrayDeque<long[]> recentlyRecovered = new java.util.ArrayDeque<>();
+  private static final long RECOVERED_NOTICE_MS = 60_000;
+  private static final int RECOVERED_NOTICE_MAX = 10_000;
   private final WorkerAccess workerAccess = new WorkerAccess();
   private volatile MountGuard mountGuard = MountGuard.NONE;
 
@@ -880,6 +884,12 @@ public final class FileSystemMaster {
       }
       delete(f.path(), false, true, fileId);
       leases.release(fileId);
+      synchronized (recentlyRecovered) {
+        recentlyRecovered.addLast(new long[] {fileId, clock.millis()});
+        while (recentlyRecovered.size() > RECOVERED_NOTICE_MAX) {
+          recentlyRecovered.removeFirst();
+        }
+      }
       LOG.info("Lease of {} expired (no renewal for {}): deleted its abandoned incomplete file {} (id {})",
           holder, leases.timeout(), f.path(), fileId);
       return true;
@@ -887,6 +897,22 @@ public final class FileSystemMaster {
       // Renamed or deleted meanwhile (the id guard refused), or the journal failed: try again next round.
       LOG.warn("Lease recovery of {} (id {}) failed: {}", f.path(), fileId, ex.getMessage());
       return false;
+    }
+  }
+
+  /**
+   * Files recovered in the last minute: every heartbeat reply names them, so a worker still receiving a
+   * block of one (its writer went silent rather than away) aborts it at once.
+   */
+  public List<Long> recentlyRecoveredFileIds() {
+    long now = clock.millis();
+    synchronized (recentlyRecovered) {
+      while (!recentlyRecovered.isEmpty() && now - recentlyRecovered.peekFirst()[1] > RECOVERED_NOTICE_MS) {
+        recentlyRecovered.removeFirst();
+      }
+      List<Long> out = new ArrayList<>(recentlyRecovered.size());
+      recentlyRecovered.forEach(r -> out.add(r[0]));
+      return out;
     }
   }
 

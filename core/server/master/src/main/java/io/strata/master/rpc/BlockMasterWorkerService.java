@@ -58,6 +58,9 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       for (MasterReplies.PersistCommand c : res.persist()) {
         b.addPersist(MasterProtoConverter.toProto(c));
       }
+      if (!res.reregister()) {
+        b.addAllAbandonedFileIds(fs.recentlyRecoveredFileIds());
+      }
       if (res.pinnedFileIds() != null) {
         b.setPinsIncluded(true).addAllPinnedFileIds(res.pinnedFileIds());
       }
