@@ -831,7 +831,13 @@ public final class FileSystemMaster {
     if (clientId == null || clientId.isEmpty()) {
       throw new InvalidArgumentException("A lease renewal must name its client id");
     }
-    return leases.renew(clientId, fileIds, clock.millis(), this::writing);
+    List<Long> held = new ArrayList<>();
+    List<Long> lost = new ArrayList<>();
+    for (long id : fileIds) {
+      (writing(id) ? held : lost).add(id);
+    }
+    leases.renew(clientId, held, clock.millis());
+    return lost;
   }
 
   private boolean writing(long fileId) {
@@ -852,8 +858,13 @@ public final class FileSystemMaster {
       leasesAdopted = true;
       leases.adopt(tree.incompleteFileIds(), now);
     }
+    for (long id : leases.files()) {
+      if (!writing(id)) {
+        leases.release(id); // completed, or deleted by its writer or anyone
+      }
+    }
     List<Long> recovered = new ArrayList<>();
-    for (Map.Entry<String, List<Long>> e : leases.expired(now, this::writing).entrySet()) {
+    for (Map.Entry<String, List<Long>> e : leases.expired(now).entrySet()) {
       for (long fileId : e.getValue()) {
         if (recover(e.getKey(), fileId)) {
           recovered.add(fileId);
@@ -871,19 +882,27 @@ public final class FileSystemMaster {
     }
     String temp = ufsWriteTargets.get(fileId);
     try {
-      if (temp != null) {
-        MountTable.Resolution r = resolve(StrataPath.of(f.path()));
-        if (r != null) {
-          try {
-            sync.client(r).delete(temp, false);
-          } catch (IOException ex) {
-            LOG.warn("Lease recovery of {}: cannot delete its temporary under file system file: {}", f.path(),
-                ex.toString());
-          }
+      MountTable.Resolution r = temp == null ? null : resolve(StrataPath.of(f.path()));
+      // Checked and deleted under the commit lock, which completion takes too: a writer that completes
+      // at the last moment keeps its (acknowledged) file, and the recovery is the one that gives up.
+      synchronized (commitLock) {
+        FileInfo cur = tree.getFile(fileId);
+        if (cur == null || cur.complete()) {
+          leases.release(fileId);
+          return false;
+        }
+        removeBlocksOf(tree.delete(StrataPath.of(cur.path()), false, List.of(), fileId));
+      }
+      sync();
+      leases.release(fileId);
+      if (r != null) {
+        try {
+          sync.client(r).delete(temp, false); // the through write's temp copy (its worker may be gone)
+        } catch (IOException ex) {
+          LOG.warn("Lease recovery of {}: cannot delete its temporary under file system file: {}", f.path(),
+              ex.toString());
         }
       }
-      delete(f.path(), false, true, fileId);
-      leases.release(fileId);
       synchronized (recentlyRecovered) {
         recentlyRecovered.addLast(new long[] {fileId, clock.millis()});
         while (recentlyRecovered.size() > RECOVERED_NOTICE_MAX) {

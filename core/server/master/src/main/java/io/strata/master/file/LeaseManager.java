@@ -7,7 +7,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.LongPredicate;
 
 /**
  * Write leases, as HDFS's LeaseManager: every incomplete file is held by one writer (a client context,
@@ -20,7 +19,8 @@ import java.util.function.LongPredicate;
  * file by renewing (the renewal names its files) and an abandoned one is recovered a timeout after the
  * takeover. Expiry compares {@code now - renewed} with the timeout (no sum that could overflow).
  *
- * <p>Thread-safe: this object's monitor guards everything; nothing inside it does I/O.
+ * <p>Thread-safe: this object's monitor guards everything; nothing inside it does I/O or takes another
+ * lock (callers look files up in the tree before or after, never under this monitor).
  */
 final class LeaseManager {
   /** The holder of files created without a client id: each such file is its own holder. */
@@ -64,26 +64,26 @@ final class LeaseManager {
   }
 
   /**
-   * Renews {@code client}'s lease and attaches {@code fileIds} to it (files held by another holder move:
-   * the writer that renews is the one alive). Returns the ids of {@code fileIds} that {@code stillWriting}
-   * rejects (recovered, deleted or completed), which are not attached.
+   * Renews {@code client}'s lease and attaches {@code fileIds} (incomplete files the caller checked) to it:
+   * files held by another holder move, since the writer that renews is the one alive.
    */
-  synchronized List<Long> renew(String client, Collection<Long> fileIds, long nowMs, LongPredicate stillWriting) {
-    Holder h = holders.computeIfAbsent(client, n -> new Holder(nowMs));
-    h.renewedMs = Math.max(h.renewedMs, nowMs);
-    List<Long> lost = new ArrayList<>();
+  synchronized void renew(String client, Collection<Long> fileIds, long nowMs) {
     for (long id : fileIds) {
-      if (!stillWriting.test(id)) {
-        lost.add(id);
-        continue;
-      }
       if (!client.equals(holderOf.get(id))) {
         release(id);
-        h.files.add(id);
+        holders.computeIfAbsent(client, n -> new Holder(nowMs)).files.add(id);
         holderOf.put(id, client);
       }
     }
-    return lost;
+    Holder h = holders.get(client);
+    if (h != null) {
+      h.renewedMs = Math.max(h.renewedMs, nowMs);
+    }
+  }
+
+  /** Every file with a lease (the caller forgets those that completed or went away). */
+  synchronized List<Long> files() {
+    return new ArrayList<>(holderOf.keySet());
   }
 
   /** Gives every file of {@code incomplete} that has no holder a lease renewed at {@code nowMs}. */
@@ -112,26 +112,12 @@ final class LeaseManager {
     }
   }
 
-  /**
-   * The files of holders not renewed for the timeout, by holder; files {@code stillWriting} rejects are
-   * forgotten on the way (they completed or went away without a release).
-   */
-  synchronized Map<String, List<Long>> expired(long nowMs, LongPredicate stillWriting) {
+  /** The files of holders not renewed for the timeout, by holder. */
+  synchronized Map<String, List<Long>> expired(long nowMs) {
     Map<String, List<Long>> out = new HashMap<>();
-    for (var it = holders.entrySet().iterator(); it.hasNext(); ) {
-      Map.Entry<String, Holder> e = it.next();
-      Holder h = e.getValue();
-      h.files.removeIf(id -> {
-        boolean gone = !stillWriting.test(id);
-        if (gone) {
-          holderOf.remove(id);
-        }
-        return gone;
-      });
-      if (h.files.isEmpty()) {
-        it.remove();
-      } else if (nowMs - h.renewedMs > timeoutMs) {
-        out.put(e.getKey(), new ArrayList<>(h.files));
+    for (Map.Entry<String, Holder> e : holders.entrySet()) {
+      if (nowMs - e.getValue().renewedMs > timeoutMs) {
+        out.put(e.getKey(), new ArrayList<>(e.getValue().files));
       }
     }
     return out;

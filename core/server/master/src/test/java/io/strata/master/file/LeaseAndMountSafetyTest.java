@@ -173,6 +173,16 @@ class LeaseAndMountSafetyTest {
   }
 
   @Test
+  void writerThatCompletesAfterItsLeaseRanOut_butBeforeTheCheck_keepsItsFile() throws Exception {
+    FileInfo f = createWithBlocks("/w/late", "client-a", 1, WriteType.MUST_CACHE);
+    clock.advance(LEASE.multipliedBy(3));
+    assertThat(fs.completeFile("/w/late", f.id(), BS).complete()).isTrue(); // acknowledged
+    assertThat(fs.leaseTick()).isEmpty();
+    assertThat(fs.getStatus("/w/late").complete()).isTrue();
+    assertThat(fs.blockMaster().blockCount()).isEqualTo(1);
+  }
+
+  @Test
   void renewalWithoutAClientId_isRefused() {
     assertThatThrownBy(() -> fs.renewLease("", List.of(1L))).isInstanceOf(InvalidArgumentException.class)
         .hasMessageContaining("client id");
