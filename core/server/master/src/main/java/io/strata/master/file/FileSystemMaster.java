@@ -69,14 +69,8 @@ public final class FileSystemMaster {
   private final CachePolicies policies;
   /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
-  /** Write leases of incomplete files (in memory; see {@link LeaseManager}). */
-  private final LeaseManager leases = new LeaseManager();
-  /** Set once this master adopted the incomplete files it found (on its first lease check as leader). */
-  private volatile boolean leasesAdopted;
-  /** Files recovered lately, with when, for workers to drop what they still receive of them. */
-  private final java.util.ArrayDeque<long[]> recentlyRecovered = new java.util.ArrayDeque<>();
-  private static final long RECOVERED_NOTICE_MS = 60_000;
-  private static final int RECOVERED_NOTICE_MAX = 10_000;
+  /** Write leases of incomplete files and their recovery. */
+  private final LeaseRecovery leaseRecovery;
   private final WorkerAccess workerAccess = new WorkerAccess();
   private volatile MountGuard mountGuard = MountGuard.NONE;
 
@@ -116,6 +110,8 @@ public final class FileSystemMaster {
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync);
+    this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, clock, commitLock, this::removeBlocksOf, this::sync,
+        ufsWriteTargets);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive) -> delete(path, recursive, false));
   }
@@ -244,7 +240,7 @@ public final class FileSystemMaster {
 
   /** How long a writer may go without renewing before its incomplete files are recovered. */
   public void setLeaseTimeout(Duration timeout) {
-    leases.setTimeout(timeout);
+    leaseRecovery.setTimeout(timeout);
   }
 
   /** See {@link MountOperations#mount}; first the {@link MountGuard}'s rules. */
@@ -317,7 +313,7 @@ public final class FileSystemMaster {
       sync.ensure(p, -1);
     }
     FileInfo f = tree.createFile(p, blockSize, recursive, mode, writeType);
-    leases.add(clientId, f.id(), clock.millis());
+    leaseRecovery.created(clientId, f.id());
     sync();
     return f;
   }
@@ -823,120 +819,23 @@ public final class FileSystemMaster {
 
   // ---- write leases ----
 
-  /**
-   * Renews {@code clientId}'s lease on every file it writes and attaches {@code fileIds} to it; returns
-   * those of {@code fileIds} that are no longer incomplete files here (the writer has lost them).
-   */
+  /** See {@link LeaseRecovery#renewLease}. */
   public List<Long> renewLease(String clientId, List<Long> fileIds) throws StrataException {
-    if (clientId == null || clientId.isEmpty()) {
-      throw new InvalidArgumentException("A lease renewal must name its client id");
-    }
-    List<Long> held = new ArrayList<>();
-    List<Long> lost = new ArrayList<>();
-    for (long id : fileIds) {
-      (writing(id) ? held : lost).add(id);
-    }
-    leases.renew(clientId, held, clock.millis());
-    return lost;
+    return leaseRecovery.renewLease(clientId, fileIds);
   }
 
-  private boolean writing(long fileId) {
-    FileInfo f = tree.getFile(fileId);
-    return f != null && !f.complete();
-  }
-
-  /**
-   * Recovers the files whose writers stopped renewing (the master's background thread, while leading).
-   * The first call adopts the incomplete files this master found when it started leading, with leases
-   * from now. Recovery deletes the file (journaled, as any delete; Strata only: the UFS holds no copy of
-   * an incomplete file, only temp files, which are deleted too); its committed blocks go through the
-   * usual removal path to the workers. Returns the ids recovered.
-   */
+  /** Recovers the files of writers that stopped renewing (the master's background thread); see {@link LeaseRecovery#tick}. */
   public List<Long> leaseTick() {
-    long now = clock.millis();
-    if (!leasesAdopted) {
-      leasesAdopted = true;
-      leases.adopt(tree.incompleteFileIds(), now);
-    }
-    for (long id : leases.files()) {
-      if (!writing(id)) {
-        leases.release(id); // completed, or deleted by its writer or anyone
-      }
-    }
-    List<Long> recovered = new ArrayList<>();
-    for (Map.Entry<String, List<Long>> e : leases.expired(now).entrySet()) {
-      for (long fileId : e.getValue()) {
-        if (recover(e.getKey(), fileId)) {
-          recovered.add(fileId);
-        }
-      }
-    }
-    return recovered;
+    return leaseRecovery.tick();
   }
 
-  private boolean recover(String holder, long fileId) {
-    FileInfo f = tree.getFile(fileId);
-    if (f == null || f.complete()) {
-      leases.release(fileId);
-      return false;
-    }
-    String temp = ufsWriteTargets.get(fileId);
-    try {
-      MountTable.Resolution r = temp == null ? null : resolve(StrataPath.of(f.path()));
-      // Checked and deleted under the commit lock, which completion takes too: a writer that completes
-      // at the last moment keeps its (acknowledged) file, and the recovery is the one that gives up.
-      synchronized (commitLock) {
-        FileInfo cur = tree.getFile(fileId);
-        if (cur == null || cur.complete()) {
-          leases.release(fileId);
-          return false;
-        }
-        removeBlocksOf(tree.delete(StrataPath.of(cur.path()), false, List.of(), fileId));
-      }
-      sync();
-      leases.release(fileId);
-      if (r != null) {
-        try {
-          sync.client(r).delete(temp, false); // the through write's temp copy (its worker may be gone)
-        } catch (IOException ex) {
-          LOG.warn("Lease recovery of {}: cannot delete its temporary under file system file: {}", f.path(),
-              ex.toString());
-        }
-      }
-      synchronized (recentlyRecovered) {
-        recentlyRecovered.addLast(new long[] {fileId, clock.millis()});
-        while (recentlyRecovered.size() > RECOVERED_NOTICE_MAX) {
-          recentlyRecovered.removeFirst();
-        }
-      }
-      LOG.info("Lease of {} expired (no renewal for {}): deleted its abandoned incomplete file {} (id {})",
-          holder, leases.timeout(), f.path(), fileId);
-      return true;
-    } catch (StrataException ex) {
-      // Renamed or deleted meanwhile (the id guard refused), or the journal failed: try again next round.
-      LOG.warn("Lease recovery of {} (id {}) failed: {}", f.path(), fileId, ex.getMessage());
-      return false;
-    }
-  }
-
-  /**
-   * Files recovered in the last minute: every heartbeat reply names them, so a worker still receiving a
-   * block of one (its writer went silent rather than away) aborts it at once.
-   */
+  /** See {@link LeaseRecovery#recentlyRecoveredFileIds}. */
   public List<Long> recentlyRecoveredFileIds() {
-    long now = clock.millis();
-    synchronized (recentlyRecovered) {
-      while (!recentlyRecovered.isEmpty() && now - recentlyRecovered.peekFirst()[1] > RECOVERED_NOTICE_MS) {
-        recentlyRecovered.removeFirst();
-      }
-      List<Long> out = new ArrayList<>(recentlyRecovered.size());
-      recentlyRecovered.forEach(r -> out.add(r[0]));
-      return out;
-    }
+    return leaseRecovery.recentlyRecoveredFileIds();
   }
 
   /** Files with a write lease (tests and reports). */
   public int leaseCount() {
-    return leases.size();
+    return leaseRecovery.leaseCount();
   }
 }
