@@ -44,6 +44,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Over a mini cluster with a one-second write lease: a writer whose client keeps renewing keeps its file
@@ -200,6 +201,19 @@ class LeaseAndMountSafetyIntegrationTest {
   }
 
   // ---- mounts ----
+
+  @Test
+  void masterWhoseRootUfsLiesInsideItsJournal_refusesToStart(@TempDir Path dir) throws Exception {
+    Path inside = Files.createDirectories(dir.resolve("journal/ufs"));
+    LocalStrataCluster bad = LocalStrataCluster.builder().workers(0).baseDir(dir)
+        .set("strata.master.mount.table.root.ufs", inside.toString()).build();
+    try {
+      assertThatThrownBy(bad::start).isInstanceOf(InvalidArgumentException.class)
+          .hasMessageContaining("root under file system").hasMessageContaining("overlaps");
+    } finally {
+      bad.close();
+    }
+  }
 
   @Test
   void mountsOfTheJournalOrAWorkersStorageDir_areRefused() throws Exception {
