@@ -410,7 +410,8 @@ public final class FileSystemMaster {
   private static String findTempCopy(UnderFileSystem u, String ufsUri, FileInfo file, long length) throws IOException {
     String parent = UfsManager.parent(ufsUri);
     String any = null;
-    for (UfsStatus s : u.listStatus(parent)) {
+    List<UfsStatus> listing = u.listStatus(parent);
+    for (UfsStatus s : listing == null ? List.<UfsStatus>of() : listing) {
       if (!s.directory() && UfsTempNames.isTempOf(s.name(), file.name(), file.id())) {
         if (s.length() == length) {
           return UfsManager.join(parent, s.name());

@@ -216,6 +216,15 @@ class LeaseAndMountSafetyTest {
   }
 
   @Test
+  void aThroughWriteWhoseCopyNeverArrived_isRefusedAfterARestart() throws Exception {
+    FileInfo f = fs.createFile("/t/none/x", BS, true, 0644, WriteType.THROUGH, "client-a");
+    restart();
+    assertThatThrownBy(() -> fs.completeFile("/t/none/x", f.id(), 3))
+        .isInstanceOf(io.strata.common.exception.FailedPreconditionException.class)
+        .hasMessageContaining("never written");
+  }
+
+  @Test
   void userPathsShapedLikeTempNames_areRefusedNamingTheRule() throws Exception {
     String temp = "/d/.f.strata-12-00ff.tmp";
     assertThatThrownBy(() -> fs.createFile(temp, BS, true, 0644, WriteType.MUST_CACHE, "c"))
