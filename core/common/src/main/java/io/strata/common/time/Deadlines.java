@@ -76,9 +76,12 @@ public final class Deadlines {
     }
   }
 
-  /** True when {@code nowMs} is at or past the wall-clock instant {@code deadlineMs}. */
+  /**
+   * True when {@code nowMs} is at or past the wall-clock instant {@code deadlineMs}. {@link Long#MAX_VALUE}
+   * (what {@link #plusMillis} saturates to) is "never" and is never reached.
+   */
   public static boolean reachedMillis(long nowMs, long deadlineMs) {
-    return nowMs >= deadlineMs;
+    return deadlineMs != Long.MAX_VALUE && nowMs >= deadlineMs;
   }
 
   /**

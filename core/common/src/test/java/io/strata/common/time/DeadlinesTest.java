@@ -59,6 +59,9 @@ class DeadlinesTest {
     assertThat(Deadlines.toNanosSaturated(Duration.ofSeconds(Long.MIN_VALUE))).isEqualTo(Long.MIN_VALUE);
     assertThat(Deadlines.plusMillis(System.currentTimeMillis(), Duration.ofSeconds(Long.MAX_VALUE)))
         .isEqualTo(Long.MAX_VALUE);
+    // The saturated instant is "never": not reached even by a clock at its end.
+    assertThat(Deadlines.reachedMillis(Long.MAX_VALUE, Long.MAX_VALUE)).isFalse();
+    assertThat(Deadlines.reachedMillis(Long.MAX_VALUE, Long.MAX_VALUE - 1)).isTrue();
   }
 
   @Property
