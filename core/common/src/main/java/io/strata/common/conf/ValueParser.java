@@ -43,9 +43,21 @@ public final class ValueParser {
         default:
           throw new AssertionError(key.type());
       }
+    } catch (NumberFormatException e) {
+      // Java's own message ("For input string") says nothing useful: say what is expected.
+      throw new IllegalArgumentException("Invalid value '" + raw + "' for " + key.name() + ": expected "
+          + expected(key.type()), e);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("Invalid value '" + raw + "' for " + key.name() + " (a "
-          + key.type().name().toLowerCase(Locale.ROOT) + "): " + e.getMessage(), e);
+      throw new IllegalArgumentException("Invalid value '" + raw + "' for " + key.name() + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static String expected(PropertyKey.Type type) {
+    switch (type) {
+      case INT: return "an integer between " + Integer.MIN_VALUE + " and " + Integer.MAX_VALUE;
+      case LONG: return "an integer between " + Long.MIN_VALUE + " and " + Long.MAX_VALUE;
+      case DOUBLE: return "a number such as 0.5";
+      default: return "a " + type.name().toLowerCase(Locale.ROOT);
     }
   }
 
