@@ -36,8 +36,9 @@ public final class LocalMain {
       System.err.println("--workers must be between 1 and 16, got " + workers);
       System.exit(2);
     }
-    StrataConf conf = io.strata.server.Startup.loadConf("local cluster", "strata.master.",
-        "strata.worker.", "strata.user.");
+    StrataConf conf = io.strata.server.Startup.loadConf("local cluster",
+        java.util.List.of(io.strata.master.MasterKeys.class, WorkerKeys.class, io.strata.client.ClientKeys.class),
+        java.util.List.of());
     Path home = Path.of(conf.get(CommonKeys.HOME));
     Path dataDir = home.resolve(conf.get(ServerKeys.DATA_DIR));
     Files.createDirectories(dataDir);

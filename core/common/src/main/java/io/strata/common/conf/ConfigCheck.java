@@ -4,35 +4,21 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The checks a process runs on its configuration before it starts: every value set for a declared key
+ * The checks a process runs on its configuration before it starts: every value set for one of its keys
  * parses (the first bad one fails the start with one line naming the key, the value and what is
- * expected), and every {@code strata.} name that is no declared key is reported with the nearest declared
- * key (Levenshtein distance), since a misspelt key is otherwise silently ignored.
+ * expected), and every {@code strata.} name that is none of its keys is reported with the nearest one
+ * (Levenshtein distance), since a misspelt key is otherwise silently ignored.
  *
- * <p>The declared keys are the public static {@link PropertyKey} fields of the {@code *Keys} classes,
- * found by name so that this module needs no dependency on the others. A keys class missing from the
- * classpath (an embedded client has no worker jar) makes its prefix unknown territory: names under it are
- * not reported. Stateless; thread-safe.
+ * <p>A process knows only its own keys (a master has no worker jar to read them from), so names under the
+ * prefixes of the other processes ({@code strata.worker.} for a master) are left to those processes:
+ * each reports the misspellings in its own part of a shared site file. Stateless; thread-safe.
  */
 public final class ConfigCheck {
-  /** The keys classes by the prefix of the names they own. */
-  private static final Map<String, String> KEY_CLASSES = new LinkedHashMap<>();
-
-  static {
-    KEY_CLASSES.put("io.strata.common.conf.CommonKeys", "");
-    KEY_CLASSES.put("io.strata.server.ServerKeys", "");
-    KEY_CLASSES.put("io.strata.master.MasterKeys", "strata.master.");
-    KEY_CLASSES.put("io.strata.worker.WorkerKeys", "strata.worker.");
-    KEY_CLASSES.put("io.strata.client.ClientKeys", "strata.user.");
-  }
-
   /**
    * Names that are read outside the keys (by the scripts or the log configuration) and so are no
    * misspelling: {@code STRATA_HEAP} in the environment becomes {@code strata.heap}, and so on.
@@ -42,38 +28,17 @@ public final class ConfigCheck {
 
   private ConfigCheck() {}
 
-  /** The declared keys found on the classpath, those of each prefix, and the prefixes whose class is missing. */
-  record Declared(List<PropertyKey<?>> keys, Map<String, List<PropertyKey<?>>> byPrefix,
-      List<String> missingPrefixes) {}
-
-  static Declared declared() {
-    List<PropertyKey<?>> keys = new ArrayList<>();
-    Map<String, List<PropertyKey<?>>> byPrefix = new LinkedHashMap<>();
-    List<String> missing = new ArrayList<>();
-    for (Map.Entry<String, String> c : KEY_CLASSES.entrySet()) {
-      Class<?> cls;
-      try {
-        cls = Class.forName(c.getKey());
-      } catch (ClassNotFoundException e) {
-        missing.add(c.getValue());
-        continue;
-      }
-      List<PropertyKey<?>> own = keysOf(cls);
-      keys.addAll(own);
-      byPrefix.computeIfAbsent(c.getValue(), p -> new ArrayList<>()).addAll(own);
-    }
-    return new Declared(keys, byPrefix, missing);
-  }
-
-  /** The public static {@link PropertyKey} constants of {@code keysClass}. */
-  public static List<PropertyKey<?>> keysOf(Class<?> keysClass) {
+  /** The public static {@link PropertyKey} constants of each of {@code keysClasses} ({@code *Keys}). */
+  public static List<PropertyKey<?>> keysOf(Class<?>... keysClasses) {
     List<PropertyKey<?>> out = new ArrayList<>();
-    for (Field f : keysClass.getFields()) {
-      if (Modifier.isStatic(f.getModifiers()) && f.getType() == PropertyKey.class) {
-        try {
-          out.add((PropertyKey<?>) f.get(null));
-        } catch (IllegalAccessException e) {
-          throw new IllegalStateException(e);
+    for (Class<?> keysClass : keysClasses) {
+      for (Field f : keysClass.getFields()) {
+        if (Modifier.isStatic(f.getModifiers()) && f.getType() == PropertyKey.class) {
+          try {
+            out.add((PropertyKey<?>) f.get(null));
+          } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+          }
         }
       }
     }
@@ -81,24 +46,20 @@ public final class ConfigCheck {
   }
 
   /**
-   * Checks {@code conf} against the keys on the classpath: throws IllegalArgumentException (one line: key,
-   * value, what is expected) for the first set value that does not parse among the keys every process
-   * reads and those under {@code ownPrefixes} (a master does not fail for a bad worker key in a shared
-   * site file); returns one warning line per unknown {@code strata.} name.
+   * Checks {@code conf} for a process that reads {@code keys}: throws IllegalArgumentException (one line:
+   * key, value, what is expected) for the first set value of those keys that does not parse; returns one
+   * warning line per {@code strata.} name that is none of them, except names under
+   * {@code otherPrefixes} (other processes' keys).
    */
-  public static List<String> check(StrataConf conf, Collection<String> ownPrefixes) {
-    Declared d = declared();
-    for (Map.Entry<String, List<PropertyKey<?>>> e : d.byPrefix().entrySet()) {
-      if (e.getKey().isEmpty() || ownPrefixes.contains(e.getKey())) {
-        validate(conf, e.getValue());
-      }
-    }
+  public static List<String> check(StrataConf conf, Collection<PropertyKey<?>> keys,
+      Collection<String> otherPrefixes) {
+    validate(conf, keys);
     List<String> warnings = new ArrayList<>();
     for (String name : new TreeSet<>(conf.explicitValues().keySet())) {
-      if (d.missingPrefixes().stream().anyMatch(p -> !p.isEmpty() && name.startsWith(p))) {
+      if (otherPrefixes.stream().anyMatch(name::startsWith)) {
         continue;
       }
-      String w = unknownKeyWarning(name, d.keys());
+      String w = unknownKeyWarning(name, keys);
       if (w != null) {
         warnings.add(w);
       }

@@ -51,15 +51,24 @@ class ConfigCheckTest {
     sys.setProperty("strata.network.rpc.timeuot", "5s");
     StrataConf conf = StrataConf.load(Map.of("STRATA_NETWORK_RPC_TIMEOUT", "10s", "STRATA_NETWORK_RPC_TIMOUT", "1s"),
         sys);
-    assertThat(ConfigCheck.check(conf, List.of())).containsExactly(
+    assertThat(ConfigCheck.check(conf, ConfigCheck.keysOf(CommonKeys.class), List.of())).containsExactly(
         "Unknown configuration key strata.network.rpc.timeuot (ignored); did you mean strata.network.rpc.timeout?",
         "Unknown configuration key strata.network.rpc.timout (ignored); did you mean strata.network.rpc.timeout?");
   }
 
   @Test
+  void check_leavesOtherProcessesKeysToThem_butStillValidatesItsOwn() {
+    StrataConf conf = StrataConf.of(Map.of("strata.worker.tier.0.qouta", "1GB", "strata.master.rpc.port", "5",
+        "strata.masterr.x", "1"));
+    assertThat(ConfigCheck.check(conf, KEYS, List.of("strata.worker."))).containsExactly(
+        "Unknown configuration key strata.masterr.x (ignored); did you mean strata.master.rpc.port?");
+    assertThat(ConfigCheck.keysOf(CommonKeys.class)).contains(CommonKeys.RPC_TIMEOUT, CommonKeys.MASTER_RPC_PORT);
+  }
+
+  @Test
   void check_failsOnABadValue_inOneLineNamingTheKeyTheValueAndWhatIsExpected() {
     StrataConf conf = StrataConf.of(Map.of("strata.network.rpc.timeout", "soon"));
-    assertThatThrownBy(() -> ConfigCheck.check(conf, List.of()))
+    assertThatThrownBy(() -> ConfigCheck.check(conf, ConfigCheck.keysOf(CommonKeys.class), List.of()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("Invalid value 'soon' for strata.network.rpc.timeout: 'soon' is not a duration such as 500ms, "
             + "10s or 5min");

@@ -1,5 +1,6 @@
 package io.strata.server;
 
+import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.ConfigCheck;
 import io.strata.common.conf.StrataConf;
 import java.util.List;
@@ -28,13 +29,17 @@ public final class Startup {
   private Startup() {}
 
   /**
-   * Loads the configuration and checks it; exits with one line when a value is bad among the common keys
-   * and those under {@code ownPrefixes} (e.g. {@code strata.worker.}).
+   * Loads the configuration and checks it against the keys of {@code keysClasses} (besides
+   * {@link CommonKeys} and {@link ServerKeys}, which every server reads); exits with one line when one of
+   * their values is bad. Names under {@code otherPrefixes} belong to other processes and are not checked.
    */
-  public static StrataConf loadConf(String process, String... ownPrefixes) {
+  public static StrataConf loadConf(String process, List<Class<?>> keysClasses, List<String> otherPrefixes) {
     try {
       StrataConf conf = StrataConf.load();
-      List<String> warnings = ConfigCheck.check(conf, List.of(ownPrefixes));
+      List<Class<?>> classes = new java.util.ArrayList<>(List.of(CommonKeys.class, ServerKeys.class));
+      classes.addAll(keysClasses);
+      List<String> warnings = ConfigCheck.check(conf, ConfigCheck.keysOf(classes.toArray(new Class<?>[0])),
+          otherPrefixes);
       for (String w : warnings) {
         LOG.warn(w);
         System.err.println("Warning: " + w);

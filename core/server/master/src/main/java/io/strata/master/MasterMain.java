@@ -3,6 +3,7 @@ package io.strata.master;
 import io.strata.common.conf.StrataConf;
 import io.strata.server.Startup;
 import java.time.Clock;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -13,7 +14,8 @@ public final class MasterMain {
   private MasterMain() {}
 
   public static void main(String[] args) throws Exception {
-    StrataConf conf = Startup.loadConf("master", "strata.master.");
+    StrataConf conf = Startup.loadConf("master", List.of(MasterKeys.class),
+        List.of("strata.worker.", "strata.user."));
     MasterProcess master = Startup.start("master", () -> new MasterProcess(conf, Clock.systemUTC())
         .onFatal(() -> {
           System.err.println("This master lost its leadership or cannot take over; exiting");

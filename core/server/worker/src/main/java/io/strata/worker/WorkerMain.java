@@ -3,6 +3,7 @@ package io.strata.worker;
 import io.strata.common.conf.StrataConf;
 import io.strata.server.Startup;
 import java.time.Clock;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -13,7 +14,8 @@ public final class WorkerMain {
   private WorkerMain() {}
 
   public static void main(String[] args) throws Exception {
-    StrataConf conf = Startup.loadConf("worker", "strata.worker.");
+    StrataConf conf = Startup.loadConf("worker", List.of(WorkerKeys.class),
+        List.of("strata.master.", "strata.user."));
     WorkerProcess worker = Startup.start("worker", () -> new WorkerProcess(conf, Clock.systemUTC())
         .onFatal(() -> {
           System.err.println("Every storage dir of this worker has failed; exiting");
