@@ -8,9 +8,9 @@ import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,15 +37,7 @@ class OperatorMistakesIT {
 
   @BeforeAll
   static void start() throws Exception {
-    env = new HashMap<>();
-    env.put("STRATA_MASTER_RPC_PORT", Integer.toString(Scripts.freePort()));
-    env.put("STRATA_WORKER_RPC_PORT", Integer.toString(Scripts.freePort()));
-    env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
-    env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
-    env.put("STRATA_MASTER_MOUNT_TABLE_ROOT_UFS", tmp.resolve("underFSStorage").toString());
-    env.put("STRATA_WORKER_TIER_0_QUOTA", "64MB");
-    env.put("STRATA_WORKER_TIER_0_DIRS", tmp.resolve("worker-${strata.worker.rpc.port}").toString());
-    env.put("STRATA_HEAP", "384m");
+    env = Scripts.localClusterEnv(tmp, "64MB", "384m");
     Result r = run("bin/strata-start.sh", "local");
     assertThat(r.exit()).as("start: %s %s", r.out(), r.err()).isZero();
     assertThat(run("bin/strata", "fs", "mkdir", "/kept").exit()).isZero();

@@ -77,4 +77,12 @@ class ConfigCheckTest {
         .hasMessage("Invalid value 'lots' for strata.master.rpc.port: expected an integer between -2147483648 and "
             + "2147483647");
   }
+
+  @Test
+  void aZooKeeperSessionTimeoutTooLongForZooKeepersInt_isRefusedNamingTheMaximum() {
+    StrataConf conf = StrataConf.of(Map.of("strata.zookeeper.session.timeout", "30d"));
+    assertThatThrownBy(() -> ConfigCheck.check(conf, ConfigCheck.keysOf(CommonKeys.class), List.of()))
+        .hasMessage("Invalid value '30d' for strata.zookeeper.session.timeout: must be between 1ms and "
+            + "2147483647ms (about 24 days)");
+  }
 }
