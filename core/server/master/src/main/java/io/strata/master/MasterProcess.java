@@ -37,11 +37,14 @@ import org.slf4j.LoggerFactory;
 /**
  * A running master.
  *
- * <p>Single master (no {@code strata.zookeeper.address}): recovers the namespace from its journal
- * (checkpoint + replay, torn tail cut), then leads.
+ * <p>Every master first binds its RPC port and takes the journal's {@link JournalLock} (see
+ * {@link #start()}), so one started by mistake fails before it touches the journal.
  *
- * <p>HA: several masters share one journal dir and elect a leader through ZooKeeper (Curator
- * {@link LeaderLatch}, participant id = this master's {@code host:port}, which is how clients and workers
+ * <p>Single master (no {@code strata.zookeeper.address}): holds the journal lock exclusively, recovers
+ * the namespace from its journal (checkpoint + replay, torn tail cut), then leads.
+ *
+ * <p>HA: several masters share one journal dir (each holds its lock shared) and elect a leader through
+ * ZooKeeper (Curator {@link LeaderLatch}, participant id = this master's {@code host:port}, which is how clients and workers
  * find it). A standby loads the journal read-only, tails it every {@code strata.master.journal.tail.interval}
  * and answers every RPC with UNAVAILABLE. On winning the election it applies the rest of the journal,
  * cuts the old leader's torn tail, claims the next epoch (which fences the old leader: it checks the
