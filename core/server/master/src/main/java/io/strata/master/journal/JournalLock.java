@@ -85,7 +85,11 @@ public final class JournalLock implements AutoCloseable {
         lock = ch.tryLock(0L, Long.MAX_VALUE, !exclusive);
       } catch (OverlappingFileLockException e) {
         lock = null;
-      } catch (IOException | RuntimeException e) {
+      } catch (IOException e) {
+        ch.close();
+        throw new IOException("Cannot lock " + key.resolve(FILE) + " (the journal dir's file system must "
+            + "support file locks): " + e.getMessage(), e);
+      } catch (RuntimeException e) {
         ch.close();
         throw e;
       }
