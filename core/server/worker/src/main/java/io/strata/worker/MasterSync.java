@@ -76,6 +76,8 @@ final class MasterSync implements StoreEvents, MasterClient {
   private volatile long workerId = -1;
   /** The last batch of evictable blocks applied (heartbeat thread only); a new registration starts at 0. */
   private long evictableSeq;
+  /** Shown with the calls that return mount credentials; from the last registration. */
+  private volatile String workerToken = "";
   private final List<Long> removed = new ArrayList<>();
   private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
   private boolean loggedUnreachable;
@@ -167,7 +169,9 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     RegisterWorkerRequest built = req.build();
     evictableSeq = 0;
-    workerId = call(s -> s.registerWorker(built)).getWorkerId();
+    io.strata.proto.RegisterWorkerResponse registered = call(s -> s.registerWorker(built));
+    workerToken = registered.getWorkerToken();
+    workerId = registered.getWorkerId();
     LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
   }
 
@@ -225,6 +229,9 @@ final class MasterSync implements StoreEvents, MasterClient {
         LOG.warn("Cannot remove block {}: {}", id, e.toString());
       }
     }
+    if (res.getAbandonedFileIdsCount() > 0) {
+      store.abortWritesOf(res.getAbandonedFileIdsList()); // files whose writers lost their leases
+    }
     if (res.getPinsIncluded()) {
       pins.update(res.getPinVersion(), res.getPinnedFileIdsList(), store);
     }
@@ -253,7 +260,8 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public BlockSource blockSource(long blockId) throws StrataException {
-    GetBlockSourceRequest req = GetBlockSourceRequest.newBuilder().setBlockId(blockId).build();
+    GetBlockSourceRequest req = GetBlockSourceRequest.newBuilder().setBlockId(blockId)
+        .setWorkerId(workerId).setWorkerToken(workerToken).build();
     GetBlockSourceResponse res = call(s -> s.getBlockSource(req));
     UfsSource ufsSource = null;
     if (res.hasUfs()) {
@@ -265,7 +273,8 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
-    GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId).build();
+    GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId)
+        .setWorkerId(workerId).setWorkerToken(workerToken).build();
     GetUfsWriteTargetResponse res = call(s -> s.getUfsWriteTarget(req));
     return new UfsTarget(res.getUfsUri(), res.getUfsOptionsMap());
   }
