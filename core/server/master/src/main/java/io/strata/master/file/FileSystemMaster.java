@@ -94,6 +94,11 @@ public final class FileSystemMaster {
       public long cacheableLength(long blockId) {
         return FileSystemMaster.this.cacheableLength(blockId);
       }
+
+      @Override
+      public <T> T whileUnchanged(java.util.function.Supplier<T> action) {
+        return tree.whileFrozen(action);
+      }
     });
     this.maxBlockSize = maxBlockSize;
     this.ufsConf = ufs;
