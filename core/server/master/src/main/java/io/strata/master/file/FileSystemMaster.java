@@ -435,16 +435,17 @@ public final class FileSystemMaster {
       throws StrataException {
     StrataPath p = StrataPath.of(path);
     PersistenceState state = PersistenceState.NOT_PERSISTED;
+    UfsDirsCreated madeInUfs = null;
     if (!p.isRoot()) {
       mounts.checkWritable(p, "create directory");
       sync.ensure(p.parent(), -1);
       sync.ensure(p, -1);
       if (writeType.writesUfs() && tree.lookupOrNull(p) == null) {
         MountTable.Resolution r = mounts.requireUfs(p, "create directory with write type " + writeType);
+        // Refused in Strata before anything is made in the UFS; undone there if the tree refuses after all.
+        tree.checkParent(p, recursive, "create directory");
         try {
-          if (!sync.client(r).mkdirs(r.ufsUri())) {
-            throw new UnavailableException("Cannot create " + r.ufsUri() + " in the under file system");
-          }
+          madeInUfs = UfsDirsCreated.mkdirs(sync.client(r), r.ufsUri());
         } catch (StrataException e) {
           throw e;
         } catch (IOException e) {
@@ -453,7 +454,15 @@ public final class FileSystemMaster {
         state = PersistenceState.PERSISTED;
       }
     }
-    FileInfo f = tree.createDirectory(p, recursive, allowExists, mode, state, List.of());
+    FileInfo f;
+    try {
+      f = tree.createDirectory(p, recursive, allowExists, mode, state, List.of());
+    } catch (StrataException e) {
+      if (madeInUfs != null) {
+        madeInUfs.undo();
+      }
+      throw e;
+    }
     sync();
     return f;
   }
@@ -551,6 +560,10 @@ public final class FileSystemMaster {
       }
       sync.ensure(p, -1);
       FileInfo f = tree.getStatus(p);
+      if (fileId != 0 && f.id() != fileId) {
+        throw new FailedPreconditionException("Cannot delete " + path + ": it is no longer inode " + fileId
+            + " (now " + f.id() + ")"); // checked before the UFS copy goes, as the tree checks it after
+      }
       if (f.directory() && f.childCount() > 0 && !recursive) {
         throw new DirectoryNotEmptyException("Cannot delete " + path + ": the directory is not empty ("
             + f.childCount() + " entries) and the delete is not recursive");
@@ -588,9 +601,13 @@ public final class FileSystemMaster {
       sync.ensure(d.parent(), -1);
       sync.ensure(d, -1);
     }
+    // Refused in Strata before anything moves in the UFS (a missing destination parent used to be made
+    // there first); what the UFS rename needed is undone if the tree refuses after all.
+    tree.checkRename(s, d);
     MountTable.Resolution rs = s.isRoot() ? null : resolve(s);
     MountTable.Resolution rd = d.isRoot() ? null : resolve(d);
     boolean movedInUfs = false;
+    UfsDirsCreated madeInUfs = null;
     FileInfo source = s.isRoot() ? null : tree.lookupOrNull(s);
     // Only what the UFS may hold moves there: a directory, or a persisted file.
     if (rs != null && rd != null && source != null && (source.directory() || source.persisted())
@@ -607,8 +624,9 @@ public final class FileSystemMaster {
             throw new AlreadyExistsException("Cannot rename " + src + " to " + dst + ": " + rd.ufsUri()
                 + " exists in the under file system");
           }
-          u.mkdirs(UfsManager.parent(rd.ufsUri()));
+          madeInUfs = UfsDirsCreated.mkdirs(u, UfsManager.parent(rd.ufsUri()));
           if (!u.rename(rs.ufsUri(), rd.ufsUri())) {
+            madeInUfs.undo();
             throw new UnavailableException("Cannot rename " + rs.ufsUri() + " to " + rd.ufsUri()
                 + " in the under file system");
           }
@@ -629,6 +647,7 @@ public final class FileSystemMaster {
         } catch (IOException undo) {
           LOG.error("Renaming {} back to {} after a failed rename failed: {}", rd.ufsUri(), rs.ufsUri(), undo.toString());
         }
+        madeInUfs.undo();
       }
       throw e;
     }
