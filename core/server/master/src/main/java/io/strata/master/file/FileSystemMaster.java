@@ -57,7 +57,11 @@ public final class FileSystemMaster {
   private final InodeTree tree;
   private final BlockMaster blocks;
   private final long maxBlockSize;
-  /** Orders block commits against completion of the same file. */
+  /**
+   * Orders block commits against the complete, delete, free, unmount and checkpoint of the same file.
+   * Lock order (docs/ARCHITECTURE.md, "Concurrency"): this, then the tree's lock, then the block master's
+   * monitor, then the leaves (mount table, persist scheduler, journal). Never held across a UFS call.
+   */
   private final Object commitLock = new Object();
   /** Appended to by the tree and block commits; null when running without a journal (unit tests). */
   private final Journal journal;

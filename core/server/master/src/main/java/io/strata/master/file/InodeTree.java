@@ -32,7 +32,11 @@ public final class InodeTree {
 
   private final Clock clock;
   private final JournalSink journal;
-  /** Guards every inode; {@link UfsMerge} takes it too. */
+  /**
+   * Guards every inode; {@link UfsMerge} takes it too. Lock order: after the file system master's commit
+   * lock, before the block master's monitor and the journal's (docs/ARCHITECTURE.md, "Concurrency");
+   * never held across a UFS call or a journal flush.
+   */
   final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private final InodeDirectory root;
   private final Map<Long, InodeFile> filesById = new HashMap<>();
