@@ -269,6 +269,16 @@ class FailedOperationIntegrationTest {
   }
 
   @Test
+  void persist_aFileBeingWritten() throws Exception {
+    try (FileOutStream out = fs.createFile(dir + "/open", CreateFileOptions.defaults()
+        .withWriteType(WriteType.MUST_CACHE))) {
+      out.write(new byte[] {1, 2, 3});
+      failsWithoutSideEffects(FailedPreconditionException.class, () -> fs.persist(dir + "/open",
+          Duration.ofSeconds(5)));
+    }
+  }
+
+  @Test
   void persist_missingPath() throws Exception {
     failsWithoutSideEffects(NotFoundException.class, () -> fs.persist(dir + "/nope", Duration.ofSeconds(5)));
   }

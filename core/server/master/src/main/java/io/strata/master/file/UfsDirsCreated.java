@@ -33,7 +33,17 @@ final class UfsDirsCreated {
         break;
       }
     }
-    if (!out.created.isEmpty() && !ufs.mkdirs(dirUri)) {
+    if (out.created.isEmpty()) {
+      return out;
+    }
+    boolean made;
+    try {
+      made = ufs.mkdirs(dirUri);
+    } catch (IOException | RuntimeException e) {
+      out.undo(); // it may have made some of them before it failed
+      throw e;
+    }
+    if (!made) {
       out.undo();
       throw new IOException("mkdirs " + dirUri + " failed");
     }
@@ -44,6 +54,9 @@ final class UfsDirsCreated {
   void undo() {
     for (int i = created.size() - 1; i >= 0; i--) {
       try {
+        if (ufs.getStatus(created.get(i)) == null) {
+          continue; // never made (mkdirs failed part way)
+        }
         ufs.delete(created.get(i), false);
       } catch (IOException e) {
         LOG.warn("Cannot remove {}, created in the under file system by a refused operation: {}", created.get(i),
