@@ -164,6 +164,19 @@ class FailedOperationIntegrationTest {
   }
 
   @Test
+  void rename_acrossMounts() throws Exception {
+    fs.mount(dir + "/empty", otherUfs.toUri().toString());
+    try {
+      failsWithoutSideEffects(FailedPreconditionException.class, () -> fs.rename(dir + "/f", dir + "/empty/x"));
+    } finally {
+      fs.unmount(dir + "/empty");
+    }
+    try (Stream<Path> other = Files.list(otherUfs)) {
+      assertThat(other).isEmpty();
+    }
+  }
+
+  @Test
   void rename_missingSource() throws Exception {
     failsWithoutSideEffects(NotFoundException.class, () -> fs.rename(dir + "/missing", dir + "/nope/x"));
   }
