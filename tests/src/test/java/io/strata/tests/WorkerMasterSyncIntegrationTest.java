@@ -102,6 +102,41 @@ class WorkerMasterSyncIntegrationTest {
     assertThat(read(fs, "/during")).isEqualTo(written);
   }
 
+  /**
+   * Frees and re-caches racing heartbeats every 10 ms (commits of new copies crossing heartbeats that
+   * carry the old copies' removals, and replies asking removals): once quiet, the master lists a block on
+   * the worker exactly when the worker holds it, and the file reads back.
+   */
+  @Test
+  void freesAndRecachesRacingHeartbeats_leaveMasterAndWorkerAgreeing() throws Exception {
+    cluster = LocalStrataCluster.builder().workers(1)
+        .set("strata.user.block.size.default", BLOCK)
+        .set("strata.worker.heartbeat.interval", "10ms")
+        .build().start();
+    FileSystem fs = cluster.client();
+    byte[] data = new byte[BLOCK * 4];
+    new Random(7).nextBytes(data);
+    try (FileOutStream out = fs.createFile("/f", CreateFileOptions.defaults().withWriteType(WriteType.CACHE_THROUGH))) {
+      out.write(data);
+    }
+    for (int i = 0; i < 40; i++) {
+      fs.free("/f", false, false);
+      if (i % 2 == 0) {
+        assertThat(read(fs, "/f")).isEqualTo(data); // a default read caches the blocks again
+      }
+    }
+    assertThat(read(fs, "/f")).isEqualTo(data);
+    var store = cluster.worker(0).store();
+    await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> {
+      for (var b : fs.getBlockLocations("/f")) {
+        boolean held = store.committedBlocks().stream().anyMatch(m -> m.blockId() == b.blockId());
+        assertThat(b.locations().isEmpty()).as("block %d listed by the master: %s, held by the worker: %s",
+            b.blockId(), b.locations(), held).isEqualTo(!held);
+      }
+    });
+    assertThat(read(fs, "/f")).isEqualTo(data);
+  }
+
   /** A thread blocked on {@code monitor}, or null. */
   private static ThreadInfo blockedOn(Object monitor) {
     int id = System.identityHashCode(monitor);
