@@ -7,6 +7,7 @@ import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.path.StrataPath;
+import io.strata.common.time.Deadlines;
 import io.strata.master.journal.JournalEntry;
 import io.strata.master.journal.JournalSink;
 import java.time.Clock;
@@ -681,7 +682,7 @@ public final class InodeTree {
     try {
       List<FileInfo> out = new ArrayList<>();
       for (Inode i : withTtl.values()) {
-        if (i.ttlMs >= 0 && i.creationTimeMs + i.ttlMs <= nowMs) {
+        if (ttlRanOut(i.creationTimeMs, i.ttlMs, nowMs)) {
           out.add(snapshot(i, pathOf(i)));
         }
       }
@@ -689,6 +690,14 @@ public final class InodeTree {
     } finally {
       lock.readLock().unlock();
     }
+  }
+
+  /**
+   * Whether a TTL of {@code ttlMs} (-1: none) counted from {@code creationTimeMs} ran out at {@code nowMs}.
+   * The expiry saturates, so a TTL of {@code Long.MAX_VALUE} ("never") never runs out.
+   */
+  static boolean ttlRanOut(long creationTimeMs, long ttlMs, long nowMs) {
+    return ttlMs >= 0 && Deadlines.reachedMillis(nowMs, Deadlines.plusMillis(creationTimeMs, ttlMs));
   }
 
   /** The pin list's version; it moves whenever the set of pinned files may have changed. */

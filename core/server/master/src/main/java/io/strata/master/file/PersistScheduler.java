@@ -10,6 +10,7 @@ import io.strata.master.file.MasterReplies.PersistResult;
 import io.strata.server.ufs.UfsManager;
 import io.strata.server.ufs.UfsStatus;
 import io.strata.server.ufs.UnderFileSystem;
+import io.strata.common.time.Deadlines;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -269,8 +270,9 @@ final class PersistScheduler {
     job.attempts++;
     job.workerId = -1;
     long min = conf.persistRetryMin().toMillis();
-    long delay = Math.min(conf.persistRetryMax().toMillis(), min << Math.min(20, job.attempts - 1));
-    job.nextAttemptMs = now + delay;
+    long delay = Math.min(conf.persistRetryMax().toMillis(),
+        Deadlines.saturatedMultiply(min, 1L << Math.min(20, job.attempts - 1)));
+    job.nextAttemptMs = Deadlines.plusMillis(now, delay);
     LOG.warn("Persisting file {} failed (attempt {}): {}; retrying in {} ms", fileId, job.attempts, why, delay);
   }
 
