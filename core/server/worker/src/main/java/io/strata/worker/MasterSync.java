@@ -77,6 +77,8 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Blocks whose removal the master asked for and that are not gone yet (a reader may delay it). */
   private final java.util.Set<Long> removing = new java.util.HashSet<>();
   private volatile long workerId = -1;
+  /** Shown with the calls that return mount credentials; from the last registration. */
+  private volatile String workerToken = "";
   /** Removal events not yet carried by a successful heartbeat, in order: {sequence, block id}. */
   private final java.util.ArrayDeque<long[]> removed = new java.util.ArrayDeque<>();
   private long removalSeq;
@@ -194,7 +196,9 @@ final class MasterSync implements StoreEvents, MasterClient {
       req.addBlocks(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()));
     }
     RegisterWorkerRequest built = req.build();
-    workerId = call(s -> s.registerWorker(built)).getWorkerId();
+    io.strata.proto.RegisterWorkerResponse registered = call(s -> s.registerWorker(built));
+    workerToken = registered.getWorkerToken();
+    workerId = registered.getWorkerId();
     LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
   }
 
@@ -262,6 +266,9 @@ final class MasterSync implements StoreEvents, MasterClient {
         LOG.warn("Cannot remove block {}: {}", id, e.toString());
       }
     }
+    if (res.getAbandonedFileIdsCount() > 0) {
+      store.abortWritesOf(res.getAbandonedFileIdsList()); // files whose writers lost their leases
+    }
     if (res.getPinsIncluded()) {
       pins.update(res.getPinVersion(), res.getPinnedFileIdsList(), store);
     }
@@ -291,7 +298,8 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public BlockSource blockSource(long blockId) throws StrataException {
-    GetBlockSourceRequest req = GetBlockSourceRequest.newBuilder().setBlockId(blockId).build();
+    GetBlockSourceRequest req = GetBlockSourceRequest.newBuilder().setBlockId(blockId)
+        .setWorkerId(workerId).setWorkerToken(workerToken).build();
     GetBlockSourceResponse res = call(s -> s.getBlockSource(req));
     UfsSource ufsSource = null;
     if (res.hasUfs()) {
@@ -303,7 +311,8 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
-    GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId).build();
+    GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId)
+        .setWorkerId(workerId).setWorkerToken(workerToken).build();
     GetUfsWriteTargetResponse res = call(s -> s.getUfsWriteTarget(req));
     return new UfsTarget(res.getUfsUri(), res.getUfsOptionsMap());
   }
