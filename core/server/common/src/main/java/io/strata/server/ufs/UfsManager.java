@@ -17,7 +17,9 @@ import org.slf4j.LoggerFactory;
  * option set, opened on first use and kept until {@link #close()}. Also the one place UFS URIs are
  * normalised and joined, so the master and workers name UFS paths the same way.
  *
- * <p>Thread-safe.
+ * <p>Thread-safe, and holds no lock of its own: clients are opened and closed outside any monitor (a
+ * caller may hold its own locks only if it accepts waiting on a Hadoop client's creation; the master and
+ * workers call it with none held).
  */
 public final class UfsManager implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(UfsManager.class);
@@ -42,20 +44,35 @@ public final class UfsManager implements Closeable {
     if (ufs != null) {
       return ufs;
     }
-    synchronized (this) {
-      ufs = clients.get(key);
-      if (ufs == null) {
-        try {
-          ufs = new HadoopUnderFileSystem(new URI(u.getScheme(), u.getAuthority(), "/", null, null), options);
-        } catch (URISyntaxException e) {
-          throw new IOException("Bad under file system URI " + uri + ": " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-          // Hadoop reports an unknown scheme or a bad option as an unchecked exception.
-          throw new IOException("Cannot open the under file system " + uri + ": " + e.getMessage(), e);
-        }
-        clients.put(key, ufs);
-      }
-      return ufs;
+    // Opened with no lock held (a Hadoop client may resolve hosts or load classes for long): two callers
+    // may both open one, and the loser closes its own.
+    UnderFileSystem opened;
+    try {
+      opened = new HadoopUnderFileSystem(new URI(u.getScheme(), u.getAuthority(), "/", null, null), options);
+    } catch (URISyntaxException e) {
+      throw new IOException("Bad under file system URI " + uri + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      // Hadoop reports an unknown scheme or a bad option as an unchecked exception.
+      throw new IOException("Cannot open the under file system " + uri + ": " + e.getMessage(), e);
+    }
+    UnderFileSystem raced = clients.putIfAbsent(key, opened);
+    if (raced != null) {
+      closeQuietly(opened);
+      return raced;
+    }
+    if (closed) { // close() ran meanwhile and may have missed this one
+      clients.remove(key, opened);
+      closeQuietly(opened);
+      throw new IOException("The under file system clients are closed");
+    }
+    return opened;
+  }
+
+  private static void closeQuietly(UnderFileSystem ufs) {
+    try {
+      ufs.close();
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("Closing an under file system client: {}", e.toString());
     }
   }
 
@@ -140,15 +157,12 @@ public final class UfsManager implements Closeable {
   }
 
   @Override
-  public synchronized void close() {
+  public void close() {
     closed = true;
-    for (UnderFileSystem ufs : clients.values()) {
-      try {
-        ufs.close();
-      } catch (IOException | RuntimeException e) {
-        LOG.debug("Closing an under file system client: {}", e.toString());
+    for (Map.Entry<Key, UnderFileSystem> e : clients.entrySet()) {
+      if (clients.remove(e.getKey(), e.getValue())) {
+        closeQuietly(e.getValue());
       }
     }
-    clients.clear();
   }
 }

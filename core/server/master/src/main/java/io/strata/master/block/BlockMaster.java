@@ -27,6 +27,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Blocks are kept in a map ordered by id, so the blocks of one file (one id range, see
  * {@link BlockId}) are a sub-map. Thread-safe: every method holds this object's monitor; none does I/O.
+ *
+ * <p>Lock order (docs/ARCHITECTURE.md, "Concurrency"): the file system master's commit lock, then the
+ * namespace lock, then this monitor, then the journal's. Nothing is taken while this monitor is held but
+ * the journal's (by callers) and, for register and heartbeats that report blocks, the namespace read
+ * lock, which those two take <em>before</em> this monitor ({@link FileLookup#whileUnchanged}) and only
+ * re-enter inside it. Never held across an RPC, a UFS call or a wait.
  */
 public final class BlockMaster {
   private static final Logger LOG = LoggerFactory.getLogger(BlockMaster.class);
@@ -61,14 +67,21 @@ public final class BlockMaster {
   // ---- workers ----
 
   /** Registers (or re-registers) a worker with its full block report; returns its id. */
-  public synchronized long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
+  public long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
       long startTimeMs) {
     return register(address, capacity, used, report, startTimeMs, List.of());
   }
 
   /** As above, with the worker's storage dirs. */
-  public synchronized long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
+  public long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
       long startTimeMs, List<StorageDirState> dirs) {
+    // The namespace first, then this monitor: the report's unknown blocks are looked up in the namespace.
+    return report.isEmpty() ? registerLocked(address, capacity, used, report, startTimeMs, dirs)
+        : files.whileUnchanged(() -> registerLocked(address, capacity, used, report, startTimeMs, dirs));
+  }
+
+  private synchronized long registerLocked(WorkerAddress address, long capacity, long used,
+      List<BlockReport> report, long startTimeMs, List<StorageDirState> dirs) {
     for (Iterator<WorkerMeta> it = live.values().iterator(); it.hasNext(); ) {
       WorkerMeta old = it.next();
       if (old.address.equals(address)) {
@@ -95,7 +108,10 @@ public final class BlockMaster {
     return w.id;
   }
 
-  /** Adds the reported block to the worker, or schedules its removal when no file wants it. */
+  /**
+   * Adds the reported block to the worker, or schedules its removal when no file wants it. The caller
+   * entered {@link FileLookup#whileUnchanged} before this monitor.
+   */
   private boolean addLocation(WorkerMeta w, BlockReport b) {
     BlockMeta meta = blocks.get(b.blockId());
     if (meta == null) {
@@ -117,7 +133,7 @@ public final class BlockMaster {
     return true;
   }
 
-  public synchronized HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
+  public HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
       List<Long> removed) {
     return heartbeat(workerId, capacity, used, added, removed, null);
   }
@@ -126,8 +142,15 @@ public final class BlockMaster {
    * A heartbeat: usage, blocks removed (or lost with a failed dir), blocks added or moved to another tier
    * (their tier is updated), and the storage dirs (null: unchanged).
    */
-  public synchronized HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
+  public HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
       List<Long> removed, List<StorageDirState> dirs) {
+    // As register: the namespace before this monitor when added blocks may need a lookup.
+    return added.isEmpty() ? heartbeatLocked(workerId, capacity, used, added, removed, dirs)
+        : files.whileUnchanged(() -> heartbeatLocked(workerId, capacity, used, added, removed, dirs));
+  }
+
+  private synchronized HeartbeatResult heartbeatLocked(long workerId, long capacity, long used,
+      List<BlockReport> added, List<Long> removed, List<StorageDirState> dirs) {
     WorkerMeta w = live.get(workerId);
     if (w == null) {
       return new HeartbeatResult(true, List.of());

@@ -58,7 +58,11 @@ public final class FileSystemMaster {
   private final InodeTree tree;
   private final BlockMaster blocks;
   private final long maxBlockSize;
-  /** Orders block commits against completion of the same file. */
+  /**
+   * Orders block commits against the complete, delete, free, unmount and checkpoint of the same file.
+   * Lock order (docs/ARCHITECTURE.md, "Concurrency"): this, then the tree's lock, then the block master's
+   * monitor, then the leaves (mount table, persist scheduler, journal). Never held across a UFS call.
+   */
   private final Object commitLock = new Object();
   /** Appended to by the tree and block commits; null when running without a journal (unit tests). */
   private final Journal journal;
@@ -98,6 +102,11 @@ public final class FileSystemMaster {
       @Override
       public long cacheableLength(long blockId) {
         return FileSystemMaster.this.cacheableLength(blockId);
+      }
+
+      @Override
+      public <T> T whileUnchanged(java.util.function.Supplier<T> action) {
+        return tree.whileFrozen(action);
       }
     });
     this.maxBlockSize = maxBlockSize;
@@ -526,6 +535,7 @@ public final class FileSystemMaster {
       throws StrataException {
     StrataPath p = StrataPath.of(path);
     PersistenceState state = PersistenceState.NOT_PERSISTED;
+    UfsDirsCreated madeInUfs = null;
     if (!p.isRoot()) {
       UfsTempNames.refuseUserName(path, p.name());
       mounts.checkWritable(p, "create directory");
@@ -533,10 +543,10 @@ public final class FileSystemMaster {
       sync.ensure(p, -1);
       if (writeType.writesUfs() && tree.lookupOrNull(p) == null) {
         MountTable.Resolution r = mounts.requireUfs(p, "create directory with write type " + writeType);
+        // Refused in Strata before anything is made in the UFS; undone there if the tree refuses after all.
+        tree.checkParent(p, recursive, "create directory");
         try {
-          if (!sync.client(r).mkdirs(r.ufsUri())) {
-            throw new UnavailableException("Cannot create " + r.ufsUri() + " in the under file system");
-          }
+          madeInUfs = UfsDirsCreated.mkdirs(sync.client(r), r.ufsUri());
         } catch (StrataException e) {
           throw e;
         } catch (IOException e) {
@@ -545,7 +555,15 @@ public final class FileSystemMaster {
         state = PersistenceState.PERSISTED;
       }
     }
-    FileInfo f = tree.createDirectory(p, recursive, allowExists, mode, state, List.of());
+    FileInfo f;
+    try {
+      f = tree.createDirectory(p, recursive, allowExists, mode, state, List.of());
+    } catch (StrataException e) {
+      if (madeInUfs != null) {
+        madeInUfs.undo();
+      }
+      throw e;
+    }
     sync();
     return f;
   }
@@ -643,6 +661,10 @@ public final class FileSystemMaster {
       }
       sync.ensure(p, -1);
       FileInfo f = tree.getStatus(p);
+      if (fileId != 0 && f.id() != fileId) {
+        throw new FailedPreconditionException("Cannot delete " + path + ": it is no longer inode " + fileId
+            + " (now " + f.id() + ")"); // checked before the UFS copy goes, as the tree checks it after
+      }
       if (f.directory() && f.childCount() > 0 && !recursive) {
         throw new DirectoryNotEmptyException("Cannot delete " + path + ": the directory is not empty ("
             + f.childCount() + " entries) and the delete is not recursive");
@@ -683,9 +705,13 @@ public final class FileSystemMaster {
       sync.ensure(d.parent(), -1);
       sync.ensure(d, -1);
     }
+    // Refused in Strata before anything moves in the UFS (a missing destination parent used to be made
+    // there first); what the UFS rename needed is undone if the tree refuses after all.
+    tree.checkRename(s, d);
     MountTable.Resolution rs = s.isRoot() ? null : resolve(s);
     MountTable.Resolution rd = d.isRoot() ? null : resolve(d);
     boolean movedInUfs = false;
+    UfsDirsCreated madeInUfs = null;
     FileInfo source = s.isRoot() ? null : tree.lookupOrNull(s);
     // Only what the UFS may hold moves there: a directory, or a persisted file.
     if (rs != null && rd != null && source != null && (source.directory() || source.persisted())
@@ -702,8 +728,9 @@ public final class FileSystemMaster {
             throw new AlreadyExistsException("Cannot rename " + src + " to " + dst + ": " + rd.ufsUri()
                 + " exists in the under file system");
           }
-          u.mkdirs(UfsManager.parent(rd.ufsUri()));
+          madeInUfs = UfsDirsCreated.mkdirs(u, UfsManager.parent(rd.ufsUri()));
           if (!u.rename(rs.ufsUri(), rd.ufsUri())) {
+            madeInUfs.undo();
             throw new UnavailableException("Cannot rename " + rs.ufsUri() + " to " + rd.ufsUri()
                 + " in the under file system");
           }
@@ -724,6 +751,7 @@ public final class FileSystemMaster {
         } catch (IOException undo) {
           LOG.error("Renaming {} back to {} after a failed rename failed: {}", rd.ufsUri(), rs.ufsUri(), undo.toString());
         }
+        madeInUfs.undo();
       }
       throw e;
     }
