@@ -43,6 +43,19 @@ public final class WorkerKeys {
   public static final PropertyKey<List<String>> TIER2_DIRS = tierDirs(2);
   public static final PropertyKey<List<String>> TIER2_QUOTA = tierQuota(2, "100GB");
 
+  public static final PropertyKey<Boolean> TIER0_FSYNC = tierFsync(0);
+  public static final PropertyKey<Boolean> TIER1_FSYNC = tierFsync(1);
+  public static final PropertyKey<Boolean> TIER2_FSYNC = tierFsync(2);
+  public static final List<PropertyKey<Boolean>> TIER_FSYNC = List.of(TIER0_FSYNC, TIER1_FSYNC, TIER2_FSYNC);
+
+  private static PropertyKey<Boolean> tierFsync(int n) {
+    return PropertyKey.booleanKey("strata.worker.tier." + n + ".fsync")
+        .doc("Whether a block committed to (or moved into) tier " + n + " is fsynced, with its dir entry, before "
+            + "the master learns of it (or before the source copy is deleted). Unset: on for every alias but MEM "
+            + "(a tmpfs does not survive a crash anyway).")
+        .build();
+  }
+
   /** Tier n's keys, n = 0 for the top tier. */
   public static final List<PropertyKey<String>> TIER_ALIAS = List.of(TIER0_ALIAS, TIER1_ALIAS, TIER2_ALIAS);
   public static final List<PropertyKey<List<String>>> TIER_DIRS = List.of(TIER0_DIRS, TIER1_DIRS, TIER2_DIRS);

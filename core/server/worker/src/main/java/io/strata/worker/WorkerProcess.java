@@ -1,6 +1,7 @@
 package io.strata.worker;
 
 import io.strata.common.conf.CommonKeys;
+import io.strata.common.conf.PropertyKey;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.conf.ValueParser;
 import io.strata.common.exception.StrataException;
@@ -103,7 +104,9 @@ public final class WorkerProcess implements AutoCloseable {
         out.add(new TierSpec.Dir(Path.of(dirs.get(i).replace("${strata.worker.rpc.port}", Integer.toString(port))),
             quota));
       }
-      specs.add(new TierSpec(conf.get(WorkerKeys.TIER_ALIAS.get(n)), out));
+      String alias = conf.get(WorkerKeys.TIER_ALIAS.get(n));
+      PropertyKey<Boolean> fsync = WorkerKeys.TIER_FSYNC.get(n);
+      specs.add(new TierSpec(alias, out, conf.isSet(fsync) ? conf.get(fsync) : TierSpec.defaultFsync(alias)));
     }
     return specs;
   }
