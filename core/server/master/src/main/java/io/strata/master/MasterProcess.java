@@ -176,10 +176,11 @@ public final class MasterProcess implements AutoCloseable {
       }
       return fs;
     };
-    server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE), List.of(
+    server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE),
+        GrpcServer.Limits.from(conf), List.of(
         new FileSystemMasterService(state, host + ":" + port, startMs, conf.get(MasterKeys.LIST_BATCH_SIZE_MAX),
-            listings),
-        new BlockMasterWorkerService(state)));
+            listings).bindService(),
+        new BlockMasterWorkerService(state).bindService()));
     try {
       server.start();
     } catch (IOException e) {

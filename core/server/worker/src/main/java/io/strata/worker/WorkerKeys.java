@@ -182,4 +182,27 @@ public final class WorkerKeys {
           .validate(d -> d.toMillis() >= 1, "at least 1ms")
           .doc("Longest a whole-block read from another worker may take (background caching, persisting).")
           .build();
+
+  public static final PropertyKey<Integer> STREAMS_MAX = PropertyKey.intKey("strata.worker.streams.max")
+      .defaultValue(4096)
+      .validate(v -> v >= 1, "at least 1")
+      .doc("Most data streams (block reads, block writes, under file system writes) a worker has open at once; "
+          + "more are refused with RESOURCE_EXHAUSTED. Each holds a file descriptor.")
+      .build();
+
+  public static final PropertyKey<Integer> STREAMS_PER_CLIENT_MAX =
+      PropertyKey.intKey("strata.worker.streams.per.client.max")
+          .defaultValue(512)
+          .validate(v -> v >= 1, "at least 1")
+          .doc("Most data streams one client connection may have open on a worker; more are refused with "
+              + "RESOURCE_EXHAUSTED.")
+          .build();
+
+  public static final PropertyKey<Duration> READ_STREAM_STALL_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.read.stream.stall.timeout")
+          .defaultValue("2min")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("A block read whose reader takes no data for this long is cancelled (DEADLINE_EXCEEDED) and "
+              + "releases the block, so a stuck reader cannot pin a block against removal and eviction.")
+          .build();
 }

@@ -9,7 +9,10 @@ import io.strata.common.exception.UnavailableException;
 import io.strata.common.net.WorkerAddress;
 import io.strata.server.GrpcServer;
 import io.strata.server.ufs.UfsManager;
+import io.grpc.ServerInterceptors;
 import io.strata.worker.rpc.BlockWorkerService;
+import io.strata.worker.rpc.ReadStallWatch;
+import io.strata.worker.rpc.StreamLimits;
 import io.strata.worker.store.Allocator;
 import io.strata.worker.store.BlockAnnotator;
 import io.strata.worker.store.BlockStore;
@@ -54,6 +57,8 @@ public final class WorkerProcess implements AutoCloseable {
   private ExecutorService ufsIo;
   private ThreadPoolExecutor asyncCache;
   private ExecutorService persist;
+  private ScheduledExecutorService rpcTimers;
+  private StreamLimits streamLimits;
   private WorkerUfs ufs;
   private TieredBlockStore store;
   private TierManager tierManager;
@@ -130,8 +135,12 @@ public final class WorkerProcess implements AutoCloseable {
     ufs = new WorkerUfs(deferred, new SyncMasterClient(), ufsManager, ufsIo, asyncCache, persist,
         new WorkerUfs.Settings(Math.min(maxChunk, 1 << 20), conf.get(WorkerKeys.UFS_READ_STALL_TIMEOUT).toMillis(),
             maxMessage, conf.get(WorkerKeys.PEER_READ_TIMEOUT).toMillis()));
-    server = new GrpcServer("worker", bind, wantPort, maxMessage, List.of(new BlockWorkerService(deferred,
-        (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk)));
+    rpcTimers = Executors.newSingleThreadScheduledExecutor(GrpcServer.namedDaemon("worker-rpc-timers"));
+    ReadStallWatch stallWatch = new ReadStallWatch(rpcTimers, conf.get(WorkerKeys.READ_STREAM_STALL_TIMEOUT).toMillis());
+    streamLimits = new StreamLimits(conf.get(WorkerKeys.STREAMS_MAX), conf.get(WorkerKeys.STREAMS_PER_CLIENT_MAX));
+    server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
+        List.of(ServerInterceptors.intercept(new BlockWorkerService(deferred,
+            (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk, stallWatch), streamLimits)));
     server.start();
     port = server.port();
     WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port);
@@ -167,6 +176,11 @@ public final class WorkerProcess implements AutoCloseable {
 
   public int rpcPort() {
     return port;
+  }
+
+  /** Data streams (block reads and writes, UFS writes) open now. */
+  public int openStreams() {
+    return streamLimits == null ? 0 : streamLimits.open();
   }
 
   /** Block reads from under file systems so far: one per read-through load and per NO_CACHE stream. */
@@ -269,7 +283,7 @@ public final class WorkerProcess implements AutoCloseable {
     if (server != null) {
       server.close();
     }
-    for (ExecutorService e : new ExecutorService[] {ufsIo, asyncCache, persist}) {
+    for (ExecutorService e : new ExecutorService[] {ufsIo, asyncCache, persist, rpcTimers}) {
       if (e != null) {
         e.shutdownNow();
       }

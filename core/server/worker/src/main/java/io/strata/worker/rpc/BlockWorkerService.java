@@ -47,12 +47,20 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   private final Committer committer;
   private final UfsOperations ufs;
   private final int maxChunk;
+  private final ReadStallWatch stallWatch;
 
+  /** A service whose block reads are never cancelled for a stalled reader (tests of other things). */
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk) {
+    this(store, committer, ufs, maxChunk, ReadStallWatch.NONE);
+  }
+
+  public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk,
+      ReadStallWatch stallWatch) {
     this.store = store;
     this.committer = committer;
     this.ufs = ufs;
     this.maxChunk = maxChunk;
+    this.stallWatch = stallWatch;
   }
 
   @Override
@@ -205,29 +213,53 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       stream.fail(e);
       return;
     }
-    new BlockReadCall(stream, handle, start, end).begin();
+    new BlockReadCall(stream, handle, start, end, stallWatch).begin();
   }
 
-  /** One block read: sends chunks while the call is ready. Callbacks are serialised by the monitor. */
-  private static final class BlockReadCall {
+  /**
+   * One block read: sends chunks while the call is ready. Callbacks are serialised by the monitor. A
+   * reader that takes nothing for the stall timeout is cancelled and the block released.
+   */
+  private static final class BlockReadCall implements ReadStallWatch.Watched {
     private final ReadStream out;
     private final BlockStore.ReadHandle handle;
     private final FileChannel channel;
     private final long end;
     private final int chunk;
+    private final ReadStallWatch stallWatch;
     private long pos;
     private boolean done;
+    private volatile long lastSentNanos = System.nanoTime();
+    private Runnable unwatch = () -> { };
 
-    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end) {
+    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end, ReadStallWatch stallWatch) {
       this.out = out;
       this.handle = handle;
       this.channel = handle.channel();
       this.pos = start;
       this.end = end;
       this.chunk = out.chunk();
+      this.stallWatch = stallWatch;
+    }
+
+    @Override
+    public long lastProgressNanos() {
+      return lastSentNanos;
+    }
+
+    @Override
+    public synchronized void stalled(String why) {
+      if (!done) {
+        finish();
+        out.fail(new io.strata.common.exception.DeadlineExceededException("Block " + handle.meta().blockId()
+            + ": " + why));
+      }
     }
 
     void begin() {
+      synchronized (this) {
+        unwatch = stallWatch.watch(this);
+      }
       out.listen(this::drain, this::finish);
       if (out.isCancelled()) {
         finish(); // cancelled before the listeners were in place: release the block now
@@ -239,6 +271,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     private synchronized void finish() {
       if (!done) {
         done = true;
+        unwatch.run();
         handle.close();
       }
     }
@@ -258,6 +291,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
           buf.flip();
           pos += n;
           out.sendOne(buf);
+          lastSentNanos = System.nanoTime();
         }
         if (!done && pos >= end) {
           finish();
