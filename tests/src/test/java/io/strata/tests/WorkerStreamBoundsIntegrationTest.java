@@ -3,6 +3,7 @@ package io.strata.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.google.protobuf.ByteString;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
@@ -18,11 +19,16 @@ import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.id.BlockId;
 import io.strata.minicluster.LocalStrataCluster;
 import io.strata.proto.BlockWorkerServiceGrpc;
+import io.strata.proto.CreateFileRequest;
+import io.strata.proto.FileSystemMasterServiceGrpc;
 import io.strata.proto.ReadBlockRequest;
 import io.strata.proto.ReadBlockResponse;
 import io.strata.proto.WriteBlockHeader;
 import io.strata.proto.WriteBlockRequest;
 import io.strata.proto.WriteBlockResponse;
+import io.strata.proto.WriteUfsFileHeader;
+import io.strata.proto.WriteUfsFileRequest;
+import io.strata.proto.WriteUfsFileResponse;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,8 +44,9 @@ import org.junit.jupiter.api.Test;
 /**
  * A worker's data streams are bounded (issue 9, points 5 and 6), over a real cluster and raw gRPC
  * clients that behave as no Strata client would: streams per client connection and in total are capped
- * with RESOURCE_EXHAUSTED naming the key, and a reader that requests one chunk and never more is
- * cancelled after the stall timeout, releasing its block so it can be removed.
+ * with RESOURCE_EXHAUSTED naming the key; a reader that requests one chunk and never more is cancelled
+ * after the stall timeout, releasing its block so it can be removed; a UFS write stream that goes silent
+ * is reaped with its partial file.
  */
 class WorkerStreamBoundsIntegrationTest {
   private static final int BLOCK = 4 << 20; // well past the transport's windows, so a stalled reader stalls
@@ -59,6 +66,7 @@ class WorkerStreamBoundsIntegrationTest {
         .set("strata.worker.streams.per.client.max", 2)
         .set("strata.worker.streams.max", 3)
         .set("strata.worker.read.stream.stall.timeout", stallTimeout)
+        .set("strata.worker.ufs.write.idle.timeout", stallTimeout)
         .build().start();
     return cluster.client();
   }
@@ -194,5 +202,49 @@ class WorkerStreamBoundsIntegrationTest {
     assertThat(s.getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(s.getDescription()).contains("strata.worker.read.stream.stall.timeout");
     assertThat(r.bytes.get()).isLessThan(BLOCK);
+  }
+
+  @Test
+  void ufsWriteStreamIdlePastTheTimeout_isReaped_withItsPartialFile() throws Exception {
+    start("1s");
+    ManagedChannel master = GrpcChannels.forAddress("127.0.0.1", cluster.masterPort(), 64 << 20);
+    channels.add(master);
+    long fileId = FileSystemMasterServiceGrpc.newBlockingStub(master).createFile(CreateFileRequest.newBuilder()
+        .setPath("/through").setBlockSize(1 << 20).setWriteType("THROUGH").build()).getFile().getId();
+    CompletableFuture<Throwable> ended = new CompletableFuture<>();
+    StreamObserver<WriteUfsFileRequest> w = BlockWorkerServiceGrpc.newStub(connect()).writeUfsFile(
+        new StreamObserver<>() {
+          @Override
+          public void onNext(WriteUfsFileResponse value) {
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            ended.complete(t);
+          }
+
+          @Override
+          public void onCompleted() {
+            ended.complete(null);
+          }
+        });
+    w.onNext(WriteUfsFileRequest.newBuilder().setHeader(WriteUfsFileHeader.newBuilder().setFileId(fileId))
+        .setChunk(ByteString.copyFrom(new byte[1000])).build());
+    // the partial file exists in the UFS while the client is silent ...
+    await().atMost(Duration.ofSeconds(20)).until(() -> !ufsEntries().isEmpty());
+    assertThat(cluster.worker(0).openStreams()).isEqualTo(1);
+    // ... and is gone, with the stream, once it idled past the timeout
+    Throwable t = ended.get(30, TimeUnit.SECONDS);
+    Status s = Status.fromThrowable(t);
+    assertThat(s.getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(s.getDescription()).contains("strata.worker.ufs.write.idle.timeout");
+    await().atMost(Duration.ofSeconds(20)).until(() -> ufsEntries().isEmpty() && cluster.worker(0).openStreams() == 0);
+  }
+
+  /** Everything in the root UFS dir (the file being written is there under its temporary name). */
+  private List<String> ufsEntries() throws IOException {
+    try (var s = java.nio.file.Files.list(cluster.rootUfsDir())) {
+      return s.map(p -> p.getFileName().toString()).toList();
+    }
   }
 }

@@ -205,4 +205,12 @@ public final class WorkerKeys {
           .doc("A block read whose reader takes no data for this long is cancelled (DEADLINE_EXCEEDED) and "
               + "releases the block, so a stuck reader cannot pin a block against removal and eviction.")
           .build();
+
+  public static final PropertyKey<Duration> UFS_WRITE_IDLE_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.ufs.write.idle.timeout")
+          .defaultValue("5min")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("An under file system write stream (CACHE_THROUGH, THROUGH) that receives no data for this long is "
+              + "cancelled (DEADLINE_EXCEEDED) and its partial file deleted.")
+          .build();
 }

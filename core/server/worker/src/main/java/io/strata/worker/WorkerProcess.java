@@ -11,7 +11,7 @@ import io.strata.server.GrpcServer;
 import io.strata.server.ufs.UfsManager;
 import io.grpc.ServerInterceptors;
 import io.strata.worker.rpc.BlockWorkerService;
-import io.strata.worker.rpc.ReadStallWatch;
+import io.strata.worker.rpc.IdleWatch;
 import io.strata.worker.rpc.StreamLimits;
 import io.strata.worker.store.Allocator;
 import io.strata.worker.store.BlockAnnotator;
@@ -136,11 +136,14 @@ public final class WorkerProcess implements AutoCloseable {
         new WorkerUfs.Settings(Math.min(maxChunk, 1 << 20), conf.get(WorkerKeys.UFS_READ_STALL_TIMEOUT).toMillis(),
             maxMessage, conf.get(WorkerKeys.PEER_READ_TIMEOUT).toMillis()));
     rpcTimers = Executors.newSingleThreadScheduledExecutor(GrpcServer.namedDaemon("worker-rpc-timers"));
-    ReadStallWatch stallWatch = new ReadStallWatch(rpcTimers, conf.get(WorkerKeys.READ_STREAM_STALL_TIMEOUT).toMillis());
+    IdleWatch stallWatch = new IdleWatch(rpcTimers, conf.get(WorkerKeys.READ_STREAM_STALL_TIMEOUT).toMillis(),
+        WorkerKeys.READ_STREAM_STALL_TIMEOUT.name());
+    IdleWatch ufsWriteWatch = new IdleWatch(rpcTimers, conf.get(WorkerKeys.UFS_WRITE_IDLE_TIMEOUT).toMillis(),
+        WorkerKeys.UFS_WRITE_IDLE_TIMEOUT.name());
     streamLimits = new StreamLimits(conf.get(WorkerKeys.STREAMS_MAX), conf.get(WorkerKeys.STREAMS_PER_CLIENT_MAX));
     server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
         List.of(ServerInterceptors.intercept(new BlockWorkerService(deferred,
-            (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk, stallWatch), streamLimits)));
+            (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk, stallWatch, ufsWriteWatch), streamLimits)));
     server.start();
     port = server.port();
     WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port);

@@ -47,20 +47,26 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   private final Committer committer;
   private final UfsOperations ufs;
   private final int maxChunk;
-  private final ReadStallWatch stallWatch;
+  private final IdleWatch stallWatch;
+  private final IdleWatch ufsWriteWatch;
 
-  /** A service whose block reads are never cancelled for a stalled reader (tests of other things). */
+  /** A service whose streams are never ended for idling (tests of other things). */
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk) {
-    this(store, committer, ufs, maxChunk, ReadStallWatch.NONE);
+    this(store, committer, ufs, maxChunk, IdleWatch.NONE, IdleWatch.NONE);
   }
 
+  /**
+   * A service whose block reads end when the reader takes no data for {@code stallWatch}'s timeout and
+   * whose UFS file writes end (their partial files deleted) when no data comes for {@code ufsWriteWatch}'s.
+   */
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk,
-      ReadStallWatch stallWatch) {
+      IdleWatch stallWatch, IdleWatch ufsWriteWatch) {
     this.store = store;
     this.committer = committer;
     this.ufs = ufs;
     this.maxChunk = maxChunk;
     this.stallWatch = stallWatch;
+    this.ufsWriteWatch = ufsWriteWatch;
   }
 
   @Override
@@ -220,19 +226,19 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
    * One block read: sends chunks while the call is ready. Callbacks are serialised by the monitor. A
    * reader that takes nothing for the stall timeout is cancelled and the block released.
    */
-  private static final class BlockReadCall implements ReadStallWatch.Watched {
+  private static final class BlockReadCall implements IdleWatch.Watched {
     private final ReadStream out;
     private final BlockStore.ReadHandle handle;
     private final FileChannel channel;
     private final long end;
     private final int chunk;
-    private final ReadStallWatch stallWatch;
+    private final IdleWatch stallWatch;
     private long pos;
     private boolean done;
     private volatile long lastSentNanos = System.nanoTime();
     private Runnable unwatch = () -> { };
 
-    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end, ReadStallWatch stallWatch) {
+    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end, IdleWatch stallWatch) {
       this.out = out;
       this.handle = handle;
       this.channel = handle.channel();
@@ -248,12 +254,13 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     }
 
     @Override
-    public synchronized void stalled(String why) {
+    public synchronized boolean idle(String why) {
       if (!done) {
         finish();
         out.fail(new io.strata.common.exception.DeadlineExceededException("Block " + handle.meta().blockId()
-            + ": " + why));
+            + " read: the reader made " + why));
       }
+      return true;
     }
 
     void begin() {
@@ -311,21 +318,58 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     return new UfsWriteCall(response);
   }
 
-  /** One UFS file write. gRPC delivers its callbacks serially. */
-  private final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest> {
+  /**
+   * One UFS file write. gRPC delivers its callbacks serially; the idle watch may end it from its own
+   * thread, so callbacks hold {@link #lock} (the watch only tries it: a write busy in the UFS is not idle).
+   */
+  private final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest>, IdleWatch.Watched {
     private final StreamObserver<WriteUfsFileResponse> response;
+    private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
     private UfsFileWrite write;
     private boolean failed;
+    private volatile long lastDataNanos = System.nanoTime();
+    private Runnable unwatch = () -> { };
 
     UfsWriteCall(StreamObserver<WriteUfsFileResponse> response) {
       this.response = response;
     }
 
     @Override
+    public long lastProgressNanos() {
+      return lastDataNanos;
+    }
+
+    @Override
+    public boolean idle(String why) {
+      if (!lock.tryLock()) {
+        return false;
+      }
+      try {
+        if (!failed) {
+          fail(new io.strata.common.exception.DeadlineExceededException("Under file system write: the client made "
+              + why + "; its partial file is deleted"));
+        }
+        return true;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
     public void onNext(WriteUfsFileRequest req) {
+      lock.lock();
+      try {
+        onNextLocked(req);
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    private void onNextLocked(WriteUfsFileRequest req) {
       if (failed) {
         return;
       }
+      lastDataNanos = System.nanoTime();
       try {
         if (write == null) {
           if (!req.hasHeader()) {
@@ -333,12 +377,14 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
                 + "header (the file id)");
           }
           write = ufs.openFileWrite(req.getHeader().getFileId());
+          unwatch = ufsWriteWatch.watch(this);
         } else if (req.hasHeader()) {
           throw new InvalidArgumentException("Under file system write of file " + req.getHeader().getFileId()
               + ": only the first message may carry a header");
         }
         if (!req.getChunk().isEmpty()) {
           write.write(req.getChunk().asReadOnlyByteBuffer());
+          lastDataNanos = System.nanoTime();
         }
       } catch (Exception e) {
         fail(e);
@@ -347,6 +393,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
 
     private void fail(Throwable t) {
       failed = true;
+      unwatch.run();
       if (write != null) {
         write.abort();
       }
@@ -355,18 +402,34 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
 
     @Override
     public void onError(Throwable t) {
-      // The client cancelled or the connection broke: no partial file may remain.
-      failed = true;
-      if (write != null) {
-        write.abort();
+      lock.lock();
+      try {
+        // The client cancelled or the connection broke: no partial file may remain.
+        failed = true;
+        unwatch.run();
+        if (write != null) {
+          write.abort();
+        }
+      } finally {
+        lock.unlock();
       }
     }
 
     @Override
     public void onCompleted() {
+      lock.lock();
+      try {
+        onCompletedLocked();
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    private void onCompletedLocked() {
       if (failed) {
         return;
       }
+      unwatch.run();
       if (write == null) {
         fail(new InvalidArgumentException("An under file system write ended before its header was sent"));
         return;
