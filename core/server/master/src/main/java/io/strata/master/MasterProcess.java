@@ -92,8 +92,11 @@ public final class MasterProcess implements AutoCloseable {
   }
 
   private FileSystemMaster newState() {
-    return new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT), conf.get(MasterKeys.BLOCK_SIZE_MAX),
-        journal, ufsConfig);
+    FileSystemMaster state = new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT),
+        conf.get(MasterKeys.BLOCK_SIZE_MAX), journal, ufsConfig);
+    state.blockMaster().limits(conf.get(MasterKeys.REMOVALS_PER_HEARTBEAT_MAX),
+        conf.get(MasterKeys.LOST_WORKER_FORGET_AFTER));
+    return state;
   }
 
   /** The normalised URIs of strata.master.mount.allowed.uris. */

@@ -16,6 +16,8 @@ final class WorkerMeta {
   final Set<Long> blocks = new HashSet<>();
   /** Blocks the worker must remove, sent with the next heartbeat reply. */
   final Set<Long> toRemove = new HashSet<>();
+  /** Heartbeat replies sent so far: where the next batch of a long removal list starts. */
+  long removalRound;
   List<StorageDirState> dirs = List.of();
 
   WorkerMeta(long id, WorkerAddress address, long startTimeMs) {
