@@ -67,4 +67,19 @@ public final class ServerKeys {
           .doc("A connection with no call for this long is closed by the server (the client reconnects when "
               + "it needs to).")
           .build();
+
+  public static final PropertyKey<Integer> UFS_CLIENTS_MAX = PropertyKey.intKey("strata.ufs.clients.max")
+      .defaultValue(64)
+      .validate(v -> v >= 1, "at least 1")
+      .doc("Most under file system clients (one per file system and mount option set) a server keeps open; "
+          + "when full, the least recently used idle one is closed, and if none is idle a new one is refused.")
+      .build();
+
+  public static final PropertyKey<java.time.Duration> UFS_CLIENT_IDLE_TIMEOUT =
+      PropertyKey.durationKey("strata.ufs.client.idle.timeout")
+          .defaultValue("10min")
+          .validate(d -> d.toMillis() >= 0, "0 or more")
+          .doc("An under file system client unused for this long may be closed to make room for another "
+              + "(strata.ufs.clients.max).")
+          .build();
 }

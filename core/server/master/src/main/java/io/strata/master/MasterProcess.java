@@ -59,7 +59,7 @@ public final class MasterProcess implements AutoCloseable {
   private volatile boolean leading;
   private volatile Runnable fatalHandler;
   private Journal journal;
-  private final UfsManager ufsManager = new UfsManager();
+  private final UfsManager ufsManager;
   private UfsConfig ufsConfig;
   private GrpcServer server;
   private ScheduledExecutorService background;
@@ -73,6 +73,7 @@ public final class MasterProcess implements AutoCloseable {
   public MasterProcess(StrataConf conf, Clock clock) {
     this.conf = conf;
     this.clock = clock;
+    this.ufsManager = UfsManager.fromConf(conf);
     this.fatalHandler = () -> new Thread(this::close, "master-step-down").start();
   }
 
@@ -328,6 +329,11 @@ public final class MasterProcess implements AutoCloseable {
   /** The bound RPC port. */
   public int rpcPort() {
     return server.port();
+  }
+
+  /** The under file system clients of this master (tests check what is open). */
+  public UfsManager ufsManager() {
+    return ufsManager;
   }
 
   public FileSystemMaster fileSystemMaster() {

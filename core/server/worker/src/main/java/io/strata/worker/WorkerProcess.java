@@ -123,7 +123,7 @@ public final class WorkerProcess implements AutoCloseable {
     int maxChunk = (int) Math.min(conf.get(WorkerKeys.READ_CHUNK_SIZE_MAX), maxMessage - 1024);
     // The data server binds first, so that port 0 resolves before the store dir names need it.
     DeferredStore deferred = new DeferredStore();
-    ufsManager = new UfsManager();
+    ufsManager = UfsManager.fromConf(conf);
     ufsIo = Executors.newFixedThreadPool(conf.get(WorkerKeys.UFS_IO_THREADS),
         GrpcServer.namedDaemon("worker-ufs-io"));
     int cacheThreads = conf.get(WorkerKeys.ASYNC_CACHE_THREADS);
