@@ -96,12 +96,16 @@ class WorkerStreamBoundsIntegrationTest {
     final ClientCall<ReadBlockRequest, ReadBlockResponse> call;
 
     Reader(ManagedChannel ch, long blockId) {
+      this(ch, ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(0).setLength(BLOCK)
+          .setChunkSize(64 << 10).build());
+    }
+
+    Reader(ManagedChannel ch, ReadBlockRequest req) {
       call = ch.newCall(BlockWorkerServiceGrpc.getReadBlockMethod(), CallOptions.DEFAULT.withDeadlineAfter(2,
           TimeUnit.MINUTES));
       call.start(this, new Metadata());
       call.request(1);
-      call.sendMessage(ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(0).setLength(BLOCK)
-          .setChunkSize(64 << 10).build());
+      call.sendMessage(req);
       call.halfClose();
     }
 
@@ -246,5 +250,38 @@ class WorkerStreamBoundsIntegrationTest {
     try (var s = java.nio.file.Files.list(cluster.rootUfsDir())) {
       return s.map(p -> p.getFileName().toString()).toList();
     }
+  }
+
+  @Test
+  void readsFromTheUfs_pastItsThreadsAndQueue_areRefusedWithResourceExhausted() throws Exception {
+    cluster = LocalStrataCluster.builder().workers(1)
+        .set("strata.worker.ufs.io.threads", 1)
+        .set("strata.worker.ufs.io.queue.max", 1)
+        .build().start();
+    FileSystem fs = cluster.client();
+    byte[] data = new byte[BLOCK];
+    new Random(3).nextBytes(data);
+    try (FileOutStream out = fs.createFile("/persisted", CreateFileOptions.defaults().withBlockSize(BLOCK)
+        .withWriteType(WriteType.CACHE_THROUGH))) {
+      out.write(data);
+    }
+    fs.free("/persisted", false, false);
+    long block = BlockId.of(fs.getStatus("/persisted").id(), 0);
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.worker(0).store().committedBlocks().isEmpty());
+    ReadBlockRequest fromUfs = ReadBlockRequest.newBuilder().setBlockId(block).setOffset(0).setLength(BLOCK)
+        .setChunkSize(64 << 10).setUfsFallback(true).setNoCache(true).build();
+    // the first holds the one UFS thread (it waits for its reader to take more), the second waits in the queue
+    Reader first = new Reader(connect(), fromUfs);
+    assertThat(first.admitted()).isTrue();
+    Reader second = new Reader(connect(), fromUfs);
+    await().atMost(Duration.ofSeconds(20)).until(() -> cluster.worker(0).openStreams() == 2);
+    Reader third = new Reader(connect(), fromUfs);
+    assertThat(third.admitted()).isFalse();
+    assertThat(third.refusal().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(third.refusal().getDescription()).contains("strata.worker.ufs.io.queue.max");
+    // once the first reader goes, the queued one is served
+    first.call.cancel("done", null);
+    assertThat(second.admitted()).isTrue();
+    second.call.cancel("done", null);
   }
 }

@@ -144,7 +144,14 @@ public final class WorkerKeys {
       .defaultValue(16)
       .validate(v -> v >= 1, "at least 1")
       .doc("Threads that read blocks from under file systems for reads of blocks the worker does not hold "
-          + "(read-through loads and NO_CACHE streams); more reads wait in a queue.")
+          + "(read-through loads and NO_CACHE streams); more reads wait in a bounded queue (strata.worker.ufs.io.queue.max).")
+      .build();
+
+  public static final PropertyKey<Integer> UFS_IO_QUEUE_MAX = PropertyKey.intKey("strata.worker.ufs.io.queue.max")
+      .defaultValue(1024)
+      .validate(v -> v >= 1, "at least 1")
+      .doc("Reads from under file systems that may wait for a strata.worker.ufs.io.threads thread; more are "
+          + "refused with RESOURCE_EXHAUSTED.")
       .build();
 
   public static final PropertyKey<Duration> UFS_READ_STALL_TIMEOUT =

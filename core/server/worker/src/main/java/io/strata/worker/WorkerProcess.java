@@ -124,8 +124,9 @@ public final class WorkerProcess implements AutoCloseable {
     // The data server binds first, so that port 0 resolves before the store dir names need it.
     DeferredStore deferred = new DeferredStore();
     ufsManager = UfsManager.fromConf(conf);
-    ufsIo = Executors.newFixedThreadPool(conf.get(WorkerKeys.UFS_IO_THREADS),
-        GrpcServer.namedDaemon("worker-ufs-io"));
+    int ufsThreads = conf.get(WorkerKeys.UFS_IO_THREADS);
+    ufsIo = new ThreadPoolExecutor(ufsThreads, ufsThreads, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(conf.get(WorkerKeys.UFS_IO_QUEUE_MAX)), GrpcServer.namedDaemon("worker-ufs-io"));
     int cacheThreads = conf.get(WorkerKeys.ASYNC_CACHE_THREADS);
     asyncCache = new ThreadPoolExecutor(cacheThreads, cacheThreads, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(conf.get(WorkerKeys.ASYNC_CACHE_QUEUE_MAX)),
