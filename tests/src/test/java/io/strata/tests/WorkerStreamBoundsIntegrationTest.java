@@ -1,6 +1,7 @@
 package io.strata.tests;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
@@ -19,6 +20,7 @@ import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.id.BlockId;
 import io.strata.minicluster.LocalStrataCluster;
 import io.strata.proto.BlockWorkerServiceGrpc;
+import io.strata.proto.CacheBlockRequest;
 import io.strata.proto.CreateFileRequest;
 import io.strata.proto.FileSystemMasterServiceGrpc;
 import io.strata.proto.ReadBlockRequest;
@@ -283,5 +285,27 @@ class WorkerStreamBoundsIntegrationTest {
     first.call.cancel("done", null);
     assertThat(second.admitted()).isTrue();
     second.call.cancel("done", null);
+  }
+
+  @Test
+  void serverConnections_areCappedInCalls_andClosedWhenIdle() throws Exception {
+    cluster = LocalStrataCluster.builder().workers(1)
+        .set("strata.server.rpc.streams.per.connection.max", 1)
+        .set("strata.server.rpc.connection.idle.max", "1s")
+        .build().start();
+    long block = writeBlock(cluster.client(), "/one-stream");
+    ManagedChannel a = connect();
+    Reader held = new Reader(a, block); // a stalled read: holds the connection's one stream
+    assertThat(held.admitted()).isTrue();
+    // a second call on that connection waits for a stream (here until its deadline); another connection serves
+    CacheBlockRequest cache = CacheBlockRequest.newBuilder().setBlockId(block).build();
+    assertThatThrownBy(() -> BlockWorkerServiceGrpc.newBlockingStub(a).withDeadlineAfter(1, TimeUnit.SECONDS)
+        .cacheBlock(cache)).isInstanceOfSatisfying(io.grpc.StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+    ManagedChannel b = connect();
+    BlockWorkerServiceGrpc.newBlockingStub(b).withDeadlineAfter(10, TimeUnit.SECONDS).cacheBlock(cache);
+    held.call.cancel("done", null);
+    // a connection without calls is closed by the server after the idle limit (the client goes IDLE)
+    await().atMost(Duration.ofSeconds(20)).until(() -> b.getState(false) == io.grpc.ConnectivityState.IDLE);
   }
 }
