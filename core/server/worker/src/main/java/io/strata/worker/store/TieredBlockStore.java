@@ -316,14 +316,21 @@ public final class TieredBlockStore implements BlockStore {
         return;
       }
     }
-    freeSpace(dir, n);
-    synchronized (this) {
-      if (!dir.isGood()) {
-        throw new InternalException("Storage dir " + dir.root + " failed while block " + blockId + " was written");
-      }
-      if (dir.capacity - dir.used >= n) {
-        dir.used += n;
-        return;
+    // Concurrent evictors skip each other's locked victims and may take the room one of them made, so a
+    // pass that finds nothing is retried (bounded) with a fresh view before the write is refused.
+    for (int attempt = 1; ; attempt++) {
+      freeSpace(dir, n);
+      synchronized (this) {
+        if (!dir.isGood()) {
+          throw new InternalException("Storage dir " + dir.root + " failed while block " + blockId + " was written");
+        }
+        if (dir.capacity - dir.used >= n) {
+          dir.used += n;
+          return;
+        }
+        if (attempt < 4) {
+          continue;
+        }
       }
       throw new ResourceExhaustedException("Tier " + dir.tierAlias + " dir " + dir.root + " is full: "
           + dir.used + " of " + dir.capacity + " bytes used and nothing more can be evicted; block " + blockId
