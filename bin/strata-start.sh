@@ -16,8 +16,6 @@ usage() {
 what=$1; shift
 mkdir -p "$STRATA_LOGS_DIR" "$STRATA_PID_DIR"
 
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
 # $1 pid file, $2 log name, $3 readiness check command; rest: java args
 launch() {
   local pidfile=$1 name=$2 ready=$3; shift 3
@@ -38,9 +36,16 @@ launch() {
   while ! eval "$ready"; do
     if ! kill -0 "$pid" 2>/dev/null; then
       rm -f "$pidfile"
-      echo "$name failed to start. Last lines of its logs:" >&2
-      tail -n 20 "$out" >&2 || true
-      tail -n 20 "$STRATA_LOGS_DIR/$name.log" 2>/dev/null >&2 || true
+      local code=0
+      wait "$pid" || code=$?
+      if grep -q '^Cannot start the ' "$out"; then
+        # The process said why in one line (a bad setting, a taken port, a journal in use): that is all.
+        grep '^Cannot start the ' "$out" >&2
+      else
+        echo "$name failed to start (exit code $code). Last lines of its logs:" >&2
+        tail -n 20 "$out" >&2 || true
+        tail -n 20 "$STRATA_LOGS_DIR/$name.log" 2>/dev/null >&2 || true
+      fi
       exit 1
     fi
     if [ "$waited" -ge "${STRATA_START_TIMEOUT:-120}0" ]; then
@@ -51,6 +56,7 @@ launch() {
     sleep 0.1
     waited=$((waited + 1))
   done
+  grep '^Warning: ' "$out" >&2 || true
   echo "Started $name (pid $pid); logs in $STRATA_LOGS_DIR/$name.log"
 }
 
@@ -73,8 +79,9 @@ case "$what" in
     ;;
   master)
     [ $# -eq 0 ] || { echo "strata-start.sh master takes no options (configure it in conf/)" >&2; usage; }
-    port=${STRATA_MASTER_RPC_PORT:-19998}
-    launch "$STRATA_PID_DIR/master.pid" master "port_open $port" io.strata.master.MasterMain
+    # Ready when THIS master says it serves: an open port may be another master's (or local mode's).
+    launch "$STRATA_PID_DIR/master.pid" master \
+      "grep -q ' serving on ' '$STRATA_LOGS_DIR/master.log' 2>/dev/null" io.strata.master.MasterMain
     ;;
   worker)
     port=${STRATA_WORKER_RPC_PORT:-29999}

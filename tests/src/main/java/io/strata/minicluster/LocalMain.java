@@ -36,7 +36,9 @@ public final class LocalMain {
       System.err.println("--workers must be between 1 and 16, got " + workers);
       System.exit(2);
     }
-    StrataConf conf = StrataConf.load();
+    StrataConf conf = io.strata.server.Startup.loadConf("local cluster",
+        java.util.List.of(io.strata.master.MasterKeys.class, WorkerKeys.class, io.strata.client.ClientKeys.class),
+        java.util.List.of());
     Path home = Path.of(conf.get(CommonKeys.HOME));
     Path dataDir = home.resolve(conf.get(ServerKeys.DATA_DIR));
     Files.createDirectories(dataDir);
@@ -61,7 +63,7 @@ public final class LocalMain {
     b.set(WorkerKeys.HEARTBEAT_INTERVAL.name(), conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis() + "ms");
     b.set(io.strata.master.MasterKeys.WORKER_TIMEOUT.name(),
         conf.get(io.strata.master.MasterKeys.WORKER_TIMEOUT).toMillis() + "ms");
-    LocalStrataCluster cluster = b.build().start();
+    LocalStrataCluster cluster = io.strata.server.Startup.start("local cluster", () -> b.build().start());
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {

@@ -42,7 +42,8 @@ class UfsShellIntegrationTest {
   @BeforeAll
   static void start() throws IOException {
     cluster = LocalStrataCluster.builder().workers(1).set("strata.user.block.size.default", BLOCK)
-        .set("strata.master.ufs.block.size", BLOCK).set("strata.master.persist.check.interval", "100ms").build()
+        .set("strata.master.ufs.block.size", BLOCK).set("strata.master.persist.check.interval", "100ms")
+        .set("strata.master.ttl.check.interval", "50ms").build()
         .start();
     conf = cluster.clientConf();
   }
@@ -159,6 +160,35 @@ class UfsShellIntegrationTest {
     assertThat(statField("/p.bin", "ttl_action")).isEqualTo("FREE");
     assertThat(run("fs", "unsetTtl", "/p.bin")).isEqualTo(0);
     assertThat(statField("/p.bin", "ttl_ms")).isEqualTo("-1");
+  }
+
+  @Test
+  void setTtl_ofLongMaxValue_meansNever_theFileSurvivesManyTtlChecks() throws Exception {
+    byte[] content = data(7, 1000);
+    assertThat(run("fs", "copyFromLocal", "--write-type=MUST_CACHE", localFile("never.bin", content).toString(),
+        "/never.bin")).as(err).isEqualTo(0);
+    assertThat(run("fs", "setTtl", "/never.bin", "9223372036854775807")).as(err).isEqualTo(0);
+    assertThat(out).isEqualTo("TTL of /never.bin set to 9223372036854775807 ms (action DELETE)\n");
+    // Each marker expires at once (TTL 0), so its disappearance proves a TTL check ran after the one above.
+    for (int i = 0; i < 3; i++) {
+      String marker = "/ttl-marker-" + i;
+      assertThat(run("fs", "copyFromLocal", "--write-type=MUST_CACHE", localFile("m" + i, data(i, 10)).toString(),
+          marker)).as(err).isEqualTo(0);
+      assertThat(run("fs", "setTtl", marker, "0")).as(err).isEqualTo(0);
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+          .until(() -> run("fs", "stat", marker) == 1);
+    }
+    assertThat(statField("/never.bin", "ttl_ms")).isEqualTo("9223372036854775807");
+    assertThat(run("fs", "cat", "/never.bin")).isEqualTo(0);
+    assertThat(outBytes).isEqualTo(content);
+  }
+
+  @Test
+  void setTtl_beyondTheLargestDuration_isRefusedNamingTheMaximum() {
+    for (String ttl : new String[] {"9223372036854775808", "106751991167301d", "99999999999999999999h"}) {
+      assertThat(run("fs", "setTtl", "/whatever", ttl)).as(ttl).isEqualTo(2);
+      assertThat(err).as(ttl).contains("'" + ttl + "' is too large: the maximum is 9223372036854775807ms");
+    }
   }
 
   @Test

@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Random;
@@ -33,16 +32,7 @@ class LocalScriptsIT {
 
   @BeforeAll
   static void start() throws Exception {
-    env = new HashMap<>();
-    env.put("STRATA_MASTER_RPC_PORT", Integer.toString(Scripts.freePort()));
-    env.put("STRATA_WORKER_RPC_PORT", Integer.toString(Scripts.freePort()));
-    env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
-    env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
-    env.put("STRATA_MASTER_MOUNT_TABLE_ROOT_UFS", tmp.resolve("underFSStorage").toString());
-    env.put("STRATA_WORKER_TIER_0_QUOTA", "256MB");
-    // Blocks in this test's own dir (the default is /dev/shm/strata-worker-<port>, kept after a stop).
-    env.put("STRATA_WORKER_TIER_0_DIRS", tmp.resolve("worker-${strata.worker.rpc.port}").toString());
-    env.put("STRATA_HEAP", "512m");
+    env = Scripts.localClusterEnv(tmp, "256MB", "512m");
     Result r = run("bin/strata-start.sh", "local");
     assertThat(r.exit()).as("start: %s %s", r.out(), r.err()).isZero();
     assertThat(r.out()).contains("Started local");

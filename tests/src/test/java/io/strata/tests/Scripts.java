@@ -42,6 +42,24 @@ final class Scripts {
         Files.readString(err, StandardCharsets.UTF_8));
   }
 
+  /**
+   * The environment of a local cluster (bin/strata-start.sh local) of its own under {@code tmp}: free
+   * ports, its own logs, data, UFS and block dirs, so it never meets another cluster on this host.
+   */
+  static Map<String, String> localClusterEnv(Path tmp, String quota, String heap) throws IOException {
+    Map<String, String> env = new java.util.HashMap<>();
+    env.put("STRATA_MASTER_RPC_PORT", Integer.toString(freePort()));
+    env.put("STRATA_WORKER_RPC_PORT", Integer.toString(freePort()));
+    env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
+    env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
+    env.put("STRATA_MASTER_MOUNT_TABLE_ROOT_UFS", tmp.resolve("underFSStorage").toString());
+    env.put("STRATA_WORKER_TIER_0_QUOTA", quota);
+    // Blocks in the test's own dir (the default is /dev/shm/strata-worker-<port>, kept after a stop).
+    env.put("STRATA_WORKER_TIER_0_DIRS", tmp.resolve("worker-${strata.worker.rpc.port}").toString());
+    env.put("STRATA_HEAP", heap);
+    return env;
+  }
+
   /** A free port on loopback. */
   static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {

@@ -9,6 +9,9 @@ import io.strata.client.FileBlockInfo;
 import io.strata.client.FileInStream;
 import io.strata.client.FileOutStream;
 import io.strata.client.FileSystem;
+import io.strata.client.URIStatus;
+import io.strata.client.options.CreateFileOptions;
+import io.strata.client.options.WriteType;
 import io.strata.common.exception.UnavailableException;
 import io.strata.minicluster.LocalStrataCluster;
 import java.io.ByteArrayOutputStream;
@@ -136,10 +139,15 @@ class StorageDirFailureIntegrationTest {
     }
   }
 
+  /**
+   * Writes MUST_CACHE: the worker's dirs hold the only copy, so a block in a broken dir is lost for sure
+   * (an ASYNC_THROUGH file might be persisted first and read back from the UFS: timing would decide).
+   */
   private static byte[] write(FileSystem client, String path, long seed, int length) throws IOException {
     byte[] content = new byte[length];
     new Random(seed).nextBytes(content);
-    try (FileOutStream out = client.createFile(path)) {
+    try (FileOutStream out = client.createFile(path,
+        CreateFileOptions.defaults().withWriteType(WriteType.MUST_CACHE))) {
       out.write(content);
     }
     return content;
@@ -256,6 +264,7 @@ class StorageDirFailureIntegrationTest {
     // Both three-block files had blocks in each dir; the single-block files alternated.
     assertThat(damaged).contains("/multi/m0", "/multi/m1").hasSizeGreaterThan(2);
     for (String path : damaged) {
+      assertThat(fs.getStatus(path).persistenceState()).as(path).isEqualTo(URIStatus.NOT_PERSISTED);
       assertThatThrownBy(() -> read(fs, path)).as(path).isInstanceOf(UnavailableException.class)
           .hasMessageContaining("no reachable worker");
     }
@@ -273,6 +282,7 @@ class StorageDirFailureIntegrationTest {
     String report = report(cluster);
     assertThat(report).contains("Live workers: 0", "Lost workers: 1",
         "lost worker id=" + cluster.worker(0).workerId() + " address=" + workerAddress(cluster));
+    assertThat(fs.getStatus("/after/s0").persistenceState()).isEqualTo(URIStatus.NOT_PERSISTED);
     assertThatThrownBy(() -> read(fs, "/after/s0")).isInstanceOf(UnavailableException.class)
         .hasMessageContaining("no reachable worker");
   }

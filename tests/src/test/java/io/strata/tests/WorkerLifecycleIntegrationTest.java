@@ -10,6 +10,7 @@ import io.strata.client.FileSystem;
 import io.strata.client.URIStatus;
 import io.strata.client.WorkerInfo;
 import io.strata.client.options.CreateFileOptions;
+import io.strata.client.options.WriteType;
 import io.strata.common.exception.UnavailableException;
 import io.strata.minicluster.LocalStrataCluster;
 import java.io.IOException;
@@ -59,7 +60,10 @@ class WorkerLifecycleIntegrationTest {
   @Test
   @Order(1)
   void workersReportCapacityAndUsage() throws IOException {
-    try (FileOutStream out = fs.createFile("/f", CreateFileOptions.defaults().withBlockSize(100_000))) {
+    // MUST_CACHE: the workers hold the only copy, so losing a worker loses blocks for sure (order 2); an
+    // ASYNC_THROUGH file might be persisted first and read back from the UFS, timing would decide.
+    try (FileOutStream out = fs.createFile("/f", CreateFileOptions.defaults().withBlockSize(100_000)
+        .withWriteType(WriteType.MUST_CACHE))) {
       out.write(CONTENT);
     }
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
@@ -81,7 +85,8 @@ class WorkerLifecycleIntegrationTest {
     cluster.stopWorker(1);
     await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> fs.getWorkers().size() == 1);
     assertThat(fs.getClusterInfo().lostWorkers()).isEqualTo(1);
-    // The blocks that lived only on the lost worker have no location now.
+    // The blocks that lived only on the lost worker have no location now, and no copy in the UFS.
+    assertThat(fs.getStatus("/f").persistenceState()).isEqualTo(URIStatus.NOT_PERSISTED);
     assertThatThrownBy(() -> read("/f")).isInstanceOf(UnavailableException.class)
         .hasMessageContaining("no reachable worker");
   }

@@ -39,6 +39,7 @@ import io.strata.proto.ScheduleAsyncPersistenceRequest;
 import io.strata.proto.SetAttributeRequest;
 import io.strata.proto.UnmountRequest;
 import io.strata.proto.WorkerInfoProto;
+import io.strata.common.time.Deadlines;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.security.MessageDigest;
@@ -76,7 +77,7 @@ final class BaseFileSystem implements FileSystem {
     WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
     FileInfoProto info = context.callMaster(m -> m.createFile(CreateFileRequest.newBuilder()
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
-        .setWriteType(writeType.name()).build()).getFile());
+        .setWriteType(writeType.name()).setClientId(context.leases().clientId()).build()).getFile());
     return new FileOutStream(context, workers, ProtoConverter.toStatus(info), writeType);
   }
 
@@ -254,7 +255,7 @@ final class BaseFileSystem implements FileSystem {
     }
     context.callMaster(m -> m.scheduleAsyncPersistence(ScheduleAsyncPersistenceRequest.newBuilder()
         .setPath(path).build()));
-    long deadline = System.nanoTime() + timeout.toNanos();
+    long deadline = Deadlines.nanoDeadline(System.nanoTime(), timeout);
     long pauseMs = 10;
     while (true) {
       status = getStatus(path);
@@ -266,7 +267,8 @@ final class BaseFileSystem implements FileSystem {
       }
       long leftNanos = deadline - System.nanoTime();
       if (leftNanos <= 0) {
-        throw new DeadlineExceededException("Persisting " + path + " did not finish within " + timeout.toMillis()
+        throw new DeadlineExceededException("Persisting " + path + " did not finish within "
+            + Deadlines.toMillisSaturated(timeout)
             + " ms (persistence state " + status.persistenceState() + "); it may still finish later");
       }
       try {
@@ -275,7 +277,7 @@ final class BaseFileSystem implements FileSystem {
         Thread.currentThread().interrupt();
         throw new InterruptedIOException("Interrupted while waiting for " + path + " to be persisted");
       }
-      pauseMs = Math.min(1000, pauseMs * 2);
+      pauseMs = Deadlines.nextBackoffMillis(pauseMs, 1000);
     }
   }
 
@@ -292,7 +294,7 @@ final class BaseFileSystem implements FileSystem {
    * removal (after a free) was pending may still go: a block still unlisted after a while is read again.
    */
   private void awaitCached(String path) throws IOException {
-    long deadline = System.nanoTime() + context.rpcTimeoutMs() * 1_000_000L;
+    long deadline = Deadlines.nanoDeadline(System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(context.rpcTimeoutMs()));
     long nextReread = System.nanoTime() + 1_000_000_000L;
     while (true) {
       List<FileBlockInfo> missing = new ArrayList<>();
@@ -305,12 +307,12 @@ final class BaseFileSystem implements FileSystem {
         return;
       }
       long now = System.nanoTime();
-      if (now > deadline) {
+      if (Deadlines.nanoReached(now, deadline)) {
         throw new io.strata.common.exception.DeadlineExceededException("Loading " + path + ": " + missing.size()
             + " blocks are still not cached after " + context.rpcTimeoutMs() + " ms (first: block "
             + missing.get(0).blockId() + ")");
       }
-      if (now > nextReread) {
+      if (Deadlines.nanoReached(now, nextReread)) {
         nextReread = now + 1_000_000_000L;
         try (FileInStream in = openFile(path, OpenFileOptions.defaults().withReadType(ReadType.CACHE))) {
           for (FileBlockInfo b : missing) {

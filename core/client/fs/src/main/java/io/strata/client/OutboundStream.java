@@ -6,6 +6,7 @@ import io.strata.common.exception.CancelledException;
 import io.strata.common.exception.DeadlineExceededException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.grpc.GrpcErrors;
+import io.strata.common.time.Deadlines;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.concurrent.TimeUnit;
@@ -103,7 +104,7 @@ final class OutboundStream<Q, R> {
   private void awaitReady() throws IOException {
     lock.lock();
     try {
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+      long deadline = Deadlines.nanoDeadline(System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(timeoutMs));
       while (!done && !requests.isReady()) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
@@ -141,7 +142,7 @@ final class OutboundStream<Q, R> {
     requests.onCompleted();
     lock.lock();
     try {
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+      long deadline = Deadlines.nanoDeadline(System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(timeoutMs));
       while (!done) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {

@@ -55,6 +55,9 @@ public final class CommonKeys {
   public static final PropertyKey<Duration> ZOOKEEPER_SESSION_TIMEOUT =
       PropertyKey.durationKey("strata.zookeeper.session.timeout")
           .defaultValue("10s")
+          // ZooKeeper takes an int of milliseconds: a longer timeout would wrap negative.
+          .validate(d -> d.toMillis() >= 1 && d.toMillis() <= Integer.MAX_VALUE,
+              "between 1ms and " + Integer.MAX_VALUE + "ms (about 24 days)")
           .doc("ZooKeeper session timeout: how long a leader that lost its connection stays leader.")
           .build();
 

@@ -43,9 +43,21 @@ public final class ValueParser {
         default:
           throw new AssertionError(key.type());
       }
+    } catch (NumberFormatException e) {
+      // Java's own message ("For input string") says nothing useful: say what is expected.
+      throw new IllegalArgumentException("Invalid value '" + raw + "' for " + key.name() + ": expected "
+          + expected(key.type()), e);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("Invalid value '" + raw + "' for " + key.name() + " (a "
-          + key.type().name().toLowerCase(Locale.ROOT) + "): " + e.getMessage(), e);
+      throw new IllegalArgumentException("Invalid value '" + raw + "' for " + key.name() + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static String expected(PropertyKey.Type type) {
+    switch (type) {
+      case INT: return "an integer between " + Integer.MIN_VALUE + " and " + Integer.MAX_VALUE;
+      case LONG: return "an integer between " + Long.MIN_VALUE + " and " + Long.MAX_VALUE;
+      case DOUBLE: return "a number such as 0.5";
+      default: return "a " + type.name().toLowerCase(Locale.ROOT);
     }
   }
 
@@ -77,25 +89,34 @@ public final class ValueParser {
     return (long) bytes;
   }
 
-  /** {@code 500ms}, {@code 10s}, {@code 5min}, {@code 2h}, {@code 1d}; a bare number is milliseconds. */
+  /** The longest duration a key or a command accepts: {@code Long.MAX_VALUE} milliseconds. */
+  public static final Duration MAX_DURATION = Duration.ofMillis(Long.MAX_VALUE);
+
+  /**
+   * {@code 500ms}, {@code 10s}, {@code 5min}, {@code 2h}, {@code 1d}; a bare number is milliseconds. The
+   * result is never negative and always fits in a long of milliseconds: a larger value is refused with
+   * a message giving the maximum ({@link #MAX_DURATION}), never wrapped.
+   */
   public static Duration parseDuration(String raw) {
     Matcher m = DURATION.matcher(raw.trim());
     if (!m.matches()) {
       throw new IllegalArgumentException("'" + raw + "' is not a duration such as 500ms, 10s or 5min");
     }
-    long n = Long.parseLong(m.group(1));
+    long unitMs;
+    switch (m.group(2).toLowerCase(Locale.ROOT)) {
+      case "": case "ms": unitMs = 1L; break;
+      case "s": case "sec": unitMs = 1_000L; break;
+      case "m": case "min": unitMs = 60_000L; break;
+      case "h": unitMs = 3_600_000L; break;
+      case "d": unitMs = 86_400_000L; break;
+      default:
+        throw new IllegalArgumentException("unknown duration unit '" + m.group(2) + "' in '" + raw + "'");
+    }
     try {
-      switch (m.group(2).toLowerCase(Locale.ROOT)) {
-        case "": case "ms": return Duration.ofMillis(n);
-        case "s": case "sec": return Duration.ofSeconds(n);
-        case "m": case "min": return Duration.ofMinutes(n);
-        case "h": return Duration.ofHours(n);
-        case "d": return Duration.ofDays(n);
-        default:
-          throw new IllegalArgumentException("unknown duration unit '" + m.group(2) + "' in '" + raw + "'");
-      }
-    } catch (ArithmeticException e) {
-      throw new IllegalArgumentException("'" + raw + "' is too large", e);
+      return Duration.ofMillis(Math.multiplyExact(Long.parseLong(m.group(1)), unitMs));
+    } catch (ArithmeticException | NumberFormatException e) {
+      throw new IllegalArgumentException("'" + raw + "' is too large: the maximum is " + Long.MAX_VALUE
+          + "ms (about 292 million years)", e);
     }
   }
 

@@ -8,8 +8,10 @@ import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.grpc.GrpcErrors;
+import io.strata.common.time.Deadlines;
 import java.io.Closeable;
 import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -71,7 +73,7 @@ public final class MasterConnection implements Closeable {
 
   /** Runs {@code call} on the leader's channel, following failovers within the retry window. */
   public <T> T call(Function<ManagedChannel, T> call) throws StrataException {
-    long deadline = System.nanoTime() + windowMs * 1_000_000L;
+    long deadline = Deadlines.nanoDeadline(System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(windowMs));
     long backoff = 50;
     while (true) {
       ManagedChannel ch = null;
@@ -84,7 +86,8 @@ public final class MasterConnection implements Closeable {
       } catch (StrataException e) {
         failure = e;
       }
-      if (!(failure instanceof UnavailableException) || windowMs == 0 || System.nanoTime() > deadline) {
+      if (!(failure instanceof UnavailableException) || windowMs == 0
+          || Deadlines.nanoReached(System.nanoTime(), deadline)) {
         throw failure;
       }
       if (ch != null) {
@@ -96,7 +99,7 @@ public final class MasterConnection implements Closeable {
         Thread.currentThread().interrupt();
         throw failure;
       }
-      backoff = Math.min(1000, backoff * 2);
+      backoff = Deadlines.nextBackoffMillis(backoff, 1000);
     }
   }
 

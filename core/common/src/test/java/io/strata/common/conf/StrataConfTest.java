@@ -49,7 +49,7 @@ class StrataConfTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("test.size")
         .hasMessageContaining("'64XB'")
-        .hasMessageContaining("bytes")
+        .hasMessageContaining("size")
         .hasMessageContaining("unknown size unit");
   }
 

@@ -2,11 +2,13 @@ package io.strata.master;
 
 import io.strata.common.conf.StrataConf;
 import io.strata.master.journal.Journal;
+import io.strata.master.journal.JournalLock;
 import java.nio.file.Path;
 
 /**
  * {@code bin/strata format [--force]}: initialises the master's journal. Refuses to wipe a journal that
- * holds entries unless {@code --force}. Run it while no master is running.
+ * holds entries unless {@code --force}, and refuses always while a master runs on it: it takes the
+ * journal's {@link JournalLock} exclusively for the time of the wipe.
  */
 public final class FormatMain {
   private FormatMain() {}
@@ -23,8 +25,13 @@ public final class FormatMain {
     }
     Path dir = MasterProcess.journalDir(StrataConf.load());
     try {
-      Journal.format(dir, force);
+      try (JournalLock lock = JournalLock.acquire(dir, true)) {
+        Journal.format(dir, force);
+      }
       System.out.println("Formatted the journal at " + dir);
+    } catch (JournalLock.HeldException e) {
+      System.err.println("format: refusing to format: " + e.getMessage());
+      System.exit(1);
     } catch (Exception e) {
       System.err.println("format: " + e.getMessage());
       System.exit(1);

@@ -10,6 +10,7 @@ import io.strata.master.file.UfsConfig;
 import io.strata.master.journal.CorruptJournalException;
 import io.strata.master.journal.Journal;
 import io.strata.master.journal.JournalEntry;
+import io.strata.master.journal.JournalLock;
 import io.strata.master.rpc.BlockMasterWorkerService;
 import io.strata.master.rpc.FileSystemMasterService;
 import io.strata.master.rpc.MasterState;
@@ -36,11 +37,14 @@ import org.slf4j.LoggerFactory;
 /**
  * A running master.
  *
- * <p>Single master (no {@code strata.zookeeper.address}): recovers the namespace from its journal
- * (checkpoint + replay, torn tail cut), then leads.
+ * <p>Every master first binds its RPC port and takes the journal's {@link JournalLock} (see
+ * {@link #start()}), so one started by mistake fails before it touches the journal.
  *
- * <p>HA: several masters share one journal dir and elect a leader through ZooKeeper (Curator
- * {@link LeaderLatch}, participant id = this master's {@code host:port}, which is how clients and workers
+ * <p>Single master (no {@code strata.zookeeper.address}): holds the journal lock exclusively, recovers
+ * the namespace from its journal (checkpoint + replay, torn tail cut), then leads.
+ *
+ * <p>HA: several masters share one journal dir (each holds its lock shared) and elect a leader through
+ * ZooKeeper (Curator {@link LeaderLatch}, participant id = this master's {@code host:port}, which is how clients and workers
  * find it). A standby loads the journal read-only, tails it every {@code strata.master.journal.tail.interval}
  * and answers every RPC with UNAVAILABLE. On winning the election it applies the rest of the journal,
  * cuts the old leader's torn tail, claims the next epoch (which fences the old leader: it checks the
@@ -59,6 +63,7 @@ public final class MasterProcess implements AutoCloseable {
   private volatile boolean leading;
   private volatile Runnable fatalHandler;
   private Journal journal;
+  private JournalLock journalLock;
   private final UfsManager ufsManager;
   private UfsConfig ufsConfig;
   private GrpcServer server;
@@ -93,11 +98,20 @@ public final class MasterProcess implements AutoCloseable {
   }
 
   private FileSystemMaster newState() {
-    FileSystemMaster state = new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT),
+    FileSystemMaster m = new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT),
         conf.get(MasterKeys.BLOCK_SIZE_MAX), journal, ufsConfig);
-    state.blockMaster().limits(conf.get(MasterKeys.REMOVALS_PER_HEARTBEAT_MAX),
+    m.setLeaseTimeout(conf.get(MasterKeys.LEASE_TIMEOUT));
+    m.setMountGuard(mountGuard());
+    m.blockMaster().limits(conf.get(MasterKeys.REMOVALS_PER_HEARTBEAT_MAX),
         conf.get(MasterKeys.LOST_WORKER_FORGET_AFTER));
-    return state;
+    return m;
+  }
+
+  /** Strata's own dirs (journal, data, logs, install dir) that no mount may reach. */
+  private io.strata.master.file.MountGuard mountGuard() {
+    Path home = Path.of(conf.get(CommonKeys.HOME));
+    return new io.strata.master.file.MountGuard(List.of(journalDir(conf), home.resolve(conf.get(ServerKeys.DATA_DIR)),
+        home.resolve(conf.get(ServerKeys.LOGS_DIR))), home, conf.get(MasterKeys.MOUNT_OPTIONS_UNSAFE_ALLOWED));
   }
 
   /** The normalised URIs of strata.master.mount.allowed.uris. */
@@ -126,6 +140,7 @@ public final class MasterProcess implements AutoCloseable {
       }
       options.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
     }
+    mountGuard().checkRoot(root);
     if (root.startsWith("file:")) {
       java.nio.file.Files.createDirectories(Path.of(java.net.URI.create(root)));
     }
@@ -151,26 +166,24 @@ public final class MasterProcess implements AutoCloseable {
     return conf.isSet(CommonKeys.ZOOKEEPER_ADDRESS);
   }
 
+  /**
+   * Binds the RPC port, takes the journal lock, recovers the namespace and serves. The order matters: a
+   * master started by mistake (its port taken, or another master on its journal) fails before it touches
+   * the journal, so it can neither reserve an epoch nor fence the master that runs. Requests that arrive
+   * during recovery are answered UNAVAILABLE (clients retry). A failed start releases what it took.
+   */
   public MasterProcess start() throws IOException {
+    try {
+      return doStart();
+    } catch (IOException | RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  private MasterProcess doStart() throws IOException {
     String host = conf.get(CommonKeys.MASTER_HOSTNAME);
     ufsConfig = ufsConfig();
-    journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
-    fs = newState();
-    long t0 = System.nanoTime();
-    try {
-      if (ha()) {
-        journal.replayReadOnly(applier());
-      } else {
-        journal.replay(applier());
-        journal.startWriting();
-        leading = true;
-      }
-    } catch (IllegalStateException e) {
-      throw new CorruptJournalException("The journal at " + journal.dir() + " does not replay: " + e.getMessage());
-    }
-    LOG.info("Recovered {} journal entries from {} in {} ms", journal.appendedSequence(), journal.dir(),
-        (System.nanoTime() - t0) / 1_000_000);
-
     int port = conf.get(CommonKeys.MASTER_RPC_PORT);
     String bind = conf.get(MasterKeys.BIND_HOST);
     long startMs = clock.millis();
@@ -188,11 +201,31 @@ public final class MasterProcess implements AutoCloseable {
     try {
       server.start();
     } catch (IOException e) {
-      journal.close();
-      throw e;
+      server = null;
+      throw new IOException("The master cannot listen on " + bind + ":" + port + " (is another master or "
+          + "bin/strata-start.sh local running?): " + e.getMessage(), e);
     }
     id = host + ":" + server.port();
-    background = Executors.newScheduledThreadPool(3, GrpcServer.namedDaemon("master-background"));
+    // One master per journal dir without ZooKeeper (exclusive); HA masters share it (see JournalLock).
+    journalLock = JournalLock.acquire(journalDir(conf), !ha());
+    journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
+    fs = newState();
+    long t0 = System.nanoTime();
+    try {
+      if (ha()) {
+        journal.replayReadOnly(applier());
+      } else {
+        journal.replay(applier());
+        journal.startWriting();
+        leading = true;
+      }
+    } catch (IllegalStateException e) {
+      throw new CorruptJournalException("The journal at " + journal.dir() + " does not replay: " + e.getMessage());
+    }
+    LOG.info("Recovered {} journal entries from {} in {} ms", journal.appendedSequence(), journal.dir(),
+        (System.nanoTime() - t0) / 1_000_000);
+
+    background = Executors.newScheduledThreadPool(4, GrpcServer.namedDaemon("master-background"));
     long persist = conf.get(MasterKeys.PERSIST_CHECK_INTERVAL).toMillis();
     background.scheduleWithFixedDelay(() -> {
       try {
@@ -213,6 +246,16 @@ public final class MasterProcess implements AutoCloseable {
         LOG.error("TTL check failed", e);
       }
     }, ttl, ttl, TimeUnit.MILLISECONDS);
+    long leaseCheck = conf.get(MasterKeys.LEASE_CHECK_INTERVAL).toMillis();
+    background.scheduleWithFixedDelay(() -> {
+      try {
+        if (leading) {
+          fs.leaseTick();
+        }
+      } catch (RuntimeException e) {
+        LOG.error("Lease recovery failed", e);
+      }
+    }, leaseCheck, leaseCheck, TimeUnit.MILLISECONDS);
     long check = conf.get(MasterKeys.LOST_WORKER_CHECK_INTERVAL).toMillis();
     background.scheduleWithFixedDelay(() -> {
       try {
@@ -375,6 +418,9 @@ public final class MasterProcess implements AutoCloseable {
     listings.shutdownNow();
     if (journal != null) {
       journal.close();
+    }
+    if (journalLock != null) {
+      journalLock.close();
     }
     ufsManager.close();
     LOG.info("Master {} stopped", id);

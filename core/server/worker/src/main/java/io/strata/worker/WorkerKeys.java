@@ -77,7 +77,16 @@ public final class WorkerKeys {
     return PropertyKey.listKey("strata.worker.tier." + n + ".quota").defaultValue(quota)
         .doc("Bytes each dir of tier " + n + " may hold: one size for every dir, or a comma list with one "
             + "size per dir.")
+        .validate(WorkerKeys::allSizes, "a size such as 64MB or 10GB, or a comma list of sizes (one per dir)")
         .build();
+  }
+
+  private static boolean allSizes(List<String> sizes) {
+    try {
+      return !sizes.isEmpty() && sizes.stream().allMatch(q -> io.strata.common.conf.ValueParser.parseBytes(q) > 0);
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
   }
 
   public static final PropertyKey<String> ALLOCATOR = PropertyKey.stringKey("strata.worker.allocator.class")

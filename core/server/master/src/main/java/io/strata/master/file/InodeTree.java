@@ -7,6 +7,7 @@ import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.path.StrataPath;
+import io.strata.common.time.Deadlines;
 import io.strata.master.journal.JournalEntry;
 import io.strata.master.journal.JournalSink;
 import java.time.Clock;
@@ -635,13 +636,29 @@ public final class InodeTree {
     }
   }
 
+  /** Ids of incomplete files (a new leader gives each a write lease). Scans every file. */
+  public List<Long> incompleteFileIds() {
+    lock.readLock().lock();
+    try {
+      List<Long> out = new ArrayList<>();
+      for (InodeFile f : filesById.values()) {
+        if (!f.complete) {
+          out.add(f.id);
+        }
+      }
+      return out;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** Paths whose TTL ran out at {@code nowMs}, with their actions. */
   public List<FileInfo> expired(long nowMs) {
     lock.readLock().lock();
     try {
       List<FileInfo> out = new ArrayList<>();
       for (Inode i : withTtl.values()) {
-        if (i.ttlMs >= 0 && i.creationTimeMs + i.ttlMs <= nowMs) {
+        if (ttlRanOut(i.creationTimeMs, i.ttlMs, nowMs)) {
           out.add(snapshot(i, pathOf(i)));
         }
       }
@@ -649,6 +666,14 @@ public final class InodeTree {
     } finally {
       lock.readLock().unlock();
     }
+  }
+
+  /**
+   * Whether a TTL of {@code ttlMs} (-1: none) counted from {@code creationTimeMs} ran out at {@code nowMs}.
+   * The expiry saturates, so a TTL of {@code Long.MAX_VALUE} ("never") never runs out.
+   */
+  static boolean ttlRanOut(long creationTimeMs, long ttlMs, long nowMs) {
+    return ttlMs >= 0 && Deadlines.reachedMillis(nowMs, Deadlines.plusMillis(creationTimeMs, ttlMs));
   }
 
   /** The pin list's version; it moves whenever the set of pinned files may have changed. */

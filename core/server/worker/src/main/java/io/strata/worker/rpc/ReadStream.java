@@ -3,9 +3,11 @@ package io.strata.worker.rpc;
 import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.strata.common.grpc.GrpcErrors;
+import io.strata.common.time.Deadlines;
 import io.strata.proto.ReadBlockResponse;
 import io.strata.worker.ufs.ReadSink;
 import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The response side of one ReadBlock call. gRPC lets a service set a call's ready and cancel handlers
@@ -84,7 +86,7 @@ final class ReadStream implements ReadSink {
 
   @Override
   public boolean awaitReady(long timeoutMs) throws InterruptedException {
-    long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+    long deadline = Deadlines.nanoDeadline(System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(timeoutMs));
     synchronized (this) {
       while (true) {
         if (isCancelled()) {
@@ -93,7 +95,7 @@ final class ReadStream implements ReadSink {
         if (out.isReady()) {
           return true;
         }
-        long leftMs = (deadline - System.nanoTime()) / 1_000_000L;
+        long leftMs = Deadlines.nanosLeft(System.nanoTime(), deadline) / 1_000_000L;
         if (leftMs <= 0) {
           return false;
         }
