@@ -54,6 +54,8 @@ public final class BlockMaster {
   private final Map<Long, WorkerMeta> live = new HashMap<>();
   private final Map<Long, WorkerMeta> lost = new HashMap<>();
   private long nextWorkerId;
+  private int removalsPerHeartbeat = Integer.MAX_VALUE;
+  private long forgetLostAfterMs = Long.MAX_VALUE;
 
   public BlockMaster(Clock clock, Duration workerTimeout, FileLookup files) {
     this.clock = clock;
@@ -62,6 +64,16 @@ public final class BlockMaster {
     // Worker ids start at a random point so that a worker from before a master restart never holds an
     // id the new master hands to someone else.
     this.nextWorkerId = 1 + (new SecureRandom().nextLong() >>> 20);
+  }
+
+  /**
+   * Bounds, set once at start: a heartbeat reply carries at most {@code removalsPerHeartbeat} removals
+   * (a long list is sent in rotating batches, so a block the worker cannot remove yet does not hold back
+   * the others), and a worker lost for {@code forgetLostAfter} is forgotten.
+   */
+  public synchronized void limits(int removalsPerHeartbeat, Duration forgetLostAfter) {
+    this.removalsPerHeartbeat = removalsPerHeartbeat;
+    this.forgetLostAfterMs = forgetLostAfter.toMillis();
   }
 
   // ---- workers ----
@@ -173,13 +185,43 @@ public final class BlockMaster {
     for (BlockReport b : added) {
       addLocation(w, b);
     }
-    List<Long> commands = new ArrayList<>(w.toRemove);
-    return new HeartbeatResult(false, commands);
+    return new HeartbeatResult(false, removalBatch(w));
   }
 
-  /** Marks workers silent for longer than the timeout as lost; returns them. */
+  /** The next batch of the worker's removals: all of them, or a window that moves on every reply. */
+  private List<Long> removalBatch(WorkerMeta w) {
+    int n = w.toRemove.size();
+    if (n <= removalsPerHeartbeat) {
+      return new ArrayList<>(w.toRemove);
+    }
+    long skip = (w.removalRound++ * (long) removalsPerHeartbeat) % n;
+    List<Long> out = new ArrayList<>(removalsPerHeartbeat);
+    Iterator<Long> it = w.toRemove.iterator();
+    for (long i = 0; i < skip; i++) {
+      it.next();
+    }
+    while (out.size() < removalsPerHeartbeat) {
+      if (!it.hasNext()) {
+        it = w.toRemove.iterator(); // wrap around
+      }
+      out.add(it.next());
+    }
+    return out;
+  }
+
+  /**
+   * Marks workers silent for longer than the timeout as lost, and forgets workers lost for longer than the
+   * forget time; returns the newly lost.
+   */
   public synchronized List<WorkerState> detectLostWorkers() {
     long now = clock.millis();
+    for (Iterator<WorkerMeta> it = lost.values().iterator(); it.hasNext(); ) {
+      WorkerMeta w = it.next();
+      if (now - w.lastHeartbeatMs - workerTimeout.toMillis() > forgetLostAfterMs) {
+        it.remove();
+        LOG.info("Worker {} at {} was lost for longer than {} ms: forgotten", w.id, w.address, forgetLostAfterMs);
+      }
+    }
     List<WorkerState> out = new ArrayList<>();
     for (Iterator<WorkerMeta> it = live.values().iterator(); it.hasNext(); ) {
       WorkerMeta w = it.next();

@@ -26,6 +26,8 @@ final class WorkerMeta {
   long releaseSeq;
   /** Bytes the worker's writers wait for room for, as of its last heartbeat. */
   long awaitedBytes;
+  /** Heartbeat replies sent so far: where the next batch of a long removal list starts. */
+  long removalRound;
   List<StorageDirState> dirs = List.of();
 
   WorkerMeta(long id, WorkerAddress address, long startTimeMs) {

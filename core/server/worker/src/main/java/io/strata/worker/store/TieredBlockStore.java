@@ -41,7 +41,12 @@ import org.slf4j.LoggerFactory;
  * bounded, for room: removals, returned reservations and blocks becoming evictable wake it
  * ({@link SpaceSignal}).
  *
- * <p>Storage-dir failure (after Kafka KIP-112): an I/O error in a dir marks it bad; its blocks are
+ * <p>Durability: commits and moves into a tier with {@link TierSpec#fsync()} fsync the file before it
+ * gets its committed name and the dir after ({@link Durability}), so a restart finds only whole blocks.
+ *
+ * <p>Storage-dir failure (after Kafka KIP-112): an I/O error that a {@link DirProbe} confirms (or a dir
+ * whose layout is gone) marks it bad; transient errors (descriptors, space, interrupts) fail only the
+ * call. A bad dir's blocks are
  * reported lost ({@link StoreEvents#dirFailed}), nothing new goes there, every other dir keeps
  * serving; when no good dir is left, {@link StoreEvents#allDirsFailed} is raised. A dir that cannot be
  * opened at start is left out the same way.
@@ -60,6 +65,7 @@ public final class TieredBlockStore implements BlockStore {
   final BlockLockManager locks = new BlockLockManager();
   final StoreEvents events;
   final Clock clock;
+  private final Durability durability;
   private final long maxDirCapacity;
   /** Committed blocks → the dir holding them. */
   private final Map<Long, StorageDir> index = new HashMap<>();
@@ -86,6 +92,13 @@ public final class TieredBlockStore implements BlockStore {
 
   public TieredBlockStore(List<TierSpec> specs, Allocator allocator, BlockAnnotator annotator, StoreEvents events,
       Clock clock) {
+    this(specs, allocator, annotator, events, clock, Durability.FSYNC);
+  }
+
+  /** A store whose fsyncs go through {@code durability} (tests count them). */
+  public TieredBlockStore(List<TierSpec> specs, Allocator allocator, BlockAnnotator annotator, StoreEvents events,
+      Clock clock, Durability durability) {
+    this.durability = durability;
     if (specs.isEmpty() || specs.size() > 3) {
       throw new IllegalArgumentException("A worker has 1 to 3 tiers, not " + specs.size());
     }
@@ -99,7 +112,7 @@ public final class TieredBlockStore implements BlockStore {
       List<StorageDir> dirs = new ArrayList<>();
       for (int d = 0; d < spec.dirs().size(); d++) {
         TierSpec.Dir ds = spec.dirs().get(d);
-        StorageDir dir = new StorageDir(t, spec.alias(), d, ds.path(), ds.quota());
+        StorageDir dir = new StorageDir(t, spec.alias(), d, ds.path(), ds.quota(), spec.fsync());
         dirs.add(dir);
         allDirs.add(dir);
         try {
@@ -209,7 +222,9 @@ public final class TieredBlockStore implements BlockStore {
             + "past strata.worker.temp.block.timeout, or its dir failed) or the writer was interrupted (" + e + ")", e);
       } catch (IOException e) {
         unreserve(this, need);
-        dirFailed(dir, e);
+        if (!dirFailed(dir, e)) {
+          throw DirProbe.transientError("Writing block " + blockId, dir, e);
+        }
         throw new InternalException("Writing block " + blockId + " failed: storage dir " + dir.root
             + " failed (" + e + ")", e);
       }
@@ -329,8 +344,11 @@ public final class TieredBlockStore implements BlockStore {
     return null;
   }
 
-  /** Opens a temp file in {@code dir} holding {@code reserved} bytes of its space; null when the dir failed. */
-  private Temp openTemp(long blockId, long maxLength, StorageDir dir, long reserved) {
+  /**
+   * Opens a temp file in {@code dir} holding {@code reserved} bytes of its space; null when the dir failed.
+   * A transient error (descriptors, space, an interrupt) fails the call and leaves the dir in service.
+   */
+  private Temp openTemp(long blockId, long maxLength, StorageDir dir, long reserved) throws StrataException {
     Path path;
     synchronized (this) {
       path = dir.tmpDir.resolve(blockId + "-" + (tmpSeq++));
@@ -342,7 +360,9 @@ public final class TieredBlockStore implements BlockStore {
       if (reserved > 0) {
         release(dir, reserved);
       }
-      dirFailed(dir, e);
+      if (!dirFailed(dir, e)) {
+        throw DirProbe.transientError("Creating block " + blockId, dir, e);
+      }
       return null;
     }
     Temp t = new Temp(blockId, maxLength, dir, path, ch);
@@ -422,7 +442,9 @@ public final class TieredBlockStore implements BlockStore {
   /** Adds {@code n} bytes to a temp block's reservation in its dir, evicting there if needed; at once. */
   private void reserve(Temp t, long n) throws StrataException {
     StorageDir dir = t.dir;
-    for (int attempt = 0; attempt < 2; attempt++) {
+    // Concurrent evictors skip each other's locked victims and may take the room one of them made, so a
+    // pass that finds nothing is retried (bounded) with a fresh view before the write is refused.
+    for (int attempt = 0; attempt < 4; attempt++) {
       synchronized (this) {
         if (t.closed) {
           throw new InternalException("Temp block " + t.blockId + " was aborted while being written");
@@ -436,7 +458,7 @@ public final class TieredBlockStore implements BlockStore {
           t.reserved += n;
           return;
         }
-        if (attempt == 1) {
+        if (attempt == 3) {
           throw new ResourceExhaustedException(fullMessage(dir, t.blockId, n));
         }
       }
@@ -506,14 +528,32 @@ public final class TieredBlockStore implements BlockStore {
       t.closed = true;
     }
     try {
-      t.channel.close();
+      // Durable before it has a committed name, and the name durable before the master hears of it: a
+      // crash leaves either no block or a whole one.
+      try (FileChannel ch = t.channel) {
+        if (t.dir.fsync) {
+          durability.syncFile(ch);
+        }
+      }
       Files.move(t.path, t.dir.blockPath(t.blockId), StandardCopyOption.ATOMIC_MOVE);
+      if (t.dir.fsync) {
+        durability.syncDir(t.dir.blocksDir);
+      }
     } catch (IOException e) {
       synchronized (this) {
         writing.remove(t.blockId);
         t.dir.used -= t.reserved;
       }
-      dirFailed(t.dir, e);
+      space.changed();
+      try {
+        Files.deleteIfExists(t.path);
+        Files.deleteIfExists(t.dir.blockPath(t.blockId));
+      } catch (IOException ignored) {
+        // the dir is failing or the probe below will keep it; tmp/ is emptied at start either way
+      }
+      if (!dirFailed(t.dir, e)) {
+        throw DirProbe.transientError("Committing block " + t.blockId, t.dir, e);
+      }
       throw new InternalException("Committing block " + t.blockId + " failed: storage dir " + t.dir.root
           + " failed (" + e + ")", e);
     }
@@ -626,7 +666,10 @@ public final class TieredBlockStore implements BlockStore {
     } catch (IOException e) {
       lock.close();
       // Under the read lock nothing moves or deletes the file: its absence means the dir failed.
-      dirFailed(dir, e);
+      if (!dirFailed(dir, e)) {
+        finishDeferredRemoval(blockId);
+        throw DirProbe.transientError("Opening block " + blockId, dir, e);
+      }
       throw new NotFoundException("Block " + blockId + " was lost: its storage dir " + dir.root + " failed", e);
     }
     annotator.onAccess(blockId);
@@ -882,7 +925,13 @@ public final class TieredBlockStore implements BlockStore {
     }
     try {
       Files.copy(from.blockPath(blockId), tmp);
+      if (to.fsync) {
+        durability.syncFile(tmp); // the copy is whole on disk before the source can go
+      }
       Files.move(tmp, to.blockPath(blockId), StandardCopyOption.ATOMIC_MOVE);
+      if (to.fsync) {
+        durability.syncDir(to.blocksDir);
+      }
     } catch (IOException e) {
       release(to, length);
       try {
@@ -949,14 +998,27 @@ public final class TieredBlockStore implements BlockStore {
 
   // ---------------------------------------------------------------- failure
 
-  /** Marks a dir bad after an I/O error: its blocks are lost, nothing new goes there. */
-  void dirFailed(StorageDir dir, Exception cause) {
+  /**
+   * Marks a dir bad after an I/O error ({@code cause}; null when the health check found its layout gone)
+   * if {@link DirProbe} confirms it: its blocks are lost, nothing new goes there. A transient error (out
+   * of descriptors or space, an interrupt) or one a probe finds the dir healthy after leaves it in
+   * service. Returns whether the dir is bad now.
+   */
+  boolean dirFailed(StorageDir dir, Exception cause) {
+    if (!dir.isGood()) {
+      return true;
+    }
+    if (!DirProbe.confirmsFailure(dir, cause)) {
+      LOG.warn("I/O error in storage dir {} (tier {}), which stays in service (transient, or a probe found it "
+          + "healthy): {}", dir.root, dir.tierAlias, cause == null ? "none" : cause.toString());
+      return false;
+    }
     List<Long> lost;
     List<Temp> doomed = new ArrayList<>();
     boolean allBad;
     synchronized (this) {
       if (!dir.isGood()) {
-        return;
+        return true;
       }
       dir.markBad();
       lost = new ArrayList<>(dir.blocks.keySet());
@@ -1002,6 +1064,7 @@ public final class TieredBlockStore implements BlockStore {
       LOG.error("Every storage dir has failed: this worker cannot serve");
       events.allDirsFailed();
     }
+    return true;
   }
 
   // ---------------------------------------------------------------- reports

@@ -6,7 +6,6 @@ import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
 import io.strata.common.exception.StrataException;
-import io.strata.common.exception.UnavailableException;
 import io.strata.server.ufs.UfsManager;
 import io.strata.server.ufs.UfsStatus;
 import io.strata.server.ufs.UnderFileSystem;
@@ -112,7 +111,7 @@ final class UfsBlockLoader {
         readFrom(src, offset, length, noCache, sink);
       });
     } catch (RejectedExecutionException e) {
-      sink.fail(new UnavailableException("The worker is stopping; cannot read block " + blockId));
+      sink.fail(UfsErrors.refused(executor, "read block " + blockId));
     }
   }
 
@@ -196,7 +195,7 @@ final class UfsBlockLoader {
         }
       });
     } catch (RejectedExecutionException e) {
-      sink.fail(new UnavailableException("The worker is stopping; cannot read block " + src.blockId()));
+      sink.fail(UfsErrors.refused(executor, "read block " + src.blockId()));
     }
   }
 

@@ -28,6 +28,7 @@ final class StoreFixture {
   private Clock clock = Clock.systemUTC();
   private Allocator allocator = new MaxFreeAllocator();
   private BlockAnnotator annotator = new LruAnnotator();
+  private Durability durability = Durability.FSYNC;
 
   static StoreFixture builder() {
     return new StoreFixture();
@@ -58,6 +59,11 @@ final class StoreFixture {
     return this;
   }
 
+  StoreFixture durability(Durability d) {
+    this.durability = d;
+    return this;
+  }
+
   StoreFixture annotator(BlockAnnotator a) {
     this.annotator = a;
     return this;
@@ -65,7 +71,7 @@ final class StoreFixture {
 
   /** A new store over the configured dirs; building twice over the same dirs is a restart. */
   TieredBlockStore build() {
-    return new TieredBlockStore(tiers, allocator, annotator, events, clock);
+    return new TieredBlockStore(tiers, allocator, annotator, events, clock, durability);
   }
 
   // ---------------------------------------------------------------- block content
