@@ -178,4 +178,19 @@ public final class WorkerKeys {
           .validate(d -> d.toMillis() >= 1, "at least 1ms")
           .doc("Longest a whole-block read from another worker may take (background caching, persisting).")
           .build();
+
+  public static final PropertyKey<Boolean> SHORT_CIRCUIT_ENABLED =
+      PropertyKey.booleanKey("strata.worker.shortcircuit.enabled")
+          .defaultValue("true")
+          .doc("Serve short-circuit reads to clients on this host over a Unix domain socket (the block's file "
+              + "descriptor is passed to the client, which then reads the file itself).")
+          .build();
+
+  public static final PropertyKey<String> DOMAIN_SOCKET_PATH =
+      PropertyKey.stringKey("strata.worker.domain.socket.path")
+          .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}.sock")
+          .doc("The worker's Unix domain socket for short-circuit reads; ${strata.worker.rpc.port} is replaced "
+              + "by the worker's port. Its mode is 0660 (the worker's user and group). Clients find it through "
+              + "strata.user.shortcircuit.domain.socket.path, which must name the same file.")
+          .build();
 }
