@@ -149,7 +149,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   }
 
   @Override
-  public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+  public void channelInactive(ChannelHandlerContext ctx) {
     List<BlockStore.ReadHandle> all = new ArrayList<>();
     open.values().forEach(all::addAll);
     open.clear();
@@ -160,7 +160,8 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     if (!all.isEmpty()) {
       LOG.debug("Short-circuit connection ended with {} blocks open; released them", all.size());
     }
-    super.channelInactive(ctx);
+    // Not passed on: this is the last handler, and the tail runs on the event loop, which may be gone
+    // when the server shuts down.
   }
 
   @Override

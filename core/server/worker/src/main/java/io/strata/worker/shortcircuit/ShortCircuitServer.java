@@ -49,6 +49,7 @@ public final class ShortCircuitServer implements AutoCloseable {
   private EventLoopGroup group;
   private EventExecutorGroup handlers;
   private Channel serverChannel;
+  private io.netty.channel.group.ChannelGroup connections;
 
   /** What the server has done so far; tests and benchmarks read it. */
   static final class Counters {
@@ -77,12 +78,14 @@ public final class ShortCircuitServer implements AutoCloseable {
     Files.deleteIfExists(socketPath);
     group = new MultiThreadIoEventLoopGroup(1, io.strata.server.GrpcServer.namedDaemon("worker-sc-io"),
         EpollIoHandler.newFactory());
+    connections = new io.netty.channel.group.DefaultChannelGroup(group.next());
     handlers = new DefaultEventExecutorGroup(2, io.strata.server.GrpcServer.namedDaemon("worker-sc-handler"));
     try {
       serverChannel = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
           .childHandler(new ChannelInitializer<DomainSocketChannel>() {
             @Override
             protected void initChannel(DomainSocketChannel ch) {
+              connections.add(ch);
               ch.pipeline()
                   .addLast(new LengthFieldBasedFrameDecoder(MAX_FRAME_BYTES, 0, 4, 0, 4))
                   .addLast(new LengthFieldPrepender(4))
@@ -131,14 +134,19 @@ public final class ShortCircuitServer implements AutoCloseable {
 
   @Override
   public void close() {
+    // Order: stop accepting, end every connection, let the event loop deliver the ends to the handlers
+    // (which release their blocks and write nothing more), then stop the handlers.
     if (serverChannel != null) {
       serverChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
+    if (connections != null) {
+      connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
     if (group != null) {
-      group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+      group.shutdownGracefully(100, 2000, TimeUnit.MILLISECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
     if (handlers != null) {
-      handlers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+      handlers.shutdownGracefully(100, 2000, TimeUnit.MILLISECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
     try {
       Files.deleteIfExists(socketPath);
