@@ -77,7 +77,7 @@ final class BaseFileSystem implements FileSystem {
     WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
     FileInfoProto info = context.callMaster(m -> m.createFile(CreateFileRequest.newBuilder()
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
-        .setWriteType(writeType.name()).build()).getFile());
+        .setWriteType(writeType.name()).setClientId(context.leases().clientId()).build()).getFile());
     return new FileOutStream(context, workers, ProtoConverter.toStatus(info), writeType);
   }
 

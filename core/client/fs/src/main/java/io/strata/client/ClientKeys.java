@@ -17,6 +17,14 @@ public final class ClientKeys {
       .doc("Block size of new files unless the create call sets one.")
       .build();
 
+  public static final PropertyKey<Duration> LEASE_RENEW_INTERVAL =
+      PropertyKey.durationKey("strata.user.lease.renew.interval")
+          .defaultValue("30s")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("How often a client renews the write leases of the files it has open (one call for all of "
+              + "them). Keep it a fraction of the master's strata.master.lease.timeout.")
+          .build();
+
   public static final PropertyKey<Long> STREAM_CHUNK_SIZE = PropertyKey.bytesKey("strata.user.stream.chunk.size")
       .defaultValue("1MB")
       .validate(v -> v >= 1024 && v <= 4L * 1024 * 1024, "between 1KB and 4MB")

@@ -52,6 +52,7 @@ public final class FileOutStream extends OutputStream {
     this.writeType = writeType;
     this.blockSize = file.blockSize();
     this.chunkSize = (int) Math.min(context.conf().get(ClientKeys.STREAM_CHUNK_SIZE), blockSize);
+    context.leases().add(file.id()); // renewed until the file completes or is abandoned
   }
 
   /** Bytes written so far. */
@@ -202,6 +203,7 @@ public final class FileOutStream extends OutputStream {
     }
     closed = true;
     try {
+      context.leases().remove(file.id()); // the master drops its lease when the file completes
       context.callMaster(m -> m.completeFile(CompleteFileRequest.newBuilder()
           .setPath(file.path()).setFileId(file.id()).setLength(length).build()));
     } catch (StrataException e) {
@@ -224,6 +226,7 @@ public final class FileOutStream extends OutputStream {
       return;
     }
     closed = true;
+    context.leases().remove(file.id());
     if (block != null) {
       block.cancel();
       block = null;

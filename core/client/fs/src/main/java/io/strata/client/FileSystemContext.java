@@ -22,6 +22,7 @@ public final class FileSystemContext implements Closeable {
   private final io.strata.common.master.MasterConnection master;
   private final Map<WorkerAddress, ManagedChannel> workerChannels = new ConcurrentHashMap<>();
   private final long rpcTimeoutMs;
+  private final LeaseRenewer leases;
   private volatile boolean closed;
   private io.strata.client.shortcircuit.ShortCircuitClient shortCircuit;
 
@@ -30,6 +31,12 @@ public final class FileSystemContext implements Closeable {
     this.maxMessageBytes = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     this.rpcTimeoutMs = conf.get(CommonKeys.RPC_TIMEOUT).toMillis();
     this.master = new io.strata.common.master.MasterConnection(conf);
+    this.leases = new LeaseRenewer(this, conf.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
+  }
+
+  /** Renews the write leases of this context's open files. */
+  LeaseRenewer leases() {
+    return leases;
   }
 
   public StrataConf conf() {
@@ -85,6 +92,7 @@ public final class FileSystemContext implements Closeable {
         shortCircuit.close();
       }
     }
+    leases.close();
     master.close();
     for (ManagedChannel ch : workerChannels.values()) {
       GrpcChannels.close(ch);

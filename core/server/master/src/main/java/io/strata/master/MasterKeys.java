@@ -151,4 +151,28 @@ public final class MasterKeys {
           .validate(d -> d.toMillis() >= 10, "at least 10ms")
           .doc("How often the master applies the TTLs that ran out (FREE or DELETE).")
           .build();
+
+  public static final PropertyKey<Duration> LEASE_TIMEOUT = PropertyKey.durationKey("strata.master.lease.timeout")
+      .defaultValue("5min")
+      .validate(d -> d.toMillis() >= 100, "at least 100ms")
+      .doc("Hard limit of a write lease: an incomplete file whose writer has not renewed for this long is "
+          + "recovered (deleted: nothing of it was acknowledged). Clients renew every "
+          + "strata.user.lease.renew.interval; keep this many times longer. A new leading master starts every "
+          + "lease afresh when it takes over.")
+      .build();
+
+  public static final PropertyKey<Duration> LEASE_CHECK_INTERVAL =
+      PropertyKey.durationKey("strata.master.lease.check.interval")
+          .defaultValue("5s")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("How often the master looks for expired write leases.")
+          .build();
+
+  public static final PropertyKey<Boolean> MOUNT_OPTIONS_UNSAFE_ALLOWED =
+      PropertyKey.booleanKey("strata.master.mount.options.unsafe.allowed")
+          .defaultValue("false")
+          .doc("Allow nested mounts to set options that choose classes or credential providers to load "
+              + "(fs.*.impl, *.class, *.factory, *.provider, hadoop.security.*, ...). Off: clients are not "
+              + "authenticated, and such an option would make the master and workers load code a client names.")
+          .build();
 }

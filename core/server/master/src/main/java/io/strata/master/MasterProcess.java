@@ -97,8 +97,18 @@ public final class MasterProcess implements AutoCloseable {
   }
 
   private FileSystemMaster newState() {
-    return new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT), conf.get(MasterKeys.BLOCK_SIZE_MAX),
-        journal, ufsConfig);
+    FileSystemMaster m = new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT),
+        conf.get(MasterKeys.BLOCK_SIZE_MAX), journal, ufsConfig);
+    m.setLeaseTimeout(conf.get(MasterKeys.LEASE_TIMEOUT));
+    m.setMountGuard(mountGuard());
+    return m;
+  }
+
+  /** Strata's own dirs (journal, data, logs, install dir) that no mount may reach. */
+  private io.strata.master.file.MountGuard mountGuard() {
+    Path home = Path.of(conf.get(CommonKeys.HOME));
+    return new io.strata.master.file.MountGuard(List.of(journalDir(conf), home.resolve(conf.get(ServerKeys.DATA_DIR)),
+        home.resolve(conf.get(ServerKeys.LOGS_DIR))), home, conf.get(MasterKeys.MOUNT_OPTIONS_UNSAFE_ALLOWED));
   }
 
   /** The normalised URIs of strata.master.mount.allowed.uris. */
@@ -127,6 +137,7 @@ public final class MasterProcess implements AutoCloseable {
       }
       options.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
     }
+    mountGuard().checkRoot(root);
     if (root.startsWith("file:")) {
       java.nio.file.Files.createDirectories(Path.of(java.net.URI.create(root)));
     }
@@ -210,7 +221,7 @@ public final class MasterProcess implements AutoCloseable {
     LOG.info("Recovered {} journal entries from {} in {} ms", journal.appendedSequence(), journal.dir(),
         (System.nanoTime() - t0) / 1_000_000);
 
-    background = Executors.newScheduledThreadPool(3, GrpcServer.namedDaemon("master-background"));
+    background = Executors.newScheduledThreadPool(4, GrpcServer.namedDaemon("master-background"));
     long persist = conf.get(MasterKeys.PERSIST_CHECK_INTERVAL).toMillis();
     background.scheduleWithFixedDelay(() -> {
       try {
@@ -231,6 +242,16 @@ public final class MasterProcess implements AutoCloseable {
         LOG.error("TTL check failed", e);
       }
     }, ttl, ttl, TimeUnit.MILLISECONDS);
+    long leaseCheck = conf.get(MasterKeys.LEASE_CHECK_INTERVAL).toMillis();
+    background.scheduleWithFixedDelay(() -> {
+      try {
+        if (leading) {
+          fs.leaseTick();
+        }
+      } catch (RuntimeException e) {
+        LOG.error("Lease recovery failed", e);
+      }
+    }, leaseCheck, leaseCheck, TimeUnit.MILLISECONDS);
     long check = conf.get(MasterKeys.LOST_WORKER_CHECK_INTERVAL).toMillis();
     background.scheduleWithFixedDelay(() -> {
       try {

@@ -44,6 +44,14 @@ final class DeferredStore implements BlockStore {
   }
 
   @Override
+  public void abortWritesOf(java.util.Collection<Long> fileIds) {
+    BlockStore s = delegate;
+    if (s != null) {
+      s.abortWritesOf(fileIds);
+    }
+  }
+
+  @Override
   public BlockMeta get(long blockId) throws StrataException {
     return store().get(blockId);
   }

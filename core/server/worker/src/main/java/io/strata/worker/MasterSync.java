@@ -74,6 +74,8 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Orders announcements against the start of removals: a block being removed is never announced. */
   private final Object removalLock = new Object();
   private volatile long workerId = -1;
+  /** Shown with the calls that return mount credentials; from the last registration. */
+  private volatile String workerToken = "";
   private final List<Long> removed = new ArrayList<>();
   private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
   private boolean loggedUnreachable;
@@ -164,7 +166,9 @@ final class MasterSync implements StoreEvents, MasterClient {
       req.addBlocks(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()));
     }
     RegisterWorkerRequest built = req.build();
-    workerId = call(s -> s.registerWorker(built)).getWorkerId();
+    io.strata.proto.RegisterWorkerResponse registered = call(s -> s.registerWorker(built));
+    workerToken = registered.getWorkerToken();
+    workerId = registered.getWorkerId();
     LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
   }
 
@@ -217,6 +221,9 @@ final class MasterSync implements StoreEvents, MasterClient {
         LOG.warn("Cannot remove block {}: {}", id, e.toString());
       }
     }
+    if (res.getAbandonedFileIdsCount() > 0) {
+      store.abortWritesOf(res.getAbandonedFileIdsList()); // files whose writers lost their leases
+    }
     if (res.getPinsIncluded()) {
       pins.update(res.getPinVersion(), res.getPinnedFileIdsList(), store);
     }
@@ -245,7 +252,8 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public BlockSource blockSource(long blockId) throws StrataException {
-    GetBlockSourceRequest req = GetBlockSourceRequest.newBuilder().setBlockId(blockId).build();
+    GetBlockSourceRequest req = GetBlockSourceRequest.newBuilder().setBlockId(blockId)
+        .setWorkerId(workerId).setWorkerToken(workerToken).build();
     GetBlockSourceResponse res = call(s -> s.getBlockSource(req));
     UfsSource ufsSource = null;
     if (res.hasUfs()) {
@@ -257,7 +265,8 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
-    GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId).build();
+    GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId)
+        .setWorkerId(workerId).setWorkerToken(workerToken).build();
     GetUfsWriteTargetResponse res = call(s -> s.getUfsWriteTarget(req));
     return new UfsTarget(res.getUfsUri(), res.getUfsOptionsMap());
   }

@@ -69,6 +69,10 @@ public final class FileSystemMaster {
   private final CachePolicies policies;
   /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
+  /** Write leases of incomplete files and their recovery. */
+  private final LeaseRecovery leaseRecovery;
+  private final WorkerAccess workerAccess = new WorkerAccess();
+  private volatile MountGuard mountGuard = MountGuard.NONE;
 
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize) {
     this(clock, workerTimeout, maxBlockSize, null);
@@ -106,6 +110,8 @@ public final class FileSystemMaster {
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync);
+    this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, clock, commitLock, this::removeBlocksOf, this::sync,
+        ufsWriteTargets);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive) -> delete(path, recursive, false));
   }
@@ -227,10 +233,39 @@ public final class FileSystemMaster {
     return mounts.list();
   }
 
-  /** See {@link MountOperations#mount}. */
+  /** The rules a mount must meet beyond the namespace's (Strata's own dirs, unsafe options). */
+  public void setMountGuard(MountGuard guard) {
+    this.mountGuard = guard;
+  }
+
+  /** How long a writer may go without renewing before its incomplete files are recovered. */
+  public void setLeaseTimeout(Duration timeout) {
+    leaseRecovery.setTimeout(timeout);
+  }
+
+  /** See {@link MountOperations#mount}; first the {@link MountGuard}'s rules. */
   public void mount(String path, String ufsUri, boolean readOnly, boolean shared, Map<String, String> options)
       throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    if (!p.isRoot()) {
+      UfsTempNames.refuseUserName(path, p.name());
+    }
+    if (ufsConf != null) {
+      mountGuard.checkMount(path, ufsUri, UfsManager.normalize(ufsUri, ufsConf.home()), options, workerDirs());
+    }
     mountOps.mount(path, ufsUri, readOnly, shared, options);
+  }
+
+  /** The storage dirs registered workers reported (a mount may not overlap them). */
+  private List<String> workerDirs() {
+    List<String> out = new ArrayList<>();
+    for (io.strata.master.block.WorkerState w : blocks.liveWorkers()) {
+      w.dirs().forEach(d -> out.add(d.path()));
+    }
+    for (io.strata.master.block.WorkerState w : blocks.lostWorkers()) {
+      w.dirs().forEach(d -> out.add(d.path()));
+    }
+    return out;
   }
 
   /** See {@link MountOperations#unmount}. */
@@ -246,7 +281,16 @@ public final class FileSystemMaster {
 
   public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType)
       throws StrataException {
+    return createFile(path, blockSize, recursive, mode, writeType, "");
+  }
+
+  /** As above, the new file's write lease held by {@code clientId} ("": by the file alone, renewed by nobody). */
+  public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
+      String clientId) throws StrataException {
     StrataPath p = StrataPath.of(path);
+    if (!p.isRoot()) {
+      UfsTempNames.refuseUserName(path, p.name());
+    }
     if (blockSize <= 0) {
       throw new InvalidArgumentException("Cannot create " + path + ": block size " + blockSize
           + " must be positive");
@@ -269,6 +313,7 @@ public final class FileSystemMaster {
       sync.ensure(p, -1);
     }
     FileInfo f = tree.createFile(p, blockSize, recursive, mode, writeType);
+    leaseRecovery.created(clientId, f.id());
     sync();
     return f;
   }
@@ -312,9 +357,12 @@ public final class FileSystemMaster {
         checkBlocks(file, length); // before the UFS copy moves: a bad block count changes nothing
       }
     }
-    String temp = ufsWriteTargets.getOrDefault(file.id(), tempUri(r, file));
     UnderFileSystem u = sync.client(r);
     try {
+      String temp = ufsWriteTargets.get(file.id());
+      if (temp == null) {
+        temp = findTempCopy(u, r.ufsUri(), file, length); // handed out before this master started leading
+      }
       UfsStatus written = u.getStatus(temp);
       if (written == null) {
         throw new FailedPreconditionException("Cannot complete " + p + ": its under file system copy was never "
@@ -356,6 +404,22 @@ public final class FileSystemMaster {
 
   private static String tempUri(MountTable.Resolution r, FileInfo f) {
     return UfsTempNames.tempUri(r.ufsUri(), f.name(), f.id());
+  }
+
+  /** A temp copy of {@code file} beside {@code ufsUri} with {@code length} bytes (else any, else a name that is not there). */
+  private static String findTempCopy(UnderFileSystem u, String ufsUri, FileInfo file, long length) throws IOException {
+    String parent = UfsManager.parent(ufsUri);
+    String any = null;
+    List<UfsStatus> listing = u.listStatus(parent);
+    for (UfsStatus s : listing == null ? List.<UfsStatus>of() : listing) {
+      if (!s.directory() && UfsTempNames.isTempOf(s.name(), file.name(), file.id())) {
+        if (s.length() == length) {
+          return UfsManager.join(parent, s.name());
+        }
+        any = UfsManager.join(parent, s.name());
+      }
+    }
+    return any != null ? any : UfsManager.join(parent, UfsTempNames.tempName(file.name(), file.id(), "none"));
   }
 
   private void checkBlocks(FileInfo file, long length) throws StrataException {
@@ -431,6 +495,7 @@ public final class FileSystemMaster {
     StrataPath p = StrataPath.of(path);
     PersistenceState state = PersistenceState.NOT_PERSISTED;
     if (!p.isRoot()) {
+      UfsTempNames.refuseUserName(path, p.name());
       mounts.checkWritable(p, "create directory");
       sync.ensure(p.parent(), -1);
       sync.ensure(p, -1);
@@ -574,6 +639,9 @@ public final class FileSystemMaster {
   public void rename(String src, String dst) throws StrataException {
     StrataPath s = StrataPath.of(src);
     StrataPath d = StrataPath.of(dst);
+    if (!d.isRoot()) {
+      UfsTempNames.refuseUserName(dst, d.name());
+    }
     if (!s.isRoot() && !d.isRoot()) {
       for (MountTable.MountInfo m : mounts.mountsAtOrUnder(s)) {
         throw new FailedPreconditionException("Cannot rename " + src + ": " + (m.path().equals(s.toString())
@@ -675,12 +743,29 @@ public final class FileSystemMaster {
       return new WorkerReply(true, List.of(), List.of(), 0, null);
     }
     if (persister != null && !results.isEmpty()) {
-      persister.report(results);
+      persister.report(workerId, results);
     }
     long version = tree.pinVersion();
     List<Long> pinned = version == workerPinVersion ? null : tree.pinnedFileIds();
     return new WorkerReply(false, hb.removeBlockIds(),
         persister == null ? List.of() : persister.commandsFor(workerId), version, pinned);
+  }
+
+  /** A worker registered: the token it must show to get mount credentials (see {@link WorkerAccess}). */
+  public String issueWorkerToken(long workerId) {
+    return workerAccess.issue(workerId);
+  }
+
+  /** {@link #blockSource(long)} for a caller that must be a live registered worker. */
+  public BlockSource blockSource(long workerId, String token, long blockId) throws StrataException {
+    workerAccess.check(workerId, token, blocks, "GetBlockSource");
+    return blockSource(blockId);
+  }
+
+  /** {@link #ufsWriteTarget(long)} for a caller that must be a live registered worker. */
+  public UfsTarget ufsWriteTarget(long workerId, String token, long fileId) throws StrataException {
+    workerAccess.check(workerId, token, blocks, "GetUfsWriteTarget");
+    return ufsWriteTarget(fileId);
   }
 
   /** Where a worker can get a block: its live copies and, for a persisted file, its UFS range. */
@@ -731,5 +816,27 @@ public final class FileSystemMaster {
     String temp = tempUri(r, f);
     ufsWriteTargets.put(fileId, temp);
     return new UfsTarget(temp, r.mount().options());
+  }
+
+  // ---- write leases ----
+
+  /** See {@link LeaseRecovery#renewLease}. */
+  public List<Long> renewLease(String clientId, List<Long> fileIds) throws StrataException {
+    return leaseRecovery.renewLease(clientId, fileIds);
+  }
+
+  /** Recovers the files of writers that stopped renewing (the master's background thread); see {@link LeaseRecovery#tick}. */
+  public List<Long> leaseTick() {
+    return leaseRecovery.tick();
+  }
+
+  /** See {@link LeaseRecovery#recentlyRecoveredFileIds}. */
+  public List<Long> recentlyRecoveredFileIds() {
+    return leaseRecovery.recentlyRecoveredFileIds();
+  }
+
+  /** Files with a write lease (tests and reports). */
+  public int leaseCount() {
+    return leaseRecovery.leaseCount();
   }
 }

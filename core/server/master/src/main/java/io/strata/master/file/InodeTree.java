@@ -636,6 +636,22 @@ public final class InodeTree {
     }
   }
 
+  /** Ids of incomplete files (a new leader gives each a write lease). Scans every file. */
+  public List<Long> incompleteFileIds() {
+    lock.readLock().lock();
+    try {
+      List<Long> out = new ArrayList<>();
+      for (InodeFile f : filesById.values()) {
+        if (!f.complete) {
+          out.add(f.id);
+        }
+      }
+      return out;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** Paths whose TTL ran out at {@code nowMs}, with their actions. */
   public List<FileInfo> expired(long nowMs) {
     lock.readLock().lock();

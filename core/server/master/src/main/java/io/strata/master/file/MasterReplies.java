@@ -9,16 +9,32 @@ public final class MasterReplies {
   private MasterReplies() {}
 
   /** Where a block of a persisted file sits in its UFS file. */
-  public record UfsSource(String ufsUri, Map<String, String> options, long offset, long fileLength) {}
+  public record UfsSource(String ufsUri, Map<String, String> options, long offset, long fileLength) {
+    @Override
+    public String toString() {
+      return "UfsSource[" + ufsUri + ", options=" + io.strata.server.ufs.Redact.options(options) + ", offset=" + offset + "]";
+    }
+  }
 
   /** Where a worker can get a block: its live copies, and the UFS when the file is persisted (else null). */
   public record BlockSource(long length, List<BlockState.Location> locations, UfsSource ufs) {}
 
   /** Where a worker writes a file's UFS copy (a temporary name the master renames into place). */
-  public record UfsTarget(String ufsUri, Map<String, String> options) {}
+  public record UfsTarget(String ufsUri, Map<String, String> options) {
+    @Override
+    public String toString() {
+      return "UfsTarget[" + ufsUri + ", options=" + io.strata.server.ufs.Redact.options(options) + "]";
+    }
+  }
 
   /** A worker is to write a complete file's blocks, in order, to {@code ufsUri}. */
-  public record PersistCommand(long fileId, String ufsUri, Map<String, String> options, List<BlockState> blocks) {}
+  public record PersistCommand(long fileId, String ufsUri, Map<String, String> options, List<BlockState> blocks) {
+    @Override
+    public String toString() {
+      return "PersistCommand[file " + fileId + " to " + ufsUri + ", options=" + io.strata.server.ufs.Redact.options(options) + ", "
+          + blocks.size() + " blocks]";
+    }
+  }
 
   /** A worker's outcome of a persist command. */
   public record PersistResult(long fileId, boolean ok, String error, long length) {}

@@ -24,6 +24,12 @@ public final class MountTable {
     public MountInfo {
       options = Map.copyOf(options);
     }
+
+    @Override
+    public String toString() {
+      return "MountInfo[path=" + path + ", ufsUri=" + ufsUri + ", readOnly=" + readOnly + ", shared=" + shared
+          + ", options=" + io.strata.server.ufs.Redact.options(options) + "]";
+    }
   }
 
   /** A Strata path resolved to its mount and its UFS URI. */

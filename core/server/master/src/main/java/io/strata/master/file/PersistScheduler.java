@@ -60,7 +60,10 @@ final class PersistScheduler {
   private final UfsConfig conf;
   private final Map<Long, Job> jobs = new HashMap<>();
   private final Map<Long, List<PersistCommand>> outbox = new HashMap<>();
-  private final ConcurrentLinkedQueue<PersistResult> results = new ConcurrentLinkedQueue<>();
+  /** Reported outcomes with the worker that reported each. */
+  private final ConcurrentLinkedQueue<Reported> results = new ConcurrentLinkedQueue<>();
+
+  private record Reported(long workerId, PersistResult result) {}
   /** The round journaled something; it flushes once at its end. Touched by the tick thread only. */
   private boolean changed;
 
@@ -82,8 +85,11 @@ final class PersistScheduler {
     return out == null ? List.of() : out;
   }
 
-  void report(List<PersistResult> rs) {
-    results.addAll(rs);
+  /** Outcomes reported by worker {@code workerId}; only those of commands sent to it count. */
+  void report(long workerId, List<PersistResult> rs) {
+    for (PersistResult r : rs) {
+      results.add(new Reported(workerId, r));
+    }
   }
 
   /**
@@ -105,10 +111,16 @@ final class PersistScheduler {
 
   private void round() {
     long now = clock.millis();
-    for (PersistResult r; (r = results.poll()) != null; ) {
+    for (Reported rep; (rep = results.poll()) != null; ) {
+      PersistResult r = rep.result();
       Job job = jobs.get(r.fileId());
       if (job == null || job.workerId < 0) {
         continue; // a late answer to a command already given up on
+      }
+      if (rep.workerId() != job.workerId) {
+        LOG.warn("Ignoring a persist result for file {} from worker {}: the command went to worker {}",
+            r.fileId(), rep.workerId(), job.workerId);
+        continue;
       }
       if (r.ok()) {
         finish(r.fileId(), job);

@@ -62,6 +62,12 @@ public sealed interface JournalEntry {
     public AddMount {
       options = Map.copyOf(options);
     }
+
+    @Override
+    public String toString() {
+      return "AddMount[path=" + path + ", ufsUri=" + ufsUri + ", readOnly=" + readOnly + ", shared=" + shared
+          + ", options=" + io.strata.server.ufs.Redact.options(options) + "]";
+    }
   }
 
   /** The mount at a path was removed. */

@@ -39,7 +39,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       long id = fs.blockMaster().register(MasterProtoConverter.fromProto(r.getAddress()), r.getCapacityBytes(),
           r.getUsedBytes(), MasterProtoConverter.fromProto(r.getBlocksList()), r.getStartTimeMs(),
           MasterProtoConverter.fromDirProtos(r.getDirsList()));
-      return RegisterWorkerResponse.newBuilder().setWorkerId(id).build();
+      return RegisterWorkerResponse.newBuilder().setWorkerId(id).setWorkerToken(fs.issueWorkerToken(id)).build();
     });
   }
 
@@ -57,6 +57,9 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
           .addAllRemoveBlockIds(res.removeBlockIds()).setPinVersion(res.pinVersion());
       for (MasterReplies.PersistCommand c : res.persist()) {
         b.addPersist(MasterProtoConverter.toProto(c));
+      }
+      if (!res.reregister()) {
+        b.addAllAbandonedFileIds(fs.recentlyRecoveredFileIds());
       }
       if (res.pinnedFileIds() != null) {
         b.setPinsIncluded(true).addAllPinnedFileIds(res.pinnedFileIds());
@@ -77,7 +80,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   @Override
   public void getBlockSource(GetBlockSourceRequest r, StreamObserver<GetBlockSourceResponse> o) {
     Rpc.unary(o, () -> {
-      MasterReplies.BlockSource src = state.leading().blockSource(r.getBlockId());
+      MasterReplies.BlockSource src = state.leading().blockSource(r.getWorkerId(), r.getWorkerToken(),
+          r.getBlockId());
       GetBlockSourceResponse.Builder b = GetBlockSourceResponse.newBuilder().setLength(src.length());
       for (BlockState.Location loc : src.locations()) {
         b.addLocations(MasterProtoConverter.toProto(loc));
@@ -93,7 +97,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   @Override
   public void getUfsWriteTarget(GetUfsWriteTargetRequest r, StreamObserver<GetUfsWriteTargetResponse> o) {
     Rpc.unary(o, () -> {
-      MasterReplies.UfsTarget t = state.leading().ufsWriteTarget(r.getFileId());
+      MasterReplies.UfsTarget t = state.leading().ufsWriteTarget(r.getWorkerId(), r.getWorkerToken(),
+          r.getFileId());
       return GetUfsWriteTargetResponse.newBuilder().setUfsUri(t.ufsUri()).putAllUfsOptions(t.options()).build();
     });
   }

@@ -79,8 +79,14 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       FileSystemMaster fs = state.leading();
       return CreateFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
         fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode(),
-            WriteType.parse(r.getWriteType())))).build();
+            WriteType.parse(r.getWriteType()), r.getClientId()))).build();
     });
+  }
+
+  @Override
+  public void renewLease(io.strata.proto.RenewLeaseRequest r, StreamObserver<io.strata.proto.RenewLeaseResponse> o) {
+    Rpc.unary(o, () -> io.strata.proto.RenewLeaseResponse.newBuilder()
+        .addAllLostFileIds(state.leading().renewLease(r.getClientId(), r.getFileIdsList())).build());
   }
 
   @Override

@@ -55,6 +55,9 @@ public interface BlockStore {
   /** Drops a temp block and its reservation. */
   void abort(TempBlock temp);
 
+  /** Drops the temp blocks of these files (their writers lost their leases); the writers' streams fail. */
+  default void abortWritesOf(java.util.Collection<Long> fileIds) {}
+
   /** The committed block, or NotFound. */
   BlockMeta get(long blockId) throws StrataException;
 

@@ -376,6 +376,24 @@ public final class TieredBlockStore implements BlockStore {
     }
   }
 
+  /** Aborts the blocks being written of these files (the master recovered them: their writers lost their leases). */
+  @Override
+  public void abortWritesOf(java.util.Collection<Long> fileIds) {
+    java.util.Set<Long> files = new java.util.HashSet<>(fileIds);
+    List<Temp> doomed = new ArrayList<>();
+    synchronized (this) {
+      for (Temp t : writing.values()) {
+        if (t != null && !t.closed && files.contains(io.strata.common.id.BlockId.fileId(t.blockId))) {
+          doomed.add(t);
+        }
+      }
+    }
+    for (Temp t : doomed) {
+      LOG.info("Temp block {}: the master recovered its file (the writer lost its lease); removing it", t.blockId);
+      abort(t);
+    }
+  }
+
   /** Temp blocks idle for longer than {@code idleMs}: their writers died without closing. */
   synchronized List<Temp> idleTemps(long idleMs) {
     long now = clock.millis();

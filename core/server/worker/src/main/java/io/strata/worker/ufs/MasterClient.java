@@ -46,12 +46,22 @@ public interface MasterClient {
     public UfsSource {
       options = Map.copyOf(options);
     }
+
+    @Override
+    public String toString() {
+      return "UfsSource[" + uri + ", options=" + io.strata.server.ufs.Redact.options(options) + ", offset=" + offset + "]";
+    }
   }
 
   /** An under file system file to write, with the options of the mount it is under. */
   record UfsTarget(String uri, Map<String, String> options) {
     public UfsTarget {
       options = Map.copyOf(options);
+    }
+
+    @Override
+    public String toString() {
+      return "UfsTarget[" + uri + ", options=" + io.strata.server.ufs.Redact.options(options) + "]";
     }
   }
 

@@ -1,0 +1,50 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.PermissionDeniedException;
+import io.strata.master.block.BlockMaster;
+import io.strata.master.block.WorkerState;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Which callers may have mount credentials: the worker-facing calls that return a mount's options
+ * (GetBlockSource, GetUfsWriteTarget) answer only a live registered worker that shows the random token
+ * it got when it registered. Worker ids are visible to clients (GetWorkers), tokens are not. This is not
+ * authentication (the wire is not encrypted and clients are not authenticated yet): it keeps the
+ * credentials from being one unauthenticated call away for any client.
+ *
+ * <p>Tokens live in memory: a new leader knows none, and workers register again with it. Thread-safe.
+ */
+final class WorkerAccess {
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final Map<Long, String> tokens = new ConcurrentHashMap<>();
+
+  /** A new token for {@code workerId} (replacing its last one). */
+  String issue(long workerId) {
+    byte[] b = new byte[16];
+    RANDOM.nextBytes(b);
+    String token = HexFormat.of().formatHex(b);
+    tokens.put(workerId, token);
+    return token;
+  }
+
+  /** Refuses a caller that is not a live registered worker showing its token. */
+  void check(long workerId, String token, BlockMaster blocks, String call) throws PermissionDeniedException {
+    String expected = tokens.get(workerId);
+    boolean live = false;
+    for (WorkerState w : blocks.liveWorkers()) {
+      if (w.id() == workerId) {
+        live = true;
+        break;
+      }
+    }
+    if (!live || expected == null || token == null
+        || !java.security.MessageDigest.isEqual(expected.getBytes(), token.getBytes())) {
+      throw new PermissionDeniedException(call + " answers registered workers only: worker id " + workerId
+          + (live ? " did not show its registration token" : " is not a live registered worker"));
+    }
+  }
+}
