@@ -161,6 +161,24 @@ class ShortCircuitIntegrationTest {
   }
 
   @Test
+  void twoStreamsOnOneBlock_eachHoldItsOwnOpen_andEachCloseReleasesOne() throws Exception {
+    byte[] data = write("/sc/twice", BLOCK, 7);
+    int before = server().openNow();
+    try (FileInStream a = fs.openFile("/sc/twice"); FileInStream b = fs.openFile("/sc/twice")) {
+      assertThat(a.read()).isEqualTo(data[0] & 0xff);
+      assertThat(b.read()).isEqualTo(data[0] & 0xff);
+      assertThat(server().openNow() - before).isEqualTo(2);
+      a.close();
+      await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() - before == 1);
+      byte[] rest = new byte[BLOCK - 1];
+      b.readFully(1, rest, 0, rest.length); // a positioned read opens (and closes) a third time
+      assertThat(rest).isEqualTo(java.util.Arrays.copyOfRange(data, 1, BLOCK));
+      assertThat(server().openNow() - before).isEqualTo(1);
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == before);
+  }
+
+  @Test
   void openBlock_isReleased_whenTheConnectionDies() throws Exception {
     write("/sc/dies", BLOCK, 3);
     long blockId = firstBlock("/sc/dies");

@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It never fails a read: when short-circuit is not possible {@link #open} returns null and the caller
  * streams through the worker's data port; each distinct reason is logged once (and kept for
- * {@link #fallbackReasons()}). One connection per worker, used in lockstep under its lock.
+ * {@link #fallbackReasons()}). A connection serves one open block at a time (the protocol is lockstep),
+ * so no thread waits for the worker under a lock: an open takes an idle connection to the worker or
+ * makes one, keeps it while the block is open, and gives it back on close.
  *
  * <p>Thread-safe.
  */
@@ -50,7 +52,9 @@ public final class ShortCircuitClient implements AutoCloseable {
   private final Mode mode;
   private final String socketPathTemplate;
   private final long timeoutMs;
-  private final Map<WorkerAddress, ShortCircuitConnection> connections = new HashMap<>();
+  /** Idle connections per worker; a connection in use belongs to the one block open on it. */
+  private final Map<WorkerAddress, java.util.ArrayDeque<ShortCircuitConnection>> idle = new HashMap<>();
+  private final java.util.Set<ShortCircuitConnection> all = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final List<String> fallbackReasons = new ArrayList<>();
   private final java.util.Set<String> loggedKinds = new java.util.HashSet<>();
   private final AtomicLong opens = new AtomicLong();
@@ -93,7 +97,7 @@ public final class ShortCircuitClient implements AutoCloseable {
     try {
       opened = conn.open(blockId, promote);
     } catch (IOException e) {
-      drop(worker, conn);
+      drop(conn);
       fallback("io:" + worker, "Short-circuit to worker " + worker + " failed (" + e.getMessage()
           + "); reading through its data port");
       return null;
@@ -102,6 +106,7 @@ public final class ShortCircuitClient implements AutoCloseable {
       // NOT_FOUND and the like: the data port path gives the caller its usual answer (UFS fallback etc.).
       LOG.debug("Short-circuit open of block {} on {} refused: {} {}", blockId, worker, opened.errorCode(),
           opened.errorMessage());
+      release(worker, conn);
       return null;
     }
     FileChannel ch;
@@ -112,42 +117,52 @@ public final class ShortCircuitClient implements AutoCloseable {
       fallback(mode + ":" + worker, "Short-circuit " + mode.name().toLowerCase() + " mode cannot open block "
           + blockId + " of worker " + worker + " " + how + ": " + e + "; reading through its data port");
       if (mode == Mode.FD) {
-        drop(worker, conn); // the descriptor exchange left the connection in an unknown state
+        drop(conn); // the descriptor exchange left the connection in an unknown state
       } else {
         conn.closeQuietly(blockId);
+        release(worker, conn);
       }
       return null;
     }
     opens.incrementAndGet();
-    return new OpenBlock(conn, blockId, opened.length(), opened.tier(), ch);
+    return new OpenBlock(this, worker, conn, blockId, opened.length(), opened.tier(), ch);
   }
 
   private static FileChannel openPath(String path) throws IOException {
     return FileChannel.open(Path.of(path), StandardOpenOption.READ);
   }
 
-  private synchronized ShortCircuitConnection connection(WorkerAddress worker) throws IOException {
-    if (closed) {
-      throw new IOException("the client is closed");
-    }
-    ShortCircuitConnection c = connections.get(worker);
-    if (c != null && c.isActive()) {
-      return c;
+  /** An idle connection to the worker, or a new one (connected without holding this client's lock). */
+  private ShortCircuitConnection connection(WorkerAddress worker) throws IOException {
+    EventLoopGroup g;
+    synchronized (this) {
+      if (closed) {
+        throw new IOException("the client is closed");
+      }
+      java.util.ArrayDeque<ShortCircuitConnection> q = idle.get(worker);
+      while (q != null && !q.isEmpty()) {
+        ShortCircuitConnection c = q.pop();
+        if (c.isActive()) {
+          return c;
+        }
+        all.remove(c);
+      }
+      if (group == null && Epoll.isAvailable()) {
+        group = new MultiThreadIoEventLoopGroup(1, daemon("strata-client-sc"), EpollIoHandler.newFactory());
+      }
+      g = group;
     }
     Path path = socketPath(worker);
     if (!Files.exists(path)) {
       throw new IOException("no such socket file");
     }
-    if (!Epoll.isAvailable()) {
+    if (g == null) {
       throw new IOException("Netty epoll is not available: " + Epoll.unavailabilityCause());
-    }
-    if (group == null) {
-      group = new MultiThreadIoEventLoopGroup(1, daemon("strata-client-sc"), EpollIoHandler.newFactory());
     }
     ShortCircuitConnection.Inbox inbox = new ShortCircuitConnection.Inbox();
     io.netty.channel.Channel ch;
     try {
-      ch = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
+      ch = new Bootstrap().group(g).channel(EpollDomainSocketChannel.class)
           .handler(new ChannelInitializer<DomainSocketChannel>() {
             @Override
             protected void initChannel(DomainSocketChannel c) {
@@ -159,13 +174,24 @@ public final class ShortCircuitClient implements AutoCloseable {
     } catch (Exception e) {
       throw new IOException(e.getMessage(), e);
     }
-    c = new ShortCircuitConnection(ch, inbox, timeoutMs);
-    connections.put(worker, c);
+    ShortCircuitConnection c = new ShortCircuitConnection(ch, inbox, timeoutMs);
+    all.add(c);
     return c;
   }
 
-  private synchronized void drop(WorkerAddress worker, ShortCircuitConnection conn) {
-    connections.remove(worker, conn);
+  /** Gives a connection with nothing open on it back for the next open. */
+  private void release(WorkerAddress worker, ShortCircuitConnection conn) {
+    synchronized (this) {
+      if (!closed && conn.isActive()) {
+        idle.computeIfAbsent(worker, w -> new java.util.ArrayDeque<>()).push(conn);
+        return;
+      }
+    }
+    drop(conn);
+  }
+
+  private void drop(ShortCircuitConnection conn) {
+    all.remove(conn);
     conn.close();
   }
 
@@ -200,16 +226,15 @@ public final class ShortCircuitClient implements AutoCloseable {
 
   @Override
   public void close() {
-    List<ShortCircuitConnection> all;
     EventLoopGroup g;
     synchronized (this) {
       closed = true;
-      all = new ArrayList<>(connections.values());
-      connections.clear();
+      idle.clear();
       g = group;
       group = null;
     }
-    all.forEach(ShortCircuitConnection::close);
+    // Connections of blocks still open end too: the worker releases their locks.
+    new ArrayList<>(all).forEach(this::drop);
     if (g != null) {
       g.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
@@ -220,6 +245,8 @@ public final class ShortCircuitClient implements AutoCloseable {
    * worker's read lock. Not thread-safe for close; the channel may be read from any thread.
    */
   public static final class OpenBlock implements AutoCloseable {
+    private final ShortCircuitClient client;
+    private final WorkerAddress worker;
     private final ShortCircuitConnection conn;
     private final long blockId;
     private final long length;
@@ -227,7 +254,10 @@ public final class ShortCircuitClient implements AutoCloseable {
     private final FileChannel channel;
     private boolean closed;
 
-    OpenBlock(ShortCircuitConnection conn, long blockId, long length, String tier, FileChannel channel) {
+    OpenBlock(ShortCircuitClient client, WorkerAddress worker, ShortCircuitConnection conn, long blockId,
+        long length, String tier, FileChannel channel) {
+      this.client = client;
+      this.worker = worker;
       this.conn = conn;
       this.blockId = blockId;
       this.length = length;
@@ -263,6 +293,7 @@ public final class ShortCircuitClient implements AutoCloseable {
         // read-only
       }
       conn.closeQuietly(blockId);
+      client.release(worker, conn);
     }
   }
 }

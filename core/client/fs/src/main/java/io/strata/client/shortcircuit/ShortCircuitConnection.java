@@ -25,11 +25,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One domain socket connection to a worker's short-circuit server, used in lockstep: each call sends
- * one request and waits for its one answer, under the connection's lock (protocol in
- * strata_shortcircuit.proto). Before asking for a descriptor it switches the socket to descriptor
+ * one request and waits for its one answer (protocol in strata_shortcircuit.proto). Before asking for a descriptor it switches the socket to descriptor
  * reading and back after, so the descriptor is never consumed by an ordinary byte read.
  *
- * <p>Thread-safe: calls are serialized; Netty's event loop only fills the inbox.
+ * <p>Not thread-safe: one owner at a time ({@link ShortCircuitClient} hands a connection to one open block);
+ * Netty's event loop only fills the inbox.
  */
 final class ShortCircuitConnection {
   private static final Object CLOSED = new Object();
@@ -82,7 +82,7 @@ final class ShortCircuitConnection {
     return channel.isActive();
   }
 
-  synchronized Opened open(long blockId, boolean promote) throws IOException {
+  Opened open(long blockId, boolean promote) throws IOException {
     ShortCircuitResponse r = call(ShortCircuitRequest.newBuilder()
         .setOpen(OpenBlockProto.newBuilder().setBlockId(blockId).setPromote(promote)).build());
     if (!r.getErrorCode().isEmpty()) {
@@ -92,7 +92,7 @@ final class ShortCircuitConnection {
   }
 
   /** Asks for the descriptor of a block opened on this connection and opens a channel on it. */
-  synchronized FileChannel receiveDescriptor(long blockId) throws IOException {
+  FileChannel receiveDescriptor(long blockId) throws IOException {
     channel.config().setOption(EpollChannelOption.DOMAIN_SOCKET_READ_MODE, DomainSocketReadMode.FILE_DESCRIPTORS);
     Object got;
     try {
@@ -115,7 +115,7 @@ final class ShortCircuitConnection {
   }
 
   /** Releases the worker's read lock on the block; errors only drop the connection (which releases it too). */
-  synchronized void closeQuietly(long blockId) {
+  void closeQuietly(long blockId) {
     if (!channel.isActive()) {
       return; // the worker released everything when the connection ended
     }
