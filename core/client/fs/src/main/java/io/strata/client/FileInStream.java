@@ -46,7 +46,7 @@ public final class FileInStream extends InputStream {
   private final List<FileBlockInfo> blocks;
   private final Set<WorkerAddress> failedWorkers = new HashSet<>();
   private long pos;
-  private BlockReader reader;
+  private BlockRangeReader reader;
   private FileBlockInfo readerBlock;
   private long readerEnd;
   private boolean closed;
@@ -58,6 +58,11 @@ public final class FileInStream extends InputStream {
     this.readType = readType;
     this.passiveCache = readType != ReadType.NO_CACHE && context.conf().get(ClientKeys.PASSIVE_CACHE_ENABLED);
     this.blocks = file.blocks();
+  }
+
+  /** Short-circuit reads of this stream's client: blocks opened, and why reads fell back to streaming. */
+  public io.strata.client.shortcircuit.ShortCircuitClient shortCircuit() {
+    return context.shortCircuit();
   }
 
   /** How this stream reads: the open call's read type, or the configured default. */
@@ -145,7 +150,7 @@ public final class FileInStream extends InputStream {
     readerEnd = position + len;
   }
 
-  private BlockReader open(FileBlockInfo block, long offset, long length) throws IOException {
+  private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
     WorkerAddress chosen = null;
     String local = context.conf().get(ClientKeys.HOSTNAME);
     for (BlockLocation loc : block.locations()) {
@@ -167,8 +172,31 @@ public final class FileInStream extends InputStream {
       }
       chosen = selector.ufsReadWorker(block.blockId(), failedWorkers);
     }
+    if (!unlisted && chosen.host().equals(local)) {
+      BlockRangeReader sc = shortCircuit(chosen, block, offset, length);
+      if (sc != null) {
+        return sc;
+      }
+    }
     return new BlockReader(context, chosen, block.blockId(), offset, length,
         readType == ReadType.CACHE_PROMOTE, persisted, readType == ReadType.NO_CACHE, unlisted);
+  }
+
+  /** The block read short-circuit from the worker on this host, or null to stream it (reason logged once). */
+  private BlockRangeReader shortCircuit(WorkerAddress worker, FileBlockInfo block, long offset, long length) {
+    io.strata.client.shortcircuit.ShortCircuitClient sc = context.shortCircuit();
+    io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock opened =
+        sc.open(worker, block.blockId(), readType == ReadType.CACHE_PROMOTE);
+    if (opened == null) {
+      return null;
+    }
+    if (opened.length() < offset + length) {
+      LOG.warn("Worker {} holds {} bytes of block {}, fewer than the {} the master lists; streaming instead",
+          worker, opened.length(), block.blockId(), offset + length);
+      opened.close();
+      return null;
+    }
+    return new ShortCircuitBlockReader(opened, worker, offset, length);
   }
 
   /** Passive caching: a block read from another host is cached on this host's worker too. */
@@ -263,7 +291,7 @@ public final class FileInStream extends InputStream {
       long inBlock = p - block.offset();
       int n = (int) Math.min(total - done, block.length() - inBlock);
       for (int attempt = 0; ; attempt++) {
-        try (BlockReader r = open(block, inBlock, n)) {
+        try (BlockRangeReader r = open(block, inBlock, n)) {
           try {
             r.readFully(b, off + done, n);
             if (inBlock + n == block.length()) {
