@@ -159,7 +159,8 @@ final class MasterSync implements StoreEvents, MasterClient {
       moved.clear();
     }
     RegisterWorkerRequest.Builder req = RegisterWorkerRequest.newBuilder()
-        .setAddress(WorkerAddressProto.newBuilder().setHost(address.host()).setRpcPort(address.rpcPort()))
+        .setAddress(WorkerAddressProto.newBuilder().setHost(address.host()).setRpcPort(address.rpcPort())
+            .setNode(address.identity().node()).setRack(address.identity().rack()))
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
         .addAllDirs(dirs());
     for (BlockStore.BlockMeta b : store.committedBlocks()) {
