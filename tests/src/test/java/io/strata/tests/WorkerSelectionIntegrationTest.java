@@ -152,6 +152,25 @@ class WorkerSelectionIntegrationTest {
   }
 
   @Test
+  void aClientLocalityScript_givesTheNodeAndRack() throws IOException {
+    write(client("", "", ClientKeys.LOCALITY_SCRIPT.name(), "echo node=n2 rack=r1"), "/by-script", 2,
+        WriteType.MUST_CACHE);
+    assertThat(holders("/by-script")).containsExactly(Set.of(2), Set.of(2));
+  }
+
+  @Test
+  void aWorkerWhoseLocalityScriptFails_doesNotStart_andSaysWhy() {
+    Map<String, String> conf = new HashMap<>(cluster.clientConf().explicitValues());
+    conf.put(WorkerKeys.LOCALITY_SCRIPT.name(), "echo datacenter=d1");
+    conf.put(WorkerKeys.TIER0_DIRS.name(), cluster.baseDir().resolve("never-started").toString());
+    assertThatThrownBy(() -> new io.strata.worker.WorkerProcess(io.strata.common.conf.StrataConf.of(conf),
+        java.time.Clock.systemUTC()).start())
+        .isInstanceOf(InvalidArgumentException.class)
+        .hasMessageContaining(WorkerKeys.LOCALITY_SCRIPT.name()).hasMessageContaining("datacenter=d1");
+    assertThat(cluster.baseDir().resolve("never-started")).doesNotExist();
+  }
+
+  @Test
   void specificHost_writesToTheNamedNode() throws IOException {
     write(client("n1", "r1", ClientKeys.WRITE_LOCATION_POLICY.name(), "SPECIFIC_HOST",
         ClientKeys.LOCATION_POLICY_HOST.name(), "n0"), "/specific", 2, WriteType.MUST_CACHE);
