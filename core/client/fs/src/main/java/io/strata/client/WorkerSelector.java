@@ -43,13 +43,16 @@ final class WorkerSelector {
   private final long refreshMs;
   private volatile List<WorkerInfo> cached = List.of();
   private volatile long fetchedAtNanos;
+  /** Why a policy could not be built (thrown by every choice that needs it), or null. */
+  private final IOException writePolicyFailure;
+  private final IOException ufsReadPolicyFailure;
   private TieredIdentity identity;
-  /** Why this selector cannot choose (a policy that cannot be built, a failed identity script); or null. */
+  /** Why the identity script failed (thrown by every later call), or null. */
   private IOException identityFailure;
 
   /**
-   * A policy that cannot be built (an unknown class, SPECIFIC_HOST without a host) fails every later
-   * choice with an InvalidArgumentException naming the key, as an identity script that fails does.
+   * A policy that cannot be built (an unknown class, SPECIFIC_HOST without a host) fails every choice that
+   * needs it with an InvalidArgumentException naming the key; reads of cached blocks still work.
    */
   WorkerSelector(StrataConf conf, WorkerSource source) {
     this.conf = conf;
@@ -58,14 +61,22 @@ final class WorkerSelector {
     this.ufsReadPolicyName = conf.get(ClientKeys.UFS_READ_LOCATION_POLICY);
     BlockLocationPolicy write = null;
     BlockLocationPolicy read = null;
+    IOException writeFailure = null;
+    IOException readFailure = null;
     try {
       write = BlockLocationPolicies.create(writePolicyName, conf, ClientKeys.WRITE_LOCATION_POLICY.name());
+    } catch (IOException e) {
+      writeFailure = e;
+    }
+    try {
       read = BlockLocationPolicies.create(ufsReadPolicyName, conf, ClientKeys.UFS_READ_LOCATION_POLICY.name());
     } catch (IOException e) {
-      identityFailure = e;
+      readFailure = e;
     }
     this.writePolicy = write;
     this.ufsReadPolicy = read;
+    this.writePolicyFailure = writeFailure;
+    this.ufsReadPolicyFailure = readFailure;
     this.localHost = conf.get(ClientKeys.HOSTNAME);
     this.refreshMs = conf.get(ClientKeys.WORKER_LIST_REFRESH).toMillis();
   }
@@ -75,10 +86,7 @@ final class WorkerSelector {
     return localHost;
   }
 
-  /**
-   * This client's node and rack, resolved on first use; a failing script (or a policy that could not be
-   * built) fails this and every later call.
-   */
+  /** This client's node and rack, resolved on first use; a failing script fails this and every later call. */
   synchronized TieredIdentity identity() throws IOException {
     if (identity == null && identityFailure == null) {
       try {
@@ -131,6 +139,9 @@ final class WorkerSelector {
 
   /** As {@link #select(long, Set)}, for block {@code blockId} (which hash-based policies use). */
   WorkerAddress select(long blockId, long blockBytes, Set<WorkerAddress> exclude) throws IOException {
+    if (writePolicyFailure != null) {
+      throw writePolicyFailure;
+    }
     List<WorkerInfo> candidates = live(exclude);
     if (candidates.isEmpty()) {
       if (cached.isEmpty()) {
@@ -155,6 +166,9 @@ final class WorkerSelector {
    * send a block to the same worker and it is fetched and cached once).
    */
   WorkerAddress ufsReadWorker(long blockId, Set<WorkerAddress> exclude) throws IOException {
+    if (ufsReadPolicyFailure != null) {
+      throw ufsReadPolicyFailure;
+    }
     List<WorkerInfo> live = live(exclude);
     if (live.isEmpty()) {
       throw new UnavailableException("No live worker can read block " + blockId + " from the under file system"

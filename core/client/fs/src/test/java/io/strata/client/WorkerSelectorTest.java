@@ -130,12 +130,14 @@ class WorkerSelectorTest {
   }
 
   @Test
-  void aPolicyThatCannotBeBuilt_failsEveryChoiceNamingTheKey() {
+  void aPolicyThatCannotBeBuilt_failsTheChoicesThatNeedIt_namingTheKey() throws Exception {
     WorkerSelector s = new WorkerSelector(StrataConf.of(Map.of(ClientKeys.UFS_READ_LOCATION_POLICY.name(),
         "org.example.Absent")), () -> REMOTE);
-    assertThatThrownBy(() -> s.select(1, Set.of())).isInstanceOf(InvalidArgumentException.class)
+    assertThatThrownBy(() -> s.ufsReadWorker(1, Set.of())).isInstanceOf(InvalidArgumentException.class)
         .hasMessageContaining(ClientKeys.UFS_READ_LOCATION_POLICY.name()).hasMessageContaining("org.example.Absent");
-    assertThatThrownBy(() -> s.ufsReadWorker(1, Set.of())).isInstanceOf(InvalidArgumentException.class);
+    // Writes and reads of cached copies do not need it.
+    assertThat(REMOTE).extracting(WorkerInfo::address).contains(s.select(1, Set.of()));
+    assertThat(s.nearest(List.of(location(REMOTE.get(0))), Set.of())).isEqualTo(REMOTE.get(0).address());
   }
 
   @Test
