@@ -171,6 +171,16 @@ class WorkerSelectionIntegrationTest {
   }
 
   @Test
+  void deterministicHash_asTheWritePolicy_spreadsBlocksByBlockId() throws IOException {
+    write(client("n9", "r9", ClientKeys.WRITE_LOCATION_POLICY.name(), "DeterministicHash"), "/hashed", 12,
+        WriteType.MUST_CACHE);
+    List<Set<Integer>> holders = holders("/hashed");
+    assertThat(holders).allSatisfy(h -> assertThat(h).hasSize(1));
+    // Twelve block ids over three workers (all on one is a chance of about 1 in 180000 per id range).
+    assertThat(holders.stream().flatMap(Set::stream).distinct().count()).isGreaterThan(1);
+  }
+
+  @Test
   void specificHost_writesToTheNamedNode() throws IOException {
     write(client("n1", "r1", ClientKeys.WRITE_LOCATION_POLICY.name(), "SPECIFIC_HOST",
         ClientKeys.LOCATION_POLICY_HOST.name(), "n0"), "/specific", 2, WriteType.MUST_CACHE);

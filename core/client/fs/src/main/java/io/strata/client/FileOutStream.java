@@ -116,7 +116,7 @@ public final class FileOutStream extends OutputStream {
     long blockId = BlockId.of(file.id(), blockIndex);
     try {
       Set<WorkerAddress> failed = new HashSet<>();
-      WorkerAddress worker = selector.select(blockSize, failed);
+      WorkerAddress worker = selector.select(blockId, blockSize, failed);
       block = new BlockOutStream(context, worker, blockId, blockSize);
     } catch (IOException | RuntimeException e) {
       abort();
