@@ -50,16 +50,25 @@ class PinIntegrationTest {
     return fs.getBlockLocations(path).stream().filter(b -> !b.locations().isEmpty()).count();
   }
 
+  /**
+   * Writes CACHE_THROUGH fillers (persisted, so evictable once the worker hears so from the master) until
+   * {@code done}; at most 40. A filler the full cache has no room for goes to the under file system only.
+   */
+  private static void fillUntil(String prefix, java.util.concurrent.Callable<Boolean> done) throws Exception {
+    for (int i = 0; i < 40 && !done.call(); i++) {
+      write("/" + prefix + "-" + i, 1, WriteType.CACHE_THROUGH);
+    }
+  }
+
   @Test
   void pinnedBlocks_areNeverEvicted_whileUnpinnedOnesAre() throws Exception {
+    // Every file here is persisted (CACHE_THROUGH): a worker never evicts blocks of files that are not.
     write("/pinned", 2, WriteType.CACHE_THROUGH);
     write("/unpinned", 1, WriteType.CACHE_THROUGH);
     assertThat(fs.pin("/pinned").pinned()).isTrue();
     long masterVersion = cluster.master().fileSystemMaster().tree().pinVersion();
     await().atMost(Duration.ofSeconds(10)).until(() -> cluster.worker(0).pinVersion() >= masterVersion);
-    for (int i = 0; i < 4; i++) {
-      write("/filler-" + i, 1, WriteType.MUST_CACHE);
-    }
+    fillUntil("filler", () -> cached("/unpinned") == 0);
     await().atMost(Duration.ofSeconds(10)).until(() -> cached("/unpinned") == 0);
     assertThat(cached("/pinned")).isEqualTo(2);
     assertThat(cluster.worker(0).store().usedBytes()).isLessThanOrEqualTo(4L * BLOCK);
@@ -67,9 +76,7 @@ class PinIntegrationTest {
     fs.unpin("/pinned");
     long unpinned = cluster.master().fileSystemMaster().tree().pinVersion();
     await().atMost(Duration.ofSeconds(10)).until(() -> cluster.worker(0).pinVersion() >= unpinned);
-    for (int i = 4; i < 8; i++) {
-      write("/filler-" + i, 1, WriteType.MUST_CACHE);
-    }
+    fillUntil("more", () -> cached("/pinned") < 2);
     await().atMost(Duration.ofSeconds(10)).until(() -> cached("/pinned") < 2);
   }
 }

@@ -3,6 +3,7 @@ package io.strata.client;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 import io.strata.common.net.WorkerAddress;
+import io.strata.proto.ReserveBlockRequest;
 import io.strata.proto.WriteBlockHeader;
 import io.strata.proto.WriteBlockRequest;
 import io.strata.proto.WriteBlockResponse;
@@ -19,16 +20,42 @@ final class BlockOutStream {
   private final long blockId;
   private final WorkerAddress worker;
   private final long maxLength;
+  private final boolean reserved;
   private final OutboundStream<WriteBlockRequest, WriteBlockResponse> stream;
   private long written;
   private boolean headerSent;
 
   BlockOutStream(FileSystemContext context, WorkerAddress worker, long blockId, long maxLength) {
+    this(context, worker, blockId, maxLength, false);
+  }
+
+  /** With {@code reserved}, the block's room was reserved whole by {@link #reserve}; the write uses it. */
+  BlockOutStream(FileSystemContext context, WorkerAddress worker, long blockId, long maxLength, boolean reserved) {
     this.blockId = blockId;
     this.worker = worker;
     this.maxLength = maxLength;
+    this.reserved = reserved;
     this.stream = new OutboundStream<>("writing block " + blockId + " to worker " + worker,
         context.rpcTimeoutMs(), o -> context.worker(worker).writeBlock(o));
+  }
+
+  /**
+   * Reserves room for the whole block at the worker before any byte is sent, waiting there up to
+   * {@code waitMs} when it is full of blocks it may not evict; RESOURCE_EXHAUSTED when no room appeared.
+   */
+  static void reserve(FileSystemContext context, WorkerAddress worker, long blockId, long maxLength, long waitMs)
+      throws IOException {
+    try {
+      context.workerBlocking(worker).withDeadlineAfter(waitMs + context.rpcTimeoutMs(),
+          java.util.concurrent.TimeUnit.MILLISECONDS).reserveBlock(ReserveBlockRequest.newBuilder()
+          .setBlockId(blockId).setMaxLength(maxLength).setWaitMs(waitMs).build());
+    } catch (RuntimeException e) {
+      throw io.strata.common.grpc.GrpcErrors.fromThrowable(e);
+    }
+  }
+
+  long blockId() {
+    return blockId;
   }
 
   WorkerAddress worker() {
@@ -42,7 +69,7 @@ final class BlockOutStream {
   private WriteBlockRequest.Builder request() {
     WriteBlockRequest.Builder req = WriteBlockRequest.newBuilder();
     if (!headerSent) {
-      req.setHeader(WriteBlockHeader.newBuilder().setBlockId(blockId).setMaxLength(maxLength));
+      req.setHeader(WriteBlockHeader.newBuilder().setBlockId(blockId).setMaxLength(maxLength).setReserved(reserved));
       headerSent = true;
     }
     return req;

@@ -37,6 +37,15 @@ public final class ClientKeys {
       .doc("Chunks a block reader asks a worker for ahead of the one being consumed (flow control window).")
       .build();
 
+  public static final PropertyKey<Duration> WRITE_SPACE_WAIT_TIMEOUT =
+      PropertyKey.durationKey("strata.user.write.space.wait.timeout")
+          .defaultValue("5min")
+          .doc("Longest an ASYNC_THROUGH writer waits at a worker for room for its next block when the worker's "
+              + "tiers are full of blocks of files not yet persisted (the worker caps it with "
+              + "strata.worker.write.space.wait.timeout); then it tries the next worker, and fails with "
+              + "RESOURCE_EXHAUSTED when none has room.")
+          .build();
+
   public static final PropertyKey<String> WRITE_LOCATION_POLICY =
       PropertyKey.stringKey("strata.user.block.write.location.policy")
           .defaultValue("LOCAL_FIRST")

@@ -2,6 +2,7 @@ package io.strata.client;
 
 import io.strata.client.options.WriteType;
 import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.ResourceExhaustedException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.id.BlockId;
 import io.strata.common.net.WorkerAddress;
@@ -21,6 +22,17 @@ import org.slf4j.LoggerFactory;
  * the last block, closes the under file system copy (checking its length), then completes the file at the
  * master.
  *
+ * <p>A full cache (every tier of the workers full of blocks of files not yet persisted, which workers never
+ * evict): an ASYNC_THROUGH writer reserves each block whole at its worker before sending a byte of it
+ * ({@link BlockOutStream#reserve}), so it never fails mid-block with bytes it no longer has; the
+ * reservation waits up to {@link ClientKeys#WRITE_SPACE_WAIT_TIMEOUT} while the master persists that
+ * worker's files, then the next worker is tried; when none had room the writer writes the file through to
+ * the under file system: it opens the UFS copy ({@link UfsOutStream}), replays the blocks it committed so
+ * far (read back from their workers), sends the rest of the file there only, and completes the file
+ * PERSISTED with those blocks cached ({@code ufs_written}). A CACHE_THROUGH writer sends every byte to the under file system anyway: a block the cache has
+ * no room for is dropped (even mid-block) and the rest of it goes to the under file system only; the next
+ * block tries the cache again. MUST_CACHE fails at once.
+ *
  * <p>All or nothing: when any stream fails, or on {@link #cancel()}, every stream is cancelled (the workers
  * drop the block in progress and the partial under file system copy) and the file is deleted at the
  * master, so no half-written file stays visible. Blocks already committed go with the file.
@@ -39,7 +51,15 @@ public final class FileOutStream extends OutputStream {
   private byte[] chunk;
   private int chunkFill;
   private BlockOutStream block;
+  /** CACHE_THROUGH: the cache had no room for the current block; it goes to the under file system only. */
+  private boolean blockDropped;
+  /** ASYNC_THROUGH: no worker had room; the rest of the file goes to the under file system only. */
+  private boolean throughUfs;
+  /** Blocks committed so far and where (ASYNC_THROUGH: replayed into the UFS copy if it falls back). */
+  private final java.util.List<Committed> committed = new java.util.ArrayList<>();
   private UfsOutStream ufs;
+
+  private record Committed(long blockId, WorkerAddress worker, long length) {}
   private int blockIndex;
   private long blockFill;
   private long length;
@@ -82,7 +102,7 @@ public final class FileOutStream extends OutputStream {
     }
     ensureOpen();
     while (len > 0) {
-      if (writeType.cachesBlocks() && block == null) {
+      if (writeType.cachesBlocks() && block == null && !blockDropped && !throughUfs) {
         openBlock();
       }
       if (chunk == null) {
@@ -115,13 +135,97 @@ public final class FileOutStream extends OutputStream {
   private void openBlock() throws IOException {
     long blockId = BlockId.of(file.id(), blockIndex);
     try {
-      Set<WorkerAddress> failed = new HashSet<>();
-      WorkerAddress worker = selector.select(blockId, blockSize, failed);
-      block = new BlockOutStream(context, worker, blockId, blockSize);
+      if (writeType == WriteType.ASYNC_THROUGH) {
+        block = reservedBlock(blockId);
+      } else {
+        block = new BlockOutStream(context, selector.select(blockId, blockSize, new HashSet<>()), blockId, blockSize);
+      }
+    } catch (ResourceExhaustedException e) {
+      if (writeType == WriteType.ASYNC_THROUGH) {
+        writeThroughUfs(e);
+      } else if (!dropBlock(e)) {
+        abort();
+        throw e;
+      }
     } catch (IOException | RuntimeException e) {
       abort();
       throw e;
     }
+  }
+
+  /**
+   * ASYNC_THROUGH, no worker had room for the next block: from now on the file is written through. Its UFS
+   * copy gets the blocks committed so far, read back from their workers, then every later byte.
+   */
+  private void writeThroughUfs(ResourceExhaustedException why) throws IOException {
+    LOG.warn("No worker has room for block {} of {}; writing the file through to the under file system: {}",
+        blockIndex, file.path(), why.getMessage());
+    try {
+      ufs = new UfsOutStream(context, selector.select(0, Set.of()), file.id(), file.path());
+      for (Committed c : committed) {
+        try (BlockReader r = new BlockReader(context, c.worker(), c.blockId(), 0, c.length(), false, false, false,
+            false)) {
+          for (long done = 0; done < c.length(); ) {
+            int n = (int) Math.min(chunkSize, c.length() - done);
+            byte[] buf = new byte[n];
+            r.readFully(buf, 0, n);
+            ufs.write(buf, n);
+            done += n;
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      e.addSuppressed(why);
+      abort();
+      throw e;
+    }
+    throughUfs = true;
+  }
+
+  /** A block stream whose room is reserved whole at a worker; each worker that stays full is left out. */
+  private BlockOutStream reservedBlock(long blockId) throws IOException {
+    long waitMs = context.conf().get(ClientKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis();
+    Set<WorkerAddress> full = new HashSet<>();
+    ResourceExhaustedException last = null;
+    while (true) {
+      WorkerAddress worker;
+      try {
+        worker = selector.select(blockId, blockSize, full);
+      } catch (ResourceExhaustedException e) {
+        if (last == null) {
+          throw e;
+        }
+        throw new ResourceExhaustedException("Writing " + file.path() + " (ASYNC_THROUGH): no worker had room for "
+            + "block " + blockIndex + " within " + waitMs + " ms (strata.user.write.space.wait.timeout); "
+            + "the last one said: " + last.getMessage(), last);
+      }
+      try {
+        BlockOutStream.reserve(context, worker, blockId, blockSize, waitMs);
+        return new BlockOutStream(context, worker, blockId, blockSize, true);
+      } catch (ResourceExhaustedException e) {
+        LOG.info("Worker {} has no room for block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
+        full.add(worker);
+        last = e;
+      }
+    }
+  }
+
+  /**
+   * CACHE_THROUGH only: the cache has no room for this block, which the under file system copy holds in
+   * full anyway; the block stream (if any) is dropped and the rest of the block goes there only.
+   */
+  private boolean dropBlock(ResourceExhaustedException why) {
+    if (writeType != WriteType.CACHE_THROUGH) {
+      return false;
+    }
+    LOG.info("No room in the cache for block {} of {}; writing it to the under file system only: {}", blockIndex,
+        file.path(), why.getMessage());
+    if (block != null) {
+      block.cancel();
+      block = null;
+    }
+    blockDropped = true;
+    return true;
   }
 
   private void ensureUfs() throws IOException {
@@ -149,7 +253,13 @@ public final class FileOutStream extends OutputStream {
     try {
       // Both streams wrap the same array without copying; neither changes it and this stream drops it.
       if (block != null) {
-        block.write(full, n);
+        try {
+          block.write(full, n);
+        } catch (ResourceExhaustedException e) {
+          if (!dropBlock(e)) {
+            throw e;
+          }
+        }
       }
       if (ufs != null) {
         ufs.write(full, n);
@@ -163,10 +273,22 @@ public final class FileOutStream extends OutputStream {
   private void finishBlock() throws IOException {
     blockFill = 0;
     if (block == null) {
+      if (blockDropped) {
+        blockDropped = false;
+        blockIndex++;
+      }
       return;
     }
     try {
-      block.close();
+      long len = block.close();
+      committed.add(new Committed(block.blockId(), block.worker(), len));
+    } catch (ResourceExhaustedException e) {
+      if (!dropBlock(e)) {
+        block = null;
+        abort();
+        throw e;
+      }
+      blockDropped = false;
     } catch (IOException | RuntimeException e) {
       block = null;
       abort();
@@ -205,7 +327,7 @@ public final class FileOutStream extends OutputStream {
     try {
       context.leases().remove(file.id()); // the master drops its lease when the file completes
       context.callMaster(m -> m.completeFile(CompleteFileRequest.newBuilder()
-          .setPath(file.path()).setFileId(file.id()).setLength(length).build()));
+          .setPath(file.path()).setFileId(file.id()).setLength(length).setUfsWritten(throughUfs).build()));
     } catch (StrataException e) {
       // Not deleted: the master may have completed it and lost only the reply, or the path may now name
       // another writer's file. An incomplete file is refused by readers anyway.

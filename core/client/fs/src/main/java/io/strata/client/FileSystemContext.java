@@ -68,6 +68,12 @@ public final class FileSystemContext implements Closeable {
     return BlockWorkerServiceGrpc.newStub(ch);
   }
 
+  /** A blocking stub for a worker's unary calls, on the same channel as {@link #worker}. */
+  BlockWorkerServiceGrpc.BlockWorkerServiceBlockingStub workerBlocking(WorkerAddress address) {
+    worker(address);
+    return BlockWorkerServiceGrpc.newBlockingStub(workerChannels.get(address));
+  }
+
   long rpcTimeoutMs() {
     return rpcTimeoutMs;
   }

@@ -26,6 +26,22 @@ public final class MasterKeys {
           .doc("How often the master looks for workers that missed their heartbeats.")
           .build();
 
+  public static final PropertyKey<Duration> LOST_WORKER_FORGET_AFTER =
+      PropertyKey.durationKey("strata.master.worker.lost.forget.after")
+          .defaultValue("1h")
+          .validate(d -> d.toMillis() >= 0, "0 or more")
+          .doc("A worker lost for this long is forgotten (no longer listed as lost); if it comes back it "
+              + "registers as any new worker does.")
+          .build();
+
+  public static final PropertyKey<Integer> REMOVALS_PER_HEARTBEAT_MAX =
+      PropertyKey.intKey("strata.master.worker.removals.per.heartbeat.max")
+          .defaultValue(10_000)
+          .validate(v -> v >= 1, "at least 1")
+          .doc("Most block removals one heartbeat reply carries; the rest follow in later replies, so a large "
+              + "delete never makes one reply (or one worker round) unbounded.")
+          .build();
+
   public static final PropertyKey<Long> BLOCK_SIZE_MAX = PropertyKey.bytesKey("strata.master.block.size.max")
       .defaultValue("4GB")
       .doc("Largest block size a file may ask for; larger requests are refused as INVALID_ARGUMENT.")

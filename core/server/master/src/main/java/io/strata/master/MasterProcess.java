@@ -64,7 +64,7 @@ public final class MasterProcess implements AutoCloseable {
   private volatile Runnable fatalHandler;
   private Journal journal;
   private JournalLock journalLock;
-  private final UfsManager ufsManager = new UfsManager();
+  private final UfsManager ufsManager;
   private UfsConfig ufsConfig;
   private GrpcServer server;
   private ScheduledExecutorService background;
@@ -78,6 +78,7 @@ public final class MasterProcess implements AutoCloseable {
   public MasterProcess(StrataConf conf, Clock clock) {
     this.conf = conf;
     this.clock = clock;
+    this.ufsManager = UfsManager.fromConf(conf);
     this.fatalHandler = () -> new Thread(this::close, "master-step-down").start();
   }
 
@@ -101,6 +102,8 @@ public final class MasterProcess implements AutoCloseable {
         conf.get(MasterKeys.BLOCK_SIZE_MAX), journal, ufsConfig);
     m.setLeaseTimeout(conf.get(MasterKeys.LEASE_TIMEOUT));
     m.setMountGuard(mountGuard());
+    m.blockMaster().limits(conf.get(MasterKeys.REMOVALS_PER_HEARTBEAT_MAX),
+        conf.get(MasterKeys.LOST_WORKER_FORGET_AFTER));
     return m;
   }
 
@@ -190,10 +193,11 @@ public final class MasterProcess implements AutoCloseable {
       }
       return fs;
     };
-    server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE), List.of(
+    server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE),
+        GrpcServer.Limits.from(conf), List.of(
         new FileSystemMasterService(state, host + ":" + port, startMs, conf.get(MasterKeys.LIST_BATCH_SIZE_MAX),
-            listings),
-        new BlockMasterWorkerService(state)));
+            listings).bindService(),
+        new BlockMasterWorkerService(state).bindService()));
     try {
       server.start();
     } catch (IOException e) {
@@ -368,6 +372,11 @@ public final class MasterProcess implements AutoCloseable {
   /** The bound RPC port. */
   public int rpcPort() {
     return server.port();
+  }
+
+  /** The under file system clients of this master (tests check what is open). */
+  public UfsManager ufsManager() {
+    return ufsManager;
   }
 
   public FileSystemMaster fileSystemMaster() {

@@ -31,6 +31,30 @@ final class DeferredStore implements BlockStore {
   }
 
   @Override
+  public TempBlock createReserved(long blockId, long maxLength, long waitMs) throws StrataException {
+    return store().createReserved(blockId, maxLength, waitMs);
+  }
+
+  @Override
+  public TempBlock reserved(long blockId) throws StrataException {
+    return store().reserved(blockId);
+  }
+
+  @Override
+  public void markEvictable(java.util.Collection<Long> blockIds) {
+    BlockStore s = delegate;
+    if (s != null) {
+      s.markEvictable(blockIds);
+    }
+  }
+
+  @Override
+  public long awaitedBytes() {
+    BlockStore s = delegate;
+    return s == null ? 0 : s.awaitedBytes();
+  }
+
+  @Override
   public BlockMeta commit(TempBlock temp) throws IOException {
     return store().commit(temp);
   }

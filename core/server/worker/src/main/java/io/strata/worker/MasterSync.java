@@ -46,9 +46,22 @@ import org.slf4j.LoggerFactory;
  * and where a UFS file is written. This is the one place the master protocol's protos meet worker types.
  *
  * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread; {@link #commitBlock} and the
- * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. The
- * pending changes are guarded by this object's monitor; a heartbeat and block commits exclude each other
- * (a read-write lock), so what a heartbeat reports and asks never crosses a commit in flight.
+ * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. One lock:
+ * this object's monitor guards the pending changes and the beat bookkeeping below; it is a leaf (nothing
+ * else is taken while it is held) and never held across an RPC or a store call. Heartbeats and commits
+ * run concurrently; what a heartbeat reports and what its reply asks are reconciled with the commits that
+ * overlapped it (see docs/ARCHITECTURE.md, "Worker master sync"):
+ * <ul>
+ *   <li>A commit drops the queued, unsent removals of its block (they are of an older copy). A commit that
+ *       overlapped a beat (registration or heartbeat) is re-announced in the next heartbeat's added
+ *       blocks, so a removal of the old copy that reached the master after the commit, or a registration
+ *       that replaced this worker's locations, cannot leave the new copy unknown there.
+ *   <li>A removal the reply asks for is skipped when a commit of that block overlapped the beat (the
+ *       master may have asked before it saw the commit); the master asks again in the next reply if it
+ *       still wants it gone.
+ *   <li>Removal events carry a sequence number, so a heartbeat's success clears exactly the events it
+ *       carried, never a later removal of the same block.
+ * </ul>
  */
 final class MasterSync implements StoreEvents, MasterClient {
   private static final Logger LOG = LoggerFactory.getLogger(MasterSync.class);
@@ -61,22 +74,22 @@ final class MasterSync implements StoreEvents, MasterClient {
   private volatile BlockStore store;
   private volatile WorkerUfs ufs;
   private final Pins pins = new Pins();
-  /**
-   * Heartbeats (write) exclude block commits (read): a commit never overlaps a heartbeat, so a commit
-   * that re-adds a block (cached again after a removal) is never undone by the removal of the old copy
-   * reported in a heartbeat already on its way, and a removal the master asks for is never older than a
-   * commit the worker already made.
-   */
-  private final java.util.concurrent.locks.ReentrantReadWriteLock beat =
-      new java.util.concurrent.locks.ReentrantReadWriteLock();
   /** Blocks whose removal the master asked for and that are not gone yet (a reader may delay it). */
-  private final java.util.Set<Long> removing = java.util.concurrent.ConcurrentHashMap.newKeySet();
-  /** Orders announcements against the start of removals: a block being removed is never announced. */
-  private final Object removalLock = new Object();
+  private final java.util.Set<Long> removing = new java.util.HashSet<>();
   private volatile long workerId = -1;
+  /** The last batch of evictable blocks applied (heartbeat thread only); a new registration starts at 0. */
+  private long evictableSeq;
   /** Shown with the calls that return mount credentials; from the last registration. */
   private volatile String workerToken = "";
-  private final List<Long> removed = new ArrayList<>();
+  /** Removal events not yet carried by a successful heartbeat, in order: {sequence, block id}. */
+  private final java.util.ArrayDeque<long[]> removed = new java.util.ArrayDeque<>();
+  private long removalSeq;
+  /** Beats started plus beats finished: odd while a registration or heartbeat is in flight. */
+  private long beats;
+  /** Commits in flight at the master, by block (a block may be committed by two threads). */
+  private final Map<Long, Integer> committing = new java.util.HashMap<>();
+  /** Blocks whose commit overlapped the beat in flight: its reply's removals of them are skipped. */
+  private final java.util.Set<Long> overlapped = new java.util.HashSet<>();
   private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
   private boolean loggedUnreachable;
 
@@ -115,18 +128,16 @@ final class MasterSync implements StoreEvents, MasterClient {
     return workerId >= 0;
   }
 
-  /** One heartbeat (or registration) round; never throws. */
+  /** One heartbeat (or registration) round; never throws. No lock is held across its RPCs. */
   void tick() {
     try {
-      beat.writeLock().lock();
-      try {
-        if (workerId < 0) {
-          register();
-        } else {
-          heartbeat();
-        }
-      } finally {
-        beat.writeLock().unlock();
+      if (workerId >= 0 && !heartbeat()) {
+        // A master that does not know this worker did not take the persist results: they go again.
+        LOG.info("The master does not know worker {}: registering again", workerId);
+        workerId = -1;
+      }
+      if (workerId < 0) {
+        register();
       }
       if (loggedUnreachable) {
         LOG.info("Master reachable again");
@@ -152,12 +163,33 @@ final class MasterSync implements StoreEvents, MasterClient {
     return out;
   }
 
+  /** A beat starts: commits in flight now, or started before it ends, overlap it. Monitor held. */
+  private void beginBeat() {
+    beats++;
+    overlapped.clear();
+    overlapped.addAll(committing.keySet());
+  }
+
+  private synchronized void endBeat() {
+    beats++;
+    overlapped.clear();
+  }
+
   private void register() throws StrataException {
     // Changes queued so far are part of the full report below.
     synchronized (this) {
       removed.clear();
       moved.clear();
+      beginBeat();
     }
+    try {
+      registerCall();
+    } finally {
+      endBeat();
+    }
+  }
+
+  private void registerCall() throws StrataException {
     RegisterWorkerRequest.Builder req = RegisterWorkerRequest.newBuilder()
         .setAddress(WorkerAddressProto.newBuilder().setHost(address.host()).setRpcPort(address.rpcPort())
             .setNode(address.identity().node()).setRack(address.identity().rack()))
@@ -167,24 +199,41 @@ final class MasterSync implements StoreEvents, MasterClient {
       req.addBlocks(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()));
     }
     RegisterWorkerRequest built = req.build();
+    evictableSeq = 0;
     io.strata.proto.RegisterWorkerResponse registered = call(s -> s.registerWorker(built));
     workerToken = registered.getWorkerToken();
     workerId = registered.getWorkerId();
     LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
   }
 
-  private void heartbeat() throws StrataException {
-    List<Long> gone;
+  /** One heartbeat; false when the master does not know this worker (it must register again). */
+  private boolean heartbeat() throws StrataException {
+    List<Long> gone = new ArrayList<>();
+    long goneUpTo;
     List<BlockReportProto> changed;
     synchronized (this) {
-      gone = new ArrayList<>(removed);
+      for (long[] r : removed) {
+        gone.add(r[1]);
+      }
+      goneUpTo = removed.isEmpty() ? Long.MIN_VALUE : removed.peekLast()[0];
       changed = new ArrayList<>(moved.values());
+      beginBeat();
     }
+    try {
+      return heartbeatCall(gone, goneUpTo, changed);
+    } finally {
+      endBeat();
+    }
+  }
+
+  private boolean heartbeatCall(List<Long> gone, long goneUpTo, List<BlockReportProto> changed)
+      throws StrataException {
     WorkerUfs u = ufs;
     List<PersistResult> results = u == null ? List.of() : u.persistResults();
     WorkerHeartbeatRequest.Builder b = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes())
-        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).setPinVersion(pins.version());
+        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).setPinVersion(pins.version())
+        .setAwaitedBytes(store.awaitedBytes()).setEvictableAckedSeq(evictableSeq);
     for (PersistResult r : results) {
       b.addPersistResults(PersistResultProto.newBuilder().setFileId(r.fileId()).setOk(r.ok())
           .setError(r.error() == null ? "" : r.error()).setLength(r.length()));
@@ -192,25 +241,27 @@ final class MasterSync implements StoreEvents, MasterClient {
     WorkerHeartbeatRequest hb = b.build();
     WorkerHeartbeatResponse res = call(s -> s.heartbeat(hb));
     synchronized (this) {
-      for (Long r : gone) {
-        removed.remove(r); // the first occurrence: later events of the same block stay queued
-      }
+      removed.removeIf(r -> r[0] <= goneUpTo); // what this beat carried; later events stay queued
       for (BlockReportProto r : changed) {
         moved.remove(r.getBlockId(), r);
       }
     }
     if (res.getCommand() == WorkerHeartbeatResponse.Command.REGISTER) {
-      // A master that does not know this worker did not take the persist results: they go again.
-      LOG.info("The master does not know worker {}: registering again", workerId);
-      workerId = -1;
-      register();
-      return;
+      return false;
     }
     if (u != null) {
       u.acknowledgePersistResults(results);
     }
+    if (res.getEvictableBlockIdsCount() > 0) {
+      store.markEvictable(res.getEvictableBlockIdsList()); // their files are persisted now
+    }
+    evictableSeq = res.getEvictableSeq(); // acknowledged in the next heartbeat
     for (long id : res.getRemoveBlockIdsList()) {
-      synchronized (removalLock) {
+      synchronized (this) {
+        if (overlapped.contains(id)) {
+          LOG.debug("Not removing block {}: a commit of it overlapped the heartbeat; the master asks again", id);
+          continue;
+        }
         removing.add(id);
       }
       try {
@@ -218,7 +269,9 @@ final class MasterSync implements StoreEvents, MasterClient {
           blockRemoved(id); // already gone: confirm, so the master stops asking
         }
       } catch (java.io.IOException e) {
-        removing.remove(id);
+        synchronized (this) {
+          removing.remove(id);
+        }
         LOG.warn("Cannot remove block {}: {}", id, e.toString());
       }
     }
@@ -233,6 +286,7 @@ final class MasterSync implements StoreEvents, MasterClient {
         u.persist(persistCommand(p));
       }
     }
+    return true;
   }
 
   private static PersistCommand persistCommand(PersistCommandProto p) {
@@ -274,23 +328,14 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public synchronized void blockRemoved(long blockId) {
-    removed.add(blockId);
+    removed.add(new long[] {++removalSeq, blockId});
     moved.remove(blockId);
     removing.remove(blockId);
   }
 
   @Override
   public void announce(long blockId, long length, String tier) throws StrataException {
-    beat.readLock().lock(); // before removalLock, as heartbeats take them
-    try {
-      synchronized (removalLock) {
-        if (!removing.contains(blockId)) {
-          commitAtMaster(blockId, length, tier);
-        }
-      }
-    } finally {
-      beat.readLock().unlock();
-    }
+    commitAtMaster(blockId, length, tier, true);
   }
 
   @Override
@@ -313,26 +358,65 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Tells the master this worker holds a new block (pinned when its file is); throws the master's error. */
   @Override
   public void commitBlock(long blockId, long length, String tier) throws StrataException {
-    beat.readLock().lock();
-    try {
-      commitAtMaster(blockId, length, tier);
-    } finally {
-      beat.readLock().unlock();
-    }
+    commitAtMaster(blockId, length, tier, false);
   }
 
-  private void commitAtMaster(long blockId, long length, String tier) throws StrataException {
+  /**
+   * Commits at the master with no lock held across the RPC. An announcement of a copy whose removal is
+   * under way is skipped (it would re-announce what is going).
+   */
+  private void commitAtMaster(long blockId, long length, String tier, boolean announce) throws StrataException {
     long id = workerId;
     if (id < 0) {
       throw new UnavailableException("This worker is not registered with the master yet; retry shortly");
     }
-    CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setBlockId(blockId).setLength(length)
-        .setTier(tier).build();
-    call(s -> s.commitBlock(req));
+    long beatsAtStart;
     synchronized (this) {
+      if (announce && removing.contains(blockId)) {
+        return;
+      }
       // This copy supersedes a removal of an older one not yet reported: reporting it would drop this one.
-      removed.removeIf(r -> r == blockId);
+      removed.removeIf(r -> r[1] == blockId);
+      committing.merge(blockId, 1, Integer::sum);
+      if ((beats & 1) == 1) {
+        overlapped.add(blockId);
+      }
+      beatsAtStart = beats;
+    }
+    boolean ok = false;
+    try {
+      BlockStore s = store;
+      if (s != null) {
+        s.get(blockId); // removed before this commit started (its removal was just dropped): do not commit
+      }
+      CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setBlockId(blockId).setLength(length)
+          .setTier(tier).build();
+      call(st -> st.commitBlock(req));
+      ok = true;
+    } finally {
+      boolean gone = !ok && store != null && !storeHas(blockId); // asked before this leaf monitor
+      synchronized (this) {
+        committing.computeIfPresent(blockId, (k, n) -> n == 1 ? null : n - 1);
+        if (gone) {
+          removed.add(new long[] {++removalSeq, blockId}); // give back a removal the start may have dropped
+        }
+        if (ok && (beatsAtStart != beats || (beats & 1) == 1)) {
+          // Overlapped a beat: say it again in the next heartbeat (the master may have seen the old copy's
+          // removal, or a registration, after this commit).
+          moved.put(blockId, BlockReportProto.newBuilder().setBlockId(blockId).setLength(length).setTier(tier)
+              .build());
+        }
+      }
     }
     pins.committed(blockId, store);
+  }
+
+  private boolean storeHas(long blockId) {
+    try {
+      store.get(blockId);
+      return true;
+    } catch (StrataException e) {
+      return false;
+    }
   }
 }

@@ -13,7 +13,8 @@ import java.util.Set;
  * with the first heartbeat.
  *
  * <p>Thread-safe: the list and every application of it are guarded by this object's monitor, so a
- * commit racing with a new list ends with the new list's answer.
+ * commit racing with a new list ends with the new list's answer. Lock order: this monitor, then the
+ * store's (docs/ARCHITECTURE.md, "Concurrency").
  */
 final class Pins {
   private long version;

@@ -68,6 +68,19 @@ public final class WorkerKeys {
   public static final PropertyKey<List<String>> TIER2_DIRS = tierDirs(2);
   public static final PropertyKey<List<String>> TIER2_QUOTA = tierQuota(2, "100GB");
 
+  public static final PropertyKey<Boolean> TIER0_FSYNC = tierFsync(0);
+  public static final PropertyKey<Boolean> TIER1_FSYNC = tierFsync(1);
+  public static final PropertyKey<Boolean> TIER2_FSYNC = tierFsync(2);
+  public static final List<PropertyKey<Boolean>> TIER_FSYNC = List.of(TIER0_FSYNC, TIER1_FSYNC, TIER2_FSYNC);
+
+  private static PropertyKey<Boolean> tierFsync(int n) {
+    return PropertyKey.booleanKey("strata.worker.tier." + n + ".fsync")
+        .doc("Whether a block committed to (or moved into) tier " + n + " is fsynced, with its dir entry, before "
+            + "the master learns of it (or before the source copy is deleted). Unset: on for every alias but MEM "
+            + "(a tmpfs does not survive a crash anyway).")
+        .build();
+  }
+
   /** Tier n's keys, n = 0 for the top tier. */
   public static final List<PropertyKey<String>> TIER_ALIAS = List.of(TIER0_ALIAS, TIER1_ALIAS, TIER2_ALIAS);
   public static final List<PropertyKey<List<String>>> TIER_DIRS = List.of(TIER0_DIRS, TIER1_DIRS, TIER2_DIRS);
@@ -149,6 +162,15 @@ public final class WorkerKeys {
               + "and removed.")
           .build();
 
+  public static final PropertyKey<Duration> WRITE_SPACE_WAIT_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.write.space.wait.timeout")
+          .defaultValue("5min")
+          .doc("Longest a writer that reserves a whole block (ASYNC_THROUGH) waits for room when every tier is "
+              + "full of blocks of files not yet persisted (never evicted from the last tier); meanwhile the "
+              + "master persists this worker's files first. Past it the reservation fails with "
+              + "RESOURCE_EXHAUSTED and the client tries another worker. 0 refuses at once.")
+          .build();
+
   public static final PropertyKey<Duration> HEARTBEAT_INTERVAL =
       PropertyKey.durationKey("strata.worker.heartbeat.interval")
           .defaultValue("1s")
@@ -165,7 +187,14 @@ public final class WorkerKeys {
       .defaultValue(16)
       .validate(v -> v >= 1, "at least 1")
       .doc("Threads that read blocks from under file systems for reads of blocks the worker does not hold "
-          + "(read-through loads and NO_CACHE streams); more reads wait in a queue.")
+          + "(read-through loads and NO_CACHE streams); more reads wait in a bounded queue (strata.worker.ufs.io.queue.max).")
+      .build();
+
+  public static final PropertyKey<Integer> UFS_IO_QUEUE_MAX = PropertyKey.intKey("strata.worker.ufs.io.queue.max")
+      .defaultValue(1024)
+      .validate(v -> v >= 1, "at least 1")
+      .doc("Reads from under file systems that may wait for a strata.worker.ufs.io.threads thread; more are "
+          + "refused with RESOURCE_EXHAUSTED.")
       .build();
 
   public static final PropertyKey<Duration> UFS_READ_STALL_TIMEOUT =
@@ -202,5 +231,36 @@ public final class WorkerKeys {
           .defaultValue("5min")
           .validate(d -> d.toMillis() >= 1, "at least 1ms")
           .doc("Longest a whole-block read from another worker may take (background caching, persisting).")
+          .build();
+
+  public static final PropertyKey<Integer> STREAMS_MAX = PropertyKey.intKey("strata.worker.streams.max")
+      .defaultValue(4096)
+      .validate(v -> v >= 1, "at least 1")
+      .doc("Most data streams (block reads, block writes, under file system writes) a worker has open at once; "
+          + "more are refused with RESOURCE_EXHAUSTED. Each holds a file descriptor.")
+      .build();
+
+  public static final PropertyKey<Integer> STREAMS_PER_CLIENT_MAX =
+      PropertyKey.intKey("strata.worker.streams.per.client.max")
+          .defaultValue(512)
+          .validate(v -> v >= 1, "at least 1")
+          .doc("Most data streams one client connection may have open on a worker; more are refused with "
+              + "RESOURCE_EXHAUSTED.")
+          .build();
+
+  public static final PropertyKey<Duration> READ_STREAM_STALL_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.read.stream.stall.timeout")
+          .defaultValue("2min")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("A block read whose reader takes no data for this long is cancelled (DEADLINE_EXCEEDED) and "
+              + "releases the block, so a stuck reader cannot pin a block against removal and eviction.")
+          .build();
+
+  public static final PropertyKey<Duration> UFS_WRITE_IDLE_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.ufs.write.idle.timeout")
+          .defaultValue("5min")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("An under file system write stream (CACHE_THROUGH, THROUGH) that receives no data for this long is "
+              + "cancelled (DEADLINE_EXCEEDED) and its partial file deleted.")
           .build();
 }

@@ -1,6 +1,7 @@
 package io.strata.worker;
 
 import io.strata.common.conf.CommonKeys;
+import io.strata.common.conf.PropertyKey;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.conf.ValueParser;
 import io.strata.common.exception.StrataException;
@@ -8,7 +9,10 @@ import io.strata.common.exception.UnavailableException;
 import io.strata.common.net.WorkerAddress;
 import io.strata.server.GrpcServer;
 import io.strata.server.ufs.UfsManager;
+import io.grpc.ServerInterceptors;
 import io.strata.worker.rpc.BlockWorkerService;
+import io.strata.worker.rpc.IdleWatch;
+import io.strata.worker.rpc.StreamLimits;
 import io.strata.worker.store.Allocator;
 import io.strata.worker.store.BlockAnnotator;
 import io.strata.worker.store.BlockStore;
@@ -53,6 +57,8 @@ public final class WorkerProcess implements AutoCloseable {
   private ExecutorService ufsIo;
   private ThreadPoolExecutor asyncCache;
   private ExecutorService persist;
+  private ScheduledExecutorService rpcTimers;
+  private StreamLimits streamLimits;
   private WorkerUfs ufs;
   private TieredBlockStore store;
   private TierManager tierManager;
@@ -103,7 +109,9 @@ public final class WorkerProcess implements AutoCloseable {
         out.add(new TierSpec.Dir(Path.of(dirs.get(i).replace("${strata.worker.rpc.port}", Integer.toString(port))),
             quota));
       }
-      specs.add(new TierSpec(conf.get(WorkerKeys.TIER_ALIAS.get(n)), out));
+      String alias = conf.get(WorkerKeys.TIER_ALIAS.get(n));
+      PropertyKey<Boolean> fsync = WorkerKeys.TIER_FSYNC.get(n);
+      specs.add(new TierSpec(alias, out, conf.isSet(fsync) ? conf.get(fsync) : TierSpec.defaultFsync(alias)));
     }
     return specs;
   }
@@ -119,9 +127,10 @@ public final class WorkerProcess implements AutoCloseable {
     int maxChunk = (int) Math.min(conf.get(WorkerKeys.READ_CHUNK_SIZE_MAX), maxMessage - 1024);
     // The data server binds first, so that port 0 resolves before the store dir names need it.
     DeferredStore deferred = new DeferredStore();
-    ufsManager = new UfsManager();
-    ufsIo = Executors.newFixedThreadPool(conf.get(WorkerKeys.UFS_IO_THREADS),
-        GrpcServer.namedDaemon("worker-ufs-io"));
+    ufsManager = UfsManager.fromConf(conf);
+    int ufsThreads = conf.get(WorkerKeys.UFS_IO_THREADS);
+    ufsIo = new ThreadPoolExecutor(ufsThreads, ufsThreads, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(conf.get(WorkerKeys.UFS_IO_QUEUE_MAX)), GrpcServer.namedDaemon("worker-ufs-io"));
     int cacheThreads = conf.get(WorkerKeys.ASYNC_CACHE_THREADS);
     asyncCache = new ThreadPoolExecutor(cacheThreads, cacheThreads, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(conf.get(WorkerKeys.ASYNC_CACHE_QUEUE_MAX)),
@@ -131,8 +140,16 @@ public final class WorkerProcess implements AutoCloseable {
     ufs = new WorkerUfs(deferred, new SyncMasterClient(), ufsManager, ufsIo, asyncCache, persist,
         new WorkerUfs.Settings(Math.min(maxChunk, 1 << 20), conf.get(WorkerKeys.UFS_READ_STALL_TIMEOUT).toMillis(),
             maxMessage, conf.get(WorkerKeys.PEER_READ_TIMEOUT).toMillis()));
-    server = new GrpcServer("worker", bind, wantPort, maxMessage, List.of(new BlockWorkerService(deferred,
-        (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk)));
+    rpcTimers = Executors.newSingleThreadScheduledExecutor(GrpcServer.namedDaemon("worker-rpc-timers"));
+    IdleWatch stallWatch = new IdleWatch(rpcTimers, conf.get(WorkerKeys.READ_STREAM_STALL_TIMEOUT).toMillis(),
+        WorkerKeys.READ_STREAM_STALL_TIMEOUT.name());
+    IdleWatch ufsWriteWatch = new IdleWatch(rpcTimers, conf.get(WorkerKeys.UFS_WRITE_IDLE_TIMEOUT).toMillis(),
+        WorkerKeys.UFS_WRITE_IDLE_TIMEOUT.name());
+    streamLimits = new StreamLimits(conf.get(WorkerKeys.STREAMS_MAX), conf.get(WorkerKeys.STREAMS_PER_CLIENT_MAX));
+    server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
+        List.of(ServerInterceptors.intercept(new BlockWorkerService(deferred,
+            (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk,
+            conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), stallWatch, ufsWriteWatch), streamLimits)));
     server.start();
     port = server.port();
     WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port, identity);
@@ -169,6 +186,11 @@ public final class WorkerProcess implements AutoCloseable {
 
   public int rpcPort() {
     return port;
+  }
+
+  /** Data streams (block reads and writes, UFS writes) open now. */
+  public int openStreams() {
+    return streamLimits == null ? 0 : streamLimits.open();
   }
 
   /** Block reads from under file systems so far: one per read-through load and per NO_CACHE stream. */
@@ -271,7 +293,7 @@ public final class WorkerProcess implements AutoCloseable {
     if (server != null) {
       server.close();
     }
-    for (ExecutorService e : new ExecutorService[] {ufsIo, asyncCache, persist}) {
+    for (ExecutorService e : new ExecutorService[] {ufsIo, asyncCache, persist, rpcTimers}) {
       if (e != null) {
         e.shutdownNow();
       }

@@ -23,6 +23,26 @@ class PinsTest {
     }
 
     @Override
+    public TempBlock createReserved(long blockId, long maxLength, long waitMs) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public TempBlock reserved(long blockId) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void markEvictable(java.util.Collection<Long> blockIds) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public long awaitedBytes() {
+      return 0;
+    }
+
+    @Override
     public BlockMeta commit(TempBlock temp) {
       throw new UnsupportedOperationException();
     }

@@ -17,7 +17,15 @@ import org.slf4j.LoggerFactory;
  * option set, opened on first use and kept until {@link #close()}. Also the one place UFS URIs are
  * normalised and joined, so the master and workers name UFS paths the same way.
  *
- * <p>Thread-safe.
+ * <p>Bounded: at most {@code maxClients} clients are open; when full, the least recently used client idle
+ * for {@code idleMs} is closed to make room, and if none is that idle a new one is refused
+ * (RESOURCE_EXHAUSTED naming {@code strata.ufs.clients.max}). {@link #probe} runs a status call on its
+ * own small pool with a timeout that really stops it: the probing thread is interrupted and a client
+ * opened for the probe is closed (so is one opened for a probe that was refused).
+ *
+ * <p>Thread-safe. Its monitor guards only the bound's bookkeeping (which client to close, how many are
+ * being opened) and is a leaf: clients are opened and closed with no lock held (a Hadoop client may
+ * resolve hosts or load classes for long; two callers may both open one, and the loser closes its own).
  */
 public final class UfsManager implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(UfsManager.class);
@@ -29,7 +37,139 @@ public final class UfsManager implements Closeable {
       "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "oss", "cos");
 
   private final Map<Key, UnderFileSystem> clients = new ConcurrentHashMap<>();
+  /** Last {@link #get} of each client, for idle eviction. */
+  private final Map<Key, Long> lastUsedNanos = new ConcurrentHashMap<>();
+  private final int maxClients;
+  private final long idleNanos;
+  private final java.util.concurrent.ThreadPoolExecutor probes;
+  /** Clients being opened now (counted against the bound); guarded by this object's monitor. */
+  private int opening;
   private volatile boolean closed;
+
+  /** A manager with the default bounds (64 clients, 10 minutes idle). */
+  public UfsManager() {
+    this(64, java.time.Duration.ofMinutes(10));
+  }
+
+  public UfsManager(int maxClients, java.time.Duration idle) {
+    this.maxClients = maxClients;
+    this.idleNanos = idle.toNanos();
+    this.probes = new java.util.concurrent.ThreadPoolExecutor(4, 4, 30, java.util.concurrent.TimeUnit.SECONDS,
+        new java.util.concurrent.ArrayBlockingQueue<>(16), r -> {
+          Thread t = new Thread(r, "ufs-probe");
+          t.setDaemon(true);
+          return t;
+        });
+    probes.allowCoreThreadTimeOut(true);
+  }
+
+  /** Clients open now. */
+  public int openClients() {
+    return clients.size();
+  }
+
+  /** Whether the client of {@code uri} and {@code options} is open. */
+  public boolean isOpen(String uri, Map<String, String> options) {
+    return clients.containsKey(key(uri, options));
+  }
+
+  /** A manager bounded by the configuration's {@code strata.ufs.*} keys. */
+  public static UfsManager fromConf(io.strata.common.conf.StrataConf conf) {
+    return new UfsManager(conf.get(io.strata.server.ServerKeys.UFS_CLIENTS_MAX),
+        conf.get(io.strata.server.ServerKeys.UFS_CLIENT_IDLE_TIMEOUT));
+  }
+
+  /**
+   * Takes room for one more client: when full, takes the least recently used client idle for long enough
+   * out of the map (the caller closes it, with no lock held), else refuses. Counts the caller as opening.
+   */
+  private synchronized UnderFileSystem takeRoom(String uri) throws IOException {
+    if (clients.size() + opening < maxClients) {
+      opening++;
+      return null;
+    }
+    long now = System.nanoTime();
+    Key victim = null;
+    long oldest = Long.MAX_VALUE;
+    for (Map.Entry<Key, Long> e : lastUsedNanos.entrySet()) {
+      if (now - e.getValue() >= idleNanos && e.getValue() < oldest) {
+        oldest = e.getValue();
+        victim = e.getKey();
+      }
+    }
+    if (victim == null) {
+      throw new io.strata.common.exception.ResourceExhaustedException("Cannot open an under file system client "
+          + "for " + uri + ": " + clients.size() + " are open and in use, the most " + io.strata.server.ServerKeys.UFS_CLIENTS_MAX.name()
+          + " allows");
+    }
+    lastUsedNanos.remove(victim);
+    opening++;
+    LOG.info("Closing the idle under file system client of {}://{} to make room", victim.scheme(), victim.authority());
+    return clients.remove(victim);
+  }
+
+  private synchronized void opened() {
+    opening--;
+  }
+
+  private static void closeQuietly(UnderFileSystem ufs) {
+    if (ufs != null) {
+      try {
+        ufs.close();
+      } catch (IOException | RuntimeException e) {
+        LOG.debug("Closing an under file system client: {}", e.toString());
+      }
+    }
+  }
+
+  private static Key key(String uri, Map<String, String> options) {
+    URI u = new org.apache.hadoop.fs.Path(uri).toUri();
+    return new Key(u.getScheme(), u.getAuthority() == null ? "" : u.getAuthority(), new TreeMap<>(options));
+  }
+
+  /** Closes and forgets the client of {@code uri} and {@code options}, if one is open. */
+  public void discard(String uri, Map<String, String> options) {
+    Key k = key(uri, options);
+    lastUsedNanos.remove(k);
+    closeQuietly(clients.remove(k));
+  }
+
+  /**
+   * The status of {@code uri} (null when it does not exist), asked on the probe pool within
+   * {@code timeout}. On a timeout, an error or an interrupt, the probing thread is interrupted and a
+   * client this probe opened is closed, so nothing keeps waiting on an unresponsive file system; a client
+   * that was open before the probe stays (others use it).
+   */
+  public UfsStatus probe(String uri, Map<String, String> options, java.time.Duration timeout) throws IOException {
+    boolean existed = clients.containsKey(key(uri, options));
+    java.util.concurrent.Future<UfsStatus> f;
+    try {
+      f = probes.submit(() -> get(uri, options).getStatus(uri));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      throw new io.strata.common.exception.ResourceExhaustedException("Cannot check " + uri + ": 20 under file "
+          + "system checks are already running or waiting");
+    }
+    boolean ok = false;
+    try {
+      UfsStatus s = f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      ok = true;
+      return s;
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new java.io.InterruptedIOException("the under file system did not answer within " + timeout);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("interrupted while checking " + uri);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause().toString(), e.getCause());
+    } finally {
+      if (!ok) {
+        f.cancel(true);
+        if (!existed) {
+          discard(uri, options);
+        }
+      }
+    }
+  }
 
   /** The client for the file system holding {@code uri} (a normalised URI), configured with {@code options}. */
   public UnderFileSystem get(String uri, Map<String, String> options) throws IOException {
@@ -37,26 +177,36 @@ public final class UfsManager implements Closeable {
       throw new IOException("The under file system clients are closed");
     }
     URI u = new org.apache.hadoop.fs.Path(uri).toUri();
-    Key key = new Key(u.getScheme(), u.getAuthority() == null ? "" : u.getAuthority(), new TreeMap<>(options));
+    Key key = key(uri, options);
     UnderFileSystem ufs = clients.get(key);
     if (ufs != null) {
+      lastUsedNanos.put(key, System.nanoTime());
       return ufs;
     }
-    synchronized (this) {
-      ufs = clients.get(key);
-      if (ufs == null) {
-        try {
-          ufs = new HadoopUnderFileSystem(new URI(u.getScheme(), u.getAuthority(), "/", null, null), options);
-        } catch (URISyntaxException e) {
-          throw new IOException("Bad under file system URI " + uri + ": " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-          // Hadoop reports an unknown scheme or a bad option as an unchecked exception.
-          throw new IOException("Cannot open the under file system " + uri + ": " + e.getMessage(), e);
-        }
-        clients.put(key, ufs);
-      }
-      return ufs;
+    closeQuietly(takeRoom(uri));
+    UnderFileSystem opened;
+    try {
+      opened = new HadoopUnderFileSystem(new URI(u.getScheme(), u.getAuthority(), "/", null, null), options);
+    } catch (URISyntaxException e) {
+      throw new IOException("Bad under file system URI " + uri + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      // Hadoop reports an unknown scheme or a bad option as an unchecked exception.
+      throw new IOException("Cannot open the under file system " + uri + ": " + e.getMessage(), e);
+    } finally {
+      opened();
     }
+    UnderFileSystem raced = clients.putIfAbsent(key, opened);
+    lastUsedNanos.put(key, System.nanoTime());
+    if (raced != null) {
+      closeQuietly(opened);
+      return raced;
+    }
+    if (closed) { // close() ran meanwhile and may have missed this one
+      clients.remove(key, opened);
+      closeQuietly(opened);
+      throw new IOException("The under file system clients are closed");
+    }
+    return opened;
   }
 
   /**
@@ -140,15 +290,14 @@ public final class UfsManager implements Closeable {
   }
 
   @Override
-  public synchronized void close() {
+  public void close() {
     closed = true;
-    for (UnderFileSystem ufs : clients.values()) {
-      try {
-        ufs.close();
-      } catch (IOException | RuntimeException e) {
-        LOG.debug("Closing an under file system client: {}", e.toString());
+    probes.shutdownNow();
+    for (Map.Entry<Key, UnderFileSystem> e : clients.entrySet()) {
+      if (clients.remove(e.getKey(), e.getValue())) {
+        lastUsedNanos.remove(e.getKey());
+        closeQuietly(e.getValue());
       }
     }
-    clients.clear();
   }
 }

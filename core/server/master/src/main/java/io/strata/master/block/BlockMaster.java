@@ -27,6 +27,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Blocks are kept in a map ordered by id, so the blocks of one file (one id range, see
  * {@link BlockId}) are a sub-map. Thread-safe: every method holds this object's monitor; none does I/O.
+ *
+ * <p>Lock order (docs/ARCHITECTURE.md, "Concurrency"): the file system master's commit lock, then the
+ * namespace lock, then this monitor, then the journal's. Nothing is taken while this monitor is held but
+ * the journal's (by callers) and, for register and heartbeats that report blocks, the namespace read
+ * lock, which those two take <em>before</em> this monitor ({@link FileLookup#whileUnchanged}) and only
+ * re-enter inside it. Never held across an RPC, a UFS call or a wait.
  */
 public final class BlockMaster {
   private static final Logger LOG = LoggerFactory.getLogger(BlockMaster.class);
@@ -48,6 +54,8 @@ public final class BlockMaster {
   private final Map<Long, WorkerMeta> live = new HashMap<>();
   private final Map<Long, WorkerMeta> lost = new HashMap<>();
   private long nextWorkerId;
+  private int removalsPerHeartbeat = Integer.MAX_VALUE;
+  private long forgetLostAfterMs = Long.MAX_VALUE;
 
   public BlockMaster(Clock clock, Duration workerTimeout, FileLookup files) {
     this.clock = clock;
@@ -58,17 +66,34 @@ public final class BlockMaster {
     this.nextWorkerId = 1 + (new SecureRandom().nextLong() >>> 20);
   }
 
+  /**
+   * Bounds, set once at start: a heartbeat reply carries at most {@code removalsPerHeartbeat} removals
+   * (a long list is sent in rotating batches, so a block the worker cannot remove yet does not hold back
+   * the others), and a worker lost for {@code forgetLostAfter} is forgotten.
+   */
+  public synchronized void limits(int removalsPerHeartbeat, Duration forgetLostAfter) {
+    this.removalsPerHeartbeat = removalsPerHeartbeat;
+    this.forgetLostAfterMs = forgetLostAfter.toMillis();
+  }
+
   // ---- workers ----
 
   /** Registers (or re-registers) a worker with its full block report; returns its id. */
-  public synchronized long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
+  public long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
       long startTimeMs) {
     return register(address, capacity, used, report, startTimeMs, List.of());
   }
 
   /** As above, with the worker's storage dirs. */
-  public synchronized long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
+  public long register(WorkerAddress address, long capacity, long used, List<BlockReport> report,
       long startTimeMs, List<StorageDirState> dirs) {
+    // The namespace first, then this monitor: the report's unknown blocks are looked up in the namespace.
+    return report.isEmpty() ? registerLocked(address, capacity, used, report, startTimeMs, dirs)
+        : files.whileUnchanged(() -> registerLocked(address, capacity, used, report, startTimeMs, dirs));
+  }
+
+  private synchronized long registerLocked(WorkerAddress address, long capacity, long used,
+      List<BlockReport> report, long startTimeMs, List<StorageDirState> dirs) {
     for (Iterator<WorkerMeta> it = live.values().iterator(); it.hasNext(); ) {
       WorkerMeta old = it.next();
       if (old.address.equals(address)) {
@@ -95,7 +120,10 @@ public final class BlockMaster {
     return w.id;
   }
 
-  /** Adds the reported block to the worker, or schedules its removal when no file wants it. */
+  /**
+   * Adds the reported block to the worker, or schedules its removal when no file wants it. The caller
+   * entered {@link FileLookup#whileUnchanged} before this monitor.
+   */
   private boolean addLocation(WorkerMeta w, BlockReport b) {
     BlockMeta meta = blocks.get(b.blockId());
     if (meta == null) {
@@ -117,7 +145,7 @@ public final class BlockMaster {
     return true;
   }
 
-  public synchronized HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
+  public HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
       List<Long> removed) {
     return heartbeat(workerId, capacity, used, added, removed, null);
   }
@@ -126,8 +154,15 @@ public final class BlockMaster {
    * A heartbeat: usage, blocks removed (or lost with a failed dir), blocks added or moved to another tier
    * (their tier is updated), and the storage dirs (null: unchanged).
    */
-  public synchronized HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
+  public HeartbeatResult heartbeat(long workerId, long capacity, long used, List<BlockReport> added,
       List<Long> removed, List<StorageDirState> dirs) {
+    // As register: the namespace before this monitor when added blocks may need a lookup.
+    return added.isEmpty() ? heartbeatLocked(workerId, capacity, used, added, removed, dirs)
+        : files.whileUnchanged(() -> heartbeatLocked(workerId, capacity, used, added, removed, dirs));
+  }
+
+  private synchronized HeartbeatResult heartbeatLocked(long workerId, long capacity, long used,
+      List<BlockReport> added, List<Long> removed, List<StorageDirState> dirs) {
     WorkerMeta w = live.get(workerId);
     if (w == null) {
       return new HeartbeatResult(true, List.of());
@@ -141,6 +176,7 @@ public final class BlockMaster {
     for (long id : removed) {
       w.blocks.remove(id);
       w.toRemove.remove(id);
+      w.toRelease.remove(id);
       BlockMeta meta = blocks.get(id);
       if (meta != null) {
         meta.locations.remove(workerId);
@@ -149,13 +185,43 @@ public final class BlockMaster {
     for (BlockReport b : added) {
       addLocation(w, b);
     }
-    List<Long> commands = new ArrayList<>(w.toRemove);
-    return new HeartbeatResult(false, commands);
+    return new HeartbeatResult(false, removalBatch(w));
   }
 
-  /** Marks workers silent for longer than the timeout as lost; returns them. */
+  /** The next batch of the worker's removals: all of them, or a window that moves on every reply. */
+  private List<Long> removalBatch(WorkerMeta w) {
+    int n = w.toRemove.size();
+    if (n <= removalsPerHeartbeat) {
+      return new ArrayList<>(w.toRemove);
+    }
+    long skip = (w.removalRound++ * (long) removalsPerHeartbeat) % n;
+    List<Long> out = new ArrayList<>(removalsPerHeartbeat);
+    Iterator<Long> it = w.toRemove.iterator();
+    for (long i = 0; i < skip; i++) {
+      it.next();
+    }
+    while (out.size() < removalsPerHeartbeat) {
+      if (!it.hasNext()) {
+        it = w.toRemove.iterator(); // wrap around
+      }
+      out.add(it.next());
+    }
+    return out;
+  }
+
+  /**
+   * Marks workers silent for longer than the timeout as lost, and forgets workers lost for longer than the
+   * forget time; returns the newly lost.
+   */
   public synchronized List<WorkerState> detectLostWorkers() {
     long now = clock.millis();
+    for (Iterator<WorkerMeta> it = lost.values().iterator(); it.hasNext(); ) {
+      WorkerMeta w = it.next();
+      if (now - w.lastHeartbeatMs - workerTimeout.toMillis() > forgetLostAfterMs) {
+        it.remove();
+        LOG.info("Worker {} at {} was lost for longer than {} ms: forgotten", w.id, w.address, forgetLostAfterMs);
+      }
+    }
     List<WorkerState> out = new ArrayList<>();
     for (Iterator<WorkerMeta> it = live.values().iterator(); it.hasNext(); ) {
       WorkerMeta w = it.next();
@@ -173,6 +239,7 @@ public final class BlockMaster {
   }
 
   private void dropLocations(WorkerMeta w) {
+    w.toRelease.clear();
     for (long id : w.blocks) {
       BlockMeta meta = blocks.get(id);
       if (meta != null) {
@@ -273,6 +340,7 @@ public final class BlockMaster {
         WorkerMeta w = live.get(workerId);
         if (w != null) {
           w.blocks.remove(e.getKey());
+          w.toRelease.remove(e.getKey());
           w.toRemove.add(e.getKey());
         }
       }
@@ -280,6 +348,88 @@ public final class BlockMaster {
       n++;
     }
     return n;
+  }
+
+  // ---- persistence: which copies workers may evict ----
+
+  /**
+   * A file became PERSISTED: every worker holding one of its blocks is told, in its next heartbeats, that
+   * it may evict those copies (until then a worker keeps them out of eviction from its last tier).
+   */
+  public synchronized void filePersisted(long fileId) {
+    long from = BlockId.of(fileId, 0);
+    long to = BlockId.of(fileId, BlockId.MAX_INDEX);
+    for (Map.Entry<Long, BlockMeta> e : blocks.subMap(from, true, to, true).entrySet()) {
+      for (long workerId : e.getValue().locations.keySet()) {
+        WorkerMeta w = live.get(workerId);
+        if (w != null) {
+          w.toRelease.add(e.getKey());
+        }
+      }
+    }
+  }
+
+  /** The worker's copies of these blocks (of persisted files) may be evicted: tell it. Unknown ones are skipped. */
+  public synchronized void releaseToWorker(long workerId, java.util.Collection<Long> blockIds) {
+    WorkerMeta w = live.get(workerId);
+    if (w == null) {
+      return;
+    }
+    for (long id : blockIds) {
+      if (w.blocks.contains(id)) {
+        w.toRelease.add(id);
+      }
+    }
+  }
+
+  /** A batch of block ids a worker may evict, named by a sequence number the worker acknowledges. */
+  public record ReleaseBatch(long seq, List<Long> blockIds) {
+    public static final ReleaseBatch NONE = new ReleaseBatch(0, List.of());
+  }
+
+  /**
+   * Up to {@code max} block ids the worker may now evict, for a heartbeat reply. The batch is sent again
+   * until the worker says it applied it ({@code ackedSeq}), so a lost reply loses nothing.
+   */
+  public synchronized ReleaseBatch takeReleased(long workerId, int max, long ackedSeq) {
+    WorkerMeta w = live.get(workerId);
+    if (w == null) {
+      return ReleaseBatch.NONE;
+    }
+    if (!w.releaseInFlight.isEmpty() && ackedSeq < w.releaseSeq) {
+      return new ReleaseBatch(w.releaseSeq, w.releaseInFlight);
+    }
+    w.releaseInFlight = List.of();
+    if (w.toRelease.isEmpty()) {
+      return ReleaseBatch.NONE;
+    }
+    List<Long> out = new ArrayList<>(Math.min(max, w.toRelease.size()));
+    for (Iterator<Long> it = w.toRelease.iterator(); it.hasNext() && out.size() < max; ) {
+      out.add(it.next());
+      it.remove();
+    }
+    w.releaseInFlight = List.copyOf(out);
+    w.releaseSeq++;
+    return new ReleaseBatch(w.releaseSeq, w.releaseInFlight);
+  }
+
+  /** What a worker's writers wait for room for (from its heartbeat). */
+  public synchronized void awaitedBytes(long workerId, long bytes) {
+    WorkerMeta w = live.get(workerId);
+    if (w != null) {
+      w.awaitedBytes = Math.max(0, bytes);
+    }
+  }
+
+  /** Live workers whose writers wait for room: the persist scheduler serves their files first. */
+  public synchronized java.util.Set<Long> workersAwaitingSpace() {
+    java.util.Set<Long> out = new java.util.HashSet<>();
+    for (WorkerMeta w : live.values()) {
+      if (w.awaitedBytes > 0) {
+        out.add(w.id);
+      }
+    }
+    return out;
   }
 
   public synchronized long blockCount() {

@@ -127,11 +127,15 @@ final class CachePolicies {
     }
     for (FileInfo f : tree.filesUnder(p)) {
       if (f.complete() && f.persistence() == PersistenceState.NOT_PERSISTED) {
-        tree.setFileAttribute(f.id(), null, null, null, PersistenceState.TO_BE_PERSISTED, null, cur -> {
-          if (cur.persistence() != PersistenceState.NOT_PERSISTED) {
-            throw new FailedPreconditionException("already " + cur.persistence());
-          }
-        });
+        try {
+          tree.setFileAttribute(f.id(), null, null, null, PersistenceState.TO_BE_PERSISTED, null, cur -> {
+            if (cur.persistence() != PersistenceState.NOT_PERSISTED) {
+              throw new FailedPreconditionException("already " + cur.persistence());
+            }
+          });
+        } catch (FailedPreconditionException raced) {
+          // Another persist got there first: that file is on its way already; the others still go.
+        }
       }
     }
     flush.run();

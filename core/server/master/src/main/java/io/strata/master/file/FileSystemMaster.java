@@ -32,6 +32,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -57,7 +58,11 @@ public final class FileSystemMaster {
   private final InodeTree tree;
   private final BlockMaster blocks;
   private final long maxBlockSize;
-  /** Orders block commits against completion of the same file. */
+  /**
+   * Orders block commits against the complete, delete, free, unmount and checkpoint of the same file.
+   * Lock order (docs/ARCHITECTURE.md, "Concurrency"): this, then the tree's lock, then the block master's
+   * monitor, then the leaves (mount table, persist scheduler, journal). Never held across a UFS call.
+   */
   private final Object commitLock = new Object();
   /** Appended to by the tree and block commits; null when running without a journal (unit tests). */
   private final Journal journal;
@@ -97,6 +102,11 @@ public final class FileSystemMaster {
       @Override
       public long cacheableLength(long blockId) {
         return FileSystemMaster.this.cacheableLength(blockId);
+      }
+
+      @Override
+      public <T> T whileUnchanged(java.util.function.Supplier<T> action) {
+        return tree.whileFrozen(action);
       }
     });
     this.maxBlockSize = maxBlockSize;
@@ -324,16 +334,29 @@ public final class FileSystemMaster {
    * TO_BE_PERSISTED; MUST_CACHE NOT_PERSISTED.
    */
   public FileInfo completeFile(String path, long fileId, long length) throws StrataException {
+    return completeFile(path, fileId, length, false);
+  }
+
+  /**
+   * As above; {@code ufsWritten}: an ASYNC_THROUGH writer that found no room in the cache wrote the UFS copy
+   * itself ({@link #ufsWriteTarget}), so the file completes like CACHE_THROUGH, PERSISTED, with the blocks
+   * it cached before (the rest are on no worker and read from the UFS).
+   */
+  public FileInfo completeFile(String path, long fileId, long length, boolean ufsWritten) throws StrataException {
     StrataPath p = StrataPath.of(path);
     FileInfo current = tree.getStatus(p);
     FileInfo done;
-    if (!current.directory() && current.writeType().writesUfs() && !current.complete()
+    boolean through = current.writeType().writesUfs()
+        || (ufsWritten && current.writeType() == WriteType.ASYNC_THROUGH);
+    if (!current.directory() && through && !current.complete()
         && (fileId == 0 || fileId == current.id()) && length >= 0) {
       long ufsMtime = placeUfsCopy(p, current, length);
       synchronized (commitLock) {
         done = tree.completeFile(p, fileId, length,
-            current.writeType().caches() ? this::checkBlocks : (f, len) -> { }, PersistenceState.PERSISTED, ufsMtime);
+            current.writeType().caches() ? this::checkCachedBlocks : (f, len) -> { }, PersistenceState.PERSISTED,
+            ufsMtime);
         blocks.removeFileBlocks(done.id(), done.blockCount());
+        blocks.filePersisted(done.id()); // its cached copies exist elsewhere now: workers may evict them
       }
       ufsWriteTargets.remove(done.id());
     } else {
@@ -354,7 +377,7 @@ public final class FileSystemMaster {
     MountTable.Resolution r = mounts.requireUfs(p, "complete");
     if (file.writeType().caches()) {
       synchronized (commitLock) {
-        checkBlocks(file, length); // before the UFS copy moves: a bad block count changes nothing
+        checkCachedBlocks(file, length); // before the UFS copy moves: a bad block changes nothing
       }
     }
     UnderFileSystem u = sync.client(r);
@@ -423,6 +446,18 @@ public final class FileSystemMaster {
   }
 
   private void checkBlocks(FileInfo file, long length) throws StrataException {
+    checkBlocks(file, length, false);
+  }
+
+  /**
+   * A CACHE_THROUGH file's blocks: those cached must have the right length; a block may be missing (its
+   * writer found no room in the cache and wrote it to the under file system only, which has every byte).
+   */
+  private void checkCachedBlocks(FileInfo file, long length) throws StrataException {
+    checkBlocks(file, length, true);
+  }
+
+  private void checkBlocks(FileInfo file, long length, boolean allowMissing) throws StrataException {
     long bs = file.blockSize();
     long count = length / bs + (length % bs == 0 ? 0 : 1); // no overflow for huge lengths
     if (count > BlockId.MAX_INDEX + 1) {
@@ -432,6 +467,9 @@ public final class FileSystemMaster {
     for (long i = 0; i < count; i++) {
       long expected = i < count - 1 ? bs : length - bs * (count - 1);
       long actual = blocks.blockLength(BlockId.of(file.id(), i));
+      if (actual < 0 && allowMissing) {
+        continue;
+      }
       if (actual < 0) {
         throw new FailedPreconditionException("Cannot complete " + file.path() + " with length " + length
             + ": block " + i + " was never committed");
@@ -474,6 +512,9 @@ public final class FileSystemMaster {
         }
       }
       blocks.commitBlock(workerId, blockId, length, tier);
+      if (file.complete() && file.persisted()) {
+        blocks.releaseToWorker(workerId, List.of(blockId)); // a cached copy of persisted data: evictable
+      }
       // Journaled whenever the file is incomplete, not only when the block is new here: a block first
       // learned from a worker's report (which is not journaled) must reach the journal before its file
       // can complete. Replaying a block twice is harmless.
@@ -494,6 +535,7 @@ public final class FileSystemMaster {
       throws StrataException {
     StrataPath p = StrataPath.of(path);
     PersistenceState state = PersistenceState.NOT_PERSISTED;
+    UfsDirsCreated madeInUfs = null;
     if (!p.isRoot()) {
       UfsTempNames.refuseUserName(path, p.name());
       mounts.checkWritable(p, "create directory");
@@ -501,10 +543,10 @@ public final class FileSystemMaster {
       sync.ensure(p, -1);
       if (writeType.writesUfs() && tree.lookupOrNull(p) == null) {
         MountTable.Resolution r = mounts.requireUfs(p, "create directory with write type " + writeType);
+        // Refused in Strata before anything is made in the UFS; undone there if the tree refuses after all.
+        tree.checkParent(p, recursive, "create directory");
         try {
-          if (!sync.client(r).mkdirs(r.ufsUri())) {
-            throw new UnavailableException("Cannot create " + r.ufsUri() + " in the under file system");
-          }
+          madeInUfs = UfsDirsCreated.mkdirs(sync.client(r), r.ufsUri());
         } catch (StrataException e) {
           throw e;
         } catch (IOException e) {
@@ -513,7 +555,15 @@ public final class FileSystemMaster {
         state = PersistenceState.PERSISTED;
       }
     }
-    FileInfo f = tree.createDirectory(p, recursive, allowExists, mode, state, List.of());
+    FileInfo f;
+    try {
+      f = tree.createDirectory(p, recursive, allowExists, mode, state, List.of());
+    } catch (StrataException e) {
+      if (madeInUfs != null) {
+        madeInUfs.undo();
+      }
+      throw e;
+    }
     sync();
     return f;
   }
@@ -611,6 +661,10 @@ public final class FileSystemMaster {
       }
       sync.ensure(p, -1);
       FileInfo f = tree.getStatus(p);
+      if (fileId != 0 && f.id() != fileId) {
+        throw new FailedPreconditionException("Cannot delete " + path + ": it is no longer inode " + fileId
+            + " (now " + f.id() + ")"); // checked before the UFS copy goes, as the tree checks it after
+      }
       if (f.directory() && f.childCount() > 0 && !recursive) {
         throw new DirectoryNotEmptyException("Cannot delete " + path + ": the directory is not empty ("
             + f.childCount() + " entries) and the delete is not recursive");
@@ -651,9 +705,13 @@ public final class FileSystemMaster {
       sync.ensure(d.parent(), -1);
       sync.ensure(d, -1);
     }
+    // Refused in Strata before anything moves in the UFS (a missing destination parent used to be made
+    // there first); what the UFS rename needed is undone if the tree refuses after all.
+    tree.checkRename(s, d);
     MountTable.Resolution rs = s.isRoot() ? null : resolve(s);
     MountTable.Resolution rd = d.isRoot() ? null : resolve(d);
     boolean movedInUfs = false;
+    UfsDirsCreated madeInUfs = null;
     FileInfo source = s.isRoot() ? null : tree.lookupOrNull(s);
     // Only what the UFS may hold moves there: a directory, or a persisted file.
     if (rs != null && rd != null && source != null && (source.directory() || source.persisted())
@@ -670,8 +728,9 @@ public final class FileSystemMaster {
             throw new AlreadyExistsException("Cannot rename " + src + " to " + dst + ": " + rd.ufsUri()
                 + " exists in the under file system");
           }
-          u.mkdirs(UfsManager.parent(rd.ufsUri()));
+          madeInUfs = UfsDirsCreated.mkdirs(u, UfsManager.parent(rd.ufsUri()));
           if (!u.rename(rs.ufsUri(), rd.ufsUri())) {
+            madeInUfs.undo();
             throw new UnavailableException("Cannot rename " + rs.ufsUri() + " to " + rd.ufsUri()
                 + " in the under file system");
           }
@@ -692,6 +751,7 @@ public final class FileSystemMaster {
         } catch (IOException undo) {
           LOG.error("Renaming {} back to {} after a failed rename failed: {}", rd.ufsUri(), rs.ufsUri(), undo.toString());
         }
+        madeInUfs.undo();
       }
       throw e;
     }
@@ -738,17 +798,54 @@ public final class FileSystemMaster {
   /** A worker heartbeat: the block master's part, then persist commands and the pin list when it changed. */
   public WorkerReply workerHeartbeat(long workerId, long capacity, long used, List<BlockReport> added,
       List<Long> removed, List<StorageDirState> dirs, long workerPinVersion, List<PersistResult> results) {
+    return workerHeartbeat(workerId, capacity, used, added, removed, dirs, workerPinVersion, results, 0, 0);
+  }
+
+  /**
+   * As above, with the bytes the worker's writers wait for room for (the files on that worker persist
+   * first) and the last batch of evictable blocks it applied.
+   */
+  public WorkerReply workerHeartbeat(long workerId, long capacity, long used, List<BlockReport> added,
+      List<Long> removed, List<StorageDirState> dirs, long workerPinVersion, List<PersistResult> results,
+      long awaitedBytes, long evictableAckedSeq) {
     HeartbeatResult hb = blocks.heartbeat(workerId, capacity, used, added, removed, dirs);
     if (hb.reregister()) {
-      return new WorkerReply(true, List.of(), List.of(), 0, null);
+      return new WorkerReply(true, List.of(), List.of(), 0, null, BlockMaster.ReleaseBatch.NONE);
     }
+    blocks.awaitedBytes(workerId, awaitedBytes);
     if (persister != null && !results.isEmpty()) {
       persister.report(workerId, results);
     }
     long version = tree.pinVersion();
     List<Long> pinned = version == workerPinVersion ? null : tree.pinnedFileIds();
     return new WorkerReply(false, hb.removeBlockIds(),
-        persister == null ? List.of() : persister.commandsFor(workerId), version, pinned);
+        persister == null ? List.of() : persister.commandsFor(workerId), version, pinned,
+        blocks.takeReleased(workerId, RELEASE_BATCH, evictableAckedSeq));
+  }
+
+  /** Block ids a heartbeat reply tells a worker it may evict, at most. */
+  static final int RELEASE_BATCH = 4096;
+
+  /**
+   * A worker registered with these blocks: the ones of persisted files may be evicted there (a worker
+   * protects every block it finds at start until told). Runs after the registration, outside the block
+   * master's monitor: it reads the namespace.
+   */
+  public void workerRegistered(long workerId, List<BlockReport> report) {
+    Map<Long, Boolean> persisted = new HashMap<>();
+    List<Long> release = new ArrayList<>();
+    for (BlockReport b : report) {
+      boolean p = persisted.computeIfAbsent(BlockId.fileId(b.blockId()), id -> {
+        FileInfo f = tree.getFile(id);
+        return f != null && f.complete() && f.persisted();
+      });
+      if (p) {
+        release.add(b.blockId());
+      }
+    }
+    if (!release.isEmpty()) {
+      blocks.releaseToWorker(workerId, release);
+    }
   }
 
   /** A worker registered: the token it must show to get mount credentials (see {@link WorkerAccess}). */
@@ -797,7 +894,10 @@ public final class FileSystemMaster {
     return new BlockSource(length, b == null ? List.of() : b.locations(), ufs);
   }
 
-  /** Where a worker writes the UFS copy of a file being written CACHE_THROUGH or THROUGH. */
+  /**
+   * Where a worker writes the UFS copy of a file being written CACHE_THROUGH or THROUGH (or ASYNC_THROUGH by a
+   * writer that found no room in the cache).
+   */
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
     FileInfo f = tree.getFile(fileId);
     if (f == null) {
@@ -806,7 +906,8 @@ public final class FileSystemMaster {
     if (f.complete()) {
       throw new FailedPreconditionException("File " + f.path() + " is already complete");
     }
-    if (!f.writeType().writesUfs()) {
+    if (!f.writeType().writesUfs() && f.writeType() != WriteType.ASYNC_THROUGH) {
+      // ASYNC_THROUGH writers write the copy themselves when the cache has no room for their blocks.
       throw new FailedPreconditionException("File " + f.path() + " was created with write type " + f.writeType()
           + ", which writes no under file system copy");
     }

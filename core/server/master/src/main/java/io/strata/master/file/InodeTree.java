@@ -33,7 +33,11 @@ public final class InodeTree {
 
   private final Clock clock;
   private final JournalSink journal;
-  /** Guards every inode; {@link UfsMerge} takes it too. */
+  /**
+   * Guards every inode; {@link UfsMerge} takes it too. Lock order: after the file system master's commit
+   * lock, before the block master's monitor and the journal's (docs/ARCHITECTURE.md, "Concurrency");
+   * never held across a UFS call or a journal flush.
+   */
   final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private final InodeDirectory root;
   private final Map<Long, InodeFile> filesById = new HashMap<>();
@@ -101,7 +105,8 @@ public final class InodeTree {
 
   /**
    * The directory that will hold {@code path}, creating missing ancestors when recursive; their Mkdir
-   * entries go to {@code entries}, which the caller journals as one operation with its own entry.
+   * entries go to {@code entries}, which the caller journals as one operation with its own entry. With
+   * {@code entries} null it only checks, changing nothing (null when ancestors would be created).
    */
   private InodeDirectory parentFor(StrataPath path, boolean recursive, String op, List<JournalEntry> entries)
       throws StrataException {
@@ -117,6 +122,9 @@ public final class InodeTree {
         if (!recursive) {
           throw new NotFoundException("Cannot " + op + " " + path + ": parent directory " + walked
               + " does not exist");
+        }
+        if (entries == null) {
+          return null; // a check: everything from here down would be created
         }
         next = new InodeDirectory(nextId++, part, dir, now, DEFAULT_OWNER, DEFAULT_GROUP, 0755);
         stamp(next);
@@ -437,33 +445,65 @@ public final class InodeTree {
     }
   }
 
+  /**
+   * Checks, changing nothing, that a create of {@code path} would find its parent (or, recursive, create
+   * it): a caller that changes the UFS first asks this, so a refused create touches nothing there.
+   */
+  public void checkParent(StrataPath path, boolean recursive, String op) throws StrataException {
+    lock.readLock().lock();
+    try {
+      if (!path.isRoot()) {
+        parentFor(path, recursive, op, null);
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Checks, changing nothing, that {@link #rename} would accept these paths now (see {@link #checkParent}). */
+  public void checkRename(StrataPath src, StrataPath dst) throws StrataException {
+    lock.readLock().lock();
+    try {
+      renameTarget(src, dst);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** The directory {@code src} would move into; throws when the rename must be refused. Lock held. */
+  private InodeDirectory renameTarget(StrataPath src, StrataPath dst) throws StrataException {
+    if (src.isRoot()) {
+      throw new InvalidArgumentException("Cannot rename /: the root directory cannot be moved");
+    }
+    if (dst.isRoot()) {
+      throw new AlreadyExistsException("Cannot rename " + src + " to /: the root directory exists");
+    }
+    require(src);
+    if (dst.isUnder(src)) {
+      throw new InvalidArgumentException("Cannot rename " + src + " to " + dst
+          + ": the destination lies inside the source");
+    }
+    Inode dstParentInode = lookup(dst.parent());
+    if (dstParentInode == null) {
+      throw new NotFoundException("Cannot rename " + src + " to " + dst + ": parent directory "
+          + dst.parent() + " does not exist");
+    }
+    if (!dstParentInode.isDirectory()) {
+      throw new FailedPreconditionException("Cannot rename " + src + " to " + dst + ": " + dst.parent()
+          + " is a file, not a directory");
+    }
+    InodeDirectory dstParent = (InodeDirectory) dstParentInode;
+    if (dstParent.children.containsKey(dst.name())) {
+      throw new AlreadyExistsException("Cannot rename " + src + " to " + dst + ": the destination exists");
+    }
+    return dstParent;
+  }
+
   public void rename(StrataPath src, StrataPath dst) throws StrataException {
     lock.writeLock().lock();
     try {
-      if (src.isRoot()) {
-        throw new InvalidArgumentException("Cannot rename /: the root directory cannot be moved");
-      }
-      if (dst.isRoot()) {
-        throw new AlreadyExistsException("Cannot rename " + src + " to /: the root directory exists");
-      }
+      InodeDirectory dstParent = renameTarget(src, dst);
       Inode inode = require(src);
-      if (dst.isUnder(src)) {
-        throw new InvalidArgumentException("Cannot rename " + src + " to " + dst
-            + ": the destination lies inside the source");
-      }
-      Inode dstParentInode = lookup(dst.parent());
-      if (dstParentInode == null) {
-        throw new NotFoundException("Cannot rename " + src + " to " + dst + ": parent directory "
-            + dst.parent() + " does not exist");
-      }
-      if (!dstParentInode.isDirectory()) {
-        throw new FailedPreconditionException("Cannot rename " + src + " to " + dst + ": " + dst.parent()
-            + " is a file, not a directory");
-      }
-      InodeDirectory dstParent = (InodeDirectory) dstParentInode;
-      if (dstParent.children.containsKey(dst.name())) {
-        throw new AlreadyExistsException("Cannot rename " + src + " to " + dst + ": the destination exists");
-      }
       long now = clock.millis();
       inode.parent.children.remove(inode.name);
       inode.parent.removedSeq = ++changeSeq;

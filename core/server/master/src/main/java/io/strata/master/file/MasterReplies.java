@@ -39,9 +39,12 @@ public final class MasterReplies {
   /** A worker's outcome of a persist command. */
   public record PersistResult(long fileId, boolean ok, String error, long length) {}
 
-  /** The master's heartbeat answer: re-register, blocks to remove, files to persist, and pins. */
+  /**
+   * The master's heartbeat answer: re-register, blocks to remove, files to persist, pins, and blocks whose
+   * files are now persisted (the worker may evict them).
+   */
   public record WorkerReply(boolean reregister, List<Long> removeBlockIds, List<PersistCommand> persist,
-      long pinVersion, List<Long> pinnedFileIds) {}
+      long pinVersion, List<Long> pinnedFileIds, io.strata.master.block.BlockMaster.ReleaseBatch evictable) {}
 
   /** What a free did. */
   public record FreeResult(long filesFreed, long blocksFreed) {}

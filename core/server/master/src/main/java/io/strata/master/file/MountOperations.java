@@ -14,10 +14,6 @@ import io.strata.server.ufs.UfsStatus;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -118,27 +114,22 @@ final class MountOperations {
 
   /** The UFS at {@code uri} answers, within the mount check timeout, that it is a directory. */
   private void checkUfsDirectory(String uri, Map<String, String> options) throws StrataException {
-    CompletableFuture<UfsStatus> probe = CompletableFuture.supplyAsync(() -> {
-      try {
-        return conf.manager().get(uri, options).getStatus(uri);
-      } catch (IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-    });
+    boolean wasOpen = conf.manager().isOpen(uri, options);
     UfsStatus s;
     try {
-      s = probe.get(conf.mountCheckTimeout().toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      probe.cancel(true);
-      throw new UnavailableException("Cannot mount " + uri + ": the under file system did not answer within "
-          + conf.mountCheckTimeout());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new UnavailableException("Interrupted while checking " + uri);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause() instanceof java.io.UncheckedIOException ? e.getCause().getCause() : e.getCause();
+      // Its own pool and a timeout that stops it; a client opened for a refused probe is closed.
+      s = conf.manager().probe(uri, options, conf.mountCheckTimeout());
+    } catch (java.io.InterruptedIOException e) {
+      throw new UnavailableException("Cannot mount " + uri + ": " + e.getMessage() + " ("
+          + "strata.master.mount.check.timeout)");
+    } catch (StrataException e) {
+      throw e;
+    } catch (IOException e) {
       throw new UnavailableException("Cannot mount " + uri + ": the under file system is unreachable or refused: "
-          + cause, cause);
+          + e, e);
+    }
+    if ((s == null || !s.directory()) && !wasOpen) {
+      conf.manager().discard(uri, options); // a refused mount keeps no client
     }
     if (s == null) {
       throw new NotFoundException("Cannot mount " + uri + ": it does not exist in the under file system");

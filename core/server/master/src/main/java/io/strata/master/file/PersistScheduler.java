@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * the master renames it into place and journals PERSISTED with the UFS mtime. A failure, a lost worker or
  * a command unanswered for the timeout is retried with exponential backoff (from the minimum to the
  * maximum delay, without a limit on attempts: the data stays cached meanwhile). The in-flight state is not
- * journaled: after a restart the TO_BE_PERSISTED files are simply scheduled again.
+ * journaled: after a restart the TO_BE_PERSISTED files are simply scheduled again. Files with blocks on a
+ * worker whose writers wait for room are sent first, and once a file is PERSISTED its workers are told
+ * they may evict its blocks ({@link BlockMaster#filePersisted}).
  *
  * <p>Threading: {@link #tick()} runs on one background thread and alone touches the jobs;
  * {@link #commandsFor} and {@link #report} are called from RPC threads and only touch the outbox (under
@@ -153,7 +155,7 @@ final class PersistScheduler {
         inFlight++;
       }
     }
-    for (long fileId : wanted) {
+    for (long fileId : servingWaitersFirst(wanted)) {
       if (inFlight >= conf.persistMaxInFlight()) {
         break; // the rest wait for a later round
       }
@@ -165,6 +167,34 @@ final class PersistScheduler {
         }
       }
     }
+  }
+
+  /**
+   * The files to persist, those with a block on a worker whose writers wait for room first: persisting
+   * them is what lets the worker evict their blocks (it never evicts blocks of files not yet persisted).
+   */
+  private List<Long> servingWaitersFirst(Set<Long> wanted) {
+    List<Long> order = new ArrayList<>(wanted);
+    Set<Long> starved = blocks.workersAwaitingSpace();
+    if (starved.isEmpty()) {
+      return order;
+    }
+    List<Long> first = new ArrayList<>();
+    List<Long> rest = new ArrayList<>();
+    for (long fileId : order) {
+      FileInfo f = tree.getFile(fileId);
+      boolean blocking = false;
+      if (f != null) {
+        for (BlockState b : blocksOf.apply(f)) {
+          for (BlockState.Location loc : b.locations()) {
+            blocking |= starved.contains(loc.worker().id());
+          }
+        }
+      }
+      (blocking ? first : rest).add(fileId);
+    }
+    first.addAll(rest);
+    return first;
   }
 
   private void send(long fileId, Job job, Set<Long> live, long now) {
@@ -272,6 +302,7 @@ final class PersistScheduler {
       });
       changed = true;
       jobs.remove(fileId);
+      blocks.filePersisted(fileId); // the workers may evict its blocks now
       LOG.debug("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
     } catch (IOException | RuntimeException e) {
       fail(fileId, job, "finishing the persistence failed: " + e.getMessage(), now);

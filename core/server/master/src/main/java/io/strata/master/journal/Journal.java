@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * cuts an operation whose last entry never reached the disk, so a crash never leaves one half-applied.
  *
  * <p>Thread-safe. The queue and sequence counters are guarded by this object's monitor; file I/O runs on
- * the writer thread outside it.
+ * the writer thread outside it. The monitor is a leaf of the master's lock order (appends come under the
+ * tree's or the commit lock); {@link #awaitFlushed} waits on it and is called with no other lock held.
  */
 public final class Journal implements JournalSink, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Journal.class);

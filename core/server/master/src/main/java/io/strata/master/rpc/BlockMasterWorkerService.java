@@ -36,9 +36,10 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
         throw new InvalidArgumentException("A worker must register with a host and a port in 1-65535, got '"
             + r.getAddress().getHost() + ":" + r.getAddress().getRpcPort() + "'");
       }
+      var report = MasterProtoConverter.fromProto(r.getBlocksList());
       long id = fs.blockMaster().register(MasterProtoConverter.fromProto(r.getAddress()), r.getCapacityBytes(),
-          r.getUsedBytes(), MasterProtoConverter.fromProto(r.getBlocksList()), r.getStartTimeMs(),
-          MasterProtoConverter.fromDirProtos(r.getDirsList()));
+          r.getUsedBytes(), report, r.getStartTimeMs(), MasterProtoConverter.fromDirProtos(r.getDirsList()));
+      fs.workerRegistered(id, report);
       return RegisterWorkerResponse.newBuilder().setWorkerId(id).setWorkerToken(fs.issueWorkerToken(id)).build();
     });
   }
@@ -50,7 +51,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       MasterReplies.WorkerReply res = fs.workerHeartbeat(r.getWorkerId(), r.getCapacityBytes(), r.getUsedBytes(),
           MasterProtoConverter.fromProto(r.getAddedBlocksList()), r.getRemovedBlockIdsList(),
           r.getDirsCount() == 0 ? null : MasterProtoConverter.fromDirProtos(r.getDirsList()), r.getPinVersion(),
-          MasterProtoConverter.fromPersistProtos(r.getPersistResultsList()));
+          MasterProtoConverter.fromPersistProtos(r.getPersistResultsList()), r.getAwaitedBytes(),
+          r.getEvictableAckedSeq());
       WorkerHeartbeatResponse.Builder b = WorkerHeartbeatResponse.newBuilder()
           .setCommand(res.reregister() ? WorkerHeartbeatResponse.Command.REGISTER
               : WorkerHeartbeatResponse.Command.NOTHING)
@@ -58,6 +60,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       for (MasterReplies.PersistCommand c : res.persist()) {
         b.addPersist(MasterProtoConverter.toProto(c));
       }
+      b.addAllEvictableBlockIds(res.evictable().blockIds()).setEvictableSeq(res.evictable().seq());
       if (!res.reregister()) {
         b.addAllAbandonedFileIds(fs.recentlyRecoveredFileIds());
       }

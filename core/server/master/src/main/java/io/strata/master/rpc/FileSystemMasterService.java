@@ -94,7 +94,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
       return CompleteFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
-        fs.completeFile(r.getPath(), r.getFileId(), r.getLength()))).build();
+        fs.completeFile(r.getPath(), r.getFileId(), r.getLength(), r.getUfsWritten()))).build();
     });
   }
 

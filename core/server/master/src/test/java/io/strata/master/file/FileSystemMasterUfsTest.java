@@ -51,6 +51,9 @@ class FileSystemMasterUfsTest {
   private final List<Journal> journals = new ArrayList<>();
   private FileSystemMaster fs;
   private long worker;
+  private int persistMaxInFlight = 1000;
+  /** The last evictable batch {@link #heartbeat} got. */
+  private long acked;
 
   @BeforeEach
   void setUp() throws IOException {
@@ -70,7 +73,8 @@ class FileSystemMasterUfsTest {
     journals.add(journal);
     UfsConfig conf = new UfsConfig(manager, new MountTable.MountInfo("/", UfsManager.normalize(ufs.toString(), tmp),
         false, false, Map.of()), tmp, BS, Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofSeconds(30),
-        Duration.ofSeconds(5), List.of(UfsManager.normalize(tmp.toString(), tmp), "hdfs://127.0.0.1:1/"), 1000);
+        Duration.ofSeconds(5), List.of(UfsManager.normalize(tmp.toString(), tmp), "hdfs://127.0.0.1:1/"),
+        persistMaxInFlight);
     FileSystemMaster m = new FileSystemMaster(clock, TIMEOUT, 1 << 20, journal, conf);
     journal.replay(e -> {
       try {
@@ -239,8 +243,137 @@ class FileSystemMasterUfsTest {
     assertThat(restart().getStatus("/a/f").persistence()).isEqualTo(PersistenceState.PERSISTED);
   }
 
+  /** A heartbeat of {@link #worker} that acknowledges the evictable blocks of the reply before. */
   private WorkerReply heartbeat(List<PersistResult> results) {
-    return fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, 0, results);
+    WorkerReply r = fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, 0, results, 0, acked);
+    acked = r.evictable().seq();
+    return r;
+  }
+
+  // ---- which cached copies workers may evict ----
+
+  /** Runs one persist cycle of {@code f} as its worker would, up to PERSISTED. */
+  private void persistThroughWorker(FileInfo f) throws Exception {
+    fs.persistTick();
+    PersistCommand c = heartbeat(List.of()).persist().get(0);
+    Path temp = Path.of(URI.create(c.ufsUri()));
+    Files.createDirectories(temp.getParent());
+    Files.write(temp, new byte[(int) f.length()]);
+    heartbeat(List.of(new PersistResult(f.id(), true, "", f.length())));
+    fs.persistTick();
+    assertThat(fs.getStatus(f.path()).persistence()).isEqualTo(PersistenceState.PERSISTED);
+  }
+
+  @Test
+  void asyncThroughBlocks_areEvictableAtTheirWorker_onlyOnceTheFileIsPersisted_toldOnce() throws Exception {
+    FileInfo f = writeCached("/e/f", 250, WriteType.ASYNC_THROUGH);
+    assertThat(heartbeat(List.of()).evictable().blockIds()).as("TO_BE_PERSISTED: the only copy").isEmpty();
+
+    persistThroughWorker(f);
+
+    assertThat(heartbeat(List.of()).evictable().blockIds())
+        .containsExactlyInAnyOrder(BlockId.of(f.id(), 0), BlockId.of(f.id(), 1), BlockId.of(f.id(), 2));
+    assertThat(heartbeat(List.of()).evictable().blockIds()).isEmpty();
+  }
+
+  @Test
+  void evictableBlocks_areSentAgain_untilTheWorkerAcknowledgesThem() throws Exception {
+    FileInfo f = writeCached("/e/lost", 50, WriteType.ASYNC_THROUGH);
+    persistThroughWorker(f);
+    WorkerReply lost = fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, 0, List.of(), 0, acked);
+    assertThat(lost.evictable().blockIds()).containsExactly(BlockId.of(f.id(), 0));
+
+    // The reply never reached the worker: it acknowledges only what it had before.
+    WorkerReply again = fs.workerHeartbeat(worker, 1L << 30, 0, List.of(), List.of(), null, 0, List.of(), 0, acked);
+
+    assertThat(again.evictable()).isEqualTo(lost.evictable());
+    acked = again.evictable().seq();
+    assertThat(heartbeat(List.of()).evictable().blockIds()).isEmpty();
+  }
+
+  @Test
+  void mustCacheBlocks_areNeverEvictable() throws Exception {
+    writeCached("/e/m", 150, WriteType.MUST_CACHE);
+    fs.persistTick();
+
+    assertThat(heartbeat(List.of()).evictable().blockIds()).isEmpty();
+  }
+
+  @Test
+  void cacheThroughFile_withABlockTheCacheHadNoRoomFor_completesPersisted_andItsCachedBlocksAreEvictable()
+      throws Exception {
+    FileInfo f = fs.createFile("/e/ct", BS, true, 0, WriteType.CACHE_THROUGH);
+    fs.commitBlock(worker, BlockId.of(f.id(), 0), BS, TIER); // block 1 went to the UFS only
+    fs.commitBlock(worker, BlockId.of(f.id(), 2), 50, TIER);
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.createDirectories(temp.getParent());
+    Files.write(temp, new byte[250]);
+
+    FileInfo done = fs.completeFile("/e/ct", f.id(), 250);
+
+    assertThat(done.persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(heartbeat(List.of()).evictable().blockIds())
+        .containsExactlyInAnyOrder(BlockId.of(f.id(), 0), BlockId.of(f.id(), 2));
+  }
+
+  @Test
+  void cacheThroughFile_withACachedBlockOfTheWrongLength_isRefused() throws Exception {
+    FileInfo f = fs.createFile("/e/bad", BS, true, 0, WriteType.CACHE_THROUGH);
+    fs.commitBlock(worker, BlockId.of(f.id(), 0), 60, TIER);
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.createDirectories(temp.getParent());
+    Files.write(temp, new byte[150]);
+
+    assertThatThrownBy(() -> fs.completeFile("/e/bad", f.id(), 150)).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("block 0 has 60 bytes, expected 100");
+  }
+
+  @Test
+  void aCachedCopyOfAPersistedFile_isEvictableAtOnce() throws Exception {
+    ufsFile("loaded", "x".repeat(150));
+    FileInfo f = fs.getStatus("/loaded");
+
+    fs.commitBlock(worker, BlockId.of(f.id(), 1), 50, TIER);
+
+    assertThat(heartbeat(List.of()).evictable().blockIds()).containsExactly(BlockId.of(f.id(), 1));
+  }
+
+  @Test
+  void aWorkerRegisteringWithBlocks_isToldWhichAreOfPersistedFiles() throws Exception {
+    FileInfo persisted = writeCached("/e/p", 150, WriteType.ASYNC_THROUGH);
+    persistThroughWorker(persisted);
+    FileInfo unpersisted = writeCached("/e/u", 50, WriteType.ASYNC_THROUGH);
+    List<io.strata.master.block.BlockReport> report = List.of(
+        new io.strata.master.block.BlockReport(BlockId.of(persisted.id(), 0), BS, TIER),
+        new io.strata.master.block.BlockReport(BlockId.of(persisted.id(), 1), 50, TIER),
+        new io.strata.master.block.BlockReport(BlockId.of(unpersisted.id(), 0), 50, TIER));
+
+    long w2 = fs.blockMaster().register(new WorkerAddress("w2", 29999), 1L << 30, 0, report, 0);
+    fs.workerRegistered(w2, report);
+
+    assertThat(fs.workerHeartbeat(w2, 1L << 30, 0, List.of(), List.of(), null, 0, List.of()).evictable().blockIds())
+        .containsExactlyInAnyOrder(BlockId.of(persisted.id(), 0), BlockId.of(persisted.id(), 1));
+  }
+
+  @Test
+  void filesWithBlocksOnAWorkerWhoseWritersWait_arePersistedFirst() throws Exception {
+    persistMaxInFlight = 1; // one at a time: the order shows
+    restart();
+    worker = fs.blockMaster().register(new WorkerAddress("w1", 29999), 1L << 30, 0, List.of(), 0);
+    long w2 = fs.blockMaster().register(new WorkerAddress("w2", 29999), 1L << 30, 0, List.of(), 0);
+    List<Long> onW1 = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      onW1.add(writeCached("/q/a" + i, 50, WriteType.ASYNC_THROUGH).id());
+    }
+    FileInfo onW2 = fs.createFile("/q/b", BS, true, 0, WriteType.ASYNC_THROUGH);
+    fs.commitBlock(w2, BlockId.of(onW2.id(), 0), 50, TIER);
+    fs.completeFile("/q/b", onW2.id(), 50);
+    fs.workerHeartbeat(w2, 1L << 30, 1L << 30, List.of(), List.of(), null, 0, List.of(), 64L << 20, 0);
+
+    fs.persistTick();
+
+    assertThat(fs.workerHeartbeat(w2, 1L << 30, 0, List.of(), List.of(), null, 0, List.of(), 64L << 20, 0).persist())
+        .extracting(PersistCommand::fileId).containsExactly(onW2.id());
   }
 
   @Test

@@ -14,6 +14,8 @@ import io.strata.proto.ReadBlockRequest;
 import io.strata.proto.ReadBlockResponse;
 import io.strata.proto.RemoveBlockRequest;
 import io.strata.proto.RemoveBlockResponse;
+import io.strata.proto.ReserveBlockRequest;
+import io.strata.proto.ReserveBlockResponse;
 import io.strata.proto.WriteBlockRequest;
 import io.strata.proto.WriteBlockResponse;
 import io.strata.proto.WriteUfsFileRequest;
@@ -33,7 +35,9 @@ import java.nio.channels.FileChannel;
  * data in memory; with {@code ufs_fallback}, a block this worker does not hold is read through the
  * under file system layer ({@link UfsOperations}), which streams it on worker threads. UFS file writes
  * (CACHE_THROUGH, THROUGH) stream into the file the master names, on the calling thread as block writes
- * do; any failure or cancel deletes the partial file. CacheBlock queues a background cache. Thread-safe;
+ * do; any failure or cancel deletes the partial file. CacheBlock queues a background cache. ReserveBlock
+ * reserves a whole block before its WriteBlock (ASYNC_THROUGH writers), waiting on the calling thread, with
+ * no lock held, at most the worker's {@code strata.worker.write.space.wait.timeout} for room. Thread-safe;
  * per-call state lives in the call's observers.
  */
 public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorkerServiceImplBase {
@@ -47,12 +51,38 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   private final Committer committer;
   private final UfsOperations ufs;
   private final int maxChunk;
+  private final long maxSpaceWaitMs;
+  private final IdleWatch stallWatch;
+  private final IdleWatch ufsWriteWatch;
 
+  /** A service whose streams are never ended for idling (tests of other things). */
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk) {
+    this(store, committer, ufs, maxChunk, 0, IdleWatch.NONE, IdleWatch.NONE);
+  }
+
+  /**
+   * A service whose whole-block reservations wait at most {@code maxSpaceWaitMs} for room, whose block
+   * reads end when the reader takes no data for {@code stallWatch}'s timeout and whose UFS file writes end
+   * (their partial files deleted) when no data comes for {@code ufsWriteWatch}'s.
+   */
+  public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk,
+      long maxSpaceWaitMs, IdleWatch stallWatch, IdleWatch ufsWriteWatch) {
     this.store = store;
     this.committer = committer;
     this.ufs = ufs;
     this.maxChunk = maxChunk;
+    this.maxSpaceWaitMs = maxSpaceWaitMs;
+    this.stallWatch = stallWatch;
+    this.ufsWriteWatch = ufsWriteWatch;
+  }
+
+  @Override
+  public void reserveBlock(ReserveBlockRequest req, StreamObserver<ReserveBlockResponse> o) {
+    Rpc.unary(o, () -> {
+      store.createReserved(req.getBlockId(), req.getMaxLength(), Math.min(Math.max(0, req.getWaitMs()),
+          maxSpaceWaitMs));
+      return ReserveBlockResponse.getDefaultInstance();
+    });
   }
 
   @Override
@@ -81,7 +111,8 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
             throw new InvalidArgumentException("The first message of a block write must carry the header "
                 + "(block id and maximum length)");
           }
-          temp = store.createTemp(req.getHeader().getBlockId(), req.getHeader().getMaxLength());
+          temp = req.getHeader().getReserved() ? store.reserved(req.getHeader().getBlockId())
+              : store.createTemp(req.getHeader().getBlockId(), req.getHeader().getMaxLength());
         } else if (req.hasHeader()) {
           throw new InvalidArgumentException("Block " + temp.blockId() + ": only the first message may carry "
               + "a header");
@@ -205,29 +236,54 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       stream.fail(e);
       return;
     }
-    new BlockReadCall(stream, handle, start, end).begin();
+    new BlockReadCall(stream, handle, start, end, stallWatch).begin();
   }
 
-  /** One block read: sends chunks while the call is ready. Callbacks are serialised by the monitor. */
-  private static final class BlockReadCall {
+  /**
+   * One block read: sends chunks while the call is ready. Callbacks are serialised by the monitor. A
+   * reader that takes nothing for the stall timeout is cancelled and the block released.
+   */
+  private static final class BlockReadCall implements IdleWatch.Watched {
     private final ReadStream out;
     private final BlockStore.ReadHandle handle;
     private final FileChannel channel;
     private final long end;
     private final int chunk;
+    private final IdleWatch stallWatch;
     private long pos;
     private boolean done;
+    private volatile long lastSentNanos = System.nanoTime();
+    private Runnable unwatch = () -> { };
 
-    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end) {
+    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end, IdleWatch stallWatch) {
       this.out = out;
       this.handle = handle;
       this.channel = handle.channel();
       this.pos = start;
       this.end = end;
       this.chunk = out.chunk();
+      this.stallWatch = stallWatch;
+    }
+
+    @Override
+    public long lastProgressNanos() {
+      return lastSentNanos;
+    }
+
+    @Override
+    public synchronized boolean idle(String why) {
+      if (!done) {
+        finish();
+        out.fail(new io.strata.common.exception.DeadlineExceededException("Block " + handle.meta().blockId()
+            + " read: the reader made " + why));
+      }
+      return true;
     }
 
     void begin() {
+      synchronized (this) {
+        unwatch = stallWatch.watch(this);
+      }
       out.listen(this::drain, this::finish);
       if (out.isCancelled()) {
         finish(); // cancelled before the listeners were in place: release the block now
@@ -239,6 +295,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     private synchronized void finish() {
       if (!done) {
         done = true;
+        unwatch.run();
         handle.close();
       }
     }
@@ -258,6 +315,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
           buf.flip();
           pos += n;
           out.sendOne(buf);
+          lastSentNanos = System.nanoTime();
         }
         if (!done && pos >= end) {
           finish();
@@ -277,21 +335,58 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     return new UfsWriteCall(response);
   }
 
-  /** One UFS file write. gRPC delivers its callbacks serially. */
-  private final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest> {
+  /**
+   * One UFS file write. gRPC delivers its callbacks serially; the idle watch may end it from its own
+   * thread, so callbacks hold {@link #lock} (the watch only tries it: a write busy in the UFS is not idle).
+   */
+  private final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest>, IdleWatch.Watched {
     private final StreamObserver<WriteUfsFileResponse> response;
+    private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
     private UfsFileWrite write;
     private boolean failed;
+    private volatile long lastDataNanos = System.nanoTime();
+    private Runnable unwatch = () -> { };
 
     UfsWriteCall(StreamObserver<WriteUfsFileResponse> response) {
       this.response = response;
     }
 
     @Override
+    public long lastProgressNanos() {
+      return lastDataNanos;
+    }
+
+    @Override
+    public boolean idle(String why) {
+      if (!lock.tryLock()) {
+        return false;
+      }
+      try {
+        if (!failed) {
+          fail(new io.strata.common.exception.DeadlineExceededException("Under file system write: the client made "
+              + why + "; its partial file is deleted"));
+        }
+        return true;
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    @Override
     public void onNext(WriteUfsFileRequest req) {
+      lock.lock();
+      try {
+        onNextLocked(req);
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    private void onNextLocked(WriteUfsFileRequest req) {
       if (failed) {
         return;
       }
+      lastDataNanos = System.nanoTime();
       try {
         if (write == null) {
           if (!req.hasHeader()) {
@@ -299,12 +394,14 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
                 + "header (the file id)");
           }
           write = ufs.openFileWrite(req.getHeader().getFileId());
+          unwatch = ufsWriteWatch.watch(this);
         } else if (req.hasHeader()) {
           throw new InvalidArgumentException("Under file system write of file " + req.getHeader().getFileId()
               + ": only the first message may carry a header");
         }
         if (!req.getChunk().isEmpty()) {
           write.write(req.getChunk().asReadOnlyByteBuffer());
+          lastDataNanos = System.nanoTime();
         }
       } catch (Exception e) {
         fail(e);
@@ -313,6 +410,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
 
     private void fail(Throwable t) {
       failed = true;
+      unwatch.run();
       if (write != null) {
         write.abort();
       }
@@ -321,18 +419,34 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
 
     @Override
     public void onError(Throwable t) {
-      // The client cancelled or the connection broke: no partial file may remain.
-      failed = true;
-      if (write != null) {
-        write.abort();
+      lock.lock();
+      try {
+        // The client cancelled or the connection broke: no partial file may remain.
+        failed = true;
+        unwatch.run();
+        if (write != null) {
+          write.abort();
+        }
+      } finally {
+        lock.unlock();
       }
     }
 
     @Override
     public void onCompleted() {
+      lock.lock();
+      try {
+        onCompletedLocked();
+      } finally {
+        lock.unlock();
+      }
+    }
+
+    private void onCompletedLocked() {
       if (failed) {
         return;
       }
+      unwatch.run();
       if (write == null) {
         fail(new InvalidArgumentException("An under file system write ended before its header was sent"));
         return;

@@ -44,6 +44,25 @@ public interface BlockStore {
   /** Starts a temp block; AlreadyExists if the block is committed here or another writer has it. */
   TempBlock createTemp(long blockId, long maxLength) throws StrataException;
 
+  /**
+   * Starts a temp block with its whole {@code maxLength} reserved up front, waiting up to {@code waitMs}
+   * for room when the store is full of blocks it may not evict; RESOURCE_EXHAUSTED (naming what holds the
+   * space) when none appears. The writer then takes it with {@link #reserved}.
+   */
+  TempBlock createReserved(long blockId, long maxLength, long waitMs) throws StrataException;
+
+  /** The temp block {@link #createReserved} made, handed out once; NotFound when there is none. */
+  TempBlock reserved(long blockId) throws StrataException;
+
+  /**
+   * The blocks' files are persisted, so eviction may drop these copies out of the last tier. Every other
+   * committed block is protected: it may move between tiers but is deleted only by {@link #remove}.
+   */
+  void markEvictable(java.util.Collection<Long> blockIds);
+
+  /** Bytes that writers are waiting for room for, now. */
+  long awaitedBytes();
+
   /** Makes the temp block a committed block; returns its metadata. */
   BlockMeta commit(TempBlock temp) throws IOException;
 

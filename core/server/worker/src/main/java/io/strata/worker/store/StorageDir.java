@@ -16,8 +16,13 @@ import org.slf4j.LoggerFactory;
  * commit; {@code <path>/tmp/<blockId>-<n>} holds blocks being written or moved in. File names are built
  * only from numeric ids, so no request can name a file outside the dir.
  *
+ * <p>Crash safety: a name in {@code blocks/} only ever holds a whole block. The store writes into
+ * {@code tmp/}, fsyncs (on tiers with {@link #fsync}), then renames; so a restart indexes {@code blocks/}
+ * as it finds it and drops everything in {@code tmp/}.
+ *
  * <p>Accounting: {@code used} = committed bytes + bytes reserved by temp blocks and moves in flight.
- * A dir turns BAD on its first I/O failure and stays bad; a bad dir holds nothing.
+ * A dir turns BAD when an I/O failure is confirmed by a {@link DirProbe} (or its layout is gone) and stays
+ * bad; a bad dir holds nothing.
  *
  * <p>Thread-safe: counters and the block map are guarded by the owning {@link TieredBlockStore}'s
  * monitor (every mutator here is called with it held); {@link #state} is volatile so reports read it
@@ -33,13 +38,16 @@ final class StorageDir implements DirView {
   final Path blocksDir;
   final Path tmpDir;
   final long capacity;
+  /** Whether commits and moves into this dir are fsynced (its tier's setting). */
+  final boolean fsync;
   long used;
   long lostBlocks;
   /** Committed blocks in this dir: id → length. */
   final Map<Long, Long> blocks = new HashMap<>();
   private volatile boolean good = true;
 
-  StorageDir(int tierOrdinal, String tierAlias, int dirIndex, Path root, long capacity) {
+  StorageDir(int tierOrdinal, String tierAlias, int dirIndex, Path root, long capacity, boolean fsync) {
+    this.fsync = fsync;
     this.tierOrdinal = tierOrdinal;
     this.tierAlias = tierAlias;
     this.dirIndex = dirIndex;

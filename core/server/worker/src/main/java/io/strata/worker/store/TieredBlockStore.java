@@ -33,7 +33,20 @@ import org.slf4j.LoggerFactory;
  * evicted or moved. {@link TierManager} runs the background work: the space reserver (watermarks),
  * tier alignment, dir health checks and abandoned temp blocks.
  *
- * <p>Storage-dir failure (after Kafka KIP-112): an I/O error in a dir marks it bad; its blocks are
+ * <p>No eviction of data that exists nowhere else: every committed block, and every block found at start,
+ * is <em>protected</em> until {@link #markEvictable} says its file is persisted (the master says so in
+ * heartbeats; a block cached from the under file system is marked by its loader). A protected block may
+ * move between tiers but never leaves the last one by eviction or the reserver; only a removal (its file
+ * deleted or freed) deletes it. A writer that needs a whole block reserved ({@link #createReserved}) waits,
+ * bounded, for room: removals, returned reservations and blocks becoming evictable wake it
+ * ({@link SpaceSignal}).
+ *
+ * <p>Durability: commits and moves into a tier with {@link TierSpec#fsync()} fsync the file before it
+ * gets its committed name and the dir after ({@link Durability}), so a restart finds only whole blocks.
+ *
+ * <p>Storage-dir failure (after Kafka KIP-112): an I/O error that a {@link DirProbe} confirms (or a dir
+ * whose layout is gone) marks it bad; transient errors (descriptors, space, interrupts) fail only the
+ * call. A bad dir's blocks are
  * reported lost ({@link StoreEvents#dirFailed}), nothing new goes there, every other dir keeps
  * serving; when no good dir is left, {@link StoreEvents#allDirsFailed} is raised. A dir that cannot be
  * opened at start is left out the same way.
@@ -52,12 +65,20 @@ public final class TieredBlockStore implements BlockStore {
   final BlockLockManager locks = new BlockLockManager();
   final StoreEvents events;
   final Clock clock;
+  private final Durability durability;
   private final long maxDirCapacity;
   /** Committed blocks → the dir holding them. */
   private final Map<Long, StorageDir> index = new HashMap<>();
   /** Blocks being written; a null value reserves the id while a writer sets up or a removal runs. */
   private final Map<Long, Temp> writing = new HashMap<>();
   private final Set<Long> pinned = new HashSet<>();
+  /**
+   * Committed blocks whose file is persisted, so eviction may drop them out of the last tier; always a
+   * subset of {@link #index}'s keys. Every other committed block is protected.
+   */
+  private final Set<Long> evictable = new HashSet<>();
+  /** Wakes writers waiting for room; its monitor is a leaf (nothing else is locked under it). */
+  private final SpaceSignal space = new SpaceSignal();
   /**
    * Committed blocks whose removal waits for the lock holders to leave; always a subset of {@link #index}'s
    * keys (a block leaving the index leaves this set), so a stale entry never outlives its block and
@@ -71,6 +92,13 @@ public final class TieredBlockStore implements BlockStore {
 
   public TieredBlockStore(List<TierSpec> specs, Allocator allocator, BlockAnnotator annotator, StoreEvents events,
       Clock clock) {
+    this(specs, allocator, annotator, events, clock, Durability.FSYNC);
+  }
+
+  /** A store whose fsyncs go through {@code durability} (tests count them). */
+  public TieredBlockStore(List<TierSpec> specs, Allocator allocator, BlockAnnotator annotator, StoreEvents events,
+      Clock clock, Durability durability) {
+    this.durability = durability;
     if (specs.isEmpty() || specs.size() > 3) {
       throw new IllegalArgumentException("A worker has 1 to 3 tiers, not " + specs.size());
     }
@@ -84,7 +112,7 @@ public final class TieredBlockStore implements BlockStore {
       List<StorageDir> dirs = new ArrayList<>();
       for (int d = 0; d < spec.dirs().size(); d++) {
         TierSpec.Dir ds = spec.dirs().get(d);
-        StorageDir dir = new StorageDir(t, spec.alias(), d, ds.path(), ds.quota());
+        StorageDir dir = new StorageDir(t, spec.alias(), d, ds.path(), ds.quota(), spec.fsync());
         dirs.add(dir);
         allDirs.add(dir);
         try {
@@ -138,6 +166,10 @@ public final class TieredBlockStore implements BlockStore {
     final Path path;
     final FileChannel channel;
     volatile long length;
+    /** Bytes this temp block holds in its dir's {@code used}: at least {@link #length}. Store monitor. */
+    long reserved;
+    /** Reserved whole by {@link #createReserved} and not yet taken by its writer. Store monitor. */
+    boolean awaitingWriter;
     volatile long lastAppendMs;
     volatile boolean closed;
 
@@ -171,7 +203,13 @@ public final class TieredBlockStore implements BlockStore {
         throw new InvalidArgumentException("Block " + blockId + " would grow to " + (length + n)
             + " bytes, past its declared maximum of " + maxLength);
       }
-      reserve(dir, n, blockId);
+      long need;
+      synchronized (TieredBlockStore.this) {
+        need = Math.max(0, length + n - reserved);
+      }
+      if (need > 0) {
+        reserve(this, need); // a block reserved whole never needs more
+      }
       try {
         while (data.hasRemaining()) {
           channel.write(data);
@@ -179,22 +217,23 @@ public final class TieredBlockStore implements BlockStore {
       } catch (ClosedChannelException e) {
         // Aborted under us (the reaper, or the dir failed), or this thread was interrupted: the channel
         // is gone but the dir is fine, so this is no reason to fail it.
-        release(dir, n);
+        unreserve(this, need);
         throw new InternalException("Writing block " + blockId + " stopped: its temp block was aborted (idle "
             + "past strata.worker.temp.block.timeout, or its dir failed) or the writer was interrupted (" + e + ")", e);
       } catch (IOException e) {
-        release(dir, n);
-        dirFailed(dir, e);
+        unreserve(this, need);
+        if (!dirFailed(dir, e)) {
+          throw DirProbe.transientError("Writing block " + blockId, dir, e);
+        }
         throw new InternalException("Writing block " + blockId + " failed: storage dir " + dir.root
             + " failed (" + e + ")", e);
       }
       synchronized (TieredBlockStore.this) {
         if (closed) {
-          // Aborted while the bytes went out: abort released only the length it saw, so give back ours.
-          release(dir, n);
+          // Aborted while the bytes went out: abort released the whole reservation, this append's too.
           throw new InternalException("Temp block " + blockId + " was aborted while being written");
         }
-        length += n; // under the monitor, so abort releases either all of this append or none of it
+        length += n;
       }
       lastAppendMs = clock.millis();
     }
@@ -202,6 +241,141 @@ public final class TieredBlockStore implements BlockStore {
 
   @Override
   public TempBlock createTemp(long blockId, long maxLength) throws StrataException {
+    claimId(blockId, maxLength);
+    try {
+      for (int attempt = 0; attempt <= allDirs.size(); attempt++) {
+        StorageDir dir = chooseDirForWrite(maxLength);
+        Temp t = openTemp(blockId, maxLength, dir, 0);
+        if (t != null) {
+          return t;
+        }
+      }
+      throw new ResourceExhaustedException("No storage dir could take block " + blockId);
+    } catch (StrataException | RuntimeException e) {
+      synchronized (this) {
+        writing.remove(blockId);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Starts a temp block with its whole {@code maxLength} reserved, so its appends never run out of room;
+   * when no dir has room (even by evicting what may be evicted), waits up to {@code waitMs} for room to
+   * appear (a removal, a returned reservation, a block whose file got persisted). The caller holds no
+   * reservation while it waits, and nothing is locked. The writer takes the block with {@link #reserved}.
+   * Fails with RESOURCE_EXHAUSTED naming what holds the space when the wait ends without room.
+   */
+  @Override
+  public TempBlock createReserved(long blockId, long maxLength, long waitMs) throws StrataException {
+    claimId(blockId, maxLength);
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(Math.max(0, waitMs));
+    boolean waiting = false;
+    try {
+      while (true) {
+        long seen = space.generation();
+        StorageDir dir = reserveWhole(maxLength);
+        if (dir != null) {
+          Temp t = openTemp(blockId, maxLength, dir, maxLength);
+          if (t != null) {
+            return t;
+          }
+          continue; // that dir failed: try the others
+        }
+        if (!waiting) {
+          waiting = true;
+          space.awaiting(maxLength);
+        }
+        if (!space.await(seen, deadline)) {
+          String why;
+          synchronized (this) {
+            StorageDir top = (StorageDir) allocator.allocate(eligible(tiers.get(tiers.size() - 1), 0), 0);
+            why = top == null ? "no good storage dir is left" : fullMessage(top, blockId, maxLength);
+          }
+          throw new ResourceExhaustedException("No room for block " + blockId + " (" + maxLength + " bytes) after "
+              + "waiting " + waitMs + " ms (strata.worker.write.space.wait.timeout): " + why);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      synchronized (this) {
+        writing.remove(blockId);
+      }
+      throw new io.strata.common.exception.UnavailableException("Interrupted while waiting for room for block "
+          + blockId, e);
+    } catch (StrataException | RuntimeException e) {
+      synchronized (this) {
+        writing.remove(blockId);
+      }
+      throw e;
+    } finally {
+      if (waiting) {
+        space.awaiting(-maxLength);
+      }
+    }
+  }
+
+  /** The temp block {@link #createReserved} made for {@code blockId}, handed to its writer once. */
+  @Override
+  public TempBlock reserved(long blockId) throws StrataException {
+    synchronized (this) {
+      Temp t = writing.get(blockId);
+      if (t == null || !t.awaitingWriter || t.closed) {
+        throw new NotFoundException("Block " + blockId + " has no reservation on this worker (never made, already "
+            + "used, or dropped after strata.worker.temp.block.timeout without data)");
+      }
+      t.awaitingWriter = false;
+      t.lastAppendMs = clock.millis();
+      return t;
+    }
+  }
+
+  /**
+   * A dir with {@code bytes} free, reserved for the caller (its {@code used} already counts them), evicting
+   * what may be evicted to make room; null when no dir can make room now.
+   */
+  private StorageDir reserveWhole(long bytes) {
+    for (int ordinal = 0; ordinal < tiers.size(); ordinal++) {
+      StorageDir d = reserveIn(ordinal, bytes);
+      if (d != null) {
+        return d;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Opens a temp file in {@code dir} holding {@code reserved} bytes of its space; null when the dir failed.
+   * A transient error (descriptors, space, an interrupt) fails the call and leaves the dir in service.
+   */
+  private Temp openTemp(long blockId, long maxLength, StorageDir dir, long reserved) throws StrataException {
+    Path path;
+    synchronized (this) {
+      path = dir.tmpDir.resolve(blockId + "-" + (tmpSeq++));
+    }
+    FileChannel ch;
+    try {
+      ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    } catch (IOException e) {
+      if (reserved > 0) {
+        release(dir, reserved);
+      }
+      if (!dirFailed(dir, e)) {
+        throw DirProbe.transientError("Creating block " + blockId, dir, e);
+      }
+      return null;
+    }
+    Temp t = new Temp(blockId, maxLength, dir, path, ch);
+    synchronized (this) {
+      t.reserved = reserved;
+      t.awaitingWriter = reserved > 0;
+      writing.put(blockId, t);
+    }
+    return t;
+  }
+
+  /** Checks a new block's id and length and claims the id for the caller (a null entry in {@link #writing}). */
+  private void claimId(long blockId, long maxLength) throws StrataException {
     if (blockId < 0) {
       throw new InvalidArgumentException("Block id " + blockId + " is negative");
     }
@@ -220,33 +394,6 @@ public final class TieredBlockStore implements BlockStore {
         throw new AlreadyExistsException("Block " + blockId + " is being written (or removed) by another caller");
       }
       writing.put(blockId, null);
-    }
-    try {
-      for (int attempt = 0; attempt <= allDirs.size(); attempt++) {
-        StorageDir dir = chooseDirForWrite(maxLength);
-        Path path;
-        synchronized (this) {
-          path = dir.tmpDir.resolve(blockId + "-" + (tmpSeq++));
-        }
-        FileChannel ch;
-        try {
-          ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        } catch (IOException e) {
-          dirFailed(dir, e);
-          continue;
-        }
-        Temp t = new Temp(blockId, maxLength, dir, path, ch);
-        synchronized (this) {
-          writing.put(blockId, t);
-        }
-        return t;
-      }
-      throw new ResourceExhaustedException("No storage dir could take block " + blockId);
-    } catch (StrataException | RuntimeException e) {
-      synchronized (this) {
-        writing.remove(blockId);
-      }
-      throw e;
     }
   }
 
@@ -292,32 +439,82 @@ public final class TieredBlockStore implements BlockStore {
     return out;
   }
 
-  private void reserve(StorageDir dir, long n, long blockId) throws StrataException {
-    synchronized (this) {
-      if (dir.isGood() && dir.capacity - dir.used >= n) {
-        dir.used += n;
-        return;
+  /** Adds {@code n} bytes to a temp block's reservation in its dir, evicting there if needed; at once. */
+  private void reserve(Temp t, long n) throws StrataException {
+    StorageDir dir = t.dir;
+    // Concurrent evictors skip each other's locked victims and may take the room one of them made, so a
+    // pass that finds nothing is retried (bounded) with a fresh view before the write is refused.
+    for (int attempt = 0; attempt < 4; attempt++) {
+      synchronized (this) {
+        if (t.closed) {
+          throw new InternalException("Temp block " + t.blockId + " was aborted while being written");
+        }
+        if (!dir.isGood()) {
+          throw new InternalException("Storage dir " + dir.root + " failed while block " + t.blockId
+              + " was written");
+        }
+        if (dir.capacity - dir.used >= n) {
+          dir.used += n;
+          t.reserved += n;
+          return;
+        }
+        if (attempt == 3) {
+          throw new ResourceExhaustedException(fullMessage(dir, t.blockId, n));
+        }
       }
-    }
-    freeSpace(dir, n);
-    synchronized (this) {
-      if (!dir.isGood()) {
-        throw new InternalException("Storage dir " + dir.root + " failed while block " + blockId + " was written");
-      }
-      if (dir.capacity - dir.used >= n) {
-        dir.used += n;
-        return;
-      }
-      throw new ResourceExhaustedException("Tier " + dir.tierAlias + " dir " + dir.root + " is full: "
-          + dir.used + " of " + dir.capacity + " bytes used and nothing more can be evicted; block " + blockId
-          + " needs " + n + " more");
+      freeSpace(dir, n);
     }
   }
 
-  private synchronized void release(StorageDir dir, long n) {
-    if (dir.isGood()) { // a bad dir's accounting was reset when it failed
-      dir.used -= n;
+  /** Gives back {@code n} bytes of a live temp block's reservation (an abort gives back all of it). */
+  private void unreserve(Temp t, long n) {
+    synchronized (this) {
+      if (n <= 0 || t.closed) {
+        return;
+      }
+      t.reserved -= n;
+      if (t.dir.isGood()) {
+        t.dir.used -= n;
+      }
     }
+    space.changed();
+  }
+
+  /**
+   * Why a dir cannot take {@code n} more bytes: the tier, the dir and what holds its space (blocks of files
+   * not yet persisted, which are never evicted from the last tier; pinned blocks; blocks being read; bytes
+   * reserved by blocks being written). Caller holds the monitor.
+   */
+  private String fullMessage(StorageDir dir, long blockId, long n) {
+    long unpersisted = 0;
+    long pinnedBytes = 0;
+    long readBytes = 0;
+    long committed = 0;
+    boolean last = dir.tierOrdinal + 1 >= tiers.size();
+    for (Map.Entry<Long, Long> e : dir.blocks.entrySet()) {
+      committed += e.getValue();
+      if (pinned.contains(e.getKey())) {
+        pinnedBytes += e.getValue();
+      } else if (!evictable.contains(e.getKey())) {
+        unpersisted += e.getValue();
+      } else if (locks.isReadLocked(e.getKey())) {
+        readBytes += e.getValue();
+      }
+    }
+    return "Tier " + dir.tierAlias + " (storage dir " + dir.root + ") is full: " + dir.used + " of "
+        + dir.capacity + " bytes used, held by " + unpersisted + " bytes of blocks of files not yet persisted"
+        + (last ? " (never evicted from the last tier)" : "") + ", " + pinnedBytes + " bytes of pinned blocks, "
+        + readBytes + " bytes of blocks being read, " + (dir.used - committed)
+        + " bytes reserved by blocks being written; block " + blockId + " needs " + n + " more bytes";
+  }
+
+  private void release(StorageDir dir, long n) {
+    synchronized (this) {
+      if (dir.isGood()) { // a bad dir's accounting was reset when it failed
+        dir.used -= n;
+      }
+    }
+    space.changed();
   }
 
   @Override
@@ -331,14 +528,32 @@ public final class TieredBlockStore implements BlockStore {
       t.closed = true;
     }
     try {
-      t.channel.close();
+      // Durable before it has a committed name, and the name durable before the master hears of it: a
+      // crash leaves either no block or a whole one.
+      try (FileChannel ch = t.channel) {
+        if (t.dir.fsync) {
+          durability.syncFile(ch);
+        }
+      }
       Files.move(t.path, t.dir.blockPath(t.blockId), StandardCopyOption.ATOMIC_MOVE);
+      if (t.dir.fsync) {
+        durability.syncDir(t.dir.blocksDir);
+      }
     } catch (IOException e) {
       synchronized (this) {
         writing.remove(t.blockId);
-        t.dir.used -= t.length;
+        t.dir.used -= t.reserved;
       }
-      dirFailed(t.dir, e);
+      space.changed();
+      try {
+        Files.deleteIfExists(t.path);
+        Files.deleteIfExists(t.dir.blockPath(t.blockId));
+      } catch (IOException ignored) {
+        // the dir is failing or the probe below will keep it; tmp/ is emptied at start either way
+      }
+      if (!dirFailed(t.dir, e)) {
+        throw DirProbe.transientError("Committing block " + t.blockId, t.dir, e);
+      }
       throw new InternalException("Committing block " + t.blockId + " failed: storage dir " + t.dir.root
           + " failed (" + e + ")", e);
     }
@@ -350,7 +565,10 @@ public final class TieredBlockStore implements BlockStore {
       }
       index.put(t.blockId, t.dir);
       t.dir.blocks.put(t.blockId, t.length);
+      t.dir.used -= t.reserved - t.length; // the unused part of a whole-block reservation goes back
+      evictable.remove(t.blockId); // a new copy is protected until the master says its file is persisted
     }
+    space.changed();
     annotator.onAccess(t.blockId);
     return new BlockMeta(t.blockId, t.length, t.dir.tierAlias);
   }
@@ -365,9 +583,10 @@ public final class TieredBlockStore implements BlockStore {
       t.closed = true;
       writing.remove(t.blockId);
       if (t.dir.isGood()) {
-        t.dir.used -= t.length;
+        t.dir.used -= t.reserved;
       }
     }
+    space.changed();
     try {
       t.channel.close();
       Files.deleteIfExists(t.path);
@@ -447,7 +666,10 @@ public final class TieredBlockStore implements BlockStore {
     } catch (IOException e) {
       lock.close();
       // Under the read lock nothing moves or deletes the file: its absence means the dir failed.
-      dirFailed(dir, e);
+      if (!dirFailed(dir, e)) {
+        finishDeferredRemoval(blockId);
+        throw DirProbe.transientError("Opening block " + blockId, dir, e);
+      }
       throw new NotFoundException("Block " + blockId + " was lost: its storage dir " + dir.root + " failed", e);
     }
     annotator.onAccess(blockId);
@@ -538,8 +760,10 @@ public final class TieredBlockStore implements BlockStore {
       Long len = dir.blocks.remove(blockId);
       dir.used -= len == null ? 0 : len;
       pinned.remove(blockId);
+      evictable.remove(blockId);
       removeWhenUnlocked.remove(blockId);
     }
+    space.changed();
     annotator.onRemove(blockId);
     try {
       Files.deleteIfExists(dir.blockPath(blockId));
@@ -562,6 +786,30 @@ public final class TieredBlockStore implements BlockStore {
 
   synchronized boolean isPinned(long blockId) {
     return pinned.contains(blockId);
+  }
+
+  /** The blocks' files are persisted: eviction may drop them out of the last tier. Unknown ids are ignored. */
+  @Override
+  public void markEvictable(java.util.Collection<Long> blockIds) {
+    synchronized (this) {
+      for (long id : blockIds) {
+        if (index.containsKey(id)) {
+          evictable.add(id);
+        }
+      }
+    }
+    space.changed();
+  }
+
+  /** Whether eviction may drop the block out of the last tier (tests and reports). */
+  synchronized boolean isEvictable(long blockId) {
+    return evictable.contains(blockId);
+  }
+
+  /** Bytes writers are waiting for ({@link #createReserved}); the master persists their files' neighbours first. */
+  @Override
+  public long awaitedBytes() {
+    return space.awaited();
   }
 
   // ---------------------------------------------------------------- moves and eviction
@@ -587,10 +835,12 @@ public final class TieredBlockStore implements BlockStore {
 
   /**
    * Makes {@code bytes} available in {@code dir} by moving its coldest unlocked, unpinned blocks to the
-   * next tier down (or deleting them from the last tier). Returns whether the room is there.
+   * next tier down, or deleting them when they cannot move (the last tier, or no room below) and are
+   * evictable: a protected block (its file not persisted) is never deleted. Returns whether the room is there.
    */
   boolean freeSpace(StorageDir dir, long bytes) {
     List<Long> order;
+    boolean last = dir.tierOrdinal + 1 >= tiers.size();
     synchronized (this) {
       if (!dir.isGood()) {
         return false;
@@ -600,6 +850,9 @@ public final class TieredBlockStore implements BlockStore {
       }
       List<Long> candidates = new ArrayList<>(dir.blocks.keySet());
       candidates.removeAll(pinned);
+      if (last) {
+        candidates.retainAll(evictable);
+      }
       order = annotator.coldestFirst(candidates);
     }
     for (long id : order) {
@@ -618,9 +871,15 @@ public final class TieredBlockStore implements BlockStore {
             continue;
           }
         }
-        if (dir.tierOrdinal + 1 >= tiers.size() || !moveLocked(id, dir, dir.tierOrdinal + 1)) {
-          deleteBlock(id, dir);
+        if (!last && moveLocked(id, dir, dir.tierOrdinal + 1)) {
+          continue;
         }
+        synchronized (this) {
+          if (!evictable.contains(id)) {
+            continue; // protected: it stays where it is
+          }
+        }
+        deleteBlock(id, dir);
       }
     }
     synchronized (this) {
@@ -666,7 +925,13 @@ public final class TieredBlockStore implements BlockStore {
     }
     try {
       Files.copy(from.blockPath(blockId), tmp);
+      if (to.fsync) {
+        durability.syncFile(tmp); // the copy is whole on disk before the source can go
+      }
       Files.move(tmp, to.blockPath(blockId), StandardCopyOption.ATOMIC_MOVE);
+      if (to.fsync) {
+        durability.syncDir(to.blocksDir);
+      }
     } catch (IOException e) {
       release(to, length);
       try {
@@ -701,6 +966,7 @@ public final class TieredBlockStore implements BlockStore {
       from.blocks.remove(blockId);
       from.used -= length;
     }
+    space.changed();
     try {
       Files.deleteIfExists(from.blockPath(blockId));
     } catch (IOException e) {
@@ -732,20 +998,34 @@ public final class TieredBlockStore implements BlockStore {
 
   // ---------------------------------------------------------------- failure
 
-  /** Marks a dir bad after an I/O error: its blocks are lost, nothing new goes there. */
-  void dirFailed(StorageDir dir, Exception cause) {
+  /**
+   * Marks a dir bad after an I/O error ({@code cause}; null when the health check found its layout gone)
+   * if {@link DirProbe} confirms it: its blocks are lost, nothing new goes there. A transient error (out
+   * of descriptors or space, an interrupt) or one a probe finds the dir healthy after leaves it in
+   * service. Returns whether the dir is bad now.
+   */
+  boolean dirFailed(StorageDir dir, Exception cause) {
+    if (!dir.isGood()) {
+      return true;
+    }
+    if (!DirProbe.confirmsFailure(dir, cause)) {
+      LOG.warn("I/O error in storage dir {} (tier {}), which stays in service (transient, or a probe found it "
+          + "healthy): {}", dir.root, dir.tierAlias, cause == null ? "none" : cause.toString());
+      return false;
+    }
     List<Long> lost;
     List<Temp> doomed = new ArrayList<>();
     boolean allBad;
     synchronized (this) {
       if (!dir.isGood()) {
-        return;
+        return true;
       }
       dir.markBad();
       lost = new ArrayList<>(dir.blocks.keySet());
       for (long id : lost) {
         index.remove(id);
         pinned.remove(id);
+        evictable.remove(id);
         removeWhenUnlocked.remove(id);
       }
       dir.lostBlocks = lost.size();
@@ -784,6 +1064,7 @@ public final class TieredBlockStore implements BlockStore {
       LOG.error("Every storage dir has failed: this worker cannot serve");
       events.allDirsFailed();
     }
+    return true;
   }
 
   // ---------------------------------------------------------------- reports

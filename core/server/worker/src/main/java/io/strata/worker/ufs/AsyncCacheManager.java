@@ -122,6 +122,9 @@ final class AsyncCacheManager {
     }
     try {
       LocalCommit.commit(store, master, temp);
+      if (src.ufs() != null) {
+        store.markEvictable(java.util.List.of(src.blockId())); // the file is persisted
+      }
     } catch (java.io.IOException e) {
       throw UfsErrors.wrap("Committing block " + src.blockId() + " copied from worker " + loc.address(), e);
     }

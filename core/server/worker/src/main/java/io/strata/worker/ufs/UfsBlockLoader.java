@@ -6,7 +6,6 @@ import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
 import io.strata.common.exception.StrataException;
-import io.strata.common.exception.UnavailableException;
 import io.strata.server.ufs.UfsManager;
 import io.strata.server.ufs.UfsStatus;
 import io.strata.server.ufs.UnderFileSystem;
@@ -112,7 +111,7 @@ final class UfsBlockLoader {
         readFrom(src, offset, length, noCache, sink);
       });
     } catch (RejectedExecutionException e) {
-      sink.fail(new UnavailableException("The worker is stopping; cannot read block " + blockId));
+      sink.fail(UfsErrors.refused(executor, "read block " + blockId));
     }
   }
 
@@ -196,7 +195,7 @@ final class UfsBlockLoader {
         }
       });
     } catch (RejectedExecutionException e) {
-      sink.fail(new UnavailableException("The worker is stopping; cannot read block " + src.blockId()));
+      sink.fail(UfsErrors.refused(executor, "read block " + src.blockId()));
     }
   }
 
@@ -237,9 +236,14 @@ final class UfsBlockLoader {
     UfsSource u = src.ufs();
     BlockStore.TempBlock temp;
     try {
-      temp = store.createTemp(id, src.length());
+      // Reserved whole up front: a cache with no room says so before any byte reaches the reader, who is
+      // then served from the under file system without caching, rather than failing mid-block.
+      store.createReserved(id, src.length(), 0);
+      temp = store.reserved(id);
     } catch (AlreadyExistsException e) {
       return inStore(id) ? Outcome.CACHED : Outcome.NOT_CACHED;
+    } catch (io.strata.common.exception.ResourceExhaustedException e) {
+      return Outcome.NOT_CACHED; // every tier full of blocks it may not evict
     }
     try {
       UnderFileSystem fs = ufs.get(u.uri(), u.options());
@@ -261,6 +265,7 @@ final class UfsBlockLoader {
       throw t;
     }
     LocalCommit.commit(store, master, temp);
+    store.markEvictable(java.util.List.of(id)); // a copy of what the under file system holds
     return Outcome.CACHED;
   }
 

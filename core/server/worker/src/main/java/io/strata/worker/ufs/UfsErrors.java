@@ -31,4 +31,14 @@ final class UfsErrors {
     }
     return new io.strata.common.exception.InternalException(doing + " failed: " + t, t);
   }
+
+  /** Why {@code executor} refused a task: it is shutting down, or its bounded queue is full. */
+  static StrataException refused(java.util.concurrent.Executor executor, String doing) {
+    if (executor instanceof java.util.concurrent.ExecutorService es && es.isShutdown()) {
+      return new UnavailableException("The worker is stopping; cannot " + doing);
+    }
+    return new io.strata.common.exception.ResourceExhaustedException("Cannot " + doing + ": the worker's under "
+        + "file system reads are all busy and its queue is full (" + io.strata.worker.WorkerKeys.UFS_IO_QUEUE_MAX.name()
+        + "); retry later");
+  }
 }

@@ -28,6 +28,7 @@ final class StoreFixture {
   private Clock clock = Clock.systemUTC();
   private Allocator allocator = new MaxFreeAllocator();
   private BlockAnnotator annotator = new LruAnnotator();
+  private Durability durability = Durability.FSYNC;
 
   static StoreFixture builder() {
     return new StoreFixture();
@@ -58,6 +59,11 @@ final class StoreFixture {
     return this;
   }
 
+  StoreFixture durability(Durability d) {
+    this.durability = d;
+    return this;
+  }
+
   StoreFixture annotator(BlockAnnotator a) {
     this.annotator = a;
     return this;
@@ -65,7 +71,7 @@ final class StoreFixture {
 
   /** A new store over the configured dirs; building twice over the same dirs is a restart. */
   TieredBlockStore build() {
-    return new TieredBlockStore(tiers, allocator, annotator, events, clock);
+    return new TieredBlockStore(tiers, allocator, annotator, events, clock, durability);
   }
 
   // ---------------------------------------------------------------- block content
@@ -88,6 +94,18 @@ final class StoreFixture {
   /** Writes a block of {@code length} id-derived bytes. */
   static BlockMeta write(BlockStore s, long blockId, int length) throws IOException {
     return write(s, blockId, content(blockId, length), 256);
+  }
+
+  /** Writes a block of a persisted file: eviction may drop it out of the last tier. */
+  static BlockMeta persisted(BlockStore s, long blockId, byte[] data, int chunk) throws IOException {
+    BlockMeta meta = write(s, blockId, data, chunk);
+    s.markEvictable(java.util.List.of(blockId));
+    return meta;
+  }
+
+  /** Writes a block of {@code length} id-derived bytes of a persisted file. */
+  static BlockMeta persisted(BlockStore s, long blockId, int length) throws IOException {
+    return persisted(s, blockId, content(blockId, length), 256);
   }
 
   static byte[] read(BlockStore s, long blockId) throws IOException {

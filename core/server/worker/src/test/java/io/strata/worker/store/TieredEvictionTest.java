@@ -5,7 +5,7 @@ import static io.strata.worker.store.StoreFixture.content;
 import static io.strata.worker.store.StoreFixture.read;
 import static io.strata.worker.store.StoreFixture.readAll;
 import static io.strata.worker.store.StoreFixture.tmpFiles;
-import static io.strata.worker.store.StoreFixture.write;
+import static io.strata.worker.store.StoreFixture.persisted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Blocks moving between tiers: eviction one tier down and out of the last, LRU order, what read locks
+ * Blocks of persisted files (evictable: {@link StoreFixture#persisted}) moving between tiers: eviction one tier down and out of the last, LRU order, what read locks
  * and pins protect, promotion, the reserver's watermarks, alignment and the abandoned-writer reaper.
  *
  * <p>One dir per tier and blocks of exactly {@value #BLOCK} bytes, so every placement is exact: MEM holds
@@ -65,7 +65,7 @@ class TieredEvictionTest {
 
   private void writeBlocks(long fromId, long toId) throws IOException {
     for (long id = fromId; id <= toId; id++) {
-      write(store, id, BLOCK);
+      persisted(store, id, BLOCK);
     }
   }
 
@@ -108,7 +108,7 @@ class TieredEvictionTest {
       throws IOException {
     TierManager tm = manager(0);
     for (long id = 1; id <= 9; id++) {
-      write(store, id, BLOCK);
+      persisted(store, id, BLOCK);
       tm.reserveSpace(); // what the worker's scheduler does between writes
     }
 
@@ -144,7 +144,7 @@ class TieredEvictionTest {
   void write_intoAFullStore_cascades_memColdestToSsd_ssdColdestToHdd_andHddColdestOut() throws IOException {
     writeBlocks(1, 29);
 
-    BlockMeta meta = write(store, 30, BLOCK);
+    BlockMeta meta = persisted(store, 30, BLOCK);
 
     assertThat(meta.tier()).isEqualTo("MEM");
     // Deepest first: HDD makes room for SSD's victim, which makes room for MEM's.
@@ -164,7 +164,7 @@ class TieredEvictionTest {
     writeBlocks(1, 29);
     read(store, 1); // 1 is now the hottest block in MEM; 2 the coldest
 
-    write(store, 30, BLOCK);
+    persisted(store, 30, BLOCK);
 
     assertThat(tierOf(1)).isEqualTo("MEM");
     assertThat(tierOf(2)).isEqualTo("SSD");
@@ -181,7 +181,7 @@ class TieredEvictionTest {
     read(store, 2);
     read(store, 3); // 1 is the coldest in MEM again, but read-locked
 
-    write(store, 30, BLOCK);
+    persisted(store, 30, BLOCK);
 
     assertThat(tierOf(1)).isEqualTo("MEM");
     assertThat(tierOf(2)).isEqualTo("SSD");
@@ -199,7 +199,7 @@ class TieredEvictionTest {
       read(store, id); // 10 is HDD's coldest again, but read-locked
     }
 
-    write(store, 30, BLOCK);
+    persisted(store, 30, BLOCK);
 
     assertThat(events.removed()).containsExactly(11L);
     assertThat(tierOf(10)).isEqualTo("HDD");
@@ -216,7 +216,7 @@ class TieredEvictionTest {
     writeBlocks(1, 29);
     store.pin(1);
 
-    write(store, 30, BLOCK);
+    persisted(store, 30, BLOCK);
     assertThat(tierOf(1)).isEqualTo("MEM");
     assertThat(events.moved()).contains(new Moved(2, BLOCK, "SSD"));
 
@@ -227,7 +227,7 @@ class TieredEvictionTest {
     tm.reserveSpace();
     assertThat(tm.align()).as("alignment did move blocks up, past the pinned one").isPositive();
     assertThat(events.moved()).extracting(Moved::tier).contains("MEM");
-    write(store, 31, BLOCK);
+    persisted(store, 31, BLOCK);
 
     assertThat(tierOf(1)).isEqualTo("MEM");
     assertThat(events.moved()).extracting(Moved::blockId).doesNotContain(1L);
@@ -249,7 +249,7 @@ class TieredEvictionTest {
     writeBlocks(1, 29);
     store.pin(10);
 
-    write(store, 30, BLOCK);
+    persisted(store, 30, BLOCK);
 
     assertThat(events.removed()).containsExactly(11L);
     assertThat(read(store, 10)).isEqualTo(content(10, BLOCK));
@@ -391,7 +391,7 @@ class TieredEvictionTest {
         .events(events)
         .build();
     for (long id = 1; id <= 14; id++) {
-      write(s, id, BLOCK); // MEM 1-3, SSD 4-9 (full), HDD 10-14
+      persisted(s, id, BLOCK); // MEM 1-3, SSD 4-9 (full), HDD 10-14
     }
     for (long id : List.of(1L, 2L, 3L, 10L, 11L, 12L, 13L, 14L)) {
       read(s, id); // MEM hotter than SSD: nothing to do there; HDD hotter than SSD: swap SSD's 4 for 14
@@ -463,7 +463,7 @@ class TieredEvictionTest {
 
     assertThat(store.commit(busy).length()).isEqualTo(200);
     assertThat(read(store, 2)).isEqualTo(content(2, 200));
-    assertThat(write(store, 1, 300).length()).as("the dead writer's id is free again").isEqualTo(300);
+    assertThat(persisted(store, 1, 300).length()).as("the dead writer's id is free again").isEqualTo(300);
     assertThat(tmpFiles(memDir)).isEmpty();
   }
 
@@ -539,7 +539,7 @@ class TieredEvictionTest {
     assertThat(events.removed()).containsExactly(1L);
     assertThat(store.usedBytes()).isEqualTo(BLOCK);
     assertThat(store.locks.poolSize()).isZero();
-    BlockMeta again = write(store, 1, content(101, 500), 100);
+    BlockMeta again = persisted(store, 1, content(101, 500), 100);
     assertThat(again.length()).isEqualTo(500);
     assertThat(read(store, 1)).as("the new block with that id is readable").isEqualTo(content(101, 500));
   }

@@ -163,6 +163,7 @@ class TieredStoreConcurrencyTest {
             continue;
           }
           store.commit(t);
+          store.markEvictable(List.of(id)); // blocks of persisted files: eviction may drop them
           written.add(id);
           firstCommit.countDown();
           committed++;

@@ -1,0 +1,148 @@
+package io.strata.server;
+
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.StatusException;
+import io.strata.common.exception.ResourceExhaustedException;
+import io.strata.common.grpc.GrpcErrors;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A server's bounded RPC executor and the interceptor that refuses work it cannot take. gRPC runs every
+ * call's callbacks (start, messages, half-close) on the server's executor; with a cached pool a burst
+ * of slow calls grows threads without bound. Here the pool has a fixed number of threads and a bounded
+ * queue; a task that finds both full goes to a small overflow pool (two threads, a queue of 8192) that runs it with a "saturated" mark,
+ * and {@link #interceptor()} turns a marked callback into RESOURCE_EXHAUSTED for that call (naming the
+ * keys to raise) instead of running the handler. Cancel and completion callbacks always run, so a refused
+ * call still releases what it held. Only when the overflow pool is full as well is a task rejected (gRPC
+ * then resets the stream).
+ *
+ * <p>Thread-safe. {@link #shutdownNow()} once, when the server stops.
+ */
+final class RpcAdmission implements Executor {
+  private static final int OVERFLOW_QUEUE = 8192;
+  private static final ThreadLocal<Boolean> SATURATED = ThreadLocal.withInitial(() -> false);
+
+  private final ThreadPoolExecutor pool;
+  private final ThreadPoolExecutor overflow;
+  private final String name;
+  private final int threads;
+  private final int queue;
+  private final AtomicLong refused = new AtomicLong();
+
+  RpcAdmission(String name, int threads, int queue) {
+    this.name = name;
+    this.threads = threads;
+    this.queue = queue;
+    this.pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(queue),
+        GrpcServer.namedDaemon(name + "-rpc"));
+    pool.allowCoreThreadTimeOut(true);
+    // Refusing is cheap, so the overflow pool takes bursts far larger than the main queue.
+    this.overflow = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(OVERFLOW_QUEUE),
+        GrpcServer.namedDaemon(name + "-rpc-refuse"));
+    overflow.allowCoreThreadTimeOut(true);
+  }
+
+  @Override
+  public void execute(Runnable task) {
+    try {
+      pool.execute(task);
+    } catch (RejectedExecutionException e) {
+      if (pool.isShutdown()) {
+        throw e;
+      }
+      overflow.execute(() -> {
+        SATURATED.set(true);
+        try {
+          task.run();
+        } finally {
+          SATURATED.set(false);
+        }
+      });
+    }
+  }
+
+  /** Calls refused so far because the server was saturated. */
+  long refused() {
+    return refused.get();
+  }
+
+  /** Threads running RPC callbacks now. */
+  int activeThreads() {
+    return pool.getActiveCount();
+  }
+
+  void shutdownNow() {
+    pool.shutdownNow();
+    overflow.shutdownNow();
+  }
+
+  private StatusException saturated() {
+    refused.incrementAndGet();
+    return GrpcErrors.toStatus(new ResourceExhaustedException("The " + name + " is saturated: all " + threads
+        + " RPC threads are busy and " + queue + " tasks wait (" + ServerKeys.RPC_THREADS.name() + ", "
+        + ServerKeys.RPC_QUEUE_MAX.name() + "); retry later"));
+  }
+
+  /** Refuses callbacks the pool had no room for; must be the outermost interceptor. */
+  ServerInterceptor interceptor() {
+    return new ServerInterceptor() {
+      @Override
+      public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+          ServerCallHandler<Q, R> next) {
+        if (SATURATED.get()) {
+          StatusException s = saturated();
+          call.close(s.getStatus(), s.getTrailers());
+          return new ServerCall.Listener<>() {};
+        }
+        ServerCall.Listener<Q> inner = next.startCall(call, headers);
+        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(inner) {
+          private boolean closed;
+
+          /** True when this callback must not run: the call is refused (once) instead. */
+          private boolean refuse() {
+            if (closed) {
+              return true;
+            }
+            if (!SATURATED.get()) {
+              return false;
+            }
+            closed = true;
+            StatusException s = saturated();
+            call.close(s.getStatus(), s.getTrailers());
+            return true;
+          }
+
+          @Override
+          public void onMessage(Q message) {
+            if (!refuse()) {
+              super.onMessage(message);
+            }
+          }
+
+          @Override
+          public void onHalfClose() {
+            if (!refuse()) {
+              super.onHalfClose();
+            }
+          }
+
+          @Override
+          public void onReady() {
+            if (!refuse()) {
+              super.onReady();
+            }
+          }
+        };
+      }
+    };
+  }
+}

@@ -1,0 +1,134 @@
+package io.strata.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.ServerCalls;
+import io.strata.common.exception.ErrorCode;
+import io.strata.common.grpc.GrpcChannels;
+import io.strata.common.grpc.GrpcErrors;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A saturated server answers RESOURCE_EXHAUSTED instead of growing threads (issue 9, point 6). The
+ * server is the real {@link GrpcServer} over loopback with its real executor; the service is one unary
+ * method whose handler waits on a latch, so the test decides exactly when its threads are busy.
+ */
+class GrpcServerBoundsTest {
+  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+    @Override
+    public InputStream stream(byte[] value) {
+      return new ByteArrayInputStream(value);
+    }
+
+    @Override
+    public byte[] parse(InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  };
+  private static final MethodDescriptor<byte[], byte[]> WAIT = MethodDescriptor.<byte[], byte[]>newBuilder()
+      .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Blocking/Wait")
+      .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void saturatedServer_refusesWithResourceExhausted_andNeverRunsMoreThanItsThreads() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger running = new AtomicInteger();
+    AtomicInteger maxRunning = new AtomicInteger();
+    CountDownLatch twoRunning = new CountDownLatch(2);
+    ServerServiceDefinition service = ServerServiceDefinition.builder("test.Blocking")
+        .addMethod(WAIT, ServerCalls.asyncUnaryCall((req, out) -> {
+          maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+          twoRunning.countDown();
+          try {
+            release.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          running.decrementAndGet();
+          out.onNext(req);
+          out.onCompleted();
+        })).build();
+    GrpcServer.Limits limits = new GrpcServer.Limits(2, 4, 100, Duration.ofMinutes(1), Duration.ofSeconds(20),
+        Duration.ofSeconds(10), Duration.ofMinutes(30));
+    GrpcServer server = new GrpcServer("bounded", "127.0.0.1", 0, 1 << 20, limits, List.of(service)).start();
+    ManagedChannel ch = GrpcChannels.forAddress("127.0.0.1", server.port(), 1 << 20);
+    ExecutorService clients = Executors.newFixedThreadPool(12);
+    try {
+      List<Future<byte[]>> calls = new ArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        byte[] req = {(byte) i};
+        calls.add(clients.submit(() -> ClientCalls.blockingUnaryCall(ch, WAIT, CallOptions.DEFAULT, req)));
+      }
+      assertThat(twoRunning.await(20, TimeUnit.SECONDS)).isTrue(); // both threads are now held
+      List<Future<byte[]>> more = new ArrayList<>();
+      for (int i = 2; i < 12; i++) {
+        byte[] req = {(byte) i};
+        more.add(clients.submit(() -> ClientCalls.blockingUnaryCall(ch, WAIT, CallOptions.DEFAULT, req)));
+      }
+      // With both threads held and room for four waiting tasks (each call has at most one task waiting, so
+      // at most four calls wait), the others are refused at once (at the first callback the pool cannot
+      // take), without a thread more.
+      await().atMost(Duration.ofSeconds(20)).until(() -> server.refusedCalls() >= 6);
+      assertThat(serverThreads()).as("handler threads").isLessThanOrEqualTo(2);
+      release.countDown();
+      int refused = 0;
+      for (Future<byte[]> f : more) {
+        try {
+          assertThat(f.get(20, TimeUnit.SECONDS)).hasSize(1);
+        } catch (java.util.concurrent.ExecutionException e) {
+          StatusRuntimeException s = (StatusRuntimeException) e.getCause();
+          assertThat(s.getStatus().getCode()).as(s.getStatus().toString()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+          assertThat(GrpcErrors.fromThrowable(s).code()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED);
+          assertThat(s.getStatus().getDescription()).contains("strata.server.rpc.threads")
+              .contains("strata.server.rpc.queue.max");
+          refused++;
+        }
+      }
+      assertThat(refused).as("refused of 10 while saturated").isGreaterThanOrEqualTo(6);
+      assertThat(server.refusedCalls()).isEqualTo(refused);
+      for (Future<byte[]> f : calls) {
+        assertThat(f.get(20, TimeUnit.SECONDS)).hasSize(1); // the two that held the threads finish
+      }
+      assertThat(maxRunning.get()).isEqualTo(2);
+      // once the burst is over, the server serves again
+      assertThat(ClientCalls.blockingUnaryCall(ch, WAIT, CallOptions.DEFAULT, new byte[] {42})).containsExactly(42);
+    } finally {
+      release.countDown();
+      clients.shutdownNow();
+      GrpcChannels.close(ch);
+      server.close();
+    }
+  }
+
+  private static long serverThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().startsWith("bounded-rpc-") && !t.getName().startsWith("bounded-rpc-refuse")).count();
+  }
+}
