@@ -95,6 +95,11 @@ final class BenchCommand implements Callable<Integer> {
       List<Double> sock = new ArrayList<>();
       List<Double> sW = new ArrayList<>();
       List<Double> sR = new ArrayList<>();
+      List<Double> scR = new ArrayList<>();
+      List<Double> tcpR = new ArrayList<>();
+      FileSystem tcp = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "off")));
+      FileSystem sc = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "fd")));
+      long scOpens = 0;
       String path = "/.strata-bench/io-" + ProcessHandle.current().pid();
       try {
         for (int i = 0; i < iterations; i++) {
@@ -104,9 +109,14 @@ final class BenchCommand implements Callable<Integer> {
           sock.add(rate(bytes, () -> socketStream(buf, bytes)));
           sW.add(rate(bytes, () -> strataWrite(fs, path, block, buf, bytes)));
           sR.add(rate(bytes, () -> strataRead(fs, path)));
+          scR.add(rate(bytes, () -> strataRead(sc, path)));
+          tcpR.add(rate(bytes, () -> strataRead(tcp, path)));
           fs.delete(path);
         }
+        scOpens = shortCircuitOpens(sc);
       } finally {
+        tcp.close();
+        sc.close();
         Files.deleteIfExists(raw);
         if (fs.exists("/.strata-bench")) {
           fs.delete("/.strata-bench", DeleteOptions.defaults().withRecursive(true));
@@ -117,6 +127,11 @@ final class BenchCommand implements Callable<Integer> {
       print(out, "write", bytes, block, median(sW), "loopback_socket", median(sock));
       print(out, "read", bytes, block, median(sR), "raw_file_read", median(rawR));
       print(out, "read", bytes, block, median(sR), "loopback_socket", median(sock));
+      // The format: one line per path. short-circuit only counts when blocks were opened that way
+      // (a worker on this host); otherwise the reads streamed and the line says so.
+      pathLine(out, scOpens > 0 ? "short-circuit" : "short-circuit-unavailable", "read", median(scR),
+          "raw_file_read", median(rawR));
+      pathLine(out, "tcp", "read", median(tcpR), "loopback_socket", median(sock));
       return 0;
     }
 
@@ -125,6 +140,26 @@ final class BenchCommand implements Callable<Integer> {
       out.println(String.format(Locale.ROOT,
           "bench op=%s bytes=%d block_size=%d strata_MBps=%.1f baseline=%s baseline_MBps=%.1f ratio=%.3f",
           op, bytes, block, strata, baseline, base, strata / base));
+    }
+
+    private static void pathLine(PrintStream out, String path, String op, double mbps, String baseline,
+        double baseMbps) {
+      out.println(String.format(Locale.ROOT,
+          "bench path=%s op=%s threads=1 GBps=%.3f baseline=%s baseline_GBps=%.3f ratio=%.3f",
+          path, op, mbps / 1000, baseline, baseMbps / 1000, mbps / baseMbps));
+    }
+
+    /** Blocks the client opened short-circuit (a zero-length stat-only open reads none). */
+    private static long shortCircuitOpens(FileSystem fs) throws IOException {
+      String probe = "/.strata-bench/probe-" + ProcessHandle.current().pid();
+      try (FileOutStream out = fs.createFile(probe, CreateFileOptions.defaults()
+          .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
+        out.write(1);
+      }
+      try (FileInStream in = fs.openFile(probe)) {
+        in.read();
+        return in.shortCircuit().opens();
+      }
     }
 
     @FunctionalInterface

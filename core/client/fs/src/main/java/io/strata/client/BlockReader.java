@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Not thread-safe: one reader thread; gRPC callbacks only enqueue.
  */
-final class BlockReader implements AutoCloseable {
+final class BlockReader implements BlockRangeReader {
   private static final Object END = new Object();
 
   private final WorkerAddress worker;
@@ -78,12 +78,14 @@ final class BlockReader implements AutoCloseable {
     });
   }
 
-  WorkerAddress worker() {
+  @Override
+  public WorkerAddress worker() {
     return worker;
   }
 
   /** Copies up to len bytes into b; returns -1 at the end of the range. */
-  int read(byte[] b, int off, int len) throws IOException {
+  @Override
+  public int read(byte[] b, int off, int len) throws IOException {
     while (current == null || !current.hasRemaining()) {
       if (finished) {
         return -1;
@@ -122,18 +124,6 @@ final class BlockReader implements AutoCloseable {
     int n = Math.min(len, current.remaining());
     current.get(b, off, n);
     return n;
-  }
-
-  /** Reads exactly len bytes or fails. */
-  void readFully(byte[] b, int off, int len) throws IOException {
-    while (len > 0) {
-      int n = read(b, off, len);
-      if (n < 0) {
-        throw new DataLossException("Block " + blockId + " from worker " + worker + " ended early");
-      }
-      off += n;
-      len -= n;
-    }
   }
 
   @Override

@@ -213,4 +213,20 @@ public final class ClientKeys {
     }
     return false;
   }
+
+  public static final PropertyKey<String> SHORT_CIRCUIT_MODE = PropertyKey.stringKey("strata.user.shortcircuit.mode")
+      .defaultValue("fd")
+      .validate(v -> v.equals("fd") || v.equals("path") || v.equals("off"), "one of fd, path, off")
+      .doc("How a block held by a worker on this host is read: fd (the worker passes the open file over its "
+          + "domain socket; works when this process cannot see the worker's dirs), path (the worker names the "
+          + "file and this process opens it), off (always stream through the worker's data port). When "
+          + "short-circuit fails the read streams through the data port and the reason is logged once.")
+      .build();
+
+  public static final PropertyKey<String> SHORT_CIRCUIT_SOCKET_PATH =
+      PropertyKey.stringKey("strata.user.shortcircuit.domain.socket.path")
+          .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}.sock")
+          .doc("Where a local worker's short-circuit domain socket is; ${strata.worker.rpc.port} is replaced by "
+              + "the worker's data port. Must name the file the worker's strata.worker.domain.socket.path names.")
+          .build();
 }

@@ -47,7 +47,7 @@ public final class FileInStream extends InputStream {
   private final List<FileBlockInfo> blocks;
   private final Set<WorkerAddress> failedWorkers = new HashSet<>();
   private long pos;
-  private BlockReader reader;
+  private BlockRangeReader reader;
   private FileBlockInfo readerBlock;
   private long readerEnd;
   private boolean closed;
@@ -59,6 +59,11 @@ public final class FileInStream extends InputStream {
     this.readType = readType;
     this.passiveCache = readType != ReadType.NO_CACHE && context.conf().get(ClientKeys.PASSIVE_CACHE_ENABLED);
     this.blocks = file.blocks();
+  }
+
+  /** Short-circuit reads of this stream's client: blocks opened, and why reads fell back to streaming. */
+  public io.strata.client.shortcircuit.ShortCircuitClient shortCircuit() {
+    return context.shortCircuit();
   }
 
   /** How this stream reads: the open call's read type, or the configured default. */
@@ -146,7 +151,7 @@ public final class FileInStream extends InputStream {
     readerEnd = position + len;
   }
 
-  private BlockReader open(FileBlockInfo block, long offset, long length) throws IOException {
+  private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
     WorkerAddress chosen = selector.nearest(block.locations(), failedWorkers);
     boolean persisted = file.isPersisted();
     boolean unlisted = chosen == null;
@@ -159,8 +164,33 @@ public final class FileInStream extends InputStream {
       }
       chosen = selector.ufsReadWorker(block.blockId(), failedWorkers);
     }
+    // Short-circuit needs the worker's domain socket on this machine: the host names decide, not the
+    // configured node (which may be wrong, and a socket path is derived from a port any worker may share).
+    if (!unlisted && chosen.host().equals(context.conf().get(ClientKeys.HOSTNAME))) {
+      BlockRangeReader sc = shortCircuit(chosen, block, offset, length);
+      if (sc != null) {
+        return sc;
+      }
+    }
     return new BlockReader(context, chosen, block.blockId(), offset, length,
         readType == ReadType.CACHE_PROMOTE, persisted, readType == ReadType.NO_CACHE, unlisted);
+  }
+
+  /** The block read short-circuit from the worker on this host, or null to stream it (reason logged once). */
+  private BlockRangeReader shortCircuit(WorkerAddress worker, FileBlockInfo block, long offset, long length) {
+    io.strata.client.shortcircuit.ShortCircuitClient sc = context.shortCircuit();
+    io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock opened =
+        sc.open(worker, block.blockId(), readType == ReadType.CACHE_PROMOTE);
+    if (opened == null) {
+      return null;
+    }
+    if (opened.length() < offset + length) {
+      LOG.warn("Worker {} holds {} bytes of block {}, fewer than the {} the master lists; streaming instead",
+          worker, opened.length(), block.blockId(), offset + length);
+      opened.close();
+      return null;
+    }
+    return new ShortCircuitBlockReader(opened, worker, offset, length);
   }
 
   /** Passive caching: a block read from another host is cached on this host's worker too. */
@@ -255,7 +285,7 @@ public final class FileInStream extends InputStream {
       long inBlock = p - block.offset();
       int n = (int) Math.min(total - done, block.length() - inBlock);
       for (int attempt = 0; ; attempt++) {
-        try (BlockReader r = open(block, inBlock, n)) {
+        try (BlockRangeReader r = open(block, inBlock, n)) {
           try {
             r.readFully(b, off + done, n);
             if (inBlock + n == block.length()) {

@@ -24,6 +24,7 @@ public final class FileSystemContext implements Closeable {
   private final long rpcTimeoutMs;
   private final LeaseRenewer leases;
   private volatile boolean closed;
+  private io.strata.client.shortcircuit.ShortCircuitClient shortCircuit;
 
   public FileSystemContext(StrataConf conf) {
     this.conf = conf;
@@ -74,6 +75,17 @@ public final class FileSystemContext implements Closeable {
     return BlockWorkerServiceGrpc.newBlockingStub(workerChannels.get(address));
   }
 
+  /** Short-circuit reads from workers on this host (created on first use, closed with this context). */
+  public synchronized io.strata.client.shortcircuit.ShortCircuitClient shortCircuit() {
+    if (shortCircuit == null) {
+      shortCircuit = new io.strata.client.shortcircuit.ShortCircuitClient(
+          io.strata.client.shortcircuit.ShortCircuitClient.Mode.valueOf(
+              conf.get(ClientKeys.SHORT_CIRCUIT_MODE).toUpperCase(java.util.Locale.ROOT)),
+          conf.get(ClientKeys.SHORT_CIRCUIT_SOCKET_PATH), rpcTimeoutMs);
+    }
+    return shortCircuit;
+  }
+
   long rpcTimeoutMs() {
     return rpcTimeoutMs;
   }
@@ -81,6 +93,11 @@ public final class FileSystemContext implements Closeable {
   @Override
   public void close() {
     closed = true;
+    synchronized (this) {
+      if (shortCircuit != null) {
+        shortCircuit.close();
+      }
+    }
     leases.close();
     master.close();
     for (ManagedChannel ch : workerChannels.values()) {

@@ -263,4 +263,19 @@ public final class WorkerKeys {
           .doc("An under file system write stream (CACHE_THROUGH, THROUGH) that receives no data for this long is "
               + "cancelled (DEADLINE_EXCEEDED) and its partial file deleted.")
           .build();
+
+  public static final PropertyKey<Boolean> SHORT_CIRCUIT_ENABLED =
+      PropertyKey.booleanKey("strata.worker.shortcircuit.enabled")
+          .defaultValue("true")
+          .doc("Serve short-circuit reads to clients on this host over a Unix domain socket (the block's file "
+              + "descriptor is passed to the client, which then reads the file itself).")
+          .build();
+
+  public static final PropertyKey<String> DOMAIN_SOCKET_PATH =
+      PropertyKey.stringKey("strata.worker.domain.socket.path")
+          .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}.sock")
+          .doc("The worker's Unix domain socket for short-circuit reads; ${strata.worker.rpc.port} is replaced "
+              + "by the worker's port. Its mode is 0660 (the worker's user and group). Clients find it through "
+              + "strata.user.shortcircuit.domain.socket.path, which must name the same file.")
+          .build();
 }

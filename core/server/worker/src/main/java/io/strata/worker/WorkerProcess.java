@@ -62,6 +62,7 @@ public final class WorkerProcess implements AutoCloseable {
   private WorkerUfs ufs;
   private TieredBlockStore store;
   private TierManager tierManager;
+  private io.strata.worker.shortcircuit.ShortCircuitServer shortCircuit;
   private int port = -1;
   private boolean closed;
 
@@ -168,6 +169,18 @@ public final class WorkerProcess implements AutoCloseable {
     }
     sync.attach(store, ufs);
     deferred.set(store);
+    if (conf.get(WorkerKeys.SHORT_CIRCUIT_ENABLED) && !io.netty.channel.epoll.Epoll.isAvailable()) {
+      LOG.warn("Short-circuit reads are off: Netty epoll is not available ({}); clients on this host stream "
+          + "through the data port", io.netty.channel.epoll.Epoll.unavailabilityCause().toString());
+    } else if (conf.get(WorkerKeys.SHORT_CIRCUIT_ENABLED)) {
+      try {
+        shortCircuit = new io.strata.worker.shortcircuit.ShortCircuitServer(store, Path.of(conf.get(
+            WorkerKeys.DOMAIN_SOCKET_PATH).replace("${strata.worker.rpc.port}", Integer.toString(port)))).start();
+      } catch (IOException e) {
+        close();
+        throw e;
+      }
+    }
     background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("worker-" + port + "-background"));
     background.scheduleWithFixedDelay(sync::tick, 0, conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis(),
         TimeUnit.MILLISECONDS);
@@ -263,6 +276,11 @@ public final class WorkerProcess implements AutoCloseable {
     return store;
   }
 
+  /** The short-circuit server on the domain socket, or null when it is turned off. */
+  public io.strata.worker.shortcircuit.ShortCircuitServer shortCircuit() {
+    return shortCircuit;
+  }
+
   /** The background tier work, for tests that drive it themselves. */
   public TierManager tierManager() {
     return tierManager;
@@ -289,6 +307,9 @@ public final class WorkerProcess implements AutoCloseable {
     closed = true;
     if (background != null) {
       background.shutdownNow();
+    }
+    if (shortCircuit != null) {
+      shortCircuit.close();
     }
     if (server != null) {
       server.close();

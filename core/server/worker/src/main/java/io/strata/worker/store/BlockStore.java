@@ -33,6 +33,11 @@ public interface BlockStore {
 
     FileChannel channel();
 
+    /** The block's file, for short-circuit readers on this host; it stays put while the handle is open. */
+    default java.nio.file.Path path() {
+      throw new UnsupportedOperationException("This store does not expose block files");
+    }
+
     @Override
     void close();
   }

@@ -675,6 +675,7 @@ public final class TieredBlockStore implements BlockStore {
     annotator.onAccess(blockId);
     readsByTier.incrementAndGet(dir.tierOrdinal);
     BlockMeta meta = new BlockMeta(blockId, length, dir.tierAlias);
+    Path file = dir.blockPath(blockId);
     return new ReadHandle() {
       private boolean closed;
 
@@ -686,6 +687,11 @@ public final class TieredBlockStore implements BlockStore {
       @Override
       public FileChannel channel() {
         return ch;
+      }
+
+      @Override
+      public Path path() {
+        return file;
       }
 
       @Override

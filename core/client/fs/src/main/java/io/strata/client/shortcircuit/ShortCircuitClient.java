@@ -1,0 +1,299 @@
+package io.strata.client.shortcircuit;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.channel.unix.DomainSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.LengthFieldPrepender;
+import io.strata.common.net.WorkerAddress;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Short-circuit reads for one client: opens blocks of workers on this host over their domain sockets and
+ * hands back a {@link FileChannel} on the block's file, either the descriptor the worker passed
+ * ({@link Mode#FD}, reopened through {@code /proc/self/fd}, so the worker's dirs need not be visible
+ * here) or the file the worker names ({@link Mode#PATH}). The worker keeps the block read-locked until
+ * {@link OpenBlock#close()} or until the connection ends.
+ *
+ * <p>It never fails a read: when short-circuit is not possible {@link #open} returns null and the caller
+ * streams through the worker's data port; each distinct reason is logged once (and kept for
+ * {@link #fallbackReasons()}). A connection serves one open block at a time (the protocol is lockstep),
+ * so no thread waits for the worker under a lock: an open takes an idle connection to the worker or
+ * makes one, keeps it while the block is open, and gives it back on close.
+ *
+ * <p>Thread-safe.
+ */
+public final class ShortCircuitClient implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ShortCircuitClient.class);
+
+  /** How blocks are handed over. */
+  public enum Mode { FD, PATH, OFF }
+
+  private final Mode mode;
+  private final String socketPathTemplate;
+  private final long timeoutMs;
+  /** Idle connections per worker; a connection in use belongs to the one block open on it. */
+  private final Map<WorkerAddress, java.util.ArrayDeque<ShortCircuitConnection>> idle = new HashMap<>();
+  private final java.util.Set<ShortCircuitConnection> all = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final List<String> fallbackReasons = new ArrayList<>();
+  private final java.util.Set<String> loggedKinds = new java.util.HashSet<>();
+  private final AtomicLong opens = new AtomicLong();
+  private EventLoopGroup group;
+  private boolean closed;
+
+  public ShortCircuitClient(Mode mode, String socketPathTemplate, long timeoutMs) {
+    this.mode = mode;
+    this.socketPathTemplate = socketPathTemplate;
+    this.timeoutMs = timeoutMs;
+  }
+
+  public Mode mode() {
+    return mode;
+  }
+
+  /** The domain socket of the worker with this data port. */
+  public Path socketPath(WorkerAddress worker) {
+    return Path.of(socketPathTemplate.replace("${strata.worker.rpc.port}", Integer.toString(worker.rpcPort())));
+  }
+
+  /**
+   * Opens a block of a worker on this host, or returns null (the reason logged once) when it cannot be
+   * read short-circuit: turned off, no socket, the worker does not hold it, the descriptor or path cannot
+   * be opened here.
+   */
+  public OpenBlock open(WorkerAddress worker, long blockId, boolean promote) {
+    if (mode == Mode.OFF) {
+      return null;
+    }
+    ShortCircuitConnection conn;
+    try {
+      conn = connection(worker);
+    } catch (IOException e) {
+      fallback("connect:" + worker, "Short-circuit to worker " + worker + " is not possible: cannot connect to "
+          + socketPath(worker) + " (" + e.getMessage() + "); reading through its data port");
+      return null;
+    }
+    ShortCircuitConnection.Opened opened;
+    try {
+      opened = conn.open(blockId, promote);
+    } catch (IOException e) {
+      drop(conn);
+      fallback("io:" + worker, "Short-circuit to worker " + worker + " failed (" + e.getMessage()
+          + "); reading through its data port");
+      return null;
+    }
+    if (opened.errorCode() != null) {
+      // NOT_FOUND and the like: the data port path gives the caller its usual answer (UFS fallback etc.).
+      LOG.debug("Short-circuit open of block {} on {} refused: {} {}", blockId, worker, opened.errorCode(),
+          opened.errorMessage());
+      release(worker, conn);
+      return null;
+    }
+    FileChannel ch;
+    try {
+      ch = mode == Mode.FD ? conn.receiveDescriptor(blockId) : openPath(opened.path());
+    } catch (IOException e) {
+      String how = mode == Mode.FD ? "by descriptor" : "by path " + opened.path();
+      fallback(mode + ":" + worker, "Short-circuit " + mode.name().toLowerCase() + " mode cannot open block "
+          + blockId + " of worker " + worker + " " + how + ": " + e + "; reading through its data port");
+      if (mode == Mode.FD) {
+        drop(conn); // the descriptor exchange left the connection in an unknown state
+      } else {
+        conn.closeQuietly(blockId);
+        release(worker, conn);
+      }
+      return null;
+    }
+    opens.incrementAndGet();
+    return new OpenBlock(this, worker, conn, blockId, opened.length(), opened.tier(), ch);
+  }
+
+  private static FileChannel openPath(String path) throws IOException {
+    return FileChannel.open(Path.of(path), StandardOpenOption.READ);
+  }
+
+  /** An idle connection to the worker, or a new one (connected without holding this client's lock). */
+  private ShortCircuitConnection connection(WorkerAddress worker) throws IOException {
+    EventLoopGroup g;
+    synchronized (this) {
+      if (closed) {
+        throw new IOException("the client is closed");
+      }
+      java.util.ArrayDeque<ShortCircuitConnection> q = idle.get(worker);
+      while (q != null && !q.isEmpty()) {
+        ShortCircuitConnection c = q.pop();
+        if (c.isActive()) {
+          return c;
+        }
+        all.remove(c);
+      }
+      if (group == null && Epoll.isAvailable()) {
+        group = new MultiThreadIoEventLoopGroup(1, daemon("strata-client-sc"), EpollIoHandler.newFactory());
+      }
+      g = group;
+    }
+    Path path = socketPath(worker);
+    if (!Files.exists(path)) {
+      throw new IOException("no such socket file");
+    }
+    if (g == null) {
+      throw new IOException("Netty epoll is not available: " + Epoll.unavailabilityCause());
+    }
+    ShortCircuitConnection.Inbox inbox = new ShortCircuitConnection.Inbox();
+    io.netty.channel.Channel ch;
+    try {
+      ch = new Bootstrap().group(g).channel(EpollDomainSocketChannel.class)
+          .handler(new ChannelInitializer<DomainSocketChannel>() {
+            @Override
+            protected void initChannel(DomainSocketChannel c) {
+              c.pipeline().addLast(new LengthFieldBasedFrameDecoder(1 << 20, 0, 4, 0, 4))
+                  .addLast(new LengthFieldPrepender(4)).addLast(inbox);
+            }
+          })
+          .connect(new DomainSocketAddress(path.toFile())).sync().channel();
+    } catch (Exception e) {
+      throw new IOException(e.getMessage(), e);
+    }
+    ShortCircuitConnection c = new ShortCircuitConnection(ch, inbox, timeoutMs);
+    all.add(c);
+    return c;
+  }
+
+  /** Gives a connection with nothing open on it back for the next open. */
+  private void release(WorkerAddress worker, ShortCircuitConnection conn) {
+    synchronized (this) {
+      if (!closed && conn.isActive()) {
+        idle.computeIfAbsent(worker, w -> new java.util.ArrayDeque<>()).push(conn);
+        return;
+      }
+    }
+    drop(conn);
+  }
+
+  private void drop(ShortCircuitConnection conn) {
+    all.remove(conn);
+    conn.close();
+  }
+
+  private void fallback(String kind, String reason) {
+    synchronized (this) {
+      fallbackReasons.add(reason);
+      if (!loggedKinds.add(kind)) {
+        return;
+      }
+    }
+    LOG.warn(reason);
+  }
+
+  /** Every reason a read fell back to the data port, oldest first (each kind is logged only once). */
+  public synchronized List<String> fallbackReasons() {
+    return List.copyOf(fallbackReasons);
+  }
+
+  /** Blocks opened short-circuit so far. */
+  public long opens() {
+    return opens.get();
+  }
+
+  private static ThreadFactory daemon(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  @Override
+  public void close() {
+    EventLoopGroup g;
+    synchronized (this) {
+      closed = true;
+      idle.clear();
+      g = group;
+      group = null;
+    }
+    // Connections of blocks still open end too: the worker releases their locks.
+    new ArrayList<>(all).forEach(this::drop);
+    if (g != null) {
+      g.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * A block open short-circuit: read its {@link #channel()} (positioned reads); close once to release the
+   * worker's read lock. Not thread-safe for close; the channel may be read from any thread.
+   */
+  public static final class OpenBlock implements AutoCloseable {
+    private final ShortCircuitClient client;
+    private final WorkerAddress worker;
+    private final ShortCircuitConnection conn;
+    private final long blockId;
+    private final long length;
+    private final String tier;
+    private final FileChannel channel;
+    private boolean closed;
+
+    OpenBlock(ShortCircuitClient client, WorkerAddress worker, ShortCircuitConnection conn, long blockId,
+        long length, String tier, FileChannel channel) {
+      this.client = client;
+      this.worker = worker;
+      this.conn = conn;
+      this.blockId = blockId;
+      this.length = length;
+      this.tier = tier;
+      this.channel = channel;
+    }
+
+    public long blockId() {
+      return blockId;
+    }
+
+    public long length() {
+      return length;
+    }
+
+    public String tier() {
+      return tier;
+    }
+
+    public FileChannel channel() {
+      return channel;
+    }
+
+    @Override
+    public void close() {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // read-only
+      }
+      conn.closeQuietly(blockId);
+      client.release(worker, conn);
+    }
+  }
+}

@@ -1,0 +1,178 @@
+package io.strata.client.shortcircuit;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.channel.unix.DomainSocketReadMode;
+import io.netty.channel.unix.FileDescriptor;
+import io.netty.util.ReferenceCountUtil;
+import io.strata.proto.CloseBlockProto;
+import io.strata.proto.OpenBlockProto;
+import io.strata.proto.SendFdProto;
+import io.strata.proto.ShortCircuitRequest;
+import io.strata.proto.ShortCircuitResponse;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One domain socket connection to a worker's short-circuit server, used in lockstep: each call sends
+ * one request and waits for its one answer (protocol in strata_shortcircuit.proto). Before asking for a descriptor it switches the socket to descriptor
+ * reading and back after, so the descriptor is never consumed by an ordinary byte read.
+ *
+ * <p>Not thread-safe: one owner at a time ({@link ShortCircuitClient} hands a connection to one open block);
+ * Netty's event loop only fills the inbox.
+ */
+final class ShortCircuitConnection {
+  private static final Object CLOSED = new Object();
+
+  private final Channel channel;
+  private final Inbox inbox;
+  private final long timeoutMs;
+
+  /** The result of an OPEN: errorCode null on success. */
+  record Opened(long length, String tier, String path, String errorCode, String errorMessage) {}
+
+  /** Collects what the worker sends: responses, descriptors, and the end of the connection. */
+  static final class Inbox extends ChannelInboundHandlerAdapter {
+    final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+      if (msg instanceof FileDescriptor) {
+        queue.add(msg);
+        return;
+      }
+      try {
+        queue.add(ShortCircuitResponse.parseFrom(new ByteBufInputStream((ByteBuf) msg)));
+      } catch (IOException e) {
+        queue.add(e);
+      } finally {
+        ReferenceCountUtil.release(msg);
+      }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      queue.add(CLOSED);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      queue.add(cause);
+      ctx.close();
+    }
+  }
+
+  ShortCircuitConnection(Channel channel, Inbox inbox, long timeoutMs) {
+    this.channel = channel;
+    this.inbox = inbox;
+    this.timeoutMs = timeoutMs;
+  }
+
+  boolean isActive() {
+    return channel.isActive();
+  }
+
+  Opened open(long blockId, boolean promote) throws IOException {
+    ShortCircuitResponse r = call(ShortCircuitRequest.newBuilder()
+        .setOpen(OpenBlockProto.newBuilder().setBlockId(blockId).setPromote(promote)).build());
+    if (!r.getErrorCode().isEmpty()) {
+      return new Opened(0, "", "", r.getErrorCode(), r.getErrorMessage());
+    }
+    return new Opened(r.getLength(), r.getTier(), r.getPath(), null, null);
+  }
+
+  /** Asks for the descriptor of a block opened on this connection and opens a channel on it. */
+  FileChannel receiveDescriptor(long blockId) throws IOException {
+    channel.config().setOption(EpollChannelOption.DOMAIN_SOCKET_READ_MODE, DomainSocketReadMode.FILE_DESCRIPTORS);
+    Object got;
+    try {
+      send(ShortCircuitRequest.newBuilder().setSendFd(SendFdProto.newBuilder().setBlockId(blockId)).build());
+      got = take();
+    } finally {
+      channel.config().setOption(EpollChannelOption.DOMAIN_SOCKET_READ_MODE, DomainSocketReadMode.BYTES);
+    }
+    if (!(got instanceof FileDescriptor)) {
+      throw new IOException("the worker sent " + got + " instead of the descriptor of block " + blockId);
+    }
+    FileDescriptor fd = (FileDescriptor) got;
+    try {
+      // The magic link reaches the open file itself: no lookup through the worker's dirs, so it works
+      // where those dirs are not visible or traversable here.
+      return FileChannel.open(Path.of("/proc/self/fd/" + fd.intValue()), StandardOpenOption.READ);
+    } finally {
+      fd.close();
+    }
+  }
+
+  /** Releases the worker's read lock on the block; errors only drop the connection (which releases it too). */
+  void closeQuietly(long blockId) {
+    if (!channel.isActive()) {
+      return; // the worker released everything when the connection ended
+    }
+    try {
+      call(ShortCircuitRequest.newBuilder().setClose(CloseBlockProto.newBuilder().setBlockId(blockId)).build());
+    } catch (IOException e) {
+      close();
+    }
+  }
+
+  private ShortCircuitResponse call(ShortCircuitRequest req) throws IOException {
+    send(req);
+    Object got = take();
+    if (got instanceof ShortCircuitResponse) {
+      return (ShortCircuitResponse) got;
+    }
+    if (got instanceof FileDescriptor) {
+      ((FileDescriptor) got).close();
+    }
+    close();
+    throw new IOException("the worker sent " + got + " instead of a response");
+  }
+
+  private void send(ShortCircuitRequest req) throws IOException {
+    try {
+      channel.writeAndFlush(Unpooled.wrappedBuffer(req.toByteArray())).sync();
+    } catch (Exception e) {
+      close();
+      throw new IOException("cannot send to the worker's domain socket: " + e, e);
+    }
+  }
+
+  private Object take() throws IOException {
+    Object got;
+    try {
+      got = inbox.queue.poll(timeoutMs, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      close();
+      throw new InterruptedIOException("interrupted waiting for the worker's domain socket");
+    }
+    if (got == null) {
+      close();
+      throw new IOException("the worker answered nothing on its domain socket for " + timeoutMs + " ms");
+    }
+    if (got == CLOSED) {
+      inbox.queue.add(CLOSED);
+      throw new IOException("the worker closed the domain socket connection");
+    }
+    if (got instanceof Throwable) {
+      close();
+      throw new IOException("the domain socket connection failed: " + got, (Throwable) got);
+    }
+    return got;
+  }
+
+  void close() {
+    channel.close();
+  }
+}

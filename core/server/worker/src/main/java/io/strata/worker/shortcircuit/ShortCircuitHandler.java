@@ -1,0 +1,201 @@
+package io.strata.worker.shortcircuit;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.unix.FileDescriptor;
+import io.netty.handler.codec.TooLongFrameException;
+import io.strata.common.exception.ErrorCode;
+import io.strata.common.exception.StrataException;
+import io.strata.proto.ShortCircuitRequest;
+import io.strata.proto.ShortCircuitResponse;
+import io.strata.worker.store.BlockStore;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One short-circuit connection: decodes requests, opens and closes blocks in the store, answers, and
+ * passes descriptors. It owns the read handles opened on its connection and closes every one when the
+ * connection ends. A request that cannot be understood (bad protobuf, no operation, a frame past
+ * {@link ShortCircuitServer#MAX_FRAME_BYTES}) is answered with INVALID_ARGUMENT naming what was wrong and
+ * the connection is closed; a request about an unknown block gets NOT_FOUND and the connection goes on.
+ *
+ * <p>Threading: Netty calls it from one executor thread per connection at a time, so its state needs
+ * no lock.
+ */
+final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
+  private static final Logger LOG = LoggerFactory.getLogger(ShortCircuitHandler.class);
+
+  private final BlockStore store;
+  private final ShortCircuitServer.Counters counters;
+  /** Blocks open on this connection; a block may be open more than once (several streams of one client). */
+  private final Map<Long, Deque<BlockStore.ReadHandle>> open = new HashMap<>();
+
+  ShortCircuitHandler(BlockStore store, ShortCircuitServer.Counters counters) {
+    this.store = store;
+    this.counters = counters;
+  }
+
+  @Override
+  protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
+    ShortCircuitRequest req;
+    int size = frame.readableBytes();
+    try {
+      req = ShortCircuitRequest.parseFrom(new ByteBufInputStream(frame));
+    } catch (IOException e) {
+      refuse(ctx, "The short-circuit request of " + size + " bytes is not a valid "
+          + "ShortCircuitRequest: " + e.getMessage());
+      return;
+    }
+    switch (req.getOpCase()) {
+      case OPEN:
+        open(ctx, req.getOpen().getBlockId(), req.getOpen().getPromote());
+        break;
+      case SEND_FD:
+        sendFd(ctx, req.getSendFd().getBlockId());
+        break;
+      case CLOSE:
+        closeBlock(ctx, req.getClose().getBlockId());
+        break;
+      default:
+        refuse(ctx, "The short-circuit request names no operation (open, send_fd or close)");
+    }
+  }
+
+  private void open(ChannelHandlerContext ctx, long blockId, boolean promote) {
+    BlockStore.ReadHandle handle;
+    try {
+      handle = store.openForRead(blockId, promote);
+    } catch (StrataException e) {
+      error(ctx, e.code(), e.getMessage());
+      return;
+    } catch (IOException | RuntimeException e) {
+      error(ctx, ErrorCode.INTERNAL, "Cannot open block " + blockId + ": " + e);
+      return;
+    }
+    String path;
+    try {
+      path = handle.path().toAbsolutePath().toString();
+    } catch (UnsupportedOperationException e) {
+      handle.close();
+      error(ctx, ErrorCode.FAILED_PRECONDITION, e.getMessage());
+      return;
+    }
+    open.computeIfAbsent(blockId, id -> new ArrayDeque<>()).push(handle);
+    counters.opens.incrementAndGet();
+    counters.openNow.incrementAndGet();
+    BlockStore.BlockMeta meta = handle.meta();
+    reply(ctx, ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).setPath(path).build());
+  }
+
+  private void sendFd(ChannelHandlerContext ctx, long blockId) {
+    Deque<BlockStore.ReadHandle> handles = open.get(blockId);
+    if (handles == null) {
+      // The client waits for a descriptor, not a message: it cannot be answered in band, so it is dropped.
+      counters.errors.incrementAndGet();
+      LOG.warn("Short-circuit client {} asked for the descriptor of block {}, which it has not opened; closing "
+          + "the connection", ctx.channel().remoteAddress(), blockId);
+      ctx.close();
+      return;
+    }
+    OpenFiles.Opened file;
+    try {
+      file = OpenFiles.openReadOnly(handles.peek().path());
+    } catch (IOException e) {
+      counters.errors.incrementAndGet();
+      LOG.warn("Cannot open block {} to pass its descriptor: {}; closing the connection", blockId, e.toString());
+      ctx.close();
+      return;
+    }
+    counters.fdsSent.incrementAndGet();
+    // The kernel duplicates the descriptor into the client on send; ours is closed once it is sent. The
+    // FileDescriptor wrapper is never closed itself: the stream owns the number.
+    ctx.writeAndFlush(new FileDescriptor(file.fd())).addListener((ChannelFutureListener) f -> {
+      try {
+        file.stream().close();
+      } catch (IOException ignored) {
+        // nothing to do: it was read-only
+      }
+      if (!f.isSuccess()) {
+        LOG.debug("Passing the descriptor of block {} failed", blockId, f.cause());
+        f.channel().close();
+      }
+    });
+  }
+
+  private void closeBlock(ChannelHandlerContext ctx, long blockId) {
+    Deque<BlockStore.ReadHandle> handles = open.get(blockId);
+    if (handles == null) {
+      error(ctx, ErrorCode.FAILED_PRECONDITION, "Block " + blockId + " is not open on this connection");
+      return;
+    }
+    handles.pop().close();
+    counters.openNow.decrementAndGet();
+    if (handles.isEmpty()) {
+      open.remove(blockId);
+    }
+    reply(ctx, ShortCircuitResponse.getDefaultInstance());
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    List<BlockStore.ReadHandle> all = new ArrayList<>();
+    open.values().forEach(all::addAll);
+    open.clear();
+    for (BlockStore.ReadHandle h : all) {
+      h.close();
+      counters.openNow.decrementAndGet();
+    }
+    if (!all.isEmpty()) {
+      LOG.debug("Short-circuit connection ended with {} blocks open; released them", all.size());
+    }
+    // Not passed on: this is the last handler, and the tail runs on the event loop, which may be gone
+    // when the server shuts down.
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    if (cause instanceof TooLongFrameException) {
+      refuse(ctx, "The short-circuit request is longer than " + ShortCircuitServer.MAX_FRAME_BYTES
+          + " bytes: " + cause.getMessage());
+    } else if (cause instanceof InvalidProtocolBufferException) {
+      refuse(ctx, "The short-circuit request is not a valid ShortCircuitRequest: " + cause.getMessage());
+    } else {
+      counters.errors.incrementAndGet();
+      LOG.debug("Short-circuit connection {} failed", ctx.channel().remoteAddress(), cause);
+      ctx.close();
+    }
+  }
+
+  /** Answers a request that could not be understood, then closes the connection. */
+  private void refuse(ChannelHandlerContext ctx, String message) {
+    counters.errors.incrementAndGet();
+    LOG.warn("Short-circuit client {}: {}", ctx.channel().remoteAddress(), message);
+    ctx.writeAndFlush(frame(ShortCircuitResponse.newBuilder().setErrorCode(ErrorCode.INVALID_ARGUMENT.name())
+        .setErrorMessage(message).build())).addListener(ChannelFutureListener.CLOSE);
+  }
+
+  private void error(ChannelHandlerContext ctx, ErrorCode code, String message) {
+    counters.errors.incrementAndGet();
+    reply(ctx, ShortCircuitResponse.newBuilder().setErrorCode(code.name()).setErrorMessage(message).build());
+  }
+
+  private void reply(ChannelHandlerContext ctx, ShortCircuitResponse resp) {
+    ctx.writeAndFlush(frame(resp));
+  }
+
+  private static ByteBuf frame(ShortCircuitResponse resp) {
+    return Unpooled.wrappedBuffer(resp.toByteArray());
+  }
+}

@@ -1,0 +1,157 @@
+package io.strata.worker.shortcircuit;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.channel.unix.DomainSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.LengthFieldPrepender;
+import io.netty.util.concurrent.DefaultEventExecutorGroup;
+import io.netty.util.concurrent.EventExecutorGroup;
+import io.strata.worker.store.BlockStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker's short-circuit server: a Unix domain socket (Netty epoll) on which local clients open
+ * blocks, receive their file descriptors (SCM_RIGHTS) or paths, and close them (protocol in
+ * strata_shortcircuit.proto). Every block opened on a connection holds the store's read lock until the
+ * client closes it or the connection ends, so an open block is never evicted, moved or removed under a
+ * reader, and a client that dies leaks nothing.
+ *
+ * <p>The socket file is created fresh (a stale one from a dead worker is replaced) with mode 0660: the
+ * worker's user and group only. Requests run on a small executor group, serially per connection, never
+ * on the socket's event loop (opening may promote a block, which copies it). Thread-safe; start once,
+ * close once.
+ */
+public final class ShortCircuitServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ShortCircuitServer.class);
+
+  /** Longest request accepted; anything longer is refused and the connection closed. */
+  static final int MAX_FRAME_BYTES = 64 * 1024;
+
+  private final BlockStore store;
+  private final Path socketPath;
+  private final Counters counters = new Counters();
+  private EventLoopGroup group;
+  private EventExecutorGroup handlers;
+  private Channel serverChannel;
+  private io.netty.channel.group.ChannelGroup connections;
+
+  /** What the server has done so far; tests and benchmarks read it. */
+  static final class Counters {
+    final AtomicLong opens = new AtomicLong();
+    final AtomicLong fdsSent = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
+    final AtomicInteger openNow = new AtomicInteger();
+  }
+
+  public ShortCircuitServer(BlockStore store, Path socketPath) {
+    this.store = store;
+    this.socketPath = socketPath;
+  }
+
+  /** Binds the socket; fails with a message naming the path when it cannot. */
+  public ShortCircuitServer start() throws IOException {
+    if (!Epoll.isAvailable()) {
+      throw new IOException("Cannot serve short-circuit reads on " + socketPath + ": Netty epoll is not available ("
+          + Epoll.unavailabilityCause() + ")");
+    }
+    Path parent = socketPath.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    // A socket file left by a worker that died: the data port is already ours, so no live worker uses it.
+    Files.deleteIfExists(socketPath);
+    group = new MultiThreadIoEventLoopGroup(1, io.strata.server.GrpcServer.namedDaemon("worker-sc-io"),
+        EpollIoHandler.newFactory());
+    connections = new io.netty.channel.group.DefaultChannelGroup(group.next());
+    handlers = new DefaultEventExecutorGroup(2, io.strata.server.GrpcServer.namedDaemon("worker-sc-handler"));
+    try {
+      serverChannel = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
+          .childHandler(new ChannelInitializer<DomainSocketChannel>() {
+            @Override
+            protected void initChannel(DomainSocketChannel ch) {
+              connections.add(ch);
+              ch.pipeline()
+                  .addLast(new LengthFieldBasedFrameDecoder(MAX_FRAME_BYTES, 0, 4, 0, 4))
+                  .addLast(new LengthFieldPrepender(4))
+                  .addLast(handlers, new ShortCircuitHandler(store, counters));
+            }
+          })
+          .bind(new DomainSocketAddress(socketPath.toFile())).sync().channel();
+    } catch (Exception e) {
+      close();
+      throw new IOException("Cannot bind the short-circuit domain socket " + socketPath + ": " + e.getMessage(), e);
+    }
+    try {
+      Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw----"));
+    } catch (IOException | UnsupportedOperationException e) {
+      close();
+      throw new IOException("Cannot restrict the short-circuit socket " + socketPath + " to its owner and group: "
+          + e.getMessage(), e);
+    }
+    LOG.info("Short-circuit reads served on domain socket {}", socketPath);
+    return this;
+  }
+
+  public Path socketPath() {
+    return socketPath;
+  }
+
+  /** Blocks opened so far (each a read lock handed to a client). */
+  public long opens() {
+    return counters.opens.get();
+  }
+
+  /** File descriptors passed so far. */
+  public long descriptorsSent() {
+    return counters.fdsSent.get();
+  }
+
+  /** Requests refused so far (unknown blocks, bad input). */
+  public long errors() {
+    return counters.errors.get();
+  }
+
+  /** Blocks clients hold open now. */
+  public int openNow() {
+    return counters.openNow.get();
+  }
+
+  @Override
+  public void close() {
+    // Order: stop accepting, end every connection, let the event loop deliver the ends to the handlers
+    // (which release their blocks and write nothing more), then stop the handlers.
+    if (serverChannel != null) {
+      serverChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+    if (connections != null) {
+      connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+    if (group != null) {
+      group.shutdownGracefully(100, 2000, TimeUnit.MILLISECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+    if (handlers != null) {
+      handlers.shutdownGracefully(100, 2000, TimeUnit.MILLISECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+    try {
+      Files.deleteIfExists(socketPath);
+    } catch (IOException e) {
+      LOG.warn("Cannot remove the short-circuit socket file {}: {}", socketPath, e.getMessage());
+    }
+  }
+}

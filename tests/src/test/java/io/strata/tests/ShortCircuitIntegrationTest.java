@@ -1,0 +1,309 @@
+package io.strata.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.strata.client.FileBlockInfo;
+import io.strata.client.FileInStream;
+import io.strata.client.FileOutStream;
+import io.strata.client.FileSystem;
+import io.strata.client.shortcircuit.ShortCircuitClient;
+import io.strata.common.conf.StrataConf;
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.net.WorkerAddress;
+import io.strata.client.options.CreateFileOptions;
+import io.strata.minicluster.LocalStrataCluster;
+import io.strata.proto.OpenBlockProto;
+import io.strata.proto.ShortCircuitRequest;
+import io.strata.proto.ShortCircuitResponse;
+import io.strata.worker.WorkerProcess;
+import io.strata.worker.shortcircuit.ShortCircuitServer;
+import io.strata.worker.store.TieredBlockStore;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Short-circuit reads over the worker's domain socket, on one real worker: byte-exact reads that never
+ * touch the gRPC data path, the read lock an open block holds (released by close and by a dead
+ * connection), bad input on the socket, fallbacks with their reasons, and a client in a private mount
+ * namespace that cannot see the worker's dir at all.
+ */
+class ShortCircuitIntegrationTest {
+  private static final int BLOCK = 1 << 20;
+
+  @TempDir
+  static Path tmp;
+
+  private static LocalStrataCluster cluster;
+  private static FileSystem fs;
+  private static Path tierDir;
+
+  @BeforeAll
+  static void start() throws IOException {
+    tierDir = tmp.resolve("mem");
+    cluster = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("cluster"))
+        .set("strata.worker.tier.0.dirs", tierDir.toString())
+        .set("strata.worker.tier.0.quota", "64MB").build().start();
+    fs = cluster.client();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private static WorkerProcess worker() {
+    return cluster.worker(0);
+  }
+
+  private static ShortCircuitServer server() {
+    return worker().shortCircuit();
+  }
+
+  private static long storeReads() {
+    long[] r = ((TieredBlockStore) worker().tieredStore()).readsByTier();
+    long sum = 0;
+    for (long v : r) {
+      sum += v;
+    }
+    return sum;
+  }
+
+  private static byte[] write(String path, int length, long seed) throws IOException {
+    byte[] data = new byte[length];
+    new Random(seed).nextBytes(data);
+    try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK))) {
+      out.write(data);
+    }
+    return data;
+  }
+
+  private static byte[] readAll(FileSystem client, String path) throws IOException {
+    try (FileInStream in = client.openFile(path)) {
+      return in.readAllBytes();
+    }
+  }
+
+  private static long firstBlock(String path) throws IOException {
+    List<FileBlockInfo> blocks = fs.getBlockLocations(path);
+    return blocks.get(0).blockId();
+  }
+
+  @Test
+  void read_isByteExactAndNeverUsesTheGrpcDataPath() throws IOException {
+    byte[] data = write("/sc/exact", 3 * BLOCK + 12345, 1);
+    long opens = server().opens();
+    long fds = server().descriptorsSent();
+    long reads = storeReads();
+
+    assertThat(readAll(fs, "/sc/exact")).isEqualTo(data);
+    byte[] part = new byte[BLOCK];
+    try (FileInStream in = fs.openFile("/sc/exact")) {
+      in.readFully(BLOCK / 2, part, 0, part.length); // spans blocks 0 and 1
+    }
+    assertThat(part).isEqualTo(java.util.Arrays.copyOfRange(data, BLOCK / 2, BLOCK / 2 + BLOCK));
+
+    // 4 blocks read whole, then 2 by the positioned read: every store open was a short-circuit open,
+    // so the gRPC read path opened nothing.
+    assertThat(server().opens() - opens).isEqualTo(6);
+    assertThat(server().descriptorsSent() - fds).isEqualTo(6);
+    assertThat(storeReads() - reads).isEqualTo(6);
+    await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == 0);
+  }
+
+  @Test
+  void socketFile_admitsOnlyTheWorkersUserAndGroup() throws IOException {
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(server().socketPath())))
+        .isEqualTo("rw-rw----");
+    assertThat(server().socketPath().toString()).contains(Integer.toString(worker().rpcPort()));
+  }
+
+  @Test
+  void openBlock_isNotRemoved_untilTheClientClosesIt() throws Exception {
+    write("/sc/held", BLOCK, 2);
+    long blockId = firstBlock("/sc/held");
+    FileInStream in = fs.openFile("/sc/held");
+    assertThat(in.read()).isGreaterThanOrEqualTo(0); // the block is open short-circuit now
+    assertThat(server().openNow()).isEqualTo(1);
+
+    assertThat(worker().store().remove(blockId)).isTrue(); // deferred: a reader holds it
+    assertThat(worker().store().get(blockId).length()).isEqualTo(BLOCK);
+    byte[] rest = new byte[BLOCK - 1];
+    int n = 0;
+    while (n < rest.length) {
+      n += in.read(rest, n, rest.length - n);
+    }
+    in.close();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+        assertThatThrownBy(() -> worker().store().get(blockId)).isInstanceOf(NotFoundException.class));
+    assertThat(server().openNow()).isZero();
+  }
+
+  @Test
+  void twoStreamsOnOneBlock_eachHoldItsOwnOpen_andEachCloseReleasesOne() throws Exception {
+    byte[] data = write("/sc/twice", BLOCK, 7);
+    int before = server().openNow();
+    try (FileInStream a = fs.openFile("/sc/twice"); FileInStream b = fs.openFile("/sc/twice")) {
+      assertThat(a.read()).isEqualTo(data[0] & 0xff);
+      assertThat(b.read()).isEqualTo(data[0] & 0xff);
+      assertThat(server().openNow() - before).isEqualTo(2);
+      a.close();
+      await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() - before == 1);
+      byte[] rest = new byte[BLOCK - 1];
+      b.readFully(1, rest, 0, rest.length); // a positioned read opens (and closes) a third time
+      assertThat(rest).isEqualTo(java.util.Arrays.copyOfRange(data, 1, BLOCK));
+      assertThat(server().openNow() - before).isEqualTo(1);
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == before);
+  }
+
+  @Test
+  void openBlock_isReleased_whenTheConnectionDies() throws Exception {
+    write("/sc/dies", BLOCK, 3);
+    long blockId = firstBlock("/sc/dies");
+    ShortCircuitClient client = new ShortCircuitClient(ShortCircuitClient.Mode.FD,
+        "/tmp/strata-worker-${strata.worker.rpc.port}.sock", 10_000);
+    ShortCircuitClient.OpenBlock open = client.open(new WorkerAddress("localhost", worker().rpcPort()), blockId, false);
+    assertThat(open).isNotNull();
+    ByteBuffer first = ByteBuffer.allocate(16);
+    assertThat(open.channel().read(first, 0)).isEqualTo(16);
+    assertThat(worker().store().remove(blockId)).isTrue();
+    assertThat(worker().store().get(blockId).length()).isEqualTo(BLOCK);
+
+    client.close(); // the connection ends without a CloseBlock
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+        assertThatThrownBy(() -> worker().store().get(blockId)).isInstanceOf(NotFoundException.class));
+    assertThat(server().openNow()).isZero();
+  }
+
+  /** Sends raw bytes on a fresh connection and returns the one response, or null when none came. */
+  private static ShortCircuitResponse raw(byte[] bytes) throws IOException {
+    try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+      ch.connect(UnixDomainSocketAddress.of(server().socketPath()));
+      ch.write(ByteBuffer.wrap(bytes));
+      ByteBuffer len = ByteBuffer.allocate(4);
+      while (len.hasRemaining()) {
+        if (ch.read(len) < 0) {
+          return null;
+        }
+      }
+      ByteBuffer body = ByteBuffer.allocate(len.flip().getInt());
+      while (body.hasRemaining()) {
+        if (ch.read(body) < 0) {
+          throw new IOException("short response");
+        }
+      }
+      ShortCircuitResponse r = ShortCircuitResponse.parseFrom(body.flip());
+      if (!r.getErrorCode().equals("NOT_FOUND")) {
+        assertThat(ch.read(ByteBuffer.allocate(1))).as("closed after a bad request").isEqualTo(-1);
+      }
+      return r;
+    }
+  }
+
+  private static byte[] framed(byte[] body) {
+    return ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array();
+  }
+
+  @Test
+  void badInput_getsAClearError_andTheWorkerGoesOn() throws IOException {
+    long before = server().errors();
+    ShortCircuitResponse unknown = raw(framed(ShortCircuitRequest.newBuilder()
+        .setOpen(OpenBlockProto.newBuilder().setBlockId(987654321L)).build().toByteArray()));
+    assertThat(unknown.getErrorCode()).isEqualTo("NOT_FOUND");
+    assertThat(unknown.getErrorMessage()).contains("987654321");
+
+    ShortCircuitResponse garbage = raw(framed(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, 0x01, 0x02}));
+    assertThat(garbage.getErrorCode()).isEqualTo("INVALID_ARGUMENT");
+    assertThat(garbage.getErrorMessage()).contains("not a valid ShortCircuitRequest");
+
+    ShortCircuitResponse empty = raw(framed(new byte[0]));
+    assertThat(empty.getErrorCode()).isEqualTo("INVALID_ARGUMENT");
+    assertThat(empty.getErrorMessage()).contains("names no operation");
+
+    ShortCircuitResponse huge = raw(new byte[] {0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 1, 2, 3});
+    assertThat(huge.getErrorCode()).isEqualTo("INVALID_ARGUMENT");
+    assertThat(huge.getErrorMessage()).contains("longer than 65536 bytes");
+    assertThat(server().errors() - before).isEqualTo(4);
+
+    byte[] data = write("/sc/after-bad-input", BLOCK / 2, 4);
+    assertThat(readAll(fs, "/sc/after-bad-input")).isEqualTo(data);
+  }
+
+  @Test
+  void noSocket_fallsBackToStreaming_withTheReasonLogged() throws IOException {
+    byte[] data = write("/sc/nosocket", 2 * BLOCK, 5);
+    StrataConf conf = cluster.clientConf().withAll(Map.of("strata.user.shortcircuit.domain.socket.path",
+        tmp.resolve("absent-${strata.worker.rpc.port}.sock").toString()));
+    long opens = server().opens();
+    long reads = storeReads();
+    try (FileSystem other = FileSystem.create(conf); FileInStream in = other.openFile("/sc/nosocket")) {
+      assertThat(in.readAllBytes()).isEqualTo(data);
+      assertThat(in.shortCircuit().opens()).isZero();
+      assertThat(in.shortCircuit().fallbackReasons()).hasSize(2).allSatisfy(r -> assertThat(r)
+          .contains("cannot connect to " + tmp.resolve("absent-" + worker().rpcPort() + ".sock"))
+          .contains("reading through its data port"));
+    }
+    assertThat(server().opens()).isEqualTo(opens);
+    assertThat(storeReads() - reads).isEqualTo(2); // both through the gRPC read path
+  }
+
+  /**
+   * The client runs in a private mount namespace where a tmpfs hides the worker's tier dir (root ignores
+   * permissions, so an untraversable dir would prove nothing here): by descriptor it reads short-circuit;
+   * by path it cannot open the file, falls back to streaming and says why.
+   */
+  @Test
+  void clientThatCannotSeeTheTierDir_readsByDescriptor_andPathModeFallsBack() throws Exception {
+    byte[] data = write("/sc/hidden", 2 * BLOCK + 7, 6);
+    String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
+    assertThat(tierDir.toFile().list()).isNotEmpty();
+
+    String fd = runHidden("fd");
+    assertThat(fd).contains("sha256=" + sha, "length=" + data.length, "opens=3", "hidden=0", "fallbacks=[]");
+
+    String path = runHidden("path");
+    assertThat(path).contains("sha256=" + sha, "length=" + data.length, "opens=0", "hidden=0",
+        "path mode cannot open block", "by path " + tierDir, "NoSuchFileException", "reading through its data port");
+  }
+
+  private static String runHidden(String mode) throws Exception {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String cmd = "mount -t tmpfs none '" + tierDir + "' && exec '" + java + "' -Dio.netty.native.detectNativeLibraryDuplicates=false -cp '"
+        + System.getProperty("java.class.path") + "' " + ShortCircuitReadMain.class.getName() + " "
+        + cluster.masterPort() + " /sc/hidden " + mode + " '" + tierDir + "'";
+    Process p = new ProcessBuilder(List.of("unshare", "-m", "--propagation", "private", "sh", "-c", cmd))
+        .redirectErrorStream(true).start();
+    List<String> lines = new ArrayList<>();
+    try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()))) {
+      for (String line; (line = r.readLine()) != null; ) {
+        lines.add(line);
+      }
+    }
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as(String.join("\n", lines)).isZero();
+    return lines.stream().filter(l -> l.startsWith("sha256=")).findFirst()
+        .orElseThrow(() -> new AssertionError("no result line in:\n" + String.join("\n", lines)));
+  }
+}
