@@ -108,6 +108,26 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
   }
 
   @Override
+  public OutputStream createNonRecursive(String path) throws IOException {
+    Path p = new Path(path);
+    // Checked first: some file systems' createNonRecursive still make the parent (the local one here).
+    // HDFS checks again atomically in createNonRecursive; elsewhere the window is this call's length.
+    if (p.getParent() != null && !fs.exists(p.getParent())) {
+      throw new java.io.FileNotFoundException("The parent directory of " + path + " does not exist");
+    }
+    try {
+      return fs.createNonRecursive(p, true, 1 << 16, fs.getDefaultReplication(p), fs.getDefaultBlockSize(p), null);
+    } catch (UnsupportedOperationException e) {
+      return fs.create(p, true);
+    } catch (IOException e) {
+      if (e.getMessage() != null && e.getMessage().contains("createNonRecursive unsupported")) {
+        return fs.create(p, true);
+      }
+      throw e;
+    }
+  }
+
+  @Override
   public InputStream open(String path, long offset) throws IOException {
     FSDataInputStream in = fs.open(new Path(path));
     try {

@@ -26,6 +26,12 @@ public interface UnderFileSystem extends Closeable {
   /** Creates (or replaces) a file, with missing parents. */
   OutputStream create(String path) throws IOException;
 
+  /**
+   * Creates (or replaces) a file whose parent directory must exist already (FileNotFoundException when it
+   * does not): a writer racing a delete of its directory fails instead of bringing the directory back.
+   */
+  OutputStream createNonRecursive(String path) throws IOException;
+
   /** Opens a file for reading at {@code offset}. */
   InputStream open(String path, long offset) throws IOException;
 

@@ -915,6 +915,19 @@ public final class FileSystemMaster {
     MountTable.Resolution r = mounts.requireUfs(p, "write");
     mounts.checkWritable(p, "write");
     String temp = tempUri(r, f);
+    // The copy's directory is made here and the worker creates the copy without parents, so a write racing
+    // a delete of its directory fails instead of bringing the directory back (see PersistScheduler#send).
+    try {
+      UfsDirsCreated made = UfsDirsCreated.mkdirs(sync.client(r), UfsManager.parent(temp));
+      FileInfo again = tree.getFile(fileId);
+      if (again == null || !again.path().equals(f.path())) {
+        made.undo();
+        throw new NotFoundException("File " + fileId + " was deleted or moved while its write started");
+      }
+    } catch (IOException e) {
+      throw e instanceof StrataException se ? se : new UnavailableException("Cannot create the under file "
+          + "system directory of " + f.path() + ": " + e.getMessage(), e);
+    }
     ufsWriteTargets.put(fileId, temp);
     return new UfsTarget(temp, r.mount().options());
   }

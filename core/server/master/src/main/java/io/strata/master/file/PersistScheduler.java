@@ -215,10 +215,24 @@ final class PersistScheduler {
     }
     job.target = r;
     job.tempUri = UfsTempNames.tempUri(r.ufsUri(), f.name(), fileId);
+    // The copy's directory is made here, and workers create the copy without parents: a persist racing a
+    // delete of the file's directory then fails rather than bringing the directory back into the UFS
+    // (where a listing would load it into Strata again).
+    try {
+      UfsDirsCreated made = UfsDirsCreated.mkdirs(ufs.client(r), UfsManager.parent(job.tempUri));
+      FileInfo now2 = tree.getFile(fileId);
+      if (now2 == null || !now2.path().equals(f.path())) {
+        made.undo(); // deleted or moved while the directory was made
+        return;
+      }
+    } catch (IOException e) {
+      fail(fileId, job, "cannot create the directory of " + job.tempUri + ": " + e.getMessage(), now);
+      return;
+    }
     if (f.length() == 0) {
       // Nothing to copy: the master writes the empty file itself, no worker needed.
       try {
-        ufs.client(r).create(job.tempUri).close();
+        ufs.client(r).createNonRecursive(job.tempUri).close();
       } catch (IOException e) {
         fail(fileId, job, "cannot create " + job.tempUri + ": " + e.getMessage(), now);
         return;

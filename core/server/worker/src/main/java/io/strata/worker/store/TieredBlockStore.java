@@ -269,7 +269,8 @@ public final class TieredBlockStore implements BlockStore {
   @Override
   public TempBlock createReserved(long blockId, long maxLength, long waitMs) throws StrataException {
     claimId(blockId, maxLength);
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(Math.max(0, waitMs));
+    long deadline = io.strata.common.time.Deadlines.nanoDeadline(System.nanoTime(),
+        java.time.Duration.ofMillis(Math.max(0, waitMs)));
     boolean waiting = false;
     try {
       while (true) {

@@ -108,7 +108,7 @@ final class FilePersister {
     long written = 0;
     try {
       fs = ufs.get(uri, cmd.target().options());
-      out = fs.create(uri);
+      out = fs.createNonRecursive(uri); // the master made the parent; a delete racing us must win
       byte[] scratch = new byte[BUFFER];
       for (BlockInfo b : cmd.blocks()) {
         copyBlock(cmd.fileId(), b, out, scratch);

@@ -43,7 +43,7 @@ final class UfsFileWriter implements UfsFileWrite {
     String doing = "Creating the under file system file " + t.uri() + " of file " + fileId;
     try {
       UnderFileSystem fs = ufs.get(t.uri(), t.options());
-      return new UfsFileWriter(fileId, fs, t.uri(), fs.create(t.uri()));
+      return new UfsFileWriter(fileId, fs, t.uri(), fs.createNonRecursive(t.uri()));
     } catch (IOException e) {
       throw UfsErrors.wrap(doing, e);
     }

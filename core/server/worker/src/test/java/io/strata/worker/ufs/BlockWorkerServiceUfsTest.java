@@ -171,6 +171,7 @@ class BlockWorkerServiceUfsTest {
   @Test
   void writeUfsFile_writesTheTarget_andCancelDeletesIt() throws Exception {
     Path target = tmp.resolve("ufs/out/.tmp-1");
+    Files.createDirectories(target.getParent()); // the master makes the copy's directory
     master.targets.put(1L, new UfsTarget(target.toUri().toString(), Map.of()));
     CompletableFuture<WriteUfsFileResponse> done = new CompletableFuture<>();
     StreamObserver<WriteUfsFileRequest> req = BlockWorkerServiceGrpc.newStub(channel).writeUfsFile(observer(done));

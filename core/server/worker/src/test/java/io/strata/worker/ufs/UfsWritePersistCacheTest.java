@@ -92,6 +92,7 @@ class UfsWritePersistCacheTest {
   @Test
   void fileWrite_writesWhereTheMasterSays_andReturnsTheLength() throws Exception {
     Path target = tmp.resolve("ufs/a/.strata_tmp_file");
+    Files.createDirectories(target.getParent()); // the master makes the copy's directory
     master.targets.put(5L, new UfsTarget(target.toUri().toString(), Map.of()));
     byte[] data = UfsTestKit.content(3, 100_000);
 
@@ -105,6 +106,7 @@ class UfsWritePersistCacheTest {
   @Test
   void fileWrite_abort_deletesThePartialFile() throws Exception {
     Path target = tmp.resolve("ufs/b/partial");
+    Files.createDirectories(target.getParent()); // the master makes the copy's directory
     master.targets.put(6L, new UfsTarget(target.toUri().toString(), Map.of()));
     UfsFileWrite w = UfsFileWriter.open(master, ufs, 6);
     w.write(ByteBuffer.wrap(new byte[1000]));
@@ -129,6 +131,7 @@ class UfsWritePersistCacheTest {
     putBlock(BlockId.of(9, 0), b0);
     putBlock(BlockId.of(9, 1), b1);
     Path target = tmp.resolve("ufs/p/file.tmp");
+    Files.createDirectories(target.getParent()); // the master makes the copy's directory
     ManualExecutor ex = new ManualExecutor(10);
     FilePersister p = new FilePersister(store, master, ufs, peers, ex);
     PersistCommand cmd = new PersistCommand(9, new UfsTarget(target.toUri().toString(), Map.of()),
@@ -155,6 +158,7 @@ class UfsWritePersistCacheTest {
   void persist_ofABlockNoWorkerHas_failsAndDeletesThePartialFile() throws Exception {
     putBlock(BlockId.of(8, 0), UfsTestKit.content(12, BLOCK));
     Path target = tmp.resolve("ufs/q/file.tmp");
+    Files.createDirectories(target.getParent()); // the master makes the copy's directory
     FilePersister p = new FilePersister(store, master, ufs, peers, Runnable::run);
     PersistResult r = p.persist(new PersistCommand(8, new UfsTarget(target.toUri().toString(), Map.of()),
         List.of(new BlockInfo(BlockId.of(8, 0), BLOCK, List.of()), new BlockInfo(BlockId.of(8, 1), 10, List.of()))));
@@ -166,9 +170,24 @@ class UfsWritePersistCacheTest {
   }
 
   @Test
+  void persist_intoADirectoryDeletedMeanwhile_failsAndDoesNotBringItBack() throws Exception {
+    // The master made the directory; a delete of it raced the command. Creating the copy with its parents
+    // would bring the directory back into the UFS, where the next listing would load it into Strata.
+    putBlock(BlockId.of(6, 0), UfsTestKit.content(14, 100));
+    Path target = tmp.resolve("ufs/gone/sub/file.tmp");
+    FilePersister p = new FilePersister(store, master, ufs, peers, Runnable::run);
+    PersistResult r = p.persist(new PersistCommand(6, new UfsTarget(target.toUri().toString(), Map.of()),
+        List.of(new BlockInfo(BlockId.of(6, 0), 100, List.of()))));
+
+    assertThat(r.ok()).isFalse();
+    assertThat(tmp.resolve("ufs/gone")).doesNotExist();
+  }
+
+  @Test
   void persist_ofABlockWithAnotherLengthHere_fails() throws Exception {
     putBlock(BlockId.of(7, 0), UfsTestKit.content(13, 100));
     Path target = tmp.resolve("ufs/r/file.tmp");
+    Files.createDirectories(target.getParent()); // the master makes the copy's directory
     FilePersister p = new FilePersister(store, master, ufs, peers, Runnable::run);
     PersistResult r = p.persist(new PersistCommand(7, new UfsTarget(target.toUri().toString(), Map.of()),
         List.of(new BlockInfo(BlockId.of(7, 0), 200, List.of()))));
