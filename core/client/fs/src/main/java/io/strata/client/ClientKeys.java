@@ -49,10 +49,64 @@ public final class ClientKeys {
   public static final PropertyKey<String> WRITE_LOCATION_POLICY =
       PropertyKey.stringKey("strata.user.block.write.location.policy")
           .defaultValue("LOCAL_FIRST")
-          .validate(v -> v.equals("LOCAL_FIRST") || v.equals("ROUND_ROBIN") || v.equals("MOST_AVAILABLE_FIRST"),
-              "one of LOCAL_FIRST, ROUND_ROBIN, MOST_AVAILABLE_FIRST")
-          .doc("Which worker receives a new block: LOCAL_FIRST (a worker on this host, round robin among "
-              + "them, else any), ROUND_ROBIN (every worker in turn), MOST_AVAILABLE_FIRST (most free space).")
+          .validate(io.strata.client.policy.BlockLocationPolicies::isValidName,
+              "one of " + io.strata.client.policy.BlockLocationPolicies.SHORT_NAMES + " or a policy class name")
+          .doc("Which worker receives a new block: LOCAL_FIRST (the nearest workers with room: same node, then "
+              + "same rack, then any; in turn), LOCAL_FIRST_AVOID_EVICTION (a worker on this node unless it lacks "
+              + "room without evicting, else the one with most free space), MOST_AVAILABLE_FIRST (most free "
+              + "space), ROUND_ROBIN (every worker in turn), SPECIFIC_HOST (the host in "
+              + "strata.user.block.location.policy.host), DETERMINISTIC_HASH (by block id), CAPACITY_BASED_RANDOM "
+              + "(random, weighted by free space), or the name of a class implementing "
+              + "io.strata.client.policy.BlockLocationPolicy. Short names may also be written LocalFirst etc.")
+          .build();
+
+  public static final PropertyKey<String> UFS_READ_LOCATION_POLICY =
+      PropertyKey.stringKey("strata.user.ufs.block.read.location.policy")
+          .defaultValue("DETERMINISTIC_HASH")
+          .validate(io.strata.client.policy.BlockLocationPolicies::isValidName,
+              "one of " + io.strata.client.policy.BlockLocationPolicies.SHORT_NAMES + " or a policy class name")
+          .doc("Which worker reads a block that no worker holds from the under file system (and caches it): "
+              + "the same names as strata.user.block.write.location.policy. DETERMINISTIC_HASH (a worker on this "
+              + "node, else one chosen by a hash of the block id) makes concurrent readers meet at one worker.")
+          .build();
+
+  public static final PropertyKey<String> LOCATION_POLICY_HOST =
+      PropertyKey.stringKey("strata.user.block.location.policy.host")
+          .defaultValue("")
+          .doc("The worker host (advertised host name or node) the SPECIFIC_HOST location policy sends blocks to.")
+          .build();
+
+  public static final PropertyKey<Long> AVOID_EVICTION_RESERVED =
+      PropertyKey.bytesKey("strata.user.block.avoid.eviction.reserved.size")
+          .defaultValue("0")
+          .validate(v -> v >= 0, "not negative")
+          .doc("LOCAL_FIRST_AVOID_EVICTION counts a worker as having room for a block only when its free space "
+              + "less this much covers the block (keep it near the worker's eviction headroom).")
+          .build();
+
+  public static final PropertyKey<String> LOCALITY_NODE = PropertyKey.stringKey("strata.user.locality.node")
+      .defaultValue("")
+      .doc("This client's node (machine), compared with the node each worker reports to find local workers. "
+          + "Empty: strata.user.hostname.")
+      .build();
+
+  public static final PropertyKey<String> LOCALITY_RACK = PropertyKey.stringKey("strata.user.locality.rack")
+      .defaultValue("")
+      .doc("This client's rack: after workers on its node, it prefers workers in its rack. Empty: unknown.")
+      .build();
+
+  public static final PropertyKey<String> LOCALITY_SCRIPT = PropertyKey.stringKey("strata.user.locality.script")
+      .defaultValue("")
+      .doc("A command (run with sh -c once, when the client first chooses a worker) that prints node=<name> "
+          + "and/or rack=<name>; what it prints wins over strata.user.locality.node/rack. A failure, other "
+          + "output or a timeout fails the client's reads and writes naming the script.")
+      .build();
+
+  public static final PropertyKey<Duration> LOCALITY_SCRIPT_TIMEOUT =
+      PropertyKey.durationKey("strata.user.locality.script.timeout")
+          .defaultValue("5s")
+          .validate(d -> d.toMillis() >= 1, "at least 1ms")
+          .doc("How long strata.user.locality.script may run.")
           .build();
 
   public static final PropertyKey<String> HOSTNAME = PropertyKey.stringKey("strata.user.hostname")

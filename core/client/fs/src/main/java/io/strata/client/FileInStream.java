@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * Reads a complete file: sequentially (one block stream at a time, opened at the current position),
  * with {@link #seek}, and with positioned reads that leave the position alone.
  *
- * <p>Where each block is read: from a worker that holds it (one on this host first); a block whose worker
+ * <p>Where each block is read: from the nearest worker that holds it ({@link WorkerSelector#nearest}: this
+ * node, then this rack, then any); a block whose worker
  * fails is read from its next location. A block of a persisted file that no reachable worker holds is
  * read through a worker from the under file system ({@link WorkerSelector#ufsReadWorker}); that worker
  * caches it unless the read type is NO_CACHE. Reads of a persisted file always allow the under file system
@@ -151,16 +152,7 @@ public final class FileInStream extends InputStream {
   }
 
   private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
-    WorkerAddress chosen = null;
-    String local = context.conf().get(ClientKeys.HOSTNAME);
-    for (BlockLocation loc : block.locations()) {
-      if (failedWorkers.contains(loc.address())) {
-        continue;
-      }
-      if (chosen == null || (loc.address().host().equals(local) && !chosen.host().equals(local))) {
-        chosen = loc.address();
-      }
-    }
+    WorkerAddress chosen = selector.nearest(block.locations(), failedWorkers);
     boolean persisted = file.isPersisted();
     boolean unlisted = chosen == null;
     if (chosen == null) {
@@ -172,7 +164,9 @@ public final class FileInStream extends InputStream {
       }
       chosen = selector.ufsReadWorker(block.blockId(), failedWorkers);
     }
-    if (!unlisted && chosen.host().equals(local)) {
+    // Short-circuit needs the worker's domain socket on this machine: the host names decide, not the
+    // configured node (which may be wrong, and a socket path is derived from a port any worker may share).
+    if (!unlisted && chosen.host().equals(context.conf().get(ClientKeys.HOSTNAME))) {
       BlockRangeReader sc = shortCircuit(chosen, block, offset, length);
       if (sc != null) {
         return sc;
@@ -201,7 +195,7 @@ public final class FileInStream extends InputStream {
 
   /** Passive caching: a block read from another host is cached on this host's worker too. */
   private void blockRead(FileBlockInfo block, WorkerAddress from) {
-    if (!passiveCache || from.host().equals(selector.localHost()) || !cacheRequested.add(block.blockId())) {
+    if (!passiveCache || selector.isLocal(from) || !cacheRequested.add(block.blockId())) {
       return;
     }
     WorkerAddress local;

@@ -138,7 +138,7 @@ public final class FileOutStream extends OutputStream {
       if (writeType == WriteType.ASYNC_THROUGH) {
         block = reservedBlock(blockId);
       } else {
-        block = new BlockOutStream(context, selector.select(blockSize, new HashSet<>()), blockId, blockSize);
+        block = new BlockOutStream(context, selector.select(blockId, blockSize, new HashSet<>()), blockId, blockSize);
       }
     } catch (ResourceExhaustedException e) {
       if (writeType == WriteType.ASYNC_THROUGH) {
@@ -190,7 +190,7 @@ public final class FileOutStream extends OutputStream {
     while (true) {
       WorkerAddress worker;
       try {
-        worker = selector.select(blockSize, full);
+        worker = selector.select(blockId, blockSize, full);
       } catch (ResourceExhaustedException e) {
         if (last == null) {
           throw e;

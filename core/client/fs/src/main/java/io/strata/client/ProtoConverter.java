@@ -1,6 +1,7 @@
 package io.strata.client;
 
 import io.strata.client.options.MountOptions;
+import io.strata.common.net.TieredIdentity;
 import io.strata.common.net.WorkerAddress;
 import io.strata.proto.BlockLocationProto;
 import io.strata.proto.FileBlockInfoProto;
@@ -41,7 +42,7 @@ final class ProtoConverter {
   }
 
   static WorkerAddress toAddress(WorkerAddressProto p) {
-    return new WorkerAddress(p.getHost(), p.getRpcPort());
+    return new WorkerAddress(p.getHost(), p.getRpcPort(), new TieredIdentity(p.getNode(), p.getRack()));
   }
 
   static WorkerInfo toWorker(WorkerInfoProto p) {

@@ -2,14 +2,31 @@ package io.strata.common.net;
 
 import java.util.Objects;
 
-/** Where a worker serves: host and RPC port. Immutable value. */
+/**
+ * Where a worker serves: host and RPC port, plus where it sits ({@link TieredIdentity}: node and rack, as
+ * the worker reported at registration). Equality and hash are host and port only: the identity describes
+ * the worker, it does not name it. Immutable value.
+ */
 public final class WorkerAddress {
   private final String host;
   private final int rpcPort;
+  private final TieredIdentity identity;
 
+  /** An address whose identity is its host as the node, rack unknown. */
   public WorkerAddress(String host, int rpcPort) {
+    this(host, rpcPort, null);
+  }
+
+  /** {@code identity} null or with an empty node: the host is the node. */
+  public WorkerAddress(String host, int rpcPort, TieredIdentity identity) {
     this.host = Objects.requireNonNull(host);
     this.rpcPort = rpcPort;
+    if (identity == null) {
+      identity = new TieredIdentity(host, "");
+    } else if (identity.node().isEmpty()) {
+      identity = new TieredIdentity(host, identity.rack());
+    }
+    this.identity = identity;
   }
 
   public String host() {
@@ -18,6 +35,11 @@ public final class WorkerAddress {
 
   public int rpcPort() {
     return rpcPort;
+  }
+
+  /** The worker's node and rack. */
+  public TieredIdentity identity() {
+    return identity;
   }
 
   @Override

@@ -191,7 +191,8 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   private void registerCall() throws StrataException {
     RegisterWorkerRequest.Builder req = RegisterWorkerRequest.newBuilder()
-        .setAddress(WorkerAddressProto.newBuilder().setHost(address.host()).setRpcPort(address.rpcPort()))
+        .setAddress(WorkerAddressProto.newBuilder().setHost(address.host()).setRpcPort(address.rpcPort())
+            .setNode(address.identity().node()).setRack(address.identity().rack()))
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
         .addAllDirs(dirs());
     for (BlockStore.BlockMeta b : store.committedBlocks()) {

@@ -13,6 +13,31 @@ public final class WorkerKeys {
       .doc("Host name the worker advertises to the master and clients.")
       .build();
 
+  public static final PropertyKey<String> LOCALITY_NODE = PropertyKey.stringKey("strata.worker.locality.node")
+      .defaultValue("")
+      .doc("The node (machine) this worker reports at registration, compared with clients' nodes to find "
+          + "local workers. Empty: the worker's host name (strata.worker.hostname).")
+      .build();
+
+  public static final PropertyKey<String> LOCALITY_RACK = PropertyKey.stringKey("strata.worker.locality.rack")
+      .defaultValue("")
+      .doc("The rack this worker reports at registration, so clients prefer workers in their own rack. Empty: "
+          + "unknown (matches no client).")
+      .build();
+
+  public static final PropertyKey<String> LOCALITY_SCRIPT = PropertyKey.stringKey("strata.worker.locality.script")
+      .defaultValue("")
+      .doc("A command (run with sh -c once at start) that prints node=<name> and/or rack=<name>; what it prints "
+          + "wins over strata.worker.locality.node/rack. A failure, other output or a timeout stops the start.")
+      .build();
+
+  public static final PropertyKey<java.time.Duration> LOCALITY_SCRIPT_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.locality.script.timeout")
+          .defaultValue("5s")
+          .validate(d -> d.toMillis() >= 1, "at least 1ms")
+          .doc("How long strata.worker.locality.script may run.")
+          .build();
+
   public static final PropertyKey<String> BIND_HOST = PropertyKey.stringKey("strata.worker.bind.host")
       .defaultValue("127.0.0.1")
       .doc("Address the worker's data server binds to. Loopback by default.")

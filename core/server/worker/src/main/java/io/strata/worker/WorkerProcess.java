@@ -118,6 +118,10 @@ public final class WorkerProcess implements AutoCloseable {
   }
 
   public WorkerProcess start() throws IOException {
+    // Resolved once, before anything starts, so that a failing locality script leaves nothing to clean up.
+    io.strata.common.net.TieredIdentity identity = io.strata.common.net.TieredIdentity.resolve(
+        conf.get(WorkerKeys.LOCALITY_NODE), conf.get(WorkerKeys.LOCALITY_RACK), conf.get(WorkerKeys.LOCALITY_SCRIPT),
+        conf.get(WorkerKeys.LOCALITY_SCRIPT_TIMEOUT), WorkerKeys.LOCALITY_SCRIPT.name(), conf.get(WorkerKeys.HOSTNAME));
     int wantPort = conf.get(WorkerKeys.RPC_PORT);
     String bind = conf.get(WorkerKeys.BIND_HOST);
     long maxMessage = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
@@ -149,7 +153,7 @@ public final class WorkerProcess implements AutoCloseable {
             conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), stallWatch, ufsWriteWatch), streamLimits)));
     server.start();
     port = server.port();
-    WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port);
+    WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port, identity);
     masterConnection = new io.strata.common.master.MasterConnection(conf);
     sync = new MasterSync(masterConnection, address, conf.get(CommonKeys.RPC_TIMEOUT).toMillis(), clock,
         () -> fatalHandler.run());
@@ -188,7 +192,8 @@ public final class WorkerProcess implements AutoCloseable {
         LOG.error("Tier management round failed", e);
       }
     }, tm, tm, TimeUnit.MILLISECONDS);
-    LOG.info("Worker serving on {}:{} (advertised as {}), storage {}", bind, port, address, store.dirReports());
+    LOG.info("Worker serving on {}:{} (advertised as {}, {}), storage {}", bind, port, address, address.identity(),
+        store.dirReports());
     return this;
   }
 

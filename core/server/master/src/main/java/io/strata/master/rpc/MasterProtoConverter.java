@@ -1,5 +1,6 @@
 package io.strata.master.rpc;
 
+import io.strata.common.net.TieredIdentity;
 import io.strata.common.net.WorkerAddress;
 import io.strata.master.block.BlockReport;
 import io.strata.master.block.BlockState;
@@ -91,11 +92,12 @@ final class MasterProtoConverter {
   }
 
   static WorkerAddressProto toProto(WorkerAddress a) {
-    return WorkerAddressProto.newBuilder().setHost(a.host()).setRpcPort(a.rpcPort()).build();
+    return WorkerAddressProto.newBuilder().setHost(a.host()).setRpcPort(a.rpcPort())
+        .setNode(a.identity().node()).setRack(a.identity().rack()).build();
   }
 
   static WorkerAddress fromProto(WorkerAddressProto p) {
-    return new WorkerAddress(p.getHost(), p.getRpcPort());
+    return new WorkerAddress(p.getHost(), p.getRpcPort(), new TieredIdentity(p.getNode(), p.getRack()));
   }
 
   static WorkerInfoProto toProto(WorkerState w) {
