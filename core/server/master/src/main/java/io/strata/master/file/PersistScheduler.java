@@ -220,8 +220,8 @@ final class PersistScheduler {
     // (where a listing would load it into Strata again).
     try {
       UfsDirsCreated made = UfsDirsCreated.mkdirs(ufs.client(r), UfsManager.parent(job.tempUri));
-      FileInfo now2 = tree.getFile(fileId);
-      if (now2 == null || !now2.path().equals(f.path())) {
+      FileInfo still = tree.getFile(fileId);
+      if (still == null || !still.path().equals(f.path())) {
         made.undo(); // deleted or moved while the directory was made
         return;
       }
