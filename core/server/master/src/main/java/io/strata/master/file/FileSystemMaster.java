@@ -918,10 +918,7 @@ public final class FileSystemMaster {
     // The copy's directory is made here and the worker creates the copy without parents, so a write racing
     // a delete of its directory fails instead of bringing the directory back (see PersistScheduler#send).
     try {
-      UfsDirsCreated made = UfsDirsCreated.mkdirs(sync.client(r), UfsManager.parent(temp));
-      FileInfo again = tree.getFile(fileId);
-      if (again == null || !again.path().equals(f.path())) {
-        made.undo();
+      if (!UfsDirsCreated.mkdirsFor(sync.client(r), UfsManager.parent(temp), () -> tree.isFileAt(fileId, f.path()))) {
         throw new NotFoundException("File " + fileId + " was deleted or moved while its write started");
       }
     } catch (IOException e) {

@@ -344,6 +344,12 @@ public final class InodeTree {
     }
   }
 
+  /** Whether file {@code fileId} still exists at {@code path} (not deleted, not moved). */
+  public boolean isFileAt(long fileId, String path) {
+    FileInfo f = getFile(fileId);
+    return f != null && f.path().equals(path);
+  }
+
   public boolean exists(StrataPath path) {
     lock.readLock().lock();
     try {

@@ -219,11 +219,8 @@ final class PersistScheduler {
     // delete of the file's directory then fails rather than bringing the directory back into the UFS
     // (where a listing would load it into Strata again).
     try {
-      UfsDirsCreated made = UfsDirsCreated.mkdirs(ufs.client(r), UfsManager.parent(job.tempUri));
-      FileInfo still = tree.getFile(fileId);
-      if (still == null || !still.path().equals(f.path())) {
-        made.undo(); // deleted or moved while the directory was made
-        return;
+      if (!UfsDirsCreated.mkdirsFor(ufs.client(r), UfsManager.parent(job.tempUri), () -> tree.isFileAt(fileId, f.path()))) {
+        return; // deleted or moved while the directory was made
       }
     } catch (IOException e) {
       fail(fileId, job, "cannot create the directory of " + job.tempUri + ": " + e.getMessage(), now);

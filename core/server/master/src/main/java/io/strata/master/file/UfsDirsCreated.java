@@ -50,6 +50,21 @@ final class UfsDirsCreated {
     return out;
   }
 
+  /**
+   * Makes the directory a file's copy is written into (a persist, a through write) for a file that may be
+   * deleted or moved meanwhile: when {@code stillWanted} says no once the directories exist, removes what it
+   * made and returns false, so a write racing a delete never leaves the deleted directory in the UFS.
+   */
+  static boolean mkdirsFor(UnderFileSystem ufs, String dirUri, java.util.function.BooleanSupplier stillWanted)
+      throws IOException {
+    UfsDirsCreated made = mkdirs(ufs, dirUri);
+    if (stillWanted.getAsBoolean()) {
+      return true;
+    }
+    made.undo();
+    return false;
+  }
+
   /** Removes what {@link #mkdirs} created, innermost first; a directory something else filled stays. */
   void undo() {
     for (int i = created.size() - 1; i >= 0; i--) {
