@@ -91,7 +91,8 @@ class BadInputIntegrationTest {
     return BlockWorkerServiceGrpc.newBlockingStub(workerChannel).withDeadlineAfter(10, TimeUnit.SECONDS);
   }
 
-  private static StrataException rawError(Runnable call) {
+  /** The error a raw gRPC call fails with, as the client's exception family (fails when the call succeeds). */
+  static StrataException rawError(Runnable call) {
     try {
       call.run();
     } catch (StatusRuntimeException e) {

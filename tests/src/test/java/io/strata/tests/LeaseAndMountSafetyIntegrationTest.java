@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
 import io.strata.client.FileInStream;
 import io.strata.client.FileOutStream;
 import io.strata.client.FileSystem;
@@ -20,7 +19,6 @@ import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.PermissionDeniedException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.grpc.GrpcChannels;
-import io.strata.common.grpc.GrpcErrors;
 import io.strata.common.id.BlockId;
 import io.strata.minicluster.LocalStrataCluster;
 import io.strata.proto.BlockMasterWorkerServiceGrpc;
@@ -155,15 +153,6 @@ class LeaseAndMountSafetyIntegrationTest {
 
   // ---- worker-facing calls ----
 
-  private static StrataException rawError(Runnable call) {
-    try {
-      call.run();
-    } catch (StatusRuntimeException e) {
-      return GrpcErrors.fromThrowable(e);
-    }
-    throw new AssertionError("the call succeeded");
-  }
-
   @Test
   void workerFacingCallsWithMountCredentials_refuseCallersThatAreNotRegisteredWorkers() throws Exception {
     byte[] bytes = data(100_000, 2);
@@ -176,14 +165,14 @@ class LeaseAndMountSafetyIntegrationTest {
     BlockMasterWorkerServiceGrpc.BlockMasterWorkerServiceBlockingStub raw =
         BlockMasterWorkerServiceGrpc.newBlockingStub(masterChannel).withDeadlineAfter(10, TimeUnit.SECONDS);
     for (long id : new long[] {0, workerId}) {
-      StrataException e = rawError(() -> raw.getBlockSource(GetBlockSourceRequest.newBuilder()
+      StrataException e = BadInputIntegrationTest.rawError(() -> raw.getBlockSource(GetBlockSourceRequest.newBuilder()
           .setBlockId(BlockId.of(fileId, 0)).setWorkerId(id).setWorkerToken("guessed").build()));
       assertThat(e).isInstanceOf(PermissionDeniedException.class);
       assertThat(e.code()).isEqualTo(ErrorCode.PERMISSION_DENIED);
       assertThat(e.getMessage()).contains("GetBlockSource").contains("registered workers");
     }
     FileOutStream open = fs.createFile("/creds/open", CreateFileOptions.defaults().withWriteType(WriteType.THROUGH));
-    StrataException e = rawError(() -> raw.getUfsWriteTarget(GetUfsWriteTargetRequest.newBuilder()
+    StrataException e = BadInputIntegrationTest.rawError(() -> raw.getUfsWriteTarget(GetUfsWriteTargetRequest.newBuilder()
         .setFileId(open.status().id()).setWorkerId(workerId).build()));
     assertThat(e).isInstanceOf(PermissionDeniedException.class);
     open.write(new byte[] {7});

@@ -76,6 +76,12 @@ class FileSystemMasterUfsTest {
         Duration.ofSeconds(5), List.of(UfsManager.normalize(tmp.toString(), tmp), "hdfs://127.0.0.1:1/"),
         persistMaxInFlight);
     FileSystemMaster m = new FileSystemMaster(clock, TIMEOUT, 1 << 20, journal, conf);
+    recover(journal, m);
+    return m;
+  }
+
+  /** Replays {@code journal} into {@code m} and starts writing, as a master does at start (shared by the master tests here). */
+  static void recover(Journal journal, FileSystemMaster m) throws IOException {
     journal.replay(e -> {
       try {
         m.replay(e);
@@ -84,7 +90,6 @@ class FileSystemMasterUfsTest {
       }
     });
     journal.startWriting();
-    return m;
   }
 
   private FileSystemMaster restart() throws IOException {

@@ -69,14 +69,7 @@ class LeaseAndMountSafetyTest {
     FileSystemMaster m = new FileSystemMaster(clock, Duration.ofSeconds(30), 1 << 20, journal, conf);
     m.setLeaseTimeout(LEASE);
     m.setMountGuard(new MountGuard(List.of(tmp.resolve("journal"), tmp.resolve("data")), tmp.resolve("home"), false));
-    journal.replay(e -> {
-      try {
-        m.replay(e);
-      } catch (StrataException ex) {
-        throw new IllegalStateException(ex);
-      }
-    });
-    journal.startWriting();
+    FileSystemMasterUfsTest.recover(journal, m);
     return m;
   }
 
