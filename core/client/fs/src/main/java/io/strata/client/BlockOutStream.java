@@ -36,7 +36,7 @@ final class BlockOutStream {
     this.maxLength = maxLength;
     this.reserved = reserved;
     this.stream = new OutboundStream<>("writing block " + blockId + " to worker " + worker,
-        context.rpcTimeoutMs(), o -> context.worker(worker).writeBlock(o));
+        context.rpcTimeoutMs(), o -> context.writeBlock(worker, o));
   }
 
   /**
@@ -75,7 +75,10 @@ final class BlockOutStream {
     return req;
   }
 
-  /** Sends {@code chunk} (which the caller no longer changes) once the transport can take it. */
+  /**
+   * Sends {@code chunk} (which the caller no longer changes) once the transport can take it. The chunk is
+   * wrapped, not copied: the marshaller writes it from this array straight into the transport's buffer.
+   */
   void write(byte[] chunk, int length) throws IOException {
     ByteString data = UnsafeByteOperations.unsafeWrap(chunk, 0, length);
     stream.send(request().setChunk(data).build());

@@ -1,6 +1,5 @@
 package io.strata.client;
 
-import com.google.protobuf.ByteString;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.strata.common.exception.DataLossException;
@@ -20,7 +19,11 @@ import java.util.concurrent.TimeUnit;
  * reader asks for {@code prefetch} chunks and one more each time it consumes one, so at most
  * {@code prefetch} chunks are buffered whatever the block size, and a slow consumer slows the worker.
  *
- * <p>Not thread-safe: one reader thread; gRPC callbacks only enqueue.
+ * <p>With zero-copy marshalling a queued chunk references the transport's (Netty's) buffer: it is copied
+ * once, into the caller's array, and its buffer released as soon as the chunk is used up, and every queued
+ * one at {@link #close} (also those that arrive after it).
+ *
+ * <p>Not thread-safe: one reader thread; gRPC callbacks only enqueue (and release after close).
  */
 final class BlockReader implements BlockRangeReader {
   private static final Object END = new Object();
@@ -29,9 +32,12 @@ final class BlockReader implements BlockRangeReader {
   private final long blockId;
   private final long expected;
   private final long timeoutMs;
+  private final FileSystemContext context;
   private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
   private ClientCallStreamObserver<ReadBlockRequest> call;
+  private ReadBlockResponse currentMessage;
   private ByteBuffer current;
+  private volatile boolean closed;
   private long received;
   private boolean finished;
 
@@ -49,12 +55,13 @@ final class BlockReader implements BlockRangeReader {
     this.blockId = blockId;
     this.expected = length;
     this.timeoutMs = context.rpcTimeoutMs();
+    this.context = context;
     int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
         .setLength(length).setChunkSize(chunkSize).setPromote(promote).setUfsFallback(ufsFallback)
         .setNoCache(noCache).setUnlisted(unlisted).build();
-    context.worker(worker).readBlock(req, new ClientResponseObserver<ReadBlockRequest, ReadBlockResponse>() {
+    context.readBlock(worker, req, new ClientResponseObserver<ReadBlockRequest, ReadBlockResponse>() {
       @Override
       public void beforeStart(ClientCallStreamObserver<ReadBlockRequest> stream) {
         call = stream;
@@ -63,7 +70,10 @@ final class BlockReader implements BlockRangeReader {
 
       @Override
       public void onNext(ReadBlockResponse value) {
-        queue.add(value.getChunk());
+        queue.add(value);
+        if (closed) {
+          releaseQueued(); // arrived after close: nobody will read it
+        }
       }
 
       @Override
@@ -117,13 +127,36 @@ final class BlockReader implements BlockRangeReader {
         throw e.code().toException("Reading block " + blockId + " from worker " + worker + " failed: "
             + e.getMessage(), e);
       }
-      current = ((ByteString) next).asReadOnlyByteBuffer();
+      releaseCurrent();
+      currentMessage = (ReadBlockResponse) next;
+      current = currentMessage.getChunk().asReadOnlyByteBuffer();
       received += current.remaining();
       call.request(1);
     }
     int n = Math.min(len, current.remaining());
     current.get(b, off, n);
+    if (!current.hasRemaining()) {
+      releaseCurrent();
+    }
     return n;
+  }
+
+  private void releaseCurrent() {
+    if (currentMessage != null) {
+      current = null;
+      context.release(currentMessage);
+      currentMessage = null;
+    }
+  }
+
+  /** Releases queued chunks; each is taken by exactly one thread (this or a late gRPC callback). */
+  private void releaseQueued() {
+    Object o;
+    while ((o = queue.poll()) != null) {
+      if (o instanceof ReadBlockResponse) {
+        context.release((ReadBlockResponse) o);
+      }
+    }
   }
 
   @Override
@@ -132,5 +165,8 @@ final class BlockReader implements BlockRangeReader {
       finished = true;
       call.cancel("reader closed", null);
     }
+    closed = true;
+    releaseCurrent();
+    releaseQueued();
   }
 }

@@ -37,6 +37,15 @@ public final class ClientKeys {
       .doc("Chunks a block reader asks a worker for ahead of the one being consumed (flow control window).")
       .build();
 
+  public static final PropertyKey<Boolean> NETWORK_ZEROCOPY_ENABLED =
+      PropertyKey.booleanKey("strata.user.network.zerocopy.enabled")
+          .defaultValue(true)
+          .doc("Block reads and writes over gRPC use the zero-copy marshallers: a read chunk is parsed over the "
+              + "transport's buffer and copied once, into the caller's array; a written chunk goes from the "
+              + "caller's array straight into the transport. false: protobuf's own marshallers, and the worker "
+              + "is asked for its plain (heap) read path too (the benchmark's path=tcp-plain).")
+          .build();
+
   public static final PropertyKey<Duration> WRITE_SPACE_WAIT_TIMEOUT =
       PropertyKey.durationKey("strata.user.write.space.wait.timeout")
           .defaultValue("5min")

@@ -32,6 +32,11 @@ public interface FileSystem extends Closeable {
     return new BaseFileSystem(new FileSystemContext(conf));
   }
 
+  /** A client over a context the caller owns and closes after this file system (tests inspect it). */
+  static FileSystem create(FileSystemContext context) {
+    return new BaseFileSystem(context);
+  }
+
   /** Creates a file and returns a stream that writes it; the file is complete once the stream closes. */
   FileOutStream createFile(String path, CreateFileOptions options) throws IOException;
 

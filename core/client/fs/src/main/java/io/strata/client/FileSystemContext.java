@@ -3,10 +3,19 @@ package io.strata.client;
 import io.grpc.ManagedChannel;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
+import io.grpc.Metadata;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
+import io.strata.common.grpc.BlockDataMarshalling;
 import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.net.WorkerAddress;
 import io.strata.proto.BlockWorkerServiceGrpc;
 import io.strata.proto.FileSystemMasterServiceGrpc;
+import io.strata.proto.ReadBlockRequest;
+import io.strata.proto.ReadBlockResponse;
+import io.strata.proto.WriteBlockRequest;
+import io.strata.proto.WriteBlockResponse;
 import java.io.Closeable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,7 +23,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What one client shares among its calls and streams: the configuration, the channel to the master and a
- * channel per worker (opened on first use, kept until close). Thread-safe.
+ * channel per worker (opened on first use, kept until close), and the marshalling of block data calls
+ * ({@code strata.user.network.zerocopy.enabled}). Thread-safe.
  */
 public final class FileSystemContext implements Closeable {
   private final StrataConf conf;
@@ -25,6 +35,13 @@ public final class FileSystemContext implements Closeable {
   private final LeaseRenewer leases;
   private volatile boolean closed;
   private io.strata.client.shortcircuit.ShortCircuitClient shortCircuit;
+  private final boolean zeroCopy;
+  private final BlockDataMarshalling marshalling = new BlockDataMarshalling();
+  private static final Metadata PLAIN_HEADERS = new Metadata();
+
+  static {
+    PLAIN_HEADERS.put(BlockDataMarshalling.PLAIN_HEADER, BlockDataMarshalling.PLAIN);
+  }
 
   public FileSystemContext(StrataConf conf) {
     this.conf = conf;
@@ -32,6 +49,7 @@ public final class FileSystemContext implements Closeable {
     this.rpcTimeoutMs = conf.get(CommonKeys.RPC_TIMEOUT).toMillis();
     this.master = new io.strata.common.master.MasterConnection(conf);
     this.leases = new LeaseRenewer(this, conf.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
+    this.zeroCopy = conf.get(ClientKeys.NETWORK_ZEROCOPY_ENABLED);
   }
 
   /** Renews the write leases of this context's open files. */
@@ -67,6 +85,46 @@ public final class FileSystemContext implements Closeable {
     ManagedChannel ch = workerChannels.computeIfAbsent(address,
         a -> GrpcChannels.forAddress(a.host(), a.rpcPort(), maxMessageBytes));
     return BlockWorkerServiceGrpc.newStub(ch);
+  }
+
+  /**
+   * Starts a block read on the worker's channel: with the zero-copy marshaller, or (key off) protobuf's
+   * own, asking the worker for its plain path too. Pass each response to {@link #release} once its chunk
+   * has been copied out.
+   */
+  void readBlock(WorkerAddress address, ReadBlockRequest req, StreamObserver<ReadBlockResponse> o) {
+    BlockWorkerServiceGrpc.BlockWorkerServiceStub stub = worker(address);
+    if (zeroCopy) {
+      ClientCalls.asyncServerStreamingCall(stub.getChannel().newCall(marshalling.readBlock(), stub.getCallOptions()),
+          req, o);
+    } else {
+      stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(PLAIN_HEADERS)).readBlock(req, o);
+    }
+  }
+
+  /** Frees the transport buffer a read response's chunk references (no-op for a copied one). */
+  void release(ReadBlockResponse response) {
+    marshalling.readResponses().release(response);
+  }
+
+  /** Starts a block write on the worker's channel, marshalled as {@link #readBlock} is. */
+  StreamObserver<WriteBlockRequest> writeBlock(WorkerAddress address, StreamObserver<WriteBlockResponse> o) {
+    BlockWorkerServiceGrpc.BlockWorkerServiceStub stub = worker(address);
+    if (zeroCopy) {
+      return ClientCalls.asyncClientStreamingCall(stub.getChannel().newCall(marshalling.writeBlock(),
+          stub.getCallOptions()), o);
+    }
+    return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(PLAIN_HEADERS)).writeBlock(o);
+  }
+
+  /** Block read responses parsed over the transport's buffers (zero-copy) so far. */
+  public long aliasedBlockResponses() {
+    return marshalling.readResponses().aliasedParses();
+  }
+
+  /** Transport buffers held by block read responses not yet released (0 unless one leaked; for tests). */
+  public int outstandingBlockBuffers() {
+    return marshalling.outstanding();
   }
 
   /** A blocking stub for a worker's unary calls, on the same channel as {@link #worker}. */

@@ -183,6 +183,15 @@ public final class WorkerKeys {
       .doc("Largest chunk the worker sends in a block read, whatever the client asks for.")
       .build();
 
+  public static final PropertyKey<Boolean> NETWORK_ZEROCOPY_ENABLED =
+      PropertyKey.booleanKey("strata.worker.network.zerocopy.enabled")
+          .defaultValue("true")
+          .doc("Block reads and writes use the zero-copy marshallers: reads fill pooled direct buffers from the "
+              + "block file and lend them to gRPC, writes parse over the transport's buffers without copying. "
+              + "false: protobuf's own marshallers and a heap array per chunk (for comparison, or to rule it out). "
+              + "A client can also ask for the plain path per call (strata.user.network.zerocopy.enabled=false).")
+          .build();
+
   public static final PropertyKey<Integer> UFS_IO_THREADS = PropertyKey.intKey("strata.worker.ufs.io.threads")
       .defaultValue(16)
       .validate(v -> v >= 1, "at least 1")

@@ -50,6 +50,7 @@ public final class WorkerProcess implements AutoCloseable {
   private final Clock clock;
   private volatile Runnable fatalHandler;
   private GrpcServer server;
+  private BlockWorkerService blockService;
   private io.strata.common.master.MasterConnection masterConnection;
   private ScheduledExecutorService background;
   private volatile MasterSync sync;
@@ -148,9 +149,10 @@ public final class WorkerProcess implements AutoCloseable {
         WorkerKeys.UFS_WRITE_IDLE_TIMEOUT.name());
     streamLimits = new StreamLimits(conf.get(WorkerKeys.STREAMS_MAX), conf.get(WorkerKeys.STREAMS_PER_CLIENT_MAX));
     server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
-        List.of(ServerInterceptors.intercept(new BlockWorkerService(deferred,
+        List.of(ServerInterceptors.intercept(blockService = new BlockWorkerService(deferred,
             (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk,
-            conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), stallWatch, ufsWriteWatch), streamLimits)));
+            conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), stallWatch, ufsWriteWatch,
+            conf.get(WorkerKeys.NETWORK_ZEROCOPY_ENABLED)), streamLimits)));
     server.start();
     port = server.port();
     WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port, identity);
@@ -199,6 +201,21 @@ public final class WorkerProcess implements AutoCloseable {
 
   public int rpcPort() {
     return port;
+  }
+
+  /** Chunks the worker read into pooled direct buffers (its zero-copy read path) so far. */
+  public long directChunksRead() {
+    return blockService == null ? 0 : blockService.directChunksRead();
+  }
+
+  /** Block write messages parsed over the transport's buffers (its zero-copy write path) so far. */
+  public long aliasedWriteChunks() {
+    return blockService == null ? 0 : blockService.aliasedWriteChunks();
+  }
+
+  /** Pooled read buffers lent to gRPC plus received write chunks not yet released (0 at rest). */
+  public int outstandingBlockBuffers() {
+    return blockService == null ? 0 : blockService.outstandingBuffers();
   }
 
   /** Data streams (block reads and writes, UFS writes) open now. */

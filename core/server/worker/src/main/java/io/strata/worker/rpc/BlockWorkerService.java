@@ -1,11 +1,17 @@
 package io.strata.worker.rpc;
 
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
 import io.strata.common.exception.StrataException;
+import io.strata.common.grpc.BlockDataMarshalling;
 import io.strata.common.grpc.GrpcErrors;
 import io.strata.proto.BlockWorkerServiceGrpc;
 import io.strata.proto.CacheBlockRequest;
@@ -39,8 +45,14 @@ import java.nio.channels.FileChannel;
  * reserves a whole block before its WriteBlock (ASYNC_THROUGH writers), waiting on the calling thread, with
  * no lock held, at most the worker's {@code strata.worker.write.space.wait.timeout} for room. Thread-safe;
  * per-call state lives in the call's observers.
+ *
+ * <p>Zero-copy (unless turned off): {@link #bindService} binds ReadBlock and WriteBlock with
+ * {@link BlockDataMarshalling}'s marshallers. Store reads fill pooled direct buffers from the block file
+ * and lend them to gRPC until written; block writes parse aliased over the transport's buffers and write
+ * them to the temp block's channel, then release them. A call whose client asks for the plain path
+ * ({@link BlockDataMarshalling#PLAIN_HEADER}) reads into heap arrays instead.
  */
-public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorkerServiceImplBase {
+public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncService, io.grpc.BindableService {
   /** How committed blocks reach the master. */
   @FunctionalInterface
   public interface Committer {
@@ -54,19 +66,28 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   private final long maxSpaceWaitMs;
   private final IdleWatch stallWatch;
   private final IdleWatch ufsWriteWatch;
+  private final boolean zeroCopy;
+  private final BlockDataMarshalling marshalling = new BlockDataMarshalling();
+  private final DirectBufferPool pool = new DirectBufferPool(POOL_FREE_BYTES);
+
+  /** Direct buffers kept for reuse: a few chunks of the largest size per concurrent read. */
+  private static final long POOL_FREE_BYTES = 64L << 20;
+  /** Set for a ReadBlock call whose client asked for the plain path. */
+  private static final Context.Key<Boolean> PLAIN_READ = Context.keyWithDefault("strata-plain-read", false);
 
   /** A service whose streams are never ended for idling (tests of other things). */
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk) {
-    this(store, committer, ufs, maxChunk, 0, IdleWatch.NONE, IdleWatch.NONE);
+    this(store, committer, ufs, maxChunk, 0, IdleWatch.NONE, IdleWatch.NONE, true);
   }
 
   /**
    * A service whose whole-block reservations wait at most {@code maxSpaceWaitMs} for room, whose block
    * reads end when the reader takes no data for {@code stallWatch}'s timeout and whose UFS file writes end
-   * (their partial files deleted) when no data comes for {@code ufsWriteWatch}'s.
+   * (their partial files deleted) when no data comes for {@code ufsWriteWatch}'s. With {@code zeroCopy}
+   * false, every call uses protobuf's own marshallers and heap buffers.
    */
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk,
-      long maxSpaceWaitMs, IdleWatch stallWatch, IdleWatch ufsWriteWatch) {
+      long maxSpaceWaitMs, IdleWatch stallWatch, IdleWatch ufsWriteWatch, boolean zeroCopy) {
     this.store = store;
     this.committer = committer;
     this.ufs = ufs;
@@ -74,6 +95,50 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     this.maxSpaceWaitMs = maxSpaceWaitMs;
     this.stallWatch = stallWatch;
     this.ufsWriteWatch = ufsWriteWatch;
+    this.zeroCopy = zeroCopy;
+  }
+
+  /** The generated binding, with ReadBlock and WriteBlock on the zero-copy marshallers (unless off). */
+  @Override
+  @SuppressWarnings("unchecked")
+  public ServerServiceDefinition bindService() {
+    ServerServiceDefinition plain = BlockWorkerServiceGrpc.bindService(this);
+    if (!zeroCopy) {
+      return plain;
+    }
+    ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(plain.getServiceDescriptor().getName());
+    for (ServerMethodDefinition<?, ?> m : plain.getMethods()) {
+      String name = m.getMethodDescriptor().getFullMethodName();
+      if (name.equals(marshalling.readBlock().getFullMethodName())) {
+        ServerCallHandler<ReadBlockRequest, ReadBlockResponse> h =
+            (ServerCallHandler<ReadBlockRequest, ReadBlockResponse>) m.getServerCallHandler();
+        b.addMethod(marshalling.readBlock(), (call, headers) ->
+            BlockDataMarshalling.PLAIN.equals(headers.get(BlockDataMarshalling.PLAIN_HEADER))
+                ? Contexts.interceptCall(Context.current().withValue(PLAIN_READ, true), call, headers, h)
+                : h.startCall(call, headers));
+      } else if (name.equals(marshalling.writeBlock().getFullMethodName())) {
+        b.addMethod(marshalling.writeBlock(),
+            (ServerCallHandler<WriteBlockRequest, WriteBlockResponse>) m.getServerCallHandler());
+      } else {
+        b.addMethod(m);
+      }
+    }
+    return b.build();
+  }
+
+  /** Chunks read into pooled direct buffers so far (the zero-copy read path). */
+  public long directChunksRead() {
+    return pool.acquired();
+  }
+
+  /** Block write messages parsed over the transport's buffers (zero-copy) so far. */
+  public long aliasedWriteChunks() {
+    return marshalling.writeRequests().aliasedParses();
+  }
+
+  /** Pooled buffers lent to gRPC and not yet back, plus received chunks not yet released (leak tests). */
+  public int outstandingBuffers() {
+    return pool.lent() + marshalling.outstanding();
   }
 
   @Override
@@ -122,6 +187,8 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
         }
       } catch (Exception e) {
         fail(e);
+      } finally {
+        marshalling.writeRequests().release(req); // the chunk may alias the transport's buffer
       }
     }
 
@@ -179,7 +246,8 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   public void readBlock(ReadBlockRequest req, StreamObserver<ReadBlockResponse> o) {
     int chunk = req.getChunkSize() <= 0 ? maxChunk : Math.min(req.getChunkSize(), maxChunk);
     ReadStream stream = new ReadStream((ServerCallStreamObserver<ReadBlockResponse>) o, chunk);
-    stream.storeReader(s -> readFromStore(req, s));
+    boolean lend = zeroCopy && !PLAIN_READ.get();
+    stream.storeReader(s -> readFromStore(req, s, lend));
     try {
       if (req.getOffset() < 0) {
         throw new InvalidArgumentException("Block " + req.getBlockId() + ": negative read offset " + req.getOffset());
@@ -199,7 +267,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       stream.fail(e);
       return;
     }
-    readFromStore(req, stream);
+    readFromStore(req, stream, lend);
   }
 
   private boolean inStore(long blockId) throws StrataException {
@@ -212,7 +280,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   }
 
   /** Serves a read from the local store (the normal path, and the path after a UFS load). */
-  private void readFromStore(ReadBlockRequest req, ReadStream stream) {
+  private void readFromStore(ReadBlockRequest req, ReadStream stream, boolean lend) {
     BlockStore.ReadHandle handle;
     long start = req.getOffset();
     long end;
@@ -236,7 +304,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       stream.fail(e);
       return;
     }
-    new BlockReadCall(stream, handle, start, end, stallWatch).begin();
+    new BlockReadCall(stream, handle, start, end, stallWatch, lend ? this : null).begin();
   }
 
   /**
@@ -244,6 +312,8 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
    * reader that takes nothing for the stall timeout is cancelled and the block released.
    */
   private static final class BlockReadCall implements IdleWatch.Watched {
+    /** Lends pooled direct buffers to gRPC; null on the plain path (a heap array per chunk). */
+    private final BlockWorkerService lender;
     private final ReadStream out;
     private final BlockStore.ReadHandle handle;
     private final FileChannel channel;
@@ -255,7 +325,9 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     private volatile long lastSentNanos = System.nanoTime();
     private Runnable unwatch = () -> { };
 
-    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end, IdleWatch stallWatch) {
+    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end, IdleWatch stallWatch,
+        BlockWorkerService lender) {
+      this.lender = lender;
       this.out = out;
       this.handle = handle;
       this.channel = handle.channel();
@@ -304,17 +376,24 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       try {
         while (!done && pos < end && out.isReady()) {
           int n = (int) Math.min(chunk, end - pos);
-          ByteBuffer buf = ByteBuffer.allocate(n);
-          while (buf.hasRemaining()) {
-            int r = channel.read(buf, pos + buf.position());
-            if (r < 0) {
-              throw new io.strata.common.exception.DataLossException("Block file ended at "
-                  + (pos + buf.position()) + ", before " + end);
+          if (lender == null) {
+            ByteBuffer buf = ByteBuffer.allocate(n);
+            fill(buf);
+            out.sendOne(buf);
+          } else {
+            ByteBuffer buf = lender.pool.acquire(n);
+            boolean lent = false;
+            try {
+              fill(buf);
+              lent = true;
+              out.sendLent(buf, lender.marshalling.readResponses(), () -> lender.pool.release(buf));
+            } finally {
+              if (!lent) {
+                lender.pool.release(buf);
+              }
             }
           }
-          buf.flip();
           pos += n;
-          out.sendOne(buf);
           lastSentNanos = System.nanoTime();
         }
         if (!done && pos >= end) {
@@ -327,6 +406,18 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
           out.fail(e);
         }
       }
+    }
+
+    /** Fills {@code buf} (to its limit) from the block file at {@link #pos}, and flips it. */
+    private void fill(ByteBuffer buf) throws IOException {
+      while (buf.hasRemaining()) {
+        int r = channel.read(buf, pos + buf.position());
+        if (r < 0) {
+          throw new io.strata.common.exception.DataLossException("Block file ended at "
+              + (pos + buf.position()) + ", before " + end);
+        }
+      }
+      buf.flip();
     }
   }
 

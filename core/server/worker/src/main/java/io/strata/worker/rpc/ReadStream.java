@@ -2,6 +2,7 @@ package io.strata.worker.rpc;
 
 import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.stub.ServerCallStreamObserver;
+import io.strata.common.grpc.ChunkMarshaller;
 import io.strata.common.grpc.GrpcErrors;
 import io.strata.common.time.Deadlines;
 import io.strata.proto.ReadBlockResponse;
@@ -114,6 +115,20 @@ final class ReadStream implements ReadSink {
       data.position(data.position() + n);
       // The UFS code never reuses a buffer it sent, so wrapping without a copy is safe.
       out.onNext(ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(piece)).build());
+    }
+  }
+
+  /**
+   * Sends one message whose chunk is lent from {@code data} (a pooled buffer): {@code release} runs once
+   * gRPC has written it, or at once when the call ended before it could be sent.
+   */
+  void sendLent(ByteBuffer data, ChunkMarshaller<ReadBlockResponse> marshaller, Runnable release) {
+    ReadBlockResponse msg = ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(data)).build();
+    marshaller.onWritten(msg, release);
+    try {
+      out.onNext(msg);
+    } finally {
+      marshaller.forgetWritten(msg);
     }
   }
 
