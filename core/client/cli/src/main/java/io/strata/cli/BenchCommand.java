@@ -97,7 +97,13 @@ final class BenchCommand implements Callable<Integer> {
       List<Double> sR = new ArrayList<>();
       List<Double> scR = new ArrayList<>();
       List<Double> tcpR = new ArrayList<>();
+      List<Double> plainR = new ArrayList<>();
+      List<Double> plainW = new ArrayList<>();
+      List<Double> tcpW = new ArrayList<>();
       FileSystem tcp = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "off")));
+      // tcp-plain: protobuf's own marshallers on the client, and the worker's heap read path.
+      FileSystem plain = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "off",
+          "strata.user.network.zerocopy.enabled", "false")));
       FileSystem sc = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "fd")));
       long scOpens = 0;
       String path = "/.strata-bench/io-" + ProcessHandle.current().pid();
@@ -111,11 +117,17 @@ final class BenchCommand implements Callable<Integer> {
           sR.add(rate(bytes, () -> strataRead(fs, path)));
           scR.add(rate(bytes, () -> strataRead(sc, path)));
           tcpR.add(rate(bytes, () -> strataRead(tcp, path)));
+          plainR.add(rate(bytes, () -> strataRead(plain, path)));
+          fs.delete(path);
+          plainW.add(rate(bytes, () -> strataWrite(plain, path, block, buf, bytes)));
+          fs.delete(path);
+          tcpW.add(rate(bytes, () -> strataWrite(tcp, path, block, buf, bytes)));
           fs.delete(path);
         }
         scOpens = shortCircuitOpens(sc);
       } finally {
         tcp.close();
+        plain.close();
         sc.close();
         Files.deleteIfExists(raw);
         if (fs.exists("/.strata-bench")) {
@@ -132,6 +144,9 @@ final class BenchCommand implements Callable<Integer> {
       pathLine(out, scOpens > 0 ? "short-circuit" : "short-circuit-unavailable", "read", median(scR),
           "raw_file_read", median(rawR));
       pathLine(out, "tcp", "read", median(tcpR), "loopback_socket", median(sock));
+      pathLine(out, "tcp-plain", "read", median(plainR), "loopback_socket", median(sock));
+      pathLine(out, "tcp", "write", median(tcpW), "loopback_socket", median(sock));
+      pathLine(out, "tcp-plain", "write", median(plainW), "loopback_socket", median(sock));
       return 0;
     }
 

@@ -10,7 +10,9 @@ import io.strata.proto.ReadBlockRequest;
 import io.strata.proto.ReadBlockResponse;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import com.google.protobuf.ByteString;
 import java.nio.ByteBuffer;
+import java.util.Iterator;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -36,6 +38,8 @@ final class BlockReader implements BlockRangeReader {
   private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
   private ClientCallStreamObserver<ReadBlockRequest> call;
   private ReadBlockResponse currentMessage;
+  /** The current chunk's pieces (one per transport buffer it spans) and the one being copied out. */
+  private Iterator<ByteBuffer> pieces;
   private ByteBuffer current;
   private volatile boolean closed;
   private long received;
@@ -97,6 +101,11 @@ final class BlockReader implements BlockRangeReader {
   @Override
   public int read(byte[] b, int off, int len) throws IOException {
     while (current == null || !current.hasRemaining()) {
+      if (pieces != null && pieces.hasNext()) {
+        current = pieces.next();
+        continue;
+      }
+      releaseCurrent();
       if (finished) {
         return -1;
       }
@@ -127,23 +136,33 @@ final class BlockReader implements BlockRangeReader {
         throw e.code().toException("Reading block " + blockId + " from worker " + worker + " failed: "
             + e.getMessage(), e);
       }
-      releaseCurrent();
       currentMessage = (ReadBlockResponse) next;
-      current = currentMessage.getChunk().asReadOnlyByteBuffer();
-      received += current.remaining();
+      ByteString chunk = currentMessage.getChunk();
+      received += chunk.size();
+      pieces = chunk.asReadOnlyByteBufferList().iterator(); // a rope is not flattened (that would copy)
       call.request(1);
     }
-    int n = Math.min(len, current.remaining());
-    current.get(b, off, n);
-    if (!current.hasRemaining()) {
+    // The one copy: from the transport's buffers into the caller's array, across pieces of this chunk.
+    int done = 0;
+    while (true) {
+      int n = Math.min(len - done, current.remaining());
+      current.get(b, off + done, n);
+      done += n;
+      if (done == len || !pieces.hasNext()) {
+        break;
+      }
+      current = pieces.next();
+    }
+    if (!current.hasRemaining() && !pieces.hasNext()) {
       releaseCurrent();
     }
-    return n;
+    return done;
   }
 
   private void releaseCurrent() {
     if (currentMessage != null) {
       current = null;
+      pieces = null;
       context.release(currentMessage);
       currentMessage = null;
     }

@@ -28,10 +28,10 @@ public final class BlockDataMarshalling {
 
   private final ChunkMarshaller<ReadBlockResponse> readResponse = new ChunkMarshaller<>(
       ReadBlockResponse.getDefaultInstance(), ReadBlockResponse.CHUNK_FIELD_NUMBER, ReadBlockResponse::getChunk,
-      m -> m.toBuilder().clearChunk().build());
+      m -> m.toBuilder().clearChunk().build(), (m, c) -> m.toBuilder().setChunk(c).build());
   private final ChunkMarshaller<WriteBlockRequest> writeRequest = new ChunkMarshaller<>(
       WriteBlockRequest.getDefaultInstance(), WriteBlockRequest.CHUNK_FIELD_NUMBER, WriteBlockRequest::getChunk,
-      m -> m.toBuilder().clearChunk().build());
+      m -> m.toBuilder().clearChunk().build(), (m, c) -> m.toBuilder().setChunk(c).build());
   private final MethodDescriptor<ReadBlockRequest, ReadBlockResponse> readBlock =
       BlockWorkerServiceGrpc.getReadBlockMethod().toBuilder(BlockWorkerServiceGrpc.getReadBlockMethod()
           .getRequestMarshaller(), readResponse).build();

@@ -25,6 +25,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
@@ -42,8 +43,9 @@ import java.util.function.UnaryOperator;
  * cancelled first).
  *
  * <p>Receiving: when the transport's stream is {@link Detachable} and {@link HasByteBuffer} (grpc-netty),
- * {@link #parse} detaches it and parses over its buffers with aliasing, so the parsed chunk references
- * the transport's (Netty's) memory. The message then holds that memory until {@link #release} is called
+ * {@link #parse} detaches it and parses over its buffers, cutting the chunk out as a slice (a rope over
+ * several buffers when it spans HTTP/2 frames), so the parsed chunk references the transport's (Netty's)
+ * memory and no byte of it is copied. The message then holds that memory until {@link #release} is called
  * for it: the receiver copies the chunk out once and releases. Other streams (in-process transport) are
  * parsed by protobuf's own marshaller; {@link #release} is then harmless.
  *
@@ -62,6 +64,7 @@ public final class ChunkMarshaller<T extends Message> implements MethodDescripto
   private final int chunkField;
   private final Function<T, ByteString> chunkOf;
   private final UnaryOperator<T> withoutChunk;
+  private final BiFunction<T, ByteString, T> withChunk;
   private final Map<T, InputStream> unreleased = Collections.synchronizedMap(new IdentityHashMap<>());
   private final Map<T, Runnable> written = Collections.synchronizedMap(new IdentityHashMap<>());
   private final AtomicLong aliasedParses = new AtomicLong();
@@ -71,15 +74,18 @@ public final class ChunkMarshaller<T extends Message> implements MethodDescripto
    * @param chunkField the chunk's field number
    * @param chunkOf reads the chunk of a message
    * @param withoutChunk the message with its chunk cleared (every other field kept)
+   * @param withChunk the message with its chunk set (every other field kept)
    */
   @SuppressWarnings("unchecked")
-  public ChunkMarshaller(T prototype, int chunkField, Function<T, ByteString> chunkOf, UnaryOperator<T> withoutChunk) {
+  public ChunkMarshaller(T prototype, int chunkField, Function<T, ByteString> chunkOf, UnaryOperator<T> withoutChunk,
+      BiFunction<T, ByteString, T> withChunk) {
     this.prototype = prototype;
     this.parser = (Parser<T>) prototype.getParserForType();
     this.plain = ProtoUtils.marshaller(prototype);
     this.chunkField = chunkField;
     this.chunkOf = chunkOf;
     this.withoutChunk = withoutChunk;
+    this.withChunk = withChunk;
   }
 
   @Override
@@ -173,10 +179,7 @@ public final class ChunkMarshaller<T extends Message> implements MethodDescripto
         detached.skip(b.remaining());
       }
       detached.reset();
-      CodedInputStream cis = ByteString.copyFrom(parts).newCodedInput();
-      cis.enableAliasing(true);
-      cis.setSizeLimit(Integer.MAX_VALUE);
-      T message = parser.parseFrom(cis);
+      T message = parseAliased(ByteString.copyFrom(parts));
       aliasedParses.incrementAndGet();
       if (chunkOf.apply(message).isEmpty()) {
         return message; // nothing references the buffers
@@ -194,6 +197,90 @@ public final class ChunkMarshaller<T extends Message> implements MethodDescripto
         closeQuietly(detached);
       }
     }
+  }
+
+  /**
+   * Parses {@code all} (a rope over the transport's buffers) so that the chunk is a slice of it: the
+   * top-level fields are walked here, the chunk's extent is cut out without copying, and every other field
+   * is parsed by protobuf from a small copy. (Protobuf's own aliasing parse copies any bytes field that
+   * spans buffers, and HTTP/2 delivers a large message as many 16 KiB frames.) Groups, never used by these
+   * messages, fall back to protobuf's aliasing parse.
+   */
+  private T parseAliased(ByteString all) throws IOException {
+    int pos = 0;
+    int n = all.size();
+    ByteString chunk = ByteString.EMPTY;
+    ByteString.Output rest = null;
+    while (pos < n) {
+      int start = pos;
+      long tag = varint(all, pos);
+      pos = varintEnd(all, pos);
+      int wireType = (int) (tag & 7);
+      long field = tag >>> 3;
+      int end;
+      switch (wireType) {
+        case 0 -> end = varintEnd(all, pos);
+        case 1 -> end = pos + 8;
+        case 5 -> end = pos + 4;
+        case 2 -> {
+          long len = varint(all, pos);
+          pos = varintEnd(all, pos);
+          if (len < 0 || len > n - pos) {
+            throw new InvalidProtocolBufferException("Field " + field + " claims " + len + " bytes; "
+                + (n - pos) + " are left");
+          }
+          end = (int) (pos + len);
+          if (field == chunkField) {
+            chunk = all.substring(pos, end);
+            pos = end;
+            continue;
+          }
+        }
+        default -> {
+          CodedInputStream cis = all.newCodedInput();
+          cis.enableAliasing(true);
+          cis.setSizeLimit(Integer.MAX_VALUE);
+          return parser.parseFrom(cis);
+        }
+      }
+      if (end > n) {
+        throw new InvalidProtocolBufferException("Field " + field + " runs past the end of the message");
+      }
+      if (rest == null) {
+        rest = ByteString.newOutput(64);
+      }
+      all.substring(start, end).writeTo(rest);
+      pos = end;
+    }
+    T message = rest == null ? prototype : parser.parseFrom(rest.toByteString());
+    return chunk.isEmpty() ? message : withChunk.apply(message, chunk);
+  }
+
+  private static long varint(ByteString b, int pos) throws InvalidProtocolBufferException {
+    long v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= b.size()) {
+        throw new InvalidProtocolBufferException("A varint runs past the end of the message");
+      }
+      byte x = b.byteAt(pos++);
+      v |= (long) (x & 0x7f) << shift;
+      if (x >= 0) {
+        return v;
+      }
+    }
+    throw new InvalidProtocolBufferException("A varint is longer than 10 bytes");
+  }
+
+  private static int varintEnd(ByteString b, int pos) throws InvalidProtocolBufferException {
+    for (int i = 0; i < 10; i++) {
+      if (pos >= b.size()) {
+        throw new InvalidProtocolBufferException("A varint runs past the end of the message");
+      }
+      if (b.byteAt(pos++) >= 0) {
+        return pos;
+      }
+    }
+    throw new InvalidProtocolBufferException("A varint is longer than 10 bytes");
   }
 
   private static void closeQuietly(InputStream s) {

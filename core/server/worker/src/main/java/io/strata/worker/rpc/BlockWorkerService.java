@@ -182,8 +182,9 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
           throw new InvalidArgumentException("Block " + temp.blockId() + ": only the first message may carry "
               + "a header");
         }
-        if (!req.getChunk().isEmpty()) {
-          temp.append(req.getChunk().asReadOnlyByteBuffer());
+        // One append per transport buffer the chunk spans: flattening a rope would copy it.
+        for (ByteBuffer piece : req.getChunk().asReadOnlyByteBufferList()) {
+          temp.append(piece);
         }
       } catch (Exception e) {
         fail(e);
