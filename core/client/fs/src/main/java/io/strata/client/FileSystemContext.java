@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 public final class FileSystemContext implements Closeable {
   private final StrataConf conf;
   private final long maxMessageBytes;
+  private final long flowWindowBytes;
   private final io.strata.common.master.MasterConnection master;
   private final Map<WorkerAddress, ManagedChannel> workerChannels = new ConcurrentHashMap<>();
   private final long rpcTimeoutMs;
@@ -46,6 +47,7 @@ public final class FileSystemContext implements Closeable {
   public FileSystemContext(StrataConf conf) {
     this.conf = conf;
     this.maxMessageBytes = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
+    this.flowWindowBytes = conf.get(CommonKeys.NETWORK_FLOW_CONTROL_WINDOW);
     this.rpcTimeoutMs = conf.get(CommonKeys.RPC_TIMEOUT).toMillis();
     this.master = new io.strata.common.master.MasterConnection(conf);
     this.leases = new LeaseRenewer(this, conf.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
@@ -83,7 +85,7 @@ public final class FileSystemContext implements Closeable {
       throw new IllegalStateException("FileSystemContext is closed");
     }
     ManagedChannel ch = workerChannels.computeIfAbsent(address,
-        a -> GrpcChannels.forAddress(a.host(), a.rpcPort(), maxMessageBytes));
+        a -> GrpcChannels.forAddress(a.host(), a.rpcPort(), maxMessageBytes, flowWindowBytes));
     return BlockWorkerServiceGrpc.newStub(ch);
   }
 

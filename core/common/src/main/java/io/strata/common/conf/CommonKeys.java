@@ -25,6 +25,16 @@ public final class CommonKeys {
               + "with RESOURCE_EXHAUSTED.")
           .build();
 
+  public static final PropertyKey<Long> NETWORK_FLOW_CONTROL_WINDOW =
+      PropertyKey.bytesKey("strata.network.flow.control.window")
+          .defaultValue("16MB")
+          .validate(v -> v >= 64 * 1024 && v <= 1L << 30, "between 64KB and 1GB")
+          .doc("HTTP/2 flow-control window of a client's channel to a worker: the bytes of a block read a "
+              + "worker may send before the client acknowledges them. gRPC's default (1MB) allows about one "
+              + "chunk in flight, so every chunk waited for a round trip between four threads; see "
+              + "docs/PERFORMANCE.md for the measurement.")
+          .build();
+
   public static final PropertyKey<Duration> RPC_TIMEOUT = PropertyKey.durationKey("strata.network.rpc.timeout")
       .defaultValue("30s")
       .doc("Deadline of a unary RPC (metadata calls, block commits, heartbeats).")

@@ -18,6 +18,23 @@ public final class GrpcChannels {
         .build();
   }
 
+  /**
+   * A plaintext channel to host:port for bulk data: as {@link #forAddress(String, int, long)}, with an
+   * HTTP/2 flow-control window of {@code flowWindowBytes} (fixed; gRPC's window tuning off), and call
+   * callbacks run on the transport's event loop (no hand-off to an executor thread per message): every
+   * listener on such a channel must only record, enqueue or signal, never block.
+   */
+  public static ManagedChannel forAddress(String host, int port, long maxMessageBytes, long flowWindowBytes) {
+    return NettyChannelBuilder.forAddress(host, port)
+        .usePlaintext()
+        .maxInboundMessageSize((int) maxMessageBytes)
+        .flowControlWindow((int) flowWindowBytes)
+        .directExecutor()
+        .keepAliveTime(30, TimeUnit.SECONDS)
+        .keepAliveWithoutCalls(false)
+        .build();
+  }
+
   /** Closes a channel, waiting briefly for calls in flight. */
   public static void close(ManagedChannel channel) {
     channel.shutdown();
