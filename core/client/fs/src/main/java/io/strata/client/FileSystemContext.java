@@ -119,9 +119,12 @@ public final class FileSystemContext implements Closeable {
     return stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(PLAIN_HEADERS)).writeBlock(o);
   }
 
-  /** Block read responses parsed over the transport's buffers (zero-copy) so far. */
+  /**
+   * Block read responses parsed by the zero-copy marshaller so far: sliced from the transport's buffers,
+   * or (when grpc-netty cannot expose them) from one copy.
+   */
   public long aliasedBlockResponses() {
-    return marshalling.readResponses().aliasedParses();
+    return marshalling.readResponses().aliasedParses() + marshalling.readResponses().oneCopyParses();
   }
 
   /** Transport buffers held by block read responses not yet released (0 unless one leaked; for tests). */

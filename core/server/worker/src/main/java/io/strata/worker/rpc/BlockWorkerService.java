@@ -131,9 +131,9 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
     return pool.acquired();
   }
 
-  /** Block write messages parsed over the transport's buffers (zero-copy) so far. */
+  /** Block write messages parsed by the zero-copy marshaller so far (sliced, or from one copy). */
   public long aliasedWriteChunks() {
-    return marshalling.writeRequests().aliasedParses();
+    return marshalling.writeRequests().aliasedParses() + marshalling.writeRequests().oneCopyParses();
   }
 
   /** Pooled buffers lent to gRPC and not yet back, plus received chunks not yet released (leak tests). */
