@@ -231,4 +231,58 @@ class FailoverIntegrationTest {
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
         assertThat(tempBlocks(workerDir(survivor))).as("temp blocks left on the surviving worker").isEmpty());
   }
+
+  /**
+   * CACHE_THROUGH over two workers in ROUND_ROBIN: block 0 goes to one, the under file system stream to the
+   * other; the block's worker stops mid-block.
+   */
+  private int startCacheThroughAndStopTheBlockWorker(FileSystem fs, FileOutStream out, byte[] data, int cut)
+      throws IOException {
+    out.write(data, 0, cut);
+    int stopped = writingWorker();
+    assertThat(cluster.worker(stopped).openStreams()).as("the block's worker is not the UFS stream's").isEqualTo(1);
+    cluster.stopWorker(stopped);
+    return stopped;
+  }
+
+  @Test
+  void write_cacheThrough_failsOverTheCachedPart_whenTheBlockWorkerStops() throws Exception {
+    FileSystem fs = start(2);
+    byte[] data = content(BLOCK + BLOCK / 3, 6);
+    int cut = BLOCK / 2;
+    int stopped;
+    try (FileOutStream out = fs.createFile("/ct", CreateFileOptions.defaults().withBlockSize(BLOCK)
+        .withWriteType(WriteType.CACHE_THROUGH))) {
+      stopped = startCacheThroughAndStopTheBlockWorker(fs, out, data, cut);
+      out.write(data, cut, data.length - cut);
+    }
+    int stoppedPort = cluster.worker(stopped).rpcPort();
+    assertThat(fs.getStatus("/ct").isPersisted()).isTrue();
+    assertThat(fs.getBlockLocations("/ct")).as("both blocks cached, on the worker that did not stop")
+        .allSatisfy(b -> assertThat(b.locations()).singleElement()
+            .satisfies(l -> assertThat(l.address().rpcPort()).isNotEqualTo(stoppedPort)));
+    assertThat(Files.readAllBytes(cluster.rootUfsDir().resolve("ct"))).isEqualTo(data);
+    try (FileInStream in = fs.openFile("/ct")) {
+      assertThat(in.readAllBytes()).isEqualTo(data);
+    }
+  }
+
+  @Test
+  void write_cacheThrough_leavesTheBlockToTheUfsCopy_whenItCannotFailOver() throws Exception {
+    FileSystem fs = start(2, "strata.user.block.write.failover.buffer.size", "1MB");
+    byte[] data = content(BLOCK + BLOCK / 3, 7);
+    int cut = BLOCK / 2; // past the 1 MB buffer: block 0 cannot be sent again
+    try (FileOutStream out = fs.createFile("/ct2", CreateFileOptions.defaults().withBlockSize(BLOCK)
+        .withWriteType(WriteType.CACHE_THROUGH))) {
+      startCacheThroughAndStopTheBlockWorker(fs, out, data, cut);
+      out.write(data, cut, data.length - cut);
+    }
+    assertThat(fs.getStatus("/ct2").isPersisted()).isTrue();
+    assertThat(fs.getBlockLocations("/ct2").get(0).locations()).as("block 0 is in the UFS copy only").isEmpty();
+    assertThat(fs.getBlockLocations("/ct2").get(1).locations()).as("the next block is cached again").hasSize(1);
+    assertThat(Files.readAllBytes(cluster.rootUfsDir().resolve("ct2"))).isEqualTo(data);
+    try (FileInStream in = fs.openFile("/ct2")) {
+      assertThat(in.readAllBytes()).isEqualTo(data);
+    }
+  }
 }
