@@ -35,6 +35,7 @@ final class BlockReader implements BlockRangeReader {
   private final long expected;
   private final long timeoutMs;
   private final FileSystemContext context;
+  private final boolean unlisted;
   private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
   private ClientCallStreamObserver<ReadBlockRequest> call;
   private ReadBlockResponse currentMessage;
@@ -60,6 +61,7 @@ final class BlockReader implements BlockRangeReader {
     this.expected = length;
     this.timeoutMs = context.rpcTimeoutMs();
     this.context = context;
+    this.unlisted = unlisted;
     int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
@@ -95,6 +97,11 @@ final class BlockReader implements BlockRangeReader {
   @Override
   public WorkerAddress worker() {
     return worker;
+  }
+
+  @Override
+  public String source() {
+    return unlisted ? "worker " + worker + " (from the under file system)" : "worker " + worker;
   }
 
   /** Copies up to len bytes into b; returns -1 at the end of the range. */
