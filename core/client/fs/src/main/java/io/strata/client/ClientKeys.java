@@ -217,11 +217,20 @@ public final class ClientKeys {
   public static final PropertyKey<String> SHORT_CIRCUIT_MODE = PropertyKey.stringKey("strata.user.shortcircuit.mode")
       .defaultValue("fd")
       .validate(v -> v.equals("fd") || v.equals("path") || v.equals("off"), "one of fd, path, off")
-      .doc("How a block held by a worker on this host is read: fd (the worker passes the open file over its "
+      .doc("How a block held (or written) by a worker on this host is read (or written): fd (the worker passes the open file over its "
           + "domain socket; works when this process cannot see the worker's dirs), path (the worker names the "
           + "file and this process opens it), off (always stream through the worker's data port). When "
           + "short-circuit fails the read streams through the data port and the reason is logged once.")
       .build();
+
+  public static final PropertyKey<Long> SHORT_CIRCUIT_WRITE_GRANT_SIZE =
+      PropertyKey.bytesKey("strata.user.shortcircuit.write.grant.size")
+          .defaultValue("8MB")
+          .validate(v -> v >= 64 * 1024, "at least 64KB")
+          .doc("A block written short-circuit asks the local worker for room this many bytes at a time, before "
+              + "writing the bytes that need it (the worker reserves them in its tier's accounting; a full tier "
+              + "refuses with RESOURCE_EXHAUSTED).")
+          .build();
 
   public static final PropertyKey<String> SHORT_CIRCUIT_SOCKET_PATH =
       PropertyKey.stringKey("strata.user.shortcircuit.domain.socket.path")

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes a file by its {@link WriteType}: blocks (MUST_CACHE, ASYNC_THROUGH, CACHE_THROUGH), each to the
- * worker the location policy picks, as a stream of chunks; and, for CACHE_THROUGH and THROUGH, the under
+ * worker the location policy picks, as a stream of chunks or, to a worker on this host, short-circuit
+ * into its temp block file ({@link BlockWriter#open} chooses); and, for CACHE_THROUGH and THROUGH, the under
  * file system copy through one worker ({@link UfsOutStream}), fed the same chunks. {@link #close()} commits
  * the last block, closes the under file system copy (checking its length), then completes the file at the
  * master.
@@ -50,7 +51,7 @@ public final class FileOutStream extends OutputStream {
   private final int chunkSize;
   private byte[] chunk;
   private int chunkFill;
-  private BlockOutStream block;
+  private BlockWriter block;
   /** CACHE_THROUGH: the cache had no room for the current block; it goes to the under file system only. */
   private boolean blockDropped;
   /** ASYNC_THROUGH: no worker had room; the rest of the file goes to the under file system only. */
@@ -78,6 +79,11 @@ public final class FileOutStream extends OutputStream {
   /** Bytes written so far. */
   public long bytesWritten() {
     return length;
+  }
+
+  /** Short-circuit writes of this stream's client: blocks written that way, and why others streamed. */
+  public io.strata.client.shortcircuit.ShortCircuitClient shortCircuit() {
+    return context.shortCircuit();
   }
 
   /** How this stream writes: the create call's write type, or the configured default. */
@@ -138,7 +144,8 @@ public final class FileOutStream extends OutputStream {
       if (writeType == WriteType.ASYNC_THROUGH) {
         block = reservedBlock(blockId);
       } else {
-        block = new BlockOutStream(context, selector.select(blockId, blockSize, new HashSet<>()), blockId, blockSize);
+        block = BlockWriter.open(context, selector.select(blockId, blockSize, new HashSet<>()), blockId, blockSize,
+            false);
       }
     } catch (ResourceExhaustedException e) {
       if (writeType == WriteType.ASYNC_THROUGH) {
@@ -183,7 +190,7 @@ public final class FileOutStream extends OutputStream {
   }
 
   /** A block stream whose room is reserved whole at a worker; each worker that stays full is left out. */
-  private BlockOutStream reservedBlock(long blockId) throws IOException {
+  private BlockWriter reservedBlock(long blockId) throws IOException {
     long waitMs = context.conf().get(ClientKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis();
     Set<WorkerAddress> full = new HashSet<>();
     ResourceExhaustedException last = null;
@@ -201,7 +208,7 @@ public final class FileOutStream extends OutputStream {
       }
       try {
         BlockOutStream.reserve(context, worker, blockId, blockSize, waitMs);
-        return new BlockOutStream(context, worker, blockId, blockSize, true);
+        return BlockWriter.open(context, worker, blockId, blockSize, true);
       } catch (ResourceExhaustedException e) {
         LOG.info("Worker {} has no room for block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
         full.add(worker);

@@ -267,8 +267,9 @@ public final class WorkerKeys {
   public static final PropertyKey<Boolean> SHORT_CIRCUIT_ENABLED =
       PropertyKey.booleanKey("strata.worker.shortcircuit.enabled")
           .defaultValue("true")
-          .doc("Serve short-circuit reads to clients on this host over a Unix domain socket (the block's file "
-              + "descriptor is passed to the client, which then reads the file itself).")
+          .doc("Serve short-circuit reads and writes to clients on this host over a Unix domain socket (the block's "
+              + "file descriptor is passed to the client, which then reads the file itself, or writes a temp block the "
+              + "worker grants space for and commits).")
           .build();
 
   public static final PropertyKey<String> DOMAIN_SOCKET_PATH =

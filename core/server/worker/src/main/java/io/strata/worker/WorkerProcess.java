@@ -63,6 +63,7 @@ public final class WorkerProcess implements AutoCloseable {
   private TieredBlockStore store;
   private TierManager tierManager;
   private io.strata.worker.shortcircuit.ShortCircuitServer shortCircuit;
+  private BlockWorkerService dataService;
   private int port = -1;
   private boolean closed;
 
@@ -148,7 +149,7 @@ public final class WorkerProcess implements AutoCloseable {
         WorkerKeys.UFS_WRITE_IDLE_TIMEOUT.name());
     streamLimits = new StreamLimits(conf.get(WorkerKeys.STREAMS_MAX), conf.get(WorkerKeys.STREAMS_PER_CLIENT_MAX));
     server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
-        List.of(ServerInterceptors.intercept(new BlockWorkerService(deferred,
+        List.of(ServerInterceptors.intercept(dataService = new BlockWorkerService(deferred,
             (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk,
             conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), stallWatch, ufsWriteWatch), streamLimits)));
     server.start();
@@ -175,7 +176,8 @@ public final class WorkerProcess implements AutoCloseable {
     } else if (conf.get(WorkerKeys.SHORT_CIRCUIT_ENABLED)) {
       try {
         shortCircuit = new io.strata.worker.shortcircuit.ShortCircuitServer(store, Path.of(conf.get(
-            WorkerKeys.DOMAIN_SOCKET_PATH).replace("${strata.worker.rpc.port}", Integer.toString(port)))).start();
+            WorkerKeys.DOMAIN_SOCKET_PATH).replace("${strata.worker.rpc.port}", Integer.toString(port))),
+            (id, len, tier) -> sync.commitBlock(id, len, tier)).start();
       } catch (IOException e) {
         close();
         throw e;
@@ -277,6 +279,11 @@ public final class WorkerProcess implements AutoCloseable {
   }
 
   /** The short-circuit server on the domain socket, or null when it is turned off. */
+  /** The gRPC data service (tests read its counters). */
+  public BlockWorkerService dataService() {
+    return dataService;
+  }
+
   public io.strata.worker.shortcircuit.ShortCircuitServer shortCircuit() {
     return shortCircuit;
   }

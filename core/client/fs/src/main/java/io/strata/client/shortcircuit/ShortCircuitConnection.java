@@ -93,10 +93,19 @@ final class ShortCircuitConnection {
 
   /** Asks for the descriptor of a block opened on this connection and opens a channel on it. */
   FileChannel receiveDescriptor(long blockId) throws IOException {
+    return receiveDescriptor(blockId, false);
+  }
+
+  /**
+   * Asks for the descriptor of a block opened (or, with {@code write}, of a temp block created) on this
+   * connection and opens a channel on it, read-only or for writing.
+   */
+  FileChannel receiveDescriptor(long blockId, boolean write) throws IOException {
     channel.config().setOption(EpollChannelOption.DOMAIN_SOCKET_READ_MODE, DomainSocketReadMode.FILE_DESCRIPTORS);
     Object got;
     try {
-      send(ShortCircuitRequest.newBuilder().setSendFd(SendFdProto.newBuilder().setBlockId(blockId)).build());
+      send(ShortCircuitRequest.newBuilder().setSendFd(SendFdProto.newBuilder().setBlockId(blockId).setWrite(write))
+          .build());
       got = take();
     } finally {
       channel.config().setOption(EpollChannelOption.DOMAIN_SOCKET_READ_MODE, DomainSocketReadMode.BYTES);
@@ -108,7 +117,8 @@ final class ShortCircuitConnection {
     try {
       // The magic link reaches the open file itself: no lookup through the worker's dirs, so it works
       // where those dirs are not visible or traversable here.
-      return FileChannel.open(Path.of("/proc/self/fd/" + fd.intValue()), StandardOpenOption.READ);
+      return FileChannel.open(Path.of("/proc/self/fd/" + fd.intValue()),
+          write ? StandardOpenOption.WRITE : StandardOpenOption.READ);
     } finally {
       fd.close();
     }
@@ -126,7 +136,8 @@ final class ShortCircuitConnection {
     }
   }
 
-  private ShortCircuitResponse call(ShortCircuitRequest req) throws IOException {
+  /** Sends one request and waits for its one response (an error answer is a response too). */
+  ShortCircuitResponse call(ShortCircuitRequest req) throws IOException {
     send(req);
     Object got = take();
     if (got instanceof ShortCircuitResponse) {

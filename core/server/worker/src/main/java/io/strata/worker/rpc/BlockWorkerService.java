@@ -45,6 +45,25 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   @FunctionalInterface
   public interface Committer {
     void commit(long blockId, long length, String tier) throws StrataException;
+
+    /**
+     * Commits a finished temp block in the store (fsynced first on fsync tiers), then at the master; when
+     * the master refuses (file gone, complete, block too long), the local block is removed again.
+     */
+    default BlockStore.BlockMeta commitTemp(BlockStore store, BlockStore.TempBlock temp) throws IOException {
+      BlockStore.BlockMeta meta = store.commit(temp);
+      try {
+        commit(meta.blockId(), meta.length(), meta.tier());
+      } catch (StrataException | RuntimeException e) {
+        try {
+          store.remove(meta.blockId());
+        } catch (IOException ignored) {
+          // The master does not know the block; the next registration report cleans it.
+        }
+        throw e;
+      }
+      return meta;
+    }
   }
 
   private final BlockStore store;
@@ -54,6 +73,8 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
   private final long maxSpaceWaitMs;
   private final IdleWatch stallWatch;
   private final IdleWatch ufsWriteWatch;
+  /** Block bytes received by WriteBlock streams (short-circuit writes send none). */
+  private final java.util.concurrent.atomic.LongAdder streamedWriteBytes = new java.util.concurrent.atomic.LongAdder();
 
   /** A service whose streams are never ended for idling (tests of other things). */
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk) {
@@ -74,6 +95,11 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     this.maxSpaceWaitMs = maxSpaceWaitMs;
     this.stallWatch = stallWatch;
     this.ufsWriteWatch = ufsWriteWatch;
+  }
+
+  /** Block bytes received through WriteBlock streams so far. */
+  public long streamedWriteBytes() {
+    return streamedWriteBytes.sum();
   }
 
   @Override
@@ -119,6 +145,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
         }
         if (!req.getChunk().isEmpty()) {
           temp.append(req.getChunk().asReadOnlyByteBuffer());
+          streamedWriteBytes.add(req.getChunk().size());
         }
       } catch (Exception e) {
         fail(e);
@@ -153,21 +180,9 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       }
       BlockStore.BlockMeta meta;
       try {
-        meta = store.commit(temp);
+        meta = committer.commitTemp(store, temp);
       } catch (Exception e) {
-        fail(e);
-        return;
-      }
-      try {
-        committer.commit(meta.blockId(), meta.length(), meta.tier());
-      } catch (Exception e) {
-        try {
-          store.remove(meta.blockId());
-        } catch (IOException ignored) {
-          // The master does not know the block; the next registration report cleans it.
-        }
-        failed = true;
-        response.onError(GrpcErrors.toStatus(e));
+        fail(e); // the abort is a no-op once the store committed it
         return;
       }
       response.onNext(WriteBlockResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).build());

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The worker's short-circuit server: a Unix domain socket (Netty epoll) on which local clients open
- * blocks, receive their file descriptors (SCM_RIGHTS) or paths, and close them (protocol in
+ * blocks, receive their file descriptors (SCM_RIGHTS) or paths, and close them, and write blocks
+ * themselves into temp blocks the worker grants space for and commits (protocol in
  * strata_shortcircuit.proto). Every block opened on a connection holds the store's read lock until the
  * client closes it or the connection ends, so an open block is never evicted, moved or removed under a
  * reader, and a client that dies leaks nothing.
@@ -45,6 +46,7 @@ public final class ShortCircuitServer implements AutoCloseable {
 
   private final BlockStore store;
   private final Path socketPath;
+  private final io.strata.worker.rpc.BlockWorkerService.Committer committer;
   private final Counters counters = new Counters();
   private EventLoopGroup group;
   private EventExecutorGroup handlers;
@@ -57,11 +59,17 @@ public final class ShortCircuitServer implements AutoCloseable {
     final AtomicLong fdsSent = new AtomicLong();
     final AtomicLong errors = new AtomicLong();
     final AtomicInteger openNow = new AtomicInteger();
+    final AtomicLong tempsCreated = new AtomicLong();
+    final AtomicLong bytesCommitted = new AtomicLong();
+    final AtomicLong abortedByDisconnect = new AtomicLong();
+    final AtomicInteger writesNow = new AtomicInteger();
   }
 
-  public ShortCircuitServer(BlockStore store, Path socketPath) {
+  /** A server whose short-circuit writes commit their blocks at the master through {@code committer}. */
+  public ShortCircuitServer(BlockStore store, Path socketPath, io.strata.worker.rpc.BlockWorkerService.Committer committer) {
     this.store = store;
     this.socketPath = socketPath;
+    this.committer = committer;
   }
 
   /** Binds the socket; fails with a message naming the path when it cannot. */
@@ -79,7 +87,9 @@ public final class ShortCircuitServer implements AutoCloseable {
     group = new MultiThreadIoEventLoopGroup(1, io.strata.server.GrpcServer.namedDaemon("worker-sc-io"),
         EpollIoHandler.newFactory());
     connections = new io.netty.channel.group.DefaultChannelGroup(group.next());
-    handlers = new DefaultEventExecutorGroup(2, io.strata.server.GrpcServer.namedDaemon("worker-sc-handler"));
+    // A connection is served by one of these threads; a commit waits for the master and a grant may evict,
+    // so more threads than cores keep one writer's commit from holding up the others' requests.
+    handlers = new DefaultEventExecutorGroup(4, io.strata.server.GrpcServer.namedDaemon("worker-sc-handler"));
     try {
       serverChannel = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
           .childHandler(new ChannelInitializer<DomainSocketChannel>() {
@@ -89,7 +99,7 @@ public final class ShortCircuitServer implements AutoCloseable {
               ch.pipeline()
                   .addLast(new LengthFieldBasedFrameDecoder(MAX_FRAME_BYTES, 0, 4, 0, 4))
                   .addLast(new LengthFieldPrepender(4))
-                  .addLast(handlers, new ShortCircuitHandler(store, counters));
+                  .addLast(handlers, new ShortCircuitHandler(store, committer, counters));
             }
           })
           .bind(new DomainSocketAddress(socketPath.toFile())).sync().channel();
@@ -104,7 +114,7 @@ public final class ShortCircuitServer implements AutoCloseable {
       throw new IOException("Cannot restrict the short-circuit socket " + socketPath + " to its owner and group: "
           + e.getMessage(), e);
     }
-    LOG.info("Short-circuit reads served on domain socket {}", socketPath);
+    LOG.info("Short-circuit reads and writes served on domain socket {}", socketPath);
     return this;
   }
 
@@ -130,6 +140,26 @@ public final class ShortCircuitServer implements AutoCloseable {
   /** Blocks clients hold open now. */
   public int openNow() {
     return counters.openNow.get();
+  }
+
+  /** Temp blocks created for short-circuit writers so far. */
+  public long tempBlocksCreated() {
+    return counters.tempsCreated.get();
+  }
+
+  /** Bytes of blocks written short-circuit and committed so far. */
+  public long bytesCommitted() {
+    return counters.bytesCommitted.get();
+  }
+
+  /** Temp blocks dropped because their connection ended before the commit. */
+  public long abortedByDisconnect() {
+    return counters.abortedByDisconnect.get();
+  }
+
+  /** Blocks being written short-circuit now. */
+  public int writesNow() {
+    return counters.writesNow.get();
   }
 
   @Override

@@ -19,6 +19,29 @@ public interface BlockStore {
     void append(ByteBuffer data) throws IOException;
 
     long length();
+
+    /**
+     * Short-circuit writes (the client writes the file itself): reserves {@code bytes} more for this block
+     * through the store's normal accounting (evicting as an append would; RESOURCE_EXHAUSTED naming what
+     * holds the space when no room can be made), capped at the block's maximum length. Returns the bytes
+     * granted in total. A block reserved whole is granted its maximum length already.
+     */
+    default long grant(long bytes) throws StrataException {
+      throw new UnsupportedOperationException("This store does not grant space to outside writers");
+    }
+
+    /**
+     * Short-circuit writes: the client wrote {@code length} bytes into {@link #path()} and closed it. The
+     * file must hold exactly that many, within the grant, or the write is refused (and should be aborted).
+     */
+    default void written(long length) throws StrataException {
+      throw new UnsupportedOperationException("This store does not take blocks written from outside");
+    }
+
+    /** The temp block's file, for short-circuit writers on this host. */
+    default java.nio.file.Path path() {
+      throw new UnsupportedOperationException("This store does not expose block files");
+    }
   }
 
   /** A committed block and the tier it is in. */

@@ -237,6 +237,59 @@ public final class TieredBlockStore implements BlockStore {
       }
       lastAppendMs = clock.millis();
     }
+
+    @Override
+    public long grant(long bytes) throws StrataException {
+      if (bytes < 0) {
+        throw new InvalidArgumentException("Block " + blockId + ": cannot grant a negative " + bytes + " bytes");
+      }
+      long need;
+      synchronized (TieredBlockStore.this) {
+        checkOpen();
+        need = Math.min(bytes, maxLength - reserved);
+      }
+      if (need > 0) {
+        reserve(this, need);
+      }
+      lastAppendMs = clock.millis(); // a grant is progress: the idle reaper leaves the block alone
+      synchronized (TieredBlockStore.this) {
+        return reserved;
+      }
+    }
+
+    @Override
+    public void written(long n) throws StrataException {
+      long size;
+      try {
+        size = Files.size(path);
+      } catch (IOException e) {
+        throw new InternalException("Cannot read the size of temp block " + path + ": " + e, e);
+      }
+      synchronized (TieredBlockStore.this) {
+        checkOpen();
+        if (n < 0 || size != n) {
+          throw new InvalidArgumentException("Block " + blockId + ": the writer says it wrote " + n + " bytes but "
+              + "its temp file holds " + size);
+        }
+        if (n > reserved) {
+          throw new io.strata.common.exception.FailedPreconditionException("Block " + blockId + ": the writer "
+              + "wrote " + n + " bytes but was granted only " + reserved + " (ask for space before writing)");
+        }
+        length = n;
+      }
+    }
+
+    @Override
+    public Path path() {
+      return path;
+    }
+
+    private void checkOpen() throws StrataException {
+      if (closed) {
+        throw new InternalException("Temp block " + blockId + " was aborted (its dir failed, or it was idle past "
+            + "strata.worker.temp.block.timeout)");
+      }
+    }
   }
 
   @Override
