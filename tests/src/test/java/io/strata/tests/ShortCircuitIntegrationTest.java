@@ -91,7 +91,9 @@ class ShortCircuitIntegrationTest {
   private static byte[] write(String path, int length, long seed) throws IOException {
     byte[] data = new byte[length];
     new Random(seed).nextBytes(data);
-    try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK))) {
+    // MUST_CACHE: no persist reads the blocks behind a test's back (storeReads counts every store read).
+    try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK)
+        .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
       out.write(data);
     }
     return data;

@@ -259,6 +259,9 @@ class ShortCircuitWriteIntegrationTest {
       assertThat(worker().store().get(blockId).length()).isEqualTo(10);
     }
     holder.cancel();
+    // Gone from the worker before the next test counts the store's used bytes.
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+        assertThatThrownBy(() -> worker().store().get(blockId)).isInstanceOf(NotFoundException.class));
   }
 
   /** One request on a fresh connection; its one response. */

@@ -29,7 +29,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code strata bench io}: sequential write and read throughput of one file through a running cluster,
+ * {@code strata bench io}: sequential write and read throughput of one file through a running cluster
+ * (short-circuit and streamed over TCP, for reads and MUST_CACHE writes),
  * each printed beside baselines measured in the same run on the same machine: a raw file written and
  * read with FileChannel in the benchmark dir (the worker's tmpfs by default), and a loopback TCP stream.
  * The machine is shared and noisy, so the ratio to the baseline is the figure that means something.
@@ -97,9 +98,11 @@ final class BenchCommand implements Callable<Integer> {
       List<Double> sR = new ArrayList<>();
       List<Double> scR = new ArrayList<>();
       List<Double> tcpR = new ArrayList<>();
+      List<Double> tcpW = new ArrayList<>();
       FileSystem tcp = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "off")));
       FileSystem sc = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "fd")));
       long scOpens = 0;
+      long scWrites = 0;
       String path = "/.strata-bench/io-" + ProcessHandle.current().pid();
       try {
         for (int i = 0; i < iterations; i++) {
@@ -107,13 +110,17 @@ final class BenchCommand implements Callable<Integer> {
           rawR.add(rate(bytes, () -> rawRead(raw)));
           Files.deleteIfExists(raw);
           sock.add(rate(bytes, () -> socketStream(buf, bytes)));
-          sW.add(rate(bytes, () -> strataWrite(fs, path, block, buf, bytes)));
+          sW.add(rate(bytes, () -> strataWrite(sc, path, block, buf, bytes)));
           sR.add(rate(bytes, () -> strataRead(fs, path)));
           scR.add(rate(bytes, () -> strataRead(sc, path)));
           tcpR.add(rate(bytes, () -> strataRead(tcp, path)));
           fs.delete(path);
+          tcpW.add(rate(bytes, () -> strataWrite(tcp, path, block, buf, bytes)));
+          fs.delete(path);
         }
-        scOpens = shortCircuitOpens(sc);
+        long[] probe = shortCircuitProbe(sc);
+        scOpens = probe[0];
+        scWrites = probe[1];
       } finally {
         tcp.close();
         sc.close();
@@ -132,6 +139,10 @@ final class BenchCommand implements Callable<Integer> {
       pathLine(out, scOpens > 0 ? "short-circuit" : "short-circuit-unavailable", "read", median(scR),
           "raw_file_read", median(rawR));
       pathLine(out, "tcp", "read", median(tcpR), "loopback_socket", median(sock));
+      // MUST_CACHE writes: short-circuit (the local worker's temp block file, written here) and streamed.
+      pathLine(out, scWrites > 0 ? "short-circuit" : "short-circuit-unavailable", "write", median(sW),
+          "raw_file_write", median(rawW));
+      pathLine(out, "tcp", "write", median(tcpW), "raw_file_write", median(rawW));
       return 0;
     }
 
@@ -149,16 +160,17 @@ final class BenchCommand implements Callable<Integer> {
           path, op, mbps / 1000, baseline, baseMbps / 1000, mbps / baseMbps));
     }
 
-    /** Blocks the client opened short-circuit (a zero-length stat-only open reads none). */
-    private static long shortCircuitOpens(FileSystem fs) throws IOException {
+    /** Blocks the client opened and wrote short-circuit (a zero-length stat-only open reads none). */
+    private static long[] shortCircuitProbe(FileSystem fs) throws IOException {
       String probe = "/.strata-bench/probe-" + ProcessHandle.current().pid();
-      try (FileOutStream out = fs.createFile(probe, CreateFileOptions.defaults()
-          .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
+      FileOutStream out = fs.createFile(probe, CreateFileOptions.defaults()
+          .withWriteType(io.strata.client.options.WriteType.MUST_CACHE));
+      try (out) {
         out.write(1);
       }
       try (FileInStream in = fs.openFile(probe)) {
         in.read();
-        return in.shortCircuit().opens();
+        return new long[] {in.shortCircuit().opens(), out.shortCircuit().writesCreated()};
       }
     }
 
