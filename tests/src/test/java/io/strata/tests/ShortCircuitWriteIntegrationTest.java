@@ -36,6 +36,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -213,6 +214,26 @@ class ShortCircuitWriteIntegrationTest {
     assertThat(worker().shortCircuit().writesNow()).isZero();
     assertThatThrownBy(() -> worker().store().get(blockId)).isInstanceOf(NotFoundException.class);
     holder.cancel();
+  }
+
+  @Test
+  void writerProcessKilledMidBlock_itsTempBlockIsDropped_andItsSpaceReturned() throws Exception {
+    long used = worker().store().usedBytes();
+    long aborted = worker().shortCircuit().abortedByDisconnect();
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(javaBin, "-Dio.netty.native.detectNativeLibraryDuplicates=false", "-cp",
+        System.getProperty("java.class.path"), ShortCircuitWriteMain.class.getName(),
+        Integer.toString(cluster.masterPort()), "/sc/killed", "fd", tierDir.toString(), Integer.toString(BLOCK + BLOCK / 2),
+        "40", "die").redirectErrorStream(true).start();
+    String output = new String(p.getInputStream().readAllBytes());
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as(output).isEqualTo(3);
+    assertThat(output).contains("writes=2"); // block 0 committed, block 1 half written
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> worker().shortCircuit().abortedByDisconnect() - aborted == 1);
+    assertThat(tempFiles(tierDir)).isZero();
+    assertThat(worker().shortCircuit().writesNow()).isZero();
+    assertThat(worker().store().usedBytes() - used).isEqualTo(BLOCK); // only the committed block 0
   }
 
   @Test

@@ -16,7 +16,8 @@ import java.util.Random;
  * 1 MiB blocks (bytes from {@code new Random(seed)}) to the local cluster and prints one line
  * {@code sha256=<hex> length=<n> writes=<n> hidden=<entries> fallbacks=<reasons>} (writes: blocks written
  * short-circuit; hidden: how many entries this process sees in the given dir). Arguments: master port,
- * file path, short-circuit mode, a dir to list, length, seed.
+ * file path, short-circuit mode, a dir to list, length, seed, and optionally {@code die}: print
+ * {@code writes=<n>} and halt without closing the file, in the middle of its last block.
  */
 public final class ShortCircuitWriteMain {
   private ShortCircuitWriteMain() {}
@@ -31,6 +32,12 @@ public final class ShortCircuitWriteMain {
       FileOutStream out = fs.createFile(args[1], CreateFileOptions.defaults().withBlockSize(1 << 20)
           .withWriteType(WriteType.MUST_CACHE));
       out.write(data);
+      if (args.length > 6 && args[6].equals("die")) {
+        // Killed mid-block: no commit, no abort, no close; the kernel ends the connection.
+        System.out.println("writes=" + out.shortCircuit().writesCreated());
+        System.out.flush();
+        Runtime.getRuntime().halt(3);
+      }
       out.close();
       System.out.println("sha256=" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data))
           + " length=" + out.bytesWritten() + " writes=" + out.shortCircuit().writesCreated() + " hidden="

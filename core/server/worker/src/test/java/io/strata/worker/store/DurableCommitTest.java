@@ -72,6 +72,22 @@ class DurableCommitTest {
   }
 
   @Test
+  void blockWrittenFromOutsideTheStore_isFsyncedLikeAStreamedOne() throws IOException {
+    Recording sync = new Recording();
+    TieredBlockStore store = StoreFixture.builder().tier("HDD", 100_000, root.resolve("hdd")).durability(sync).build();
+    TempBlock t = store.createTemp(8, 5000);
+    t.grant(4000);
+    try (FileChannel ch = FileChannel.open(t.path(), java.nio.file.StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(content(8, 3000)), 0); // a short-circuit writer's own descriptor
+    }
+    t.written(3000);
+    assertThat(sync.calls).isEmpty();
+    store.commit(t);
+    assertThat(sync.calls).containsExactly("file size=3000", "dir hdd/blocks");
+    assertThat(read(store, 8)).isEqualTo(content(8, 3000));
+  }
+
+  @Test
   void commitToMem_isNotFsynced_unlessItsTierSaysSo() throws IOException {
     Recording sync = new Recording();
     TieredBlockStore mem = StoreFixture.builder().tier("MEM", 100_000, root.resolve("mem")).durability(sync).build();
