@@ -224,7 +224,7 @@ class ShortCircuitWriteIntegrationTest {
     Process p = new ProcessBuilder(javaBin, "-Dio.netty.native.detectNativeLibraryDuplicates=false", "-cp",
         System.getProperty("java.class.path"), ShortCircuitWriteMain.class.getName(),
         Integer.toString(cluster.masterPort()), "/sc/killed", "fd", tierDir.toString(), Integer.toString(BLOCK + BLOCK / 2),
-        "40", "die").redirectErrorStream(true).start();
+        "40", "MUST_CACHE", "die").redirectErrorStream(true).start();
     String output = new String(p.getInputStream().readAllBytes());
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(p.exitValue()).as(output).isEqualTo(3);
@@ -361,7 +361,8 @@ class ShortCircuitWriteIntegrationTest {
   /**
    * The client runs in a private mount namespace where a tmpfs hides the worker's tier dir (root ignores
    * permissions, so an untraversable dir would prove nothing here): by descriptor it writes short-circuit;
-   * by path it cannot open the temp file, falls back to streaming and says why.
+   * by path it cannot open the temp file, falls back to streaming (ASYNC_THROUGH: its reservation made
+   * again) and says why.
    */
   @Test
   void clientThatCannotSeeTheTierDir_writesByDescriptor_andPathModeFallsBack() throws Exception {
@@ -372,18 +373,22 @@ class ShortCircuitWriteIntegrationTest {
     long streamed = worker().dataService().streamedWriteBytes();
 
     String fd = HiddenTierDir.run(tierDir, ShortCircuitWriteMain.class, Integer.toString(cluster.masterPort()),
-        "/sc/hidden-fd", "fd", tierDir.toString(), Integer.toString(length), "30");
+        "/sc/hidden-fd", "fd", tierDir.toString(), Integer.toString(length), "30", "MUST_CACHE");
     assertThat(fd).contains("sha256=" + sha, "length=" + length, "writes=3", "hidden=0", "fallbacks=[]");
     assertThat(readAll(fs, "/sc/hidden-fd")).isEqualTo(expected);
     assertThat(worker().shortCircuit().bytesCommitted() - committed).isEqualTo(length);
     assertThat(worker().dataService().streamedWriteBytes() - streamed).isZero();
 
     String path = HiddenTierDir.run(tierDir, ShortCircuitWriteMain.class, Integer.toString(cluster.masterPort()),
-        "/sc/hidden-path", "path", tierDir.toString(), Integer.toString(length), "30");
+        "/sc/hidden-path", "path", tierDir.toString(), Integer.toString(length), "30", "ASYNC_THROUGH");
     assertThat(path).contains("sha256=" + sha, "length=" + length, "writes=0", "hidden=0",
         "path mode cannot open temp block", "by path " + tierDir, "NoSuchFileException",
         "writing through its data port");
+    // ASYNC_THROUGH: each block's whole reservation, taken by the short-circuit attempt and given back by
+    // its abort, was made again for the stream.
     assertThat(readAll(fs, "/sc/hidden-path")).isEqualTo(expected);
+    assertThat(fs.getBlockLocations("/sc/hidden-path")).hasSize(3)
+        .allSatisfy(b -> assertThat(b.locations()).isNotEmpty());
     assertThat(worker().dataService().streamedWriteBytes() - streamed).isEqualTo(length);
     assertThat(tempFiles(tierDir)).isZero();
   }

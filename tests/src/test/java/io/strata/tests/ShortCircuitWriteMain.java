@@ -12,11 +12,11 @@ import java.util.Map;
 import java.util.Random;
 
 /**
- * A client in its own process for {@link ShortCircuitWriteIntegrationTest}: writes one MUST_CACHE file of
+ * A client in its own process for {@link ShortCircuitWriteIntegrationTest}: writes one file of
  * 1 MiB blocks (bytes from {@code new Random(seed)}) to the local cluster and prints one line
  * {@code sha256=<hex> length=<n> writes=<n> hidden=<entries> fallbacks=<reasons>} (writes: blocks written
  * short-circuit; hidden: how many entries this process sees in the given dir). Arguments: master port,
- * file path, short-circuit mode, a dir to list, length, seed, and optionally {@code die}: print
+ * file path, short-circuit mode, a dir to list, length, seed, write type, and optionally {@code die}: print
  * {@code writes=<n>} and halt without closing the file, in the middle of its last block.
  */
 public final class ShortCircuitWriteMain {
@@ -30,9 +30,9 @@ public final class ShortCircuitWriteMain {
     new Random(Long.parseLong(args[5])).nextBytes(data);
     try (FileSystem fs = FileSystem.create(conf)) {
       FileOutStream out = fs.createFile(args[1], CreateFileOptions.defaults().withBlockSize(1 << 20)
-          .withWriteType(WriteType.MUST_CACHE));
+          .withWriteType(WriteType.valueOf(args[6])));
       out.write(data);
-      if (args.length > 6 && args[6].equals("die")) {
+      if (args.length > 7 && args[7].equals("die")) {
         // Killed mid-block: no commit, no abort, no close; the kernel ends the connection.
         System.out.println("writes=" + out.shortCircuit().writesCreated());
         System.out.flush();

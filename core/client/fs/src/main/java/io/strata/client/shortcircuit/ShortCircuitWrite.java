@@ -56,7 +56,7 @@ public final class ShortCircuitWrite {
     try {
       conn = client.connection(worker);
     } catch (IOException e) {
-      client.fallback("connect:" + worker, "Short-circuit to worker " + worker + " is not possible: cannot connect "
+      client.fallback("write-connect:" + worker, "Short-circuit to worker " + worker + " is not possible: cannot connect "
           + "to " + client.socketPath(worker) + " (" + e.getMessage() + "); writing through its data port");
       return null;
     }
@@ -66,7 +66,7 @@ public final class ShortCircuitWrite {
           .setMaxLength(maxLength).setReserved(reserved).setInitialGrant(initialGrant)).build());
     } catch (IOException e) {
       client.drop(conn);
-      client.fallback("io:" + worker, "Short-circuit to worker " + worker + " failed (" + e.getMessage()
+      client.fallback("write-io:" + worker, "Short-circuit to worker " + worker + " failed (" + e.getMessage()
           + "); writing through its data port");
       return null;
     }
