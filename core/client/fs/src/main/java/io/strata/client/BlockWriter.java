@@ -4,25 +4,28 @@ import io.strata.common.net.WorkerAddress;
 import java.io.IOException;
 
 /**
- * Writes one block to one worker: streamed over gRPC ({@link BlockOutStream}) or short-circuit into the
- * local worker's temp block file ({@link ShortCircuitBlockWriter}); {@link #open} chooses. A worker that
- * has no room answers RESOURCE_EXHAUSTED from the call that needed it, whichever the path, so the
- * caller's write-type rules (issue 9) hold for both.
+ * Where {@link FileOutStream} sends the block it is writing: one worker's WriteBlock stream
+ * ({@link BlockOutStream}), or, to a worker on this host, short-circuit into its temp block file
+ * ({@link ShortCircuitBlockWriter}); {@link #open} chooses. A worker that has no room answers
+ * RESOURCE_EXHAUSTED from the call that needed it, whichever the path, so the write-type rules (issue 9)
+ * hold for both. When a writer fails, FileOutStream cancels it and replays the block's bytes so far into a
+ * new writer for another worker ({@link BlockReplayBuffer}), so a writer holds nothing the caller still needs.
  *
  * <p>Not thread-safe: one writer thread.
  */
 interface BlockWriter {
   long blockId();
 
+  /** The worker that receives the block. */
   WorkerAddress worker();
 
-  /** Writes {@code chunk[0, length)} (which the caller no longer changes) as the block's next bytes. */
+  /** Sends {@code chunk} (which the caller no longer changes) once the worker can take it. */
   void write(byte[] chunk, int length) throws IOException;
 
-  /** Ends the block and waits for the worker to commit it (locally and at the master); its length. */
+  /** Ends the block and waits for the worker to commit it; returns the committed length. */
   long close() throws IOException;
 
-  /** Abandons the block; the worker drops its temp block. */
+  /** Aborts; the worker drops what it received. Harmless after a failure. */
   void cancel();
 
   /**
