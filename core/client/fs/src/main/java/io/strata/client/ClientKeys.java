@@ -229,4 +229,20 @@ public final class ClientKeys {
           .doc("Where a local worker's short-circuit domain socket is; ${strata.worker.rpc.port} is replaced by "
               + "the worker's data port. Must name the file the worker's strata.worker.domain.socket.path names.")
           .build();
+
+  public static final PropertyKey<Boolean> DATA_DOMAIN_SOCKET_ENABLED =
+      PropertyKey.booleanKey("strata.user.data.domain.socket.enabled")
+          .defaultValue("true")
+          .doc("Stream block reads and writes with a worker on this host (its host name is strata.user.hostname) "
+              + "over the worker's data domain socket instead of its TCP data port, whenever short-circuit is off "
+              + "or falls back. When the socket is missing or Netty epoll is not available the client uses the "
+              + "TCP port and logs why once.")
+          .build();
+
+  public static final PropertyKey<String> DATA_DOMAIN_SOCKET_PATH =
+      PropertyKey.stringKey("strata.user.data.domain.socket.path")
+          .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}-data.sock")
+          .doc("Where a local worker's data domain socket is; ${strata.worker.rpc.port} is replaced by the worker's "
+              + "data port. Must name the file the worker's strata.worker.data.domain.socket.path names.")
+          .build();
 }

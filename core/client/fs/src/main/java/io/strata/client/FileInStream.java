@@ -166,7 +166,7 @@ public final class FileInStream extends InputStream {
     }
     // Short-circuit needs the worker's domain socket on this machine: the host names decide, not the
     // configured node (which may be wrong, and a socket path is derived from a port any worker may share).
-    if (!unlisted && chosen.host().equals(context.conf().get(ClientKeys.HOSTNAME))) {
+    if (!unlisted && context.onThisHost(chosen)) {
       BlockRangeReader sc = shortCircuit(chosen, block, offset, length);
       if (sc != null) {
         return sc;

@@ -18,6 +18,24 @@ public final class GrpcChannels {
         .build();
   }
 
+  /**
+   * A plaintext channel over the Unix domain socket at {@code socket} (Netty epoll; the caller owns
+   * {@code group}, an epoll event loop group, and shuts it down after the channel), with the same limits
+   * as {@link #forAddress}.
+   */
+  public static ManagedChannel forDomainSocket(java.nio.file.Path socket, long maxMessageBytes,
+      io.netty.channel.EventLoopGroup group) {
+    return NettyChannelBuilder.forAddress(new io.netty.channel.unix.DomainSocketAddress(socket.toFile()))
+        .eventLoopGroup(group)
+        .channelType(io.netty.channel.epoll.EpollDomainSocketChannel.class)
+        .overrideAuthority("localhost")
+        .usePlaintext()
+        .maxInboundMessageSize((int) maxMessageBytes)
+        .keepAliveTime(30, TimeUnit.SECONDS)
+        .keepAliveWithoutCalls(false)
+        .build();
+  }
+
   /** Closes a channel, waiting briefly for calls in flight. */
   public static void close(ManagedChannel channel) {
     channel.shutdown();
