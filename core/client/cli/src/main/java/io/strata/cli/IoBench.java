@@ -36,6 +36,7 @@ import java.util.Random;
  */
 final class IoBench {
   static final int CHUNK = 1 << 20;
+  private static final long WARM_UP_BYTES = 128L << 20;
 
   /** An op a path is measured with. */
   enum Op { WRITE, READ, PREAD;
@@ -112,6 +113,10 @@ final class IoBench {
           client.close();
         }
       }
+      // One untimed pass per path first, so no path's figure pays for the JIT's first compile of its code.
+      for (int i = 0; i < usable.size(); i++) {
+        warmUp(clients.get(i), usable.get(i).name());
+      }
       for (int t = 1; t <= maxThreads; t++) {
         IoBaselines base = IoBaselines.measure(dir, buf, bytes, t, iterations);
         for (int i = 0; i < usable.size(); i++) {
@@ -155,6 +160,15 @@ final class IoBench {
           : op == Op.WRITE ? IoBaselines.FILE_WRITE : IoBaselines.FILE_READ;
       line(out, p.name(), op.label(), threads, x, baseline, base.gbps(baseline));
     }
+  }
+
+  private void warmUp(FileSystem client, String name) throws IOException {
+    String path = root + "/warm-up-" + name;
+    long length = Math.min(bytes, WARM_UP_BYTES);
+    write(client, path, length);
+    read(client, path, length);
+    pread(client, path, length, 0);
+    fs.delete(path);
   }
 
   /** The line format; GB/s are 10^9 bytes a second. */
