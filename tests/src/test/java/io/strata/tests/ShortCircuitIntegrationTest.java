@@ -93,7 +93,10 @@ class ShortCircuitIntegrationTest {
   private static byte[] write(String path, int length, long seed) throws IOException {
     byte[] data = new byte[length];
     new Random(seed).nextBytes(data);
-    try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK))) {
+    // MUST_CACHE: an ASYNC_THROUGH persist reads the blocks from the store too, in the background, and the
+    // tests count the store's reads.
+    try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK)
+        .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
       out.write(data);
     }
     return data;

@@ -56,6 +56,10 @@ final class BenchCommand implements Callable<Integer> {
         + "(default ${DEFAULT-VALUE}).")
     int threads;
 
+    @Option(names = "--paths", split = ",", description = "Only these data paths (default: all of "
+        + "short-circuit, uds, tcp).")
+    List<String> paths;
+
     @Option(names = "--block-size", defaultValue = "64MB", description = "Block size (default ${DEFAULT-VALUE}).")
     String blockSize;
 
@@ -81,7 +85,22 @@ final class BenchCommand implements Callable<Integer> {
         ctx.err().println("bench: --size, --block-size, --iterations and --threads must be positive");
         return 1;
       }
-      new IoBench(ctx.conf(), ctx.fs(), ctx.out(), ctx.err(), bytes, block, iterations).run(threads, dir);
+      List<IoBench.DataPath> chosen = new ArrayList<>();
+      for (IoBench.DataPath p : IoBench.PATHS) {
+        if (paths == null || paths.contains(p.name())) {
+          chosen.add(p);
+        }
+      }
+      if (paths != null) {
+        for (String p : paths) {
+          if (IoBench.PATHS.stream().noneMatch(d -> d.name().equals(p))) {
+            ctx.err().println("bench: unknown path '" + p + "' in --paths; the paths are "
+                + IoBench.PATHS.stream().map(IoBench.DataPath::name).toList());
+            return 1;
+          }
+        }
+      }
+      new IoBench(ctx.conf(), ctx.fs(), ctx.out(), ctx.err(), bytes, block, iterations).run(chosen, threads, dir);
       return 0;
     }
 

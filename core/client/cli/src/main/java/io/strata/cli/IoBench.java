@@ -93,8 +93,8 @@ final class IoBench {
     new Random(1).nextBytes(buf);
   }
 
-  /** Runs every path with 1..maxThreads threads; rawDir null picks the local worker's top tier's dir. */
-  void run(int maxThreads, Path rawDir) throws Exception {
+  /** Runs these paths with 1..maxThreads threads; rawDir null picks the local worker's top tier's dir. */
+  void run(List<DataPath> paths, int maxThreads, Path rawDir) throws Exception {
     Path dir = rawDir != null ? rawDir : defaultRawDir();
     for (Map.Entry<String, String> e : NOT_YET.entrySet()) {
       err.println("bench: path " + e.getKey() + " left out: " + e.getValue());
@@ -102,7 +102,7 @@ final class IoBench {
     List<DataPath> usable = new ArrayList<>();
     List<FileSystem> clients = new ArrayList<>();
     try {
-      for (DataPath p : PATHS) {
+      for (DataPath p : paths) {
         FileSystem client = FileSystem.create(conf.withAll(p.overrides()));
         String why = unavailable(p, client);
         if (why == null) {
