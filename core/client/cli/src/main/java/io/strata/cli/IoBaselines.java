@@ -81,6 +81,15 @@ final class IoBaselines {
         UDS_STREAM, median(uds)));
   }
 
+  /** Each baseline's median over several measurements. */
+  static IoBaselines medianOf(List<IoBaselines> runs) {
+    Map<String, Double> m = new java.util.HashMap<>();
+    for (String name : runs.get(0).gbps.keySet()) {
+      m.put(name, median(runs.stream().map(r -> r.gbps.get(name)).toList()));
+    }
+    return new IoBaselines(Map.copyOf(m));
+  }
+
   static double median(List<Double> v) {
     return BenchCommand.Io.median(v);
   }

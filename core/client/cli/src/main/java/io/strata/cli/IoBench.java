@@ -118,9 +118,22 @@ final class IoBench {
         warmUp(clients.get(i), usable.get(i).name());
       }
       for (int t = 1; t <= maxThreads; t++) {
-        IoBaselines base = IoBaselines.measure(dir, buf, bytes, t, iterations);
+        // Baselines and paths take turns, iteration by iteration: on a shared machine the load changes
+        // over seconds, and a ratio means most when both figures saw the same load.
+        List<IoBaselines> bases = new ArrayList<>();
+        List<Rates> rates = new ArrayList<>();
         for (int i = 0; i < usable.size(); i++) {
-          measure(usable.get(i), clients.get(i), t, base);
+          rates.add(new Rates());
+        }
+        for (int it = 0; it < iterations; it++) {
+          bases.add(IoBaselines.measure(dir, buf, bytes, t, 1));
+          for (int i = 0; i < usable.size(); i++) {
+            iteration(usable.get(i), clients.get(i), t, it, rates.get(i));
+          }
+        }
+        IoBaselines base = IoBaselines.medianOf(bases);
+        for (int i = 0; i < usable.size(); i++) {
+          print(usable.get(i), t, rates.get(i), base);
         }
       }
     } finally {
@@ -133,32 +146,36 @@ final class IoBench {
     }
   }
 
-  private void measure(DataPath p, FileSystem client, int threads, IoBaselines base) throws Exception {
-    List<Double> w = new ArrayList<>();
-    List<Double> r = new ArrayList<>();
-    List<Double> pr = new ArrayList<>();
-    long each = Math.max(1, bytes / threads);
-    for (int it = 0; it < iterations; it++) {
-      long usedBefore = usedBytes();
-      List<String> files = new ArrayList<>();
-      for (int k = 0; k < threads; k++) {
-        files.add(root + "/" + p.name() + "-t" + threads + "-i" + it + "-" + k);
-      }
-      // Paths without a write line still need the files: written by the same client, untimed.
-      double wr = parallel(threads, k -> write(client, files.get(k), each));
-      if (p.ops().contains(Op.WRITE)) {
-        w.add(wr);
-      }
-      r.add(parallel(threads, k -> read(client, files.get(k), each)));
-      pr.add(parallel(threads, k -> pread(client, files.get(k), each, k)));
-      fs.delete(root, DeleteOptions.defaults().withRecursive(true));
-      awaitFreed(usedBefore + blockSize);
+  /** One path's figures of every iteration, per op. */
+  private static final class Rates {
+    final Map<Op, List<Double>> byOp = new java.util.EnumMap<>(Op.class);
+
+    void add(Op op, double gbps) {
+      byOp.computeIfAbsent(op, o -> new ArrayList<>()).add(gbps);
     }
+  }
+
+  private void iteration(DataPath p, FileSystem client, int threads, int it, Rates rates) throws Exception {
+    long each = Math.max(1, bytes / threads);
+    long usedBefore = usedBytes();
+    List<String> files = new ArrayList<>();
+    for (int k = 0; k < threads; k++) {
+      files.add(root + "/" + p.name() + "-t" + threads + "-i" + it + "-" + k);
+    }
+    // Paths without a write line still need the files: written by the same client, untimed.
+    rates.add(Op.WRITE, parallel(threads, k -> write(client, files.get(k), each)));
+    rates.add(Op.READ, parallel(threads, k -> read(client, files.get(k), each)));
+    rates.add(Op.PREAD, parallel(threads, k -> pread(client, files.get(k), each, k)));
+    fs.delete(root, DeleteOptions.defaults().withRecursive(true));
+    awaitFreed(usedBefore + blockSize);
+  }
+
+  private void print(DataPath p, int threads, Rates rates, IoBaselines base) {
     for (Op op : p.ops()) {
-      double x = IoBaselines.median(op == Op.WRITE ? w : op == Op.READ ? r : pr);
       String baseline = p.socketBaseline() != null ? p.socketBaseline()
           : op == Op.WRITE ? IoBaselines.FILE_WRITE : IoBaselines.FILE_READ;
-      line(out, p.name(), op.label(), threads, x, baseline, base.gbps(baseline));
+      line(out, p.name(), op.label(), threads, IoBaselines.median(rates.byOp.get(op)), baseline,
+          base.gbps(baseline));
     }
   }
 
