@@ -16,7 +16,7 @@ import java.io.IOException;
  *
  * <p>Not thread-safe: one writer thread.
  */
-final class BlockOutStream {
+final class BlockOutStream implements BlockWriter {
   private final long blockId;
   private final WorkerAddress worker;
   private final long maxLength;
@@ -54,11 +54,13 @@ final class BlockOutStream {
     }
   }
 
-  long blockId() {
+  @Override
+  public long blockId() {
     return blockId;
   }
 
-  WorkerAddress worker() {
+  @Override
+  public WorkerAddress worker() {
     return worker;
   }
 
@@ -76,14 +78,16 @@ final class BlockOutStream {
   }
 
   /** Sends {@code chunk} (which the caller no longer changes) once the transport can take it. */
-  void write(byte[] chunk, int length) throws IOException {
+  @Override
+  public void write(byte[] chunk, int length) throws IOException {
     ByteString data = UnsafeByteOperations.unsafeWrap(chunk, 0, length);
     stream.send(request().setChunk(data).build());
     written += length;
   }
 
   /** Half-closes and waits for the worker to commit; returns the committed length. */
-  long close() throws IOException {
+  @Override
+  public long close() throws IOException {
     if (!headerSent) {
       // An empty block still needs its header so the worker knows which block to commit.
       stream.send(request().build());
@@ -92,7 +96,8 @@ final class BlockOutStream {
   }
 
   /** Aborts the write; the worker removes the temp block. */
-  void cancel() {
+  @Override
+  public void cancel() {
     stream.cancel();
   }
 }

@@ -29,6 +29,7 @@ final class BlockReader implements BlockRangeReader {
   private final long blockId;
   private final long expected;
   private final long timeoutMs;
+  private final boolean unlisted;
   private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
   private ClientCallStreamObserver<ReadBlockRequest> call;
   private ByteBuffer current;
@@ -49,6 +50,7 @@ final class BlockReader implements BlockRangeReader {
     this.blockId = blockId;
     this.expected = length;
     this.timeoutMs = context.rpcTimeoutMs();
+    this.unlisted = unlisted;
     int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
@@ -81,6 +83,11 @@ final class BlockReader implements BlockRangeReader {
   @Override
   public WorkerAddress worker() {
     return worker;
+  }
+
+  @Override
+  public String source() {
+    return unlisted ? "worker " + worker + " (from the under file system)" : "worker " + worker;
   }
 
   /** Copies up to len bytes into b; returns -1 at the end of the range. */

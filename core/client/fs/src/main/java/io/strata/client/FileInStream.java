@@ -3,7 +3,6 @@ package io.strata.client;
 import io.grpc.stub.StreamObserver;
 import io.strata.client.options.ReadType;
 import io.strata.common.exception.InvalidArgumentException;
-import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.common.net.WorkerAddress;
@@ -22,12 +21,20 @@ import org.slf4j.LoggerFactory;
  * with {@link #seek}, and with positioned reads that leave the position alone.
  *
  * <p>Where each block is read: from the nearest worker that holds it ({@link WorkerSelector#nearest}: this
- * node, then this rack, then any); a block whose worker
- * fails is read from its next location. A block of a persisted file that no reachable worker holds is
+ * node, then this rack, then any). A block of a persisted file that no reachable worker holds is
  * read through a worker from the under file system ({@link WorkerSelector#ufsReadWorker}); that worker
  * caches it unless the read type is NO_CACHE. Reads of a persisted file always allow the under file system
  * fallback, so a block evicted since the file was opened is still read. A block of a file that is not
  * persisted and is on no reachable worker fails with UNAVAILABLE.
+ *
+ * <p>Failover ({@link BlockRetry}): a read that fails because of its copy (the worker gone, silent past the
+ * RPC timeout, the stream reset or cut short, NOT_FOUND, DATA_LOSS such as a corrupt copy) marks that worker
+ * failed for the rest of this stream, backs off, and reads on from the block's next copy, then, for a
+ * persisted file, from the under file system through another worker. It resumes at the exact position: a
+ * sequential read has delivered nothing of the failed call, so the block is opened again at {@link #getPos};
+ * a positioned read reads its whole range again into the same bytes of the caller's array. After the last
+ * retry ({@link ClientKeys#BLOCK_READ_RETRY_MAX}, {@link ClientKeys#BLOCK_RETRY_TOTAL_TIMEOUT}) or when no
+ * copy is left, the error names the file, the position, the block and every worker tried with its failure.
  *
  * <p>Passive caching (when enabled and the read type is not NO_CACHE): once a block has been read from a
  * worker on another host, a worker on this host, if any, is asked to cache it (CacheBlock, fire and
@@ -46,6 +53,10 @@ public final class FileInStream extends InputStream {
   private final URIStatus file;
   private final List<FileBlockInfo> blocks;
   private final Set<WorkerAddress> failedWorkers = new HashSet<>();
+  private final BlockRetry.Policy retryPolicy;
+  /** Retries of the block the sequential reader is on ({@link #retryBlock}), or null before any failure. */
+  private BlockRetry retry;
+  private long retryBlock = -1;
   private long pos;
   private BlockRangeReader reader;
   private FileBlockInfo readerBlock;
@@ -59,6 +70,12 @@ public final class FileInStream extends InputStream {
     this.readType = readType;
     this.passiveCache = readType != ReadType.NO_CACHE && context.conf().get(ClientKeys.PASSIVE_CACHE_ENABLED);
     this.blocks = file.blocks();
+    this.retryPolicy = BlockRetry.Policy.reads(context.conf());
+  }
+
+  /** Workers this stream stopped reading from after a failure (the next copy or the UFS served instead). */
+  public Set<WorkerAddress> failedWorkers() {
+    return Set.copyOf(failedWorkers);
   }
 
   /** Short-circuit reads of this stream's client: blocks opened, and why reads fell back to streaming. */
@@ -107,7 +124,7 @@ public final class FileInStream extends InputStream {
     if (pos >= file.length()) {
       return -1;
     }
-    for (int attempt = 0; ; attempt++) {
+    while (true) {
       if (reader == null) {
         openReaderAt(pos);
       }
@@ -123,17 +140,52 @@ public final class FileInStream extends InputStream {
           reader.close();
           blockRead(readerBlock, reader.worker());
           reader = null;
+          retry = null;
         }
         return n;
-      } catch (UnavailableException | NotFoundException e) {
-        failedWorkers.add(reader.worker());
-        reader.close();
+      } catch (IOException e) {
+        BlockRangeReader failed = reader;
         reader = null;
-        if (attempt >= 3) {
-          throw e;
-        }
+        failed.close();
+        // Nothing of this call was delivered: the next attempt opens the block again at pos, exactly.
+        failedAttempt(retryOf(readerBlock), failed, readerBlock, pos, e);
       }
     }
+  }
+
+  /** The retries of the block being read sequentially (a new block starts afresh). */
+  private BlockRetry retryOf(FileBlockInfo block) {
+    if (retry == null || retryBlock != block.blockId()) {
+      retry = new BlockRetry(retryPolicy);
+      retryBlock = block.blockId();
+    }
+    return retry;
+  }
+
+  /**
+   * A read from {@code failed} threw {@code e}: when it is a failure of that copy, the worker is left out for
+   * the rest of this stream and, if retries and time are left, this returns after a backoff (the caller
+   * tries the next copy, or the under file system); otherwise throws the final error.
+   */
+  private void failedAttempt(BlockRetry r, BlockRangeReader failed, FileBlockInfo block, long position,
+      IOException e) throws IOException {
+    if (!BlockRetry.isCopyFailure(e)) {
+      if (r.failures().isEmpty()) {
+        throw e;
+      }
+      throw r.finalError(describe(block, position), e);
+    }
+    failedWorkers.add(failed.worker());
+    LOG.info("Reading block {} of {} at position {} from {} failed ({}); trying another copy", block.blockId(),
+        file.path(), position, failed.source(), e.getMessage());
+    if (!r.retryAfter(failed.source(), e)) {
+      throw r.finalError(describe(block, position), e);
+    }
+  }
+
+  private String describe(FileBlockInfo block, long position) {
+    return "Reading " + file.path() + " at position " + position + " (block " + block.blockId() + ", bytes "
+        + block.offset() + ".." + (block.offset() + block.length()) + ")";
   }
 
   private FileBlockInfo blockAt(long position) {
@@ -146,9 +198,22 @@ public final class FileInStream extends InputStream {
     FileBlockInfo block = blockAt(position);
     long inBlock = position - block.offset();
     long len = block.length() - inBlock;
-    reader = open(block, inBlock, len);
+    reader = openOrFail(block, inBlock, len, retryOf(block), position);
     readerBlock = block;
     readerEnd = position + len;
+  }
+
+  /** {@link #open}, whose failure (no copy left to try) is final: it names everything tried before. */
+  private BlockRangeReader openOrFail(FileBlockInfo block, long offset, long length, BlockRetry r, long position)
+      throws IOException {
+    try {
+      return open(block, offset, length);
+    } catch (IOException e) {
+      if (r.failures().isEmpty()) {
+        throw e;
+      }
+      throw r.finalError(describe(block, position), e);
+    }
   }
 
   private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
@@ -160,7 +225,7 @@ public final class FileInStream extends InputStream {
         throw new UnavailableException("Block " + block.blockId() + " of " + file.path()
             + " is on no reachable worker (locations: " + block.locations().size() + ", failed: "
             + failedWorkers + ") and the file is not in the under file system (persistence state "
-            + file.persistenceState() + ")");
+            + file.persistenceState() + "), so no copy is left to try");
       }
       chosen = selector.ufsReadWorker(block.blockId(), failedWorkers);
     }
@@ -284,20 +349,18 @@ public final class FileInStream extends InputStream {
       FileBlockInfo block = blockAt(p);
       long inBlock = p - block.offset();
       int n = (int) Math.min(total - done, block.length() - inBlock);
-      for (int attempt = 0; ; attempt++) {
-        try (BlockRangeReader r = open(block, inBlock, n)) {
-          try {
-            r.readFully(b, off + done, n);
-            if (inBlock + n == block.length()) {
-              blockRead(block, r.worker());
-            }
-            break;
-          } catch (UnavailableException | NotFoundException e) {
-            failedWorkers.add(r.worker());
-            if (attempt >= 3) {
-              throw e;
-            }
+      BlockRetry r = new BlockRetry(retryPolicy);
+      while (true) {
+        BlockRangeReader reading = openOrFail(block, inBlock, n, r, p);
+        try (reading) {
+          // A retry reads the whole range again into the same bytes of b: nothing is skipped or doubled.
+          reading.readFully(b, off + done, n);
+          if (inBlock + n == block.length()) {
+            blockRead(block, reading.worker());
           }
+          break;
+        } catch (IOException e) {
+          failedAttempt(r, reading, block, p, e);
         }
       }
       done += n;
