@@ -2,6 +2,7 @@ package io.strata.client;
 
 import io.grpc.stub.StreamObserver;
 import io.strata.client.options.ReadType;
+import io.strata.common.exception.CorruptBlockException;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
@@ -29,6 +30,11 @@ import org.slf4j.LoggerFactory;
  * fallback, so a block evicted since the file was opened is still read. A block of a file that is not
  * persisted and is on no reachable worker fails with UNAVAILABLE.
  *
+ * <p>Checksums: a block copy that fails its checksum ({@link CorruptBlockException}, from either reader) is
+ * reported to the master (which drops that copy when the bytes exist elsewhere), its worker is skipped for
+ * this stream, and the read goes on at the same position from the next copy or the under file system. When
+ * no other copy is left and the file is not persisted, the read fails with DATA_LOSS.
+ *
  * <p>Passive caching (when enabled and the read type is not NO_CACHE): once a block has been read from a
  * worker on another host, a worker on this host, if any, is asked to cache it (CacheBlock, fire and
  * forget), once per block per stream.
@@ -46,6 +52,8 @@ public final class FileInStream extends InputStream {
   private final URIStatus file;
   private final List<FileBlockInfo> blocks;
   private final Set<WorkerAddress> failedWorkers = new HashSet<>();
+  /** Blocks with a copy found corrupt by this stream, and what was found. */
+  private final java.util.Map<Long, CorruptBlockException> corrupt = new java.util.HashMap<>();
   private long pos;
   private BlockRangeReader reader;
   private FileBlockInfo readerBlock;
@@ -125,7 +133,8 @@ public final class FileInStream extends InputStream {
           reader = null;
         }
         return n;
-      } catch (UnavailableException | NotFoundException e) {
+      } catch (UnavailableException | NotFoundException | CorruptBlockException e) {
+        corruptCopy(e, reader.worker());
         failedWorkers.add(reader.worker());
         reader.close();
         reader = null;
@@ -156,6 +165,13 @@ public final class FileInStream extends InputStream {
     boolean persisted = file.isPersisted();
     boolean unlisted = chosen == null;
     if (chosen == null) {
+      CorruptBlockException bad = corrupt.get(block.blockId());
+      if (!persisted && bad != null) {
+        throw new io.strata.common.exception.DataLossException("Block " + block.blockId() + " of " + file.path()
+            + " is lost: its copy on worker " + bad.worker() + " is corrupt at offset " + bad.offset() + ", no other "
+            + "worker holds it (failed: " + failedWorkers + ") and the file is not in the under file system "
+            + "(persistence state " + file.persistenceState() + ")", bad);
+      }
       if (!persisted) {
         throw new UnavailableException("Block " + block.blockId() + " of " + file.path()
             + " is on no reachable worker (locations: " + block.locations().size() + ", failed: "
@@ -190,7 +206,33 @@ public final class FileInStream extends InputStream {
       opened.close();
       return null;
     }
-    return new ShortCircuitBlockReader(opened, worker, offset, length);
+    try {
+      return new ShortCircuitBlockReader(opened, worker, offset, length,
+          context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY));
+    } catch (IOException e) {
+      // No checksums to be had over the socket: the data port gives the answer (and a corrupt copy's error).
+      LOG.debug("Short-circuit checksums of block {} on {} unavailable; streaming instead", block.blockId(), worker, e);
+      opened.close();
+      return null;
+    }
+  }
+
+  /** A copy that failed its checksum: the master hears of it (best effort), and this stream remembers it. */
+  private void corruptCopy(IOException failure, WorkerAddress worker) {
+    if (!(failure instanceof CorruptBlockException)) {
+      return;
+    }
+    CorruptBlockException e = (CorruptBlockException) failure;
+    corrupt.put(e.blockId(), e);
+    LOG.warn("{}; reading it from another copy", e.getMessage());
+    try {
+      context.callMaster(m -> m.reportCorruptBlock(io.strata.proto.ReportCorruptBlockRequest.newBuilder()
+          .setBlockId(e.blockId()).setWorker(io.strata.proto.WorkerAddressProto.newBuilder().setHost(worker.host())
+              .setRpcPort(worker.rpcPort())).setOffset(e.offset()).setReason(e.getMessage()).build()));
+    } catch (io.strata.common.exception.StrataException | RuntimeException re) {
+      LOG.warn("Cannot report the corrupt copy of block {} on {} to the master: {}", e.blockId(), worker,
+          re.toString());
+    }
   }
 
   /** Passive caching: a block read from another host is cached on this host's worker too. */
@@ -292,7 +334,8 @@ public final class FileInStream extends InputStream {
               blockRead(block, r.worker());
             }
             break;
-          } catch (UnavailableException | NotFoundException e) {
+          } catch (UnavailableException | NotFoundException | CorruptBlockException e) {
+            corruptCopy(e, r.worker());
             failedWorkers.add(r.worker());
             if (attempt >= 3) {
               throw e;

@@ -1,5 +1,6 @@
 package io.strata.worker.store;
 
+import io.strata.common.checksum.ChunkChecksums;
 import io.strata.common.exception.AlreadyExistsException;
 import io.strata.common.exception.InternalException;
 import io.strata.common.exception.InvalidArgumentException;
@@ -116,7 +117,7 @@ public final class TieredBlockStore implements BlockStore {
         dirs.add(dir);
         allDirs.add(dir);
         try {
-          Map<Long, Long> found = dir.open();
+          Map<Long, Long> found = dir.open(durability);
           for (Map.Entry<Long, Long> e : found.entrySet()) {
             if (index.containsKey(e.getKey())) {
               LOG.warn("Block {} is in both {} and {}; keeping the first", e.getKey(), index.get(e.getKey()), dir);
@@ -172,6 +173,8 @@ public final class TieredBlockStore implements BlockStore {
     boolean awaitingWriter;
     volatile long lastAppendMs;
     volatile boolean closed;
+    /** The checksums of what was appended; the writer thread only. */
+    final ChunkChecksums.Builder crcs = new ChunkChecksums.Builder();
 
     Temp(long blockId, long maxLength, StorageDir dir, Path path, FileChannel channel) {
       this.blockId = blockId;
@@ -193,6 +196,11 @@ public final class TieredBlockStore implements BlockStore {
     }
 
     @Override
+    public ChunkChecksums.Builder checksums() {
+      return crcs;
+    }
+
+    @Override
     public void append(ByteBuffer data) throws IOException {
       int n = data.remaining();
       if (closed) {
@@ -210,6 +218,7 @@ public final class TieredBlockStore implements BlockStore {
       if (need > 0) {
         reserve(this, need); // a block reserved whole never needs more
       }
+      crcs.update(data.duplicate());
       try {
         while (data.hasRemaining()) {
           channel.write(data);
@@ -528,14 +537,18 @@ public final class TieredBlockStore implements BlockStore {
       }
       t.closed = true;
     }
+    Path tmpSidecar = ChecksumSidecar.of(t.path);
     try {
       // Durable before it has a committed name, and the name durable before the master hears of it: a
-      // crash leaves either no block or a whole one.
+      // crash leaves either no block or a whole one. The sidecar gets its name first, so a block file
+      // never lacks one.
       try (FileChannel ch = t.channel) {
         if (t.dir.fsync) {
           durability.syncFile(ch);
         }
       }
+      ChecksumSidecar.write(tmpSidecar, t.length, t.crcs.finish(), t.dir.fsync ? durability : null);
+      Files.move(tmpSidecar, t.dir.sidecarPath(t.blockId), StandardCopyOption.ATOMIC_MOVE);
       Files.move(t.path, t.dir.blockPath(t.blockId), StandardCopyOption.ATOMIC_MOVE);
       if (t.dir.fsync) {
         durability.syncDir(t.dir.blocksDir);
@@ -548,7 +561,9 @@ public final class TieredBlockStore implements BlockStore {
       space.changed();
       try {
         Files.deleteIfExists(t.path);
+        Files.deleteIfExists(tmpSidecar);
         Files.deleteIfExists(t.dir.blockPath(t.blockId));
+        Files.deleteIfExists(t.dir.sidecarPath(t.blockId));
       } catch (IOException ignored) {
         // the dir is failing or the probe below will keep it; tmp/ is emptied at start either way
       }
@@ -677,8 +692,20 @@ public final class TieredBlockStore implements BlockStore {
     readsByTier.incrementAndGet(dir.tierOrdinal);
     BlockMeta meta = new BlockMeta(blockId, length, dir.tierAlias);
     Path file = dir.blockPath(blockId);
+    Path sidecar = dir.sidecarPath(blockId);
+    long blockLength = length;
     return new ReadHandle() {
       private boolean closed;
+
+      @Override
+      public int[] checksums() throws IOException {
+        try {
+          return ChecksumSidecar.read(sidecar, blockLength);
+        } catch (IOException e) {
+          throw new io.strata.common.exception.CorruptBlockException(blockId, "", 0,
+              "its checksums cannot be read (" + e + ")");
+        }
+      }
 
       @Override
       public BlockMeta meta() {
@@ -774,6 +801,7 @@ public final class TieredBlockStore implements BlockStore {
     annotator.onRemove(blockId);
     try {
       Files.deleteIfExists(dir.blockPath(blockId));
+      Files.deleteIfExists(dir.sidecarPath(blockId));
     } catch (IOException e) {
       dirFailed(dir, e);
     }
@@ -930,7 +958,14 @@ public final class TieredBlockStore implements BlockStore {
     synchronized (this) {
       tmp = to.tmpDir.resolve(blockId + "-move-" + (tmpSeq++));
     }
+    Path tmpSidecar = ChecksumSidecar.of(tmp);
     try {
+      // The sidecar moves first and goes last, so the block file never lacks one.
+      Files.copy(from.sidecarPath(blockId), tmpSidecar);
+      if (to.fsync) {
+        durability.syncFile(tmpSidecar);
+      }
+      Files.move(tmpSidecar, to.sidecarPath(blockId), StandardCopyOption.ATOMIC_MOVE);
       Files.copy(from.blockPath(blockId), tmp);
       if (to.fsync) {
         durability.syncFile(tmp); // the copy is whole on disk before the source can go
@@ -943,6 +978,8 @@ public final class TieredBlockStore implements BlockStore {
       release(to, length);
       try {
         Files.deleteIfExists(tmp);
+        Files.deleteIfExists(tmpSidecar);
+        Files.deleteIfExists(to.sidecarPath(blockId));
       } catch (IOException ignored) {
         // the target dir is failing; the health check will tell
       }
@@ -963,6 +1000,7 @@ public final class TieredBlockStore implements BlockStore {
         }
         try {
           Files.deleteIfExists(to.blockPath(blockId));
+          Files.deleteIfExists(to.sidecarPath(blockId));
         } catch (IOException ignored) {
           // best effort
         }
@@ -976,6 +1014,7 @@ public final class TieredBlockStore implements BlockStore {
     space.changed();
     try {
       Files.deleteIfExists(from.blockPath(blockId));
+      Files.deleteIfExists(from.sidecarPath(blockId));
     } catch (IOException e) {
       dirFailed(from, e);
     }
