@@ -156,18 +156,12 @@ final class BlockReader implements BlockRangeReader {
           + " bytes at offset " + msg.getOffset() + " with " + msg.getChunkCrc32CCount() + " checksums, expected "
           + "offset " + nextOffset + " and " + ChunkChecksums.chunkCount(size) + " checksums");
     }
-    for (int i = 0; i < msg.getChunkCrc32CCount(); i++) {
-      ByteBuffer piece = data.duplicate();
-      piece.position(i * ChunkChecksums.CHUNK_BYTES);
-      piece.limit(Math.min(size, (i + 1) * ChunkChecksums.CHUNK_BYTES));
-      int got = ChunkChecksums.crc(piece);
-      if (got != msg.getChunkCrc32C(i)) {
-        long at = nextOffset + (long) i * ChunkChecksums.CHUNK_BYTES;
-        close();
-        throw new CorruptBlockException(blockId, worker.toString(), at, String.format("CRC32C of the %d bytes "
-            + "at offset %d is %08x, the stored checksum is %08x", piece.remaining(), at, got,
-            msg.getChunkCrc32C(i)));
-      }
+    int bad = ChunkChecksums.firstMismatch(data, msg.getChunkCrc32CList());
+    if (bad >= 0) {
+      long at = nextOffset + (long) bad * ChunkChecksums.CHUNK_BYTES;
+      close();
+      throw new CorruptBlockException(blockId, worker.toString(), at, String.format("CRC32C of the chunk at offset "
+          + "%d does not match its stored checksum %08x", at, msg.getChunkCrc32C(bad)));
     }
     long from = nextOffset;
     nextOffset += size;

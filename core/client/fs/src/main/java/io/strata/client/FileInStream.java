@@ -52,8 +52,9 @@ public final class FileInStream extends InputStream {
   private final URIStatus file;
   private final List<FileBlockInfo> blocks;
   private final Set<WorkerAddress> failedWorkers = new HashSet<>();
-  /** Blocks with a copy found corrupt by this stream, and what was found. */
+  /** Blocks with a copy found corrupt by this stream: the last finding, and the workers of those copies. */
   private final java.util.Map<Long, CorruptBlockException> corrupt = new java.util.HashMap<>();
+  private final java.util.Map<Long, Set<WorkerAddress>> corruptOn = new java.util.HashMap<>();
   private long pos;
   private BlockRangeReader reader;
   private FileBlockInfo readerBlock;
@@ -134,8 +135,9 @@ public final class FileInStream extends InputStream {
         }
         return n;
       } catch (UnavailableException | NotFoundException | CorruptBlockException e) {
-        corruptCopy(e, reader.worker());
-        failedWorkers.add(reader.worker());
+        if (!corruptCopy(e, readerBlock.blockId(), reader.worker())) {
+          failedWorkers.add(reader.worker());
+        }
         reader.close();
         reader = null;
         if (attempt >= 3) {
@@ -161,7 +163,13 @@ public final class FileInStream extends InputStream {
   }
 
   private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
-    WorkerAddress chosen = selector.nearest(block.locations(), failedWorkers);
+    // A worker that failed is skipped for every block; one whose copy was corrupt only for that block.
+    Set<WorkerAddress> skip = failedWorkers;
+    if (corruptOn.containsKey(block.blockId())) {
+      skip = new HashSet<>(failedWorkers);
+      skip.addAll(corruptOn.get(block.blockId()));
+    }
+    WorkerAddress chosen = selector.nearest(block.locations(), skip);
     boolean persisted = file.isPersisted();
     boolean unlisted = chosen == null;
     if (chosen == null) {
@@ -169,7 +177,7 @@ public final class FileInStream extends InputStream {
       if (!persisted && bad != null) {
         throw new io.strata.common.exception.DataLossException("Block " + block.blockId() + " of " + file.path()
             + " is lost: its copy on worker " + bad.worker() + " is corrupt at offset " + bad.offset() + ", no other "
-            + "worker holds it (failed: " + failedWorkers + ") and the file is not in the under file system "
+            + "worker holds it (failed: " + skip + ") and the file is not in the under file system "
             + "(persistence state " + file.persistenceState() + ")", bad);
       }
       if (!persisted) {
@@ -178,7 +186,7 @@ public final class FileInStream extends InputStream {
             + failedWorkers + ") and the file is not in the under file system (persistence state "
             + file.persistenceState() + ")");
       }
-      chosen = selector.ufsReadWorker(block.blockId(), failedWorkers);
+      chosen = selector.ufsReadWorker(block.blockId(), skip);
     }
     // Short-circuit needs the worker's domain socket on this machine: the host names decide, not the
     // configured node (which may be wrong, and a socket path is derived from a port any worker may share).
@@ -217,13 +225,17 @@ public final class FileInStream extends InputStream {
     }
   }
 
-  /** A copy that failed its checksum: the master hears of it (best effort), and this stream remembers it. */
-  private void corruptCopy(IOException failure, WorkerAddress worker) {
+  /**
+   * A copy that failed its checksum: the master hears of it (best effort), and this stream skips that copy
+   * of the block from now on. False when {@code failure} is no checksum failure.
+   */
+  private boolean corruptCopy(IOException failure, long blockId, WorkerAddress worker) {
     if (!(failure instanceof CorruptBlockException)) {
-      return;
+      return false;
     }
     CorruptBlockException e = (CorruptBlockException) failure;
-    corrupt.put(e.blockId(), e);
+    corrupt.put(blockId, e);
+    corruptOn.computeIfAbsent(blockId, id -> new HashSet<>()).add(worker);
     LOG.warn("{}; reading it from another copy", e.getMessage());
     try {
       context.callMaster(m -> m.reportCorruptBlock(io.strata.proto.ReportCorruptBlockRequest.newBuilder()
@@ -233,6 +245,7 @@ public final class FileInStream extends InputStream {
       LOG.warn("Cannot report the corrupt copy of block {} on {} to the master: {}", e.blockId(), worker,
           re.toString());
     }
+    return true;
   }
 
   /** Passive caching: a block read from another host is cached on this host's worker too. */
@@ -335,8 +348,9 @@ public final class FileInStream extends InputStream {
             }
             break;
           } catch (UnavailableException | NotFoundException | CorruptBlockException e) {
-            corruptCopy(e, r.worker());
-            failedWorkers.add(r.worker());
+            if (!corruptCopy(e, block.blockId(), r.worker())) {
+              failedWorkers.add(r.worker());
+            }
             if (attempt >= 3) {
               throw e;
             }

@@ -72,6 +72,24 @@ public final class ChunkChecksums {
     return (int) c.getValue();
   }
 
+  /**
+   * Checks bytes that start on a chunk boundary against their chunks' checksums: returns the index (within
+   * {@code data}) of the first chunk that does not match, or -1 when all do. The count of checksums must be
+   * {@code chunkCount(data.remaining())}; the caller checks it. {@code data}'s position is left alone.
+   */
+  public static int firstMismatch(ByteBuffer data, java.util.List<Integer> crcs) {
+    int size = data.remaining();
+    for (int i = 0; i < crcs.size(); i++) {
+      ByteBuffer piece = data.duplicate();
+      piece.position(data.position() + i * CHUNK_BYTES);
+      piece.limit(data.position() + Math.min(size, (i + 1) * CHUNK_BYTES));
+      if (crc(piece) != crcs.get(i)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   /** Every chunk's checksum of a whole block held in {@code data} (its remaining bytes). */
   public static int[] of(ByteBuffer data) {
     Builder b = new Builder();
