@@ -93,7 +93,9 @@ class ShortCircuitIntegrationTest {
   private static byte[] write(String path, int length, long seed) throws IOException {
     byte[] data = new byte[length];
     new Random(seed).nextBytes(data);
-    try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK))) {
+    // MUST_CACHE: a background persist would open the blocks too, and these tests count store opens.
+    try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK)
+        .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
       out.write(data);
     }
     return data;

@@ -33,7 +33,8 @@ import picocli.CommandLine.Option;
  * each printed beside baselines measured in the same run on the same machine: a raw file written and
  * read with FileChannel in the benchmark dir (the worker's tmpfs by default), and a loopback TCP stream.
  * The machine is shared and noisy, so the ratio to the baseline is the figure that means something.
- * Each figure is the median of {@code --iterations} runs.
+ * Each figure is the median of {@code --iterations} runs. The cost of checksums is measured by reading the
+ * same file short-circuit and over TCP with verification off too ({@code bench checksums} lines).
  *
  * <p>Built per run; not thread-safe.
  */
@@ -99,6 +100,12 @@ final class BenchCommand implements Callable<Integer> {
       List<Double> tcpR = new ArrayList<>();
       FileSystem tcp = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "off")));
       FileSystem sc = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "fd")));
+      FileSystem tcpNoSums = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode",
+          "off", "strata.user.read.checksum.verify", "false")));
+      FileSystem scNoSums = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode",
+          "fd", "strata.user.shortcircuit.checksum.verify", "false")));
+      List<Double> scNoR = new ArrayList<>();
+      List<Double> tcpNoR = new ArrayList<>();
       long scOpens = 0;
       String path = "/.strata-bench/io-" + ProcessHandle.current().pid();
       try {
@@ -111,12 +118,16 @@ final class BenchCommand implements Callable<Integer> {
           sR.add(rate(bytes, () -> strataRead(fs, path)));
           scR.add(rate(bytes, () -> strataRead(sc, path)));
           tcpR.add(rate(bytes, () -> strataRead(tcp, path)));
+          scNoR.add(rate(bytes, () -> strataRead(scNoSums, path)));
+          tcpNoR.add(rate(bytes, () -> strataRead(tcpNoSums, path)));
           fs.delete(path);
         }
         scOpens = shortCircuitOpens(sc);
       } finally {
         tcp.close();
         sc.close();
+        tcpNoSums.close();
+        scNoSums.close();
         Files.deleteIfExists(raw);
         if (fs.exists("/.strata-bench")) {
           fs.delete("/.strata-bench", DeleteOptions.defaults().withRecursive(true));
@@ -132,6 +143,8 @@ final class BenchCommand implements Callable<Integer> {
       pathLine(out, scOpens > 0 ? "short-circuit" : "short-circuit-unavailable", "read", median(scR),
           "raw_file_read", median(rawR));
       pathLine(out, "tcp", "read", median(tcpR), "loopback_socket", median(sock));
+      checksumLine(out, scOpens > 0 ? "short-circuit" : "short-circuit-unavailable", median(scR), median(scNoR));
+      checksumLine(out, "tcp", median(tcpR), median(tcpNoR));
       return 0;
     }
 
@@ -147,6 +160,13 @@ final class BenchCommand implements Callable<Integer> {
       out.println(String.format(Locale.ROOT,
           "bench path=%s op=%s threads=1 GBps=%.3f baseline=%s baseline_GBps=%.3f ratio=%.3f",
           path, op, mbps / 1000, baseline, baseMbps / 1000, mbps / baseMbps));
+    }
+
+    /** Reads with CRC32C verification against the same reads without: the cost of checksums. */
+    private static void checksumLine(PrintStream out, String path, double verified, double unverified) {
+      out.println(String.format(Locale.ROOT,
+          "bench checksums path=%s op=read verified_GBps=%.3f unverified_GBps=%.3f cost_pct=%.1f",
+          path, verified / 1000, unverified / 1000, 100 * (1 - verified / unverified)));
     }
 
     /** Blocks the client opened short-circuit (a zero-length stat-only open reads none). */
