@@ -58,7 +58,7 @@ public final class TierManager {
   }
 
   void reapAbandoned() {
-    for (TieredBlockStore.Temp t : store.idleTemps(tempTimeoutMs)) {
+    for (Temp t : store.idleTemps(tempTimeoutMs)) {
       LOG.warn("Temp block {} had no data for {} ms: its writer is gone; removing it", t.blockId, tempTimeoutMs);
       store.abort(t);
     }

@@ -165,7 +165,7 @@ class StorageDirFailureTest {
   @Test
   void writerInAFailedDir_isRefused_andItsBlockIdCanBeWrittenAgainElsewhere() throws IOException {
     TempBlock t = store.createTemp(1, BLOCK); // both dirs empty: MaxFree picks ssd0
-    assertThat(((TieredBlockStore.Temp) t).dir.root).isEqualTo(ssd0);
+    assertThat(((Temp) t).dir.root).isEqualTo(ssd0);
     t.append(ByteBuffer.wrap(content(1, 300)));
 
     deleteTree(ssd0);
@@ -187,7 +187,7 @@ class StorageDirFailureTest {
   void append_byAnInterruptedWriter_failsThatWrite_butNotTheDir() throws IOException {
     writeSpread(4);
     TempBlock t = store.createTemp(50, BLOCK);
-    Path dir = ((TieredBlockStore.Temp) t).dir.root;
+    Path dir = ((Temp) t).dir.root;
     t.append(ByteBuffer.wrap(content(50, 100)));
 
     Thread.currentThread().interrupt(); // an interrupted thread's channel write closes the channel

@@ -476,7 +476,7 @@ class TieredEvictionTest {
     store.pin(2);
     TempBlock a = store.createTemp(3, BLOCK); // MEM has 1000 free: both temps start there
     TempBlock b = store.createTemp(4, BLOCK);
-    assertThat(List.of(a, b)).allMatch(t -> ((TieredBlockStore.Temp) t).dir.tierAlias.equals("MEM"));
+    assertThat(List.of(a, b)).allMatch(t -> ((Temp) t).dir.tierAlias.equals("MEM"));
     a.append(ByteBuffer.wrap(content(3, BLOCK)));
     ByteBuffer data = ByteBuffer.wrap(content(4, BLOCK));
 

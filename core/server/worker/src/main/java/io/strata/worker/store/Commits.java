@@ -1,0 +1,160 @@
+package io.strata.worker.store;
+
+import io.strata.common.exception.InternalException;
+import io.strata.common.id.BlockId;
+import io.strata.worker.store.BlockStore.BlockMeta;
+import io.strata.worker.store.BlockStore.TempBlock;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Ends temp blocks: {@link #commit} makes one a committed block (fsynced where its tier asks, renamed into
+ * {@code blocks/}, its name fsynced, then indexed and protected), {@link #abort} drops one and returns its
+ * reservation; the temp-block reaper finds the abandoned ones ({@link #idleTemps}) and the master's lease
+ * recovery the ones of recovered files ({@link #abortWritesOf}).
+ *
+ * <p>Thread-safe; commit and abort of one temp block race safely (the first to close it wins). The store's
+ * monitor ({@link BlockIndex#lock}) is taken for the index and accounting steps only, never across the
+ * fsync, the rename or the deletion.
+ */
+final class Commits {
+  private static final Logger LOG = LoggerFactory.getLogger(Commits.class);
+
+  private final BlockIndex index;
+  private final DirFailures failures;
+  private final BlockAnnotator annotator;
+  private final Durability durability;
+  private final Clock clock;
+
+  Commits(BlockIndex index, DirFailures failures, BlockAnnotator annotator, Durability durability, Clock clock) {
+    this.index = index;
+    this.failures = failures;
+    this.annotator = annotator;
+    this.durability = durability;
+    this.clock = clock;
+  }
+
+  BlockMeta commit(TempBlock temp) throws IOException {
+    Temp t = (Temp) temp;
+    synchronized (index.lock) {
+      if (t.closed) {
+        throw new IllegalStateException("Temp block " + t.blockId + " is already committed or aborted (its dir "
+            + "failed, or it was idle past strata.worker.temp.block.timeout)");
+      }
+      t.closed = true;
+    }
+    Path tmpSidecar = ChecksumSidecar.of(t.path);
+    try {
+      // Durable before it has a committed name, and the name durable before the master hears of it: a
+      // crash leaves either no block or a whole one. The checksum sidecar gets its name first, so a block
+      // file never lacks one.
+      try (FileChannel ch = t.channel) {
+        if (t.dir.fsync) {
+          durability.syncFile(ch);
+        }
+      }
+      ChecksumSidecar.write(tmpSidecar, t.length, t.crcs.finish(), t.dir.fsync ? durability : null);
+      Files.move(tmpSidecar, t.dir.sidecarPath(t.blockId), StandardCopyOption.ATOMIC_MOVE);
+      Files.move(t.path, t.dir.blockPath(t.blockId), StandardCopyOption.ATOMIC_MOVE);
+      if (t.dir.fsync) {
+        durability.syncDir(t.dir.blocksDir);
+      }
+    } catch (IOException e) {
+      synchronized (index.lock) {
+        index.writing.remove(t.blockId);
+        t.dir.used -= t.reserved;
+      }
+      index.space.changed();
+      try {
+        Files.deleteIfExists(t.path);
+        Files.deleteIfExists(tmpSidecar);
+        Files.deleteIfExists(t.dir.blockPath(t.blockId));
+        Files.deleteIfExists(t.dir.sidecarPath(t.blockId));
+      } catch (IOException ignored) {
+        // the dir is failing or the probe below will keep it; tmp/ is emptied at start either way
+      }
+      if (!failures.dirFailed(t.dir, e)) {
+        throw DirProbe.transientError("Committing block " + t.blockId, t.dir, e);
+      }
+      throw new InternalException("Committing block " + t.blockId + " failed: storage dir " + t.dir.root
+          + " failed (" + e + ")", e);
+    }
+    synchronized (index.lock) {
+      index.writing.remove(t.blockId);
+      if (!t.dir.isGood()) {
+        throw new InternalException("Storage dir " + t.dir.root + " failed while block " + t.blockId
+            + " was committed");
+      }
+      index.committed.put(t.blockId, t.dir);
+      t.dir.blocks.put(t.blockId, t.length);
+      t.dir.used -= t.reserved - t.length; // the unused part of a whole-block reservation goes back
+      index.evictable.remove(t.blockId); // a new copy is protected until the master says its file is persisted
+    }
+    index.space.changed();
+    annotator.onAccess(t.blockId);
+    return new BlockMeta(t.blockId, t.length, t.dir.tierAlias);
+  }
+
+  void abort(TempBlock temp) {
+    Temp t = (Temp) temp;
+    synchronized (index.lock) {
+      if (t.closed) {
+        return;
+      }
+      t.closed = true;
+      index.writing.remove(t.blockId);
+      if (t.dir.isGood()) {
+        t.dir.used -= t.reserved;
+      }
+    }
+    index.space.changed();
+    try {
+      t.channel.close();
+      Files.deleteIfExists(t.path);
+    } catch (IOException e) {
+      LOG.warn("Cannot remove temp block {}: {}", t.path, e.toString());
+    }
+  }
+
+  /** Aborts the blocks being written of these files (the master recovered them: their writers lost their leases). */
+  void abortWritesOf(Collection<Long> fileIds) {
+    Set<Long> files = new HashSet<>(fileIds);
+    List<Temp> doomed = new ArrayList<>();
+    synchronized (index.lock) {
+      for (Temp t : index.writing.values()) {
+        if (t != null && !t.closed && files.contains(BlockId.fileId(t.blockId))) {
+          doomed.add(t);
+        }
+      }
+    }
+    for (Temp t : doomed) {
+      LOG.info("Temp block {}: the master recovered its file (the writer lost its lease); removing it", t.blockId);
+      abort(t);
+    }
+  }
+
+  /** Temp blocks idle for longer than {@code idleMs}: their writers died without closing. */
+  List<Temp> idleTemps(long idleMs) {
+    synchronized (index.lock) {
+      long now = clock.millis();
+      List<Temp> out = new ArrayList<>();
+      for (Temp t : index.writing.values()) {
+        if (t != null && !t.closed && now - t.lastAppendMs > idleMs) {
+          out.add(t);
+        }
+      }
+      return out;
+    }
+  }
+}

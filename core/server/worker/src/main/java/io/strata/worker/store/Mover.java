@@ -1,0 +1,240 @@
+package io.strata.worker.store;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Eviction and tier moves: makes room in a dir by moving its coldest blocks (by the {@link BlockAnnotator})
+ * one tier down, or deleting them out of the last tier when they are evictable ({@link #freeSpace}); moves
+ * a block up on promotion and alignment ({@link #moveUp}); reserves room in a tier for a block moving in
+ * ({@link #reserveIn}). A move copies into the target's {@code tmp/}, fsyncs it where the tier asks
+ * ({@link Durability}), renames it into {@code blocks/}, and only then deletes the source.
+ *
+ * <p>Thread-safe. Movers only ever try-lock a block ({@link #tryLockForMove}), so eviction cannot deadlock
+ * with readers; a block with a reader, or pinned, is skipped. The store's monitor ({@link BlockIndex#lock})
+ * is taken for the index and accounting steps only, never across a copy, a rename or an fsync.
+ */
+final class Mover {
+  private static final Logger LOG = LoggerFactory.getLogger(Mover.class);
+
+  private final BlockIndex index;
+  private final BlockLockManager locks;
+  private final Allocator allocator;
+  private final BlockAnnotator annotator;
+  private final Removals removals;
+  private final DirFailures failures;
+  private final Durability durability;
+  private final StoreEvents events;
+
+  Mover(BlockIndex index, BlockLockManager locks, Allocator allocator, BlockAnnotator annotator, Removals removals,
+      DirFailures failures, Durability durability, StoreEvents events) {
+    this.index = index;
+    this.locks = locks;
+    this.allocator = allocator;
+    this.annotator = annotator;
+    this.removals = removals;
+    this.failures = failures;
+    this.durability = durability;
+    this.events = events;
+  }
+
+  /**
+   * The write lock a mover (eviction, promotion, alignment) takes on a block, if free now. Releasing it
+   * finishes a removal that was asked for meanwhile: the mover is the last one out, like a reader.
+   */
+  Optional<BlockLock> tryLockForMove(long blockId) {
+    return locks.tryWriteLock(blockId).map(inner -> new BlockLock() {
+      @Override
+      public long blockId() {
+        return blockId;
+      }
+
+      @Override
+      public void close() {
+        inner.close();
+        removals.finishDeferredRemoval(blockId);
+      }
+    });
+  }
+
+  /**
+   * Makes {@code bytes} available in {@code dir} by moving its coldest unlocked, unpinned blocks to the
+   * next tier down, or deleting them when they cannot move (the last tier, or no room below) and are
+   * evictable: a protected block (its file not persisted) is never deleted. Returns whether the room is there.
+   */
+  boolean freeSpace(StorageDir dir, long bytes) {
+    List<Long> order;
+    boolean last = dir.tierOrdinal + 1 >= index.tiers.size();
+    synchronized (index.lock) {
+      if (!dir.isGood()) {
+        return false;
+      }
+      if (dir.capacity - dir.used >= bytes) {
+        return true;
+      }
+      List<Long> candidates = new ArrayList<>(dir.blocks.keySet());
+      candidates.removeAll(index.pinned);
+      if (last) {
+        candidates.retainAll(index.evictable);
+      }
+      order = annotator.coldestFirst(candidates);
+    }
+    for (long id : order) {
+      synchronized (index.lock) {
+        if (dir.capacity - dir.used >= bytes) {
+          return true;
+        }
+      }
+      Optional<BlockLock> lock = tryLockForMove(id);
+      if (lock.isEmpty()) {
+        continue;
+      }
+      try (BlockLock l = lock.get()) {
+        synchronized (index.lock) {
+          if (index.committed.get(id) != dir || index.pinned.contains(id)) {
+            continue;
+          }
+        }
+        if (!last && moveLocked(id, dir, dir.tierOrdinal + 1)) {
+          continue;
+        }
+        synchronized (index.lock) {
+          if (!index.evictable.contains(id)) {
+            continue; // protected: it stays where it is
+          }
+        }
+        removals.deleteBlock(id, dir);
+      }
+    }
+    synchronized (index.lock) {
+      return dir.capacity - dir.used >= bytes;
+    }
+  }
+
+  /** Moves a block to tier {@code target} if it is below it and its lock is free; returns whether it moved. */
+  boolean moveUp(long blockId, int target) {
+    Optional<BlockLock> lock = tryLockForMove(blockId);
+    if (lock.isEmpty()) {
+      return false;
+    }
+    try (BlockLock l = lock.get()) {
+      StorageDir from;
+      synchronized (index.lock) {
+        from = index.committed.get(blockId);
+      }
+      if (from == null || from.tierOrdinal <= target) {
+        return false;
+      }
+      return moveLocked(blockId, from, target);
+    }
+  }
+
+  /** Moves a block the caller holds the write lock of from {@code from} to a dir of tier {@code target}. */
+  boolean moveLocked(long blockId, StorageDir from, int target) {
+    long length;
+    synchronized (index.lock) {
+      Long len = from.blocks.get(blockId);
+      if (len == null) {
+        return false;
+      }
+      length = len;
+    }
+    StorageDir to = reserveIn(target, length);
+    if (to == null) {
+      return false;
+    }
+    Path tmp;
+    synchronized (index.lock) {
+      tmp = to.tmpDir.resolve(blockId + "-move-" + (index.tmpSeq++));
+    }
+    Path tmpSidecar = ChecksumSidecar.of(tmp);
+    try {
+      // The checksum sidecar moves first and goes last, so the block file never lacks one.
+      Files.copy(from.sidecarPath(blockId), tmpSidecar);
+      if (to.fsync) {
+        durability.syncFile(tmpSidecar);
+      }
+      Files.move(tmpSidecar, to.sidecarPath(blockId), StandardCopyOption.ATOMIC_MOVE);
+      Files.copy(from.blockPath(blockId), tmp);
+      if (to.fsync) {
+        durability.syncFile(tmp); // the copy is whole on disk before the source can go
+      }
+      Files.move(tmp, to.blockPath(blockId), StandardCopyOption.ATOMIC_MOVE);
+      if (to.fsync) {
+        durability.syncDir(to.blocksDir);
+      }
+    } catch (IOException e) {
+      index.release(to, length);
+      try {
+        Files.deleteIfExists(tmp);
+        Files.deleteIfExists(tmpSidecar);
+        Files.deleteIfExists(to.sidecarPath(blockId));
+      } catch (IOException ignored) {
+        // the target dir is failing; the health check will tell
+      }
+      if (!from.looksHealthy()) {
+        failures.dirFailed(from, e);
+      } else if (!to.looksHealthy()) {
+        failures.dirFailed(to, e);
+      } else {
+        LOG.warn("Moving block {} from {} to {} failed: {}", blockId, from, to, e.toString());
+      }
+      return false;
+    }
+    synchronized (index.lock) {
+      if (!from.isGood() || index.committed.get(blockId) != from) {
+        // The source dir failed during the copy and the block was reported lost: drop the copy too.
+        if (to.isGood()) {
+          to.used -= length;
+        }
+        try {
+          Files.deleteIfExists(to.blockPath(blockId));
+          Files.deleteIfExists(to.sidecarPath(blockId));
+        } catch (IOException ignored) {
+          // best effort
+        }
+        return false;
+      }
+      index.committed.put(blockId, to);
+      to.blocks.put(blockId, length);
+      from.blocks.remove(blockId);
+      from.used -= length;
+    }
+    index.space.changed();
+    try {
+      Files.deleteIfExists(from.blockPath(blockId));
+      Files.deleteIfExists(from.sidecarPath(blockId));
+    } catch (IOException e) {
+      failures.dirFailed(from, e);
+    }
+    events.blockMoved(blockId, length, to.tierAlias);
+    return true;
+  }
+
+  /** Reserves {@code bytes} in a dir of tier {@code ordinal}, evicting there if needed; null if impossible. */
+  StorageDir reserveIn(int ordinal, long bytes) {
+    List<StorageDir> tier = index.tiers.get(ordinal);
+    for (int attempt = 0; attempt < 2; attempt++) {
+      StorageDir d;
+      synchronized (index.lock) {
+        d = (StorageDir) allocator.allocate(tier, bytes);
+        if (d != null) {
+          d.used += bytes;
+          return d;
+        }
+        d = (StorageDir) allocator.allocate(index.eligible(tier, bytes), 0);
+      }
+      if (d == null || !freeSpace(d, bytes)) {
+        return null;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,100 @@
+package io.strata.worker.store;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.Optional;
+
+/**
+ * Removes committed blocks: at once when the block's write lock is free, else deferred until the last
+ * holder (a reader or a mover) leaves: no new reader is admitted meanwhile ({@link BlockIndex#removeWhenUnlocked}),
+ * and whoever releases the lock last finishes the removal ({@link #finishDeferredRemoval}). Eviction deletes
+ * through {@link #deleteBlock} too.
+ *
+ * <p>Thread-safe. Block locks are only try-locked here, never waited for; the store's monitor
+ * ({@link BlockIndex#lock}) is taken for the index steps only, never across the file deletion or the
+ * {@link StoreEvents} callback.
+ */
+final class Removals {
+  private final BlockIndex index;
+  private final BlockLockManager locks;
+  private final DirFailures failures;
+  private final BlockAnnotator annotator;
+  private final StoreEvents events;
+
+  Removals(BlockIndex index, BlockLockManager locks, DirFailures failures, BlockAnnotator annotator,
+      StoreEvents events) {
+    this.index = index;
+    this.locks = locks;
+    this.failures = failures;
+    this.annotator = annotator;
+    this.events = events;
+  }
+
+  boolean remove(long blockId) throws IOException {
+    synchronized (index.lock) {
+      if (!index.committed.containsKey(blockId)) {
+        return false;
+      }
+    }
+    Optional<BlockLock> lock = locks.tryWriteLock(blockId);
+    if (lock.isEmpty()) {
+      // Readers (or a mover) hold it: no new reader is admitted, and the last one out removes it.
+      synchronized (index.lock) {
+        if (!index.committed.containsKey(blockId)) {
+          return false; // it left meanwhile (evicted, or another removal): nothing to defer
+        }
+        index.removeWhenUnlocked.add(blockId);
+      }
+      finishDeferredRemoval(blockId);
+      return true;
+    }
+    try (BlockLock l = lock.get()) {
+      return deleteBlock(blockId, null);
+    }
+  }
+
+  /** Finishes a removal deferred for {@code blockId}, if one is and its lock is free now. */
+  void finishDeferredRemoval(long blockId) {
+    synchronized (index.lock) {
+      if (!index.removeWhenUnlocked.contains(blockId)) {
+        return;
+      }
+    }
+    Optional<BlockLock> lock = locks.tryWriteLock(blockId);
+    if (lock.isPresent()) {
+      try (BlockLock l = lock.get()) {
+        synchronized (index.lock) {
+          index.removeWhenUnlocked.remove(blockId);
+        }
+        deleteBlock(blockId, null);
+      }
+    }
+  }
+
+  /** Deletes a block the caller holds the write lock of; {@code expected} null means wherever it is. */
+  boolean deleteBlock(long blockId, StorageDir expected) {
+    StorageDir dir;
+    synchronized (index.lock) {
+      dir = index.committed.get(blockId);
+      if (dir == null || (expected != null && dir != expected)) {
+        return false;
+      }
+      index.committed.remove(blockId);
+      Long len = dir.blocks.remove(blockId);
+      dir.used -= len == null ? 0 : len;
+      index.pinned.remove(blockId);
+      index.evictable.remove(blockId);
+      index.removeWhenUnlocked.remove(blockId);
+    }
+    index.space.changed();
+    annotator.onRemove(blockId);
+    try {
+      Files.deleteIfExists(dir.blockPath(blockId));
+      Files.deleteIfExists(dir.sidecarPath(blockId));
+    } catch (IOException e) {
+      failures.dirFailed(dir, e);
+    }
+    events.blockRemoved(blockId);
+    return true;
+  }
+}
