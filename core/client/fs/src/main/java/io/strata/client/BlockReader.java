@@ -40,6 +40,12 @@ final class BlockReader implements BlockRangeReader {
   private final long end;
   /** Block offset of the next checksummed byte the worker should send. */
   private long nextOffset;
+  /**
+   * Every message must carry checksums: they were asked for and the worker cannot serve this read from the
+   * under file system (whose reads carry none), so a message without them is the worker's (or a
+   * marshaller's) fault, never accepted unchecked.
+   */
+  private final boolean sumsRequired;
   private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
   private ClientCallStreamObserver<ReadBlockRequest> call;
   private ByteBuffer current;
@@ -64,6 +70,7 @@ final class BlockReader implements BlockRangeReader {
     this.end = offset + length;
     this.nextOffset = ChunkChecksums.alignDown(offset);
     boolean checksums = context.conf().get(ClientKeys.READ_CHECKSUM_VERIFY);
+    this.sumsRequired = checksums && !ufsFallback;
     int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
@@ -137,6 +144,11 @@ final class BlockReader implements BlockRangeReader {
             + e.getMessage(), e);
       }
       ReadBlockResponse msg = (ReadBlockResponse) next;
+      if (sumsRequired && msg.getChunkCrc32CCount() == 0) {
+        close();
+        throw new io.strata.common.exception.InternalException("Worker " + worker + " sent " + msg.getChunk().size()
+            + " bytes of block " + blockId + " without the checksums asked for");
+      }
       current = msg.getChunkCrc32CCount() == 0 ? msg.getChunk().asReadOnlyByteBuffer() : verified(msg);
       received += current.remaining();
       call.request(1);
