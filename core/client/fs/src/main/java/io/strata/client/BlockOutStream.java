@@ -19,7 +19,7 @@ import java.io.IOException;
  *
  * <p>Not thread-safe: one writer thread.
  */
-final class BlockOutStream {
+final class BlockOutStream implements BlockWriter {
   private final long blockId;
   private final WorkerAddress worker;
   private final long maxLength;
@@ -58,11 +58,13 @@ final class BlockOutStream {
     }
   }
 
-  long blockId() {
+  @Override
+  public long blockId() {
     return blockId;
   }
 
-  WorkerAddress worker() {
+  @Override
+  public WorkerAddress worker() {
     return worker;
   }
 
@@ -81,7 +83,8 @@ final class BlockOutStream {
   }
 
   /** Sends {@code chunk} (which the caller no longer changes) once the transport can take it. */
-  void write(byte[] chunk, int length) throws IOException {
+  @Override
+  public void write(byte[] chunk, int length) throws IOException {
     ByteString data = UnsafeByteOperations.unsafeWrap(chunk, 0, length);
     int before = sums.completed();
     sums.update(chunk, 0, length);
@@ -94,7 +97,8 @@ final class BlockOutStream {
   }
 
   /** Half-closes and waits for the worker to commit; returns the committed length. */
-  long close() throws IOException {
+  @Override
+  public long close() throws IOException {
     if (!headerSent) {
       // An empty block still needs its header so the worker knows which block to commit.
       stream.send(request().build());
@@ -106,7 +110,8 @@ final class BlockOutStream {
   }
 
   /** Aborts the write; the worker removes the temp block. */
-  void cancel() {
+  @Override
+  public void cancel() {
     stream.cancel();
   }
 }

@@ -11,6 +11,11 @@ import java.io.IOException;
 interface BlockRangeReader extends AutoCloseable {
   WorkerAddress worker();
 
+  /** Where the bytes come from, in words for errors ("worker h:1", "worker h:1 (short-circuit)"). */
+  default String source() {
+    return "worker " + worker();
+  }
+
   /** Copies up to len bytes into b; returns -1 at the end of the range. */
   int read(byte[] b, int off, int len) throws IOException;
 

@@ -46,6 +46,7 @@ final class BlockReader implements BlockRangeReader {
    * marshaller's) fault, never accepted unchecked.
    */
   private final boolean sumsRequired;
+  private final boolean unlisted;
   private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
   private ClientCallStreamObserver<ReadBlockRequest> call;
   private ByteBuffer current;
@@ -71,6 +72,7 @@ final class BlockReader implements BlockRangeReader {
     this.nextOffset = ChunkChecksums.alignDown(offset);
     boolean checksums = context.conf().get(ClientKeys.READ_CHECKSUM_VERIFY);
     this.sumsRequired = checksums && !ufsFallback;
+    this.unlisted = unlisted;
     int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
@@ -103,6 +105,11 @@ final class BlockReader implements BlockRangeReader {
   @Override
   public WorkerAddress worker() {
     return worker;
+  }
+
+  @Override
+  public String source() {
+    return unlisted ? "worker " + worker + " (from the under file system)" : "worker " + worker;
   }
 
   /** Copies up to len bytes into b; returns -1 at the end of the range. */

@@ -53,6 +53,62 @@ public final class ClientKeys {
       .doc("Chunks a block reader asks a worker for ahead of the one being consumed (flow control window).")
       .build();
 
+  public static final PropertyKey<Integer> BLOCK_READ_RETRY_MAX = PropertyKey.intKey("strata.user.block.read.retry.max")
+      .defaultValue(5)
+      .validate(v -> v >= 0 && v <= 100, "between 0 and 100")
+      .doc("How many times a read of one block range is tried again after a failure of the copy it used (the "
+          + "worker gone, silent, cut the stream short, lacks the block or holds it corrupt): each retry, after a "
+          + "backoff, goes to the block's next copy, then (persisted files) to the under file system through "
+          + "another worker, resuming at the exact position. 0: the first failure is final.")
+      .build();
+
+  public static final PropertyKey<Integer> BLOCK_WRITE_RETRY_MAX = PropertyKey.intKey("strata.user.block.write.retry.max")
+      .defaultValue(3)
+      .validate(v -> v >= 0 && v <= 100, "between 0 and 100")
+      .doc("How many times a block being written fails over to another worker after its worker failed "
+          + "(re-sending the block's bytes so far, which strata.user.block.write.failover.buffer.size bounds). "
+          + "0: the first failure fails the write.")
+      .build();
+
+  public static final PropertyKey<Duration> BLOCK_RETRY_BACKOFF_BASE =
+      PropertyKey.durationKey("strata.user.block.retry.backoff.base")
+          .defaultValue("50ms")
+          .doc("Backoff before the first retry of a failed block read or write; it doubles with each retry of the "
+              + "same block up to strata.user.block.retry.backoff.max.")
+          .build();
+
+  public static final PropertyKey<Duration> BLOCK_RETRY_BACKOFF_MAX =
+      PropertyKey.durationKey("strata.user.block.retry.backoff.max")
+          .defaultValue("2s")
+          .doc("Longest backoff between retries of a failed block read or write.")
+          .build();
+
+  public static final PropertyKey<Duration> BLOCK_RETRY_TOTAL_TIMEOUT =
+      PropertyKey.durationKey("strata.user.block.retry.total.timeout")
+          .defaultValue("2min")
+          .validate(d -> d.toMillis() >= 1, "at least 1ms")
+          .doc("How long, from its first failure, a block read or write keeps retrying on other copies or workers "
+              + "before it fails with an error naming every worker tried.")
+          .build();
+
+  /**
+   * 64 MB by default, the default block size: with default settings every block can fail over whatever the
+   * point of failure. The chunks are the ones the writer sends anyway (kept, not copied) and are dropped when
+   * the block commits, so the cost is at most one block of heap per open writer; lower it for many concurrent
+   * writers, at the price of failing writes whose worker dies past that point of a block.
+   */
+  public static final PropertyKey<Long> WRITE_FAILOVER_BUFFER_SIZE =
+      PropertyKey.bytesKey("strata.user.block.write.failover.buffer.size")
+          .defaultValue("64MB")
+          .validate(v -> v >= 0 && v <= Integer.MAX_VALUE, "between 0 and 2GB")
+          .doc("Bytes of the block being written that a writer keeps so that, when the block's worker fails "
+              + "mid-block, it can re-send them to another worker (MUST_CACHE, and the cached part of "
+              + "CACHE_THROUGH and ASYNC_THROUGH). Freed when the block commits; one block of heap at most per "
+              + "open writer. A block grown past it cannot fail over: the write fails cleanly (the file is "
+              + "deleted), except that CACHE_THROUGH leaves the block to its under file system copy. 0: no "
+              + "write failover.")
+          .build();
+
   public static final PropertyKey<Duration> WRITE_SPACE_WAIT_TIMEOUT =
       PropertyKey.durationKey("strata.user.write.space.wait.timeout")
           .defaultValue("5min")

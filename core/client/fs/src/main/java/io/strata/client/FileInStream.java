@@ -4,7 +4,6 @@ import io.grpc.stub.StreamObserver;
 import io.strata.client.options.ReadType;
 import io.strata.common.exception.CorruptBlockException;
 import io.strata.common.exception.InvalidArgumentException;
-import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.common.net.WorkerAddress;
@@ -23,17 +22,25 @@ import org.slf4j.LoggerFactory;
  * with {@link #seek}, and with positioned reads that leave the position alone.
  *
  * <p>Where each block is read: from the nearest worker that holds it ({@link WorkerSelector#nearest}: this
- * node, then this rack, then any); a block whose worker
- * fails is read from its next location. A block of a persisted file that no reachable worker holds is
+ * node, then this rack, then any). A block of a persisted file that no reachable worker holds is
  * read through a worker from the under file system ({@link WorkerSelector#ufsReadWorker}); that worker
  * caches it unless the read type is NO_CACHE. Reads of a persisted file always allow the under file system
  * fallback, so a block evicted since the file was opened is still read. A block of a file that is not
  * persisted and is on no reachable worker fails with UNAVAILABLE.
  *
+ * <p>Failover ({@link BlockRetry}): a read that fails because of its copy (the worker gone, silent past the
+ * RPC timeout, the stream reset or cut short, NOT_FOUND, DATA_LOSS such as a corrupt copy) marks that worker
+ * failed for the rest of this stream, backs off, and reads on from the block's next copy, then, for a
+ * persisted file, from the under file system through another worker. It resumes at the exact position: a
+ * sequential read has delivered nothing of the failed call, so the block is opened again at {@link #getPos};
+ * a positioned read reads its whole range again into the same bytes of the caller's array. After the last
+ * retry ({@link ClientKeys#BLOCK_READ_RETRY_MAX}, {@link ClientKeys#BLOCK_RETRY_TOTAL_TIMEOUT}) or when no
+ * copy is left, the error names the file, the position, the block and every worker tried with its failure.
+ *
  * <p>Checksums: a block copy that fails its checksum ({@link CorruptBlockException}, from either reader) is
- * reported to the master (which drops that copy when the bytes exist elsewhere), its worker is skipped for
- * this stream, and the read goes on at the same position from the next copy or the under file system. When
- * no other copy is left and the file is not persisted, the read fails with DATA_LOSS.
+ * reported to the master (which drops that copy when the bytes exist elsewhere) and is failed over like
+ * any failed copy, except that only that block's copy on that worker is left out (the worker is not
+ * dead). When no other copy is left and the file is not persisted, the read fails with DATA_LOSS.
  *
  * <p>Passive caching (when enabled and the read type is not NO_CACHE): once a block has been read from a
  * worker on another host, a worker on this host, if any, is asked to cache it (CacheBlock, fire and
@@ -55,6 +62,10 @@ public final class FileInStream extends InputStream {
   /** Blocks with a copy found corrupt by this stream: the last finding, and the workers of those copies. */
   private final java.util.Map<Long, CorruptBlockException> corrupt = new java.util.HashMap<>();
   private final java.util.Map<Long, Set<WorkerAddress>> corruptOn = new java.util.HashMap<>();
+  private final BlockRetry.Policy retryPolicy;
+  /** Retries of the block the sequential reader is on ({@link #retryBlock}), or null before any failure. */
+  private BlockRetry retry;
+  private long retryBlock = -1;
   private long pos;
   private BlockRangeReader reader;
   private FileBlockInfo readerBlock;
@@ -68,6 +79,12 @@ public final class FileInStream extends InputStream {
     this.readType = readType;
     this.passiveCache = readType != ReadType.NO_CACHE && context.conf().get(ClientKeys.PASSIVE_CACHE_ENABLED);
     this.blocks = file.blocks();
+    this.retryPolicy = BlockRetry.Policy.reads(context.conf());
+  }
+
+  /** Workers this stream stopped reading from after a failure (the next copy or the UFS served instead). */
+  public Set<WorkerAddress> failedWorkers() {
+    return Set.copyOf(failedWorkers);
   }
 
   /** Short-circuit reads of this stream's client: blocks opened, and why reads fell back to streaming. */
@@ -116,7 +133,7 @@ public final class FileInStream extends InputStream {
     if (pos >= file.length()) {
       return -1;
     }
-    for (int attempt = 0; ; attempt++) {
+    while (true) {
       if (reader == null) {
         openReaderAt(pos);
       }
@@ -132,19 +149,54 @@ public final class FileInStream extends InputStream {
           reader.close();
           blockRead(readerBlock, reader.worker());
           reader = null;
+          retry = null;
         }
         return n;
-      } catch (UnavailableException | NotFoundException | CorruptBlockException e) {
-        if (!corruptCopy(e, readerBlock.blockId(), reader.worker())) {
-          failedWorkers.add(reader.worker());
-        }
-        reader.close();
+      } catch (IOException e) {
+        BlockRangeReader failed = reader;
         reader = null;
-        if (attempt >= 3) {
-          throw e;
-        }
+        failed.close();
+        // Nothing of this call was delivered: the next attempt opens the block again at pos, exactly.
+        failedAttempt(retryOf(readerBlock), failed, readerBlock, pos, e);
       }
     }
+  }
+
+  /** The retries of the block being read sequentially (a new block starts afresh). */
+  private BlockRetry retryOf(FileBlockInfo block) {
+    if (retry == null || retryBlock != block.blockId()) {
+      retry = new BlockRetry(retryPolicy);
+      retryBlock = block.blockId();
+    }
+    return retry;
+  }
+
+  /**
+   * A read from {@code failed} threw {@code e}: when it is a failure of that copy, the worker is left out for
+   * the rest of this stream and, if retries and time are left, this returns after a backoff (the caller
+   * tries the next copy, or the under file system); otherwise throws the final error.
+   */
+  private void failedAttempt(BlockRetry r, BlockRangeReader failed, FileBlockInfo block, long position,
+      IOException e) throws IOException {
+    if (!BlockRetry.isCopyFailure(e)) {
+      if (r.failures().isEmpty()) {
+        throw e;
+      }
+      throw r.finalError(describe(block, position), e);
+    }
+    if (!corruptCopy(e, block.blockId(), failed.worker())) {
+      failedWorkers.add(failed.worker());
+    }
+    LOG.info("Reading block {} of {} at position {} from {} failed ({}); trying another copy", block.blockId(),
+        file.path(), position, failed.source(), e.getMessage());
+    if (!r.retryAfter(failed.source(), e)) {
+      throw r.finalError(describe(block, position), e);
+    }
+  }
+
+  private String describe(FileBlockInfo block, long position) {
+    return "Reading " + file.path() + " at position " + position + " (block " + block.blockId() + ", bytes "
+        + block.offset() + ".." + (block.offset() + block.length()) + ")";
   }
 
   private FileBlockInfo blockAt(long position) {
@@ -157,9 +209,22 @@ public final class FileInStream extends InputStream {
     FileBlockInfo block = blockAt(position);
     long inBlock = position - block.offset();
     long len = block.length() - inBlock;
-    reader = open(block, inBlock, len);
+    reader = openOrFail(block, inBlock, len, retryOf(block), position);
     readerBlock = block;
     readerEnd = position + len;
+  }
+
+  /** {@link #open}, whose failure (no copy left to try) is final: it names everything tried before. */
+  private BlockRangeReader openOrFail(FileBlockInfo block, long offset, long length, BlockRetry r, long position)
+      throws IOException {
+    try {
+      return open(block, offset, length);
+    } catch (IOException e) {
+      if (r.failures().isEmpty()) {
+        throw e;
+      }
+      throw r.finalError(describe(block, position), e);
+    }
   }
 
   private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
@@ -184,7 +249,7 @@ public final class FileInStream extends InputStream {
         throw new UnavailableException("Block " + block.blockId() + " of " + file.path()
             + " is on no reachable worker (locations: " + block.locations().size() + ", failed: "
             + failedWorkers + ") and the file is not in the under file system (persistence state "
-            + file.persistenceState() + ")");
+            + file.persistenceState() + "), so no copy is left to try");
       }
       chosen = selector.ufsReadWorker(block.blockId(), skip);
     }
@@ -339,22 +404,18 @@ public final class FileInStream extends InputStream {
       FileBlockInfo block = blockAt(p);
       long inBlock = p - block.offset();
       int n = (int) Math.min(total - done, block.length() - inBlock);
-      for (int attempt = 0; ; attempt++) {
-        try (BlockRangeReader r = open(block, inBlock, n)) {
-          try {
-            r.readFully(b, off + done, n);
-            if (inBlock + n == block.length()) {
-              blockRead(block, r.worker());
-            }
-            break;
-          } catch (UnavailableException | NotFoundException | CorruptBlockException e) {
-            if (!corruptCopy(e, block.blockId(), r.worker())) {
-              failedWorkers.add(r.worker());
-            }
-            if (attempt >= 3) {
-              throw e;
-            }
+      BlockRetry r = new BlockRetry(retryPolicy);
+      while (true) {
+        BlockRangeReader reading = openOrFail(block, inBlock, n, r, p);
+        try (reading) {
+          // A retry reads the whole range again into the same bytes of b: nothing is skipped or doubled.
+          reading.readFully(b, off + done, n);
+          if (inBlock + n == block.length()) {
+            blockRead(block, reading.worker());
           }
+          break;
+        } catch (IOException e) {
+          failedAttempt(r, reading, block, p, e);
         }
       }
       done += n;

@@ -33,6 +33,16 @@ import org.slf4j.LoggerFactory;
  * no room for is dropped (even mid-block) and the rest of it goes to the under file system only; the next
  * block tries the cache again. MUST_CACHE fails at once.
  *
+ * <p>Failover: when the current block's worker fails mid-block (gone, silent, reset; see
+ * {@link BlockRetry#isCopyFailure}), the block goes to another worker, which gets the block's bytes so far
+ * again from a bounded buffer ({@link BlockReplayBuffer}, {@link ClientKeys#WRITE_FAILOVER_BUFFER_SIZE}), after
+ * a backoff, within {@link ClientKeys#BLOCK_WRITE_RETRY_MAX}; the failed worker gets no later block of this
+ * file. This covers MUST_CACHE and the cached part of CACHE_THROUGH and ASYNC_THROUGH (ASYNC_THROUGH
+ * reserves the block at the new worker first; when none has room it writes the file through, the block so
+ * far included). A block that outgrew the buffer, or that no other worker takes, fails the write as below,
+ * except CACHE_THROUGH, which leaves the block to its under file system copy. The under file system stream
+ * itself does not fail over: its worker failing fails the write.
+ *
  * <p>All or nothing: when any stream fails, or on {@link #cancel()}, every stream is cancelled (the workers
  * drop the block in progress and the partial under file system copy) and the file is deleted at the
  * master, so no half-written file stays visible. Blocks already committed go with the file.
@@ -50,7 +60,15 @@ public final class FileOutStream extends OutputStream {
   private final int chunkSize;
   private byte[] chunk;
   private int chunkFill;
-  private BlockOutStream block;
+  /** The block being written now, or null (between blocks, dropped, through the UFS, THROUGH). */
+  private BlockWriter block;
+  /** The current block's bytes so far, re-sent to another worker when its worker fails. */
+  private final BlockReplayBuffer replay;
+  private final BlockRetry.Policy retryPolicy;
+  /** Retries of the current block after its workers failed; null before a failure. */
+  private BlockRetry blockRetry;
+  /** Workers that failed this stream: no later block of it goes there. */
+  private final Set<WorkerAddress> failedWorkers = new HashSet<>();
   /** CACHE_THROUGH: the cache had no room for the current block; it goes to the under file system only. */
   private boolean blockDropped;
   /** ASYNC_THROUGH: no worker had room; the rest of the file goes to the under file system only. */
@@ -72,6 +90,8 @@ public final class FileOutStream extends OutputStream {
     this.writeType = writeType;
     this.blockSize = file.blockSize();
     this.chunkSize = (int) Math.min(context.conf().get(ClientKeys.STREAM_CHUNK_SIZE), blockSize);
+    this.replay = new BlockReplayBuffer(context.conf().get(ClientKeys.WRITE_FAILOVER_BUFFER_SIZE));
+    this.retryPolicy = BlockRetry.Policy.writes(context.conf());
     context.leases().add(file.id()); // renewed until the file completes or is abandoned
   }
 
@@ -134,12 +154,10 @@ public final class FileOutStream extends OutputStream {
 
   private void openBlock() throws IOException {
     long blockId = BlockId.of(file.id(), blockIndex);
+    replay.clear();
+    blockRetry = null;
     try {
-      if (writeType == WriteType.ASYNC_THROUGH) {
-        block = reservedBlock(blockId);
-      } else {
-        block = new BlockOutStream(context, selector.select(blockId, blockSize, new HashSet<>()), blockId, blockSize);
-      }
+      block = newWriter(blockId);
     } catch (ResourceExhaustedException e) {
       if (writeType == WriteType.ASYNC_THROUGH) {
         writeThroughUfs(e);
@@ -154,6 +172,93 @@ public final class FileOutStream extends OutputStream {
   }
 
   /**
+   * A writer for block {@code blockId} at the worker the write policy picks among those that have not failed
+   * this stream; ASYNC_THROUGH reserves the block's room there first.
+   */
+  private BlockWriter newWriter(long blockId) throws IOException {
+    if (writeType == WriteType.ASYNC_THROUGH) {
+      return reservedBlock(blockId);
+    }
+    return new BlockOutStream(context, selector.select(blockId, blockSize, failedWorkers), blockId, blockSize);
+  }
+
+  /**
+   * The current block's worker failed with {@code cause} (a failure of that worker: {@link
+   * BlockRetry#isCopyFailure}). The block goes to another worker, which gets the block's bytes so far again
+   * from {@link #replay}, after a backoff, within {@link ClientKeys#BLOCK_WRITE_RETRY_MAX} and
+   * {@link ClientKeys#BLOCK_RETRY_TOTAL_TIMEOUT}. When that cannot be (the block outgrew the replay buffer,
+   * no retry or time left, no other worker takes it): CACHE_THROUGH leaves the block to its under file system
+   * copy (as for a full cache), ASYNC_THROUGH with no worker room left writes the file through; otherwise the
+   * write fails cleanly ({@link #abort}: the file is deleted) with an error naming the block, every worker
+   * tried and why. Returns with {@link #block} the new writer, or null when the block is left to the UFS.
+   */
+  private void failover(IOException cause) throws IOException {
+    if (blockRetry == null) {
+      blockRetry = new BlockRetry(retryPolicy);
+    }
+    IOException failure = cause;
+    while (true) {
+      BlockWriter failed = block;
+      block = null;
+      failed.cancel();
+      failedWorkers.add(failed.worker());
+      String what = "Writing block " + blockIndex + " (id " + failed.blockId() + ") of " + file.path() + " ("
+          + writeType + ", " + replay.bytes() + " bytes of the block written)";
+      StrataException stop = null;
+      if (!replay.complete()) {
+        StrataException why = failure instanceof StrataException se ? se
+            : io.strata.common.exception.ErrorCode.DATA_LOSS.toException(String.valueOf(failure.getMessage()), failure);
+        stop = why.code().toException(what + " failed at worker " + failed.worker() + " (" + why.code() + ": "
+            + why.getMessage() + ")" + (blockRetry.failures().isEmpty() ? "" : " after it " + blockRetry.tried())
+            + ", and cannot fail over to another worker: the block's bytes so far exceed "
+            + ClientKeys.WRITE_FAILOVER_BUFFER_SIZE.name() + "=" + replay.limit(), failure);
+      } else {
+        LOG.warn("{} failed at worker {} ({}); failing over to another worker", what, failed.worker(),
+            failure.getMessage());
+        if (!blockRetry.retryAfter("worker " + failed.worker(), failure)) {
+          stop = blockRetry.finalError(what, failure);
+        }
+      }
+      if (stop != null) {
+        if (dropBlock(stop)) {
+          return;
+        }
+        abort();
+        throw stop;
+      }
+      try {
+        block = newWriter(failed.blockId());
+        BlockWriter to = block;
+        replay.replayTo(to::write);
+        return;
+      } catch (ResourceExhaustedException e) {
+        // No other worker takes the block (or the one that did is full).
+        if (writeType == WriteType.ASYNC_THROUGH && block == null) {
+          writeThroughUfs(e);
+          try {
+            replay.replayTo(ufs::write);
+          } catch (IOException | RuntimeException u) {
+            abort();
+            throw u;
+          }
+          return;
+        }
+        if (dropBlock(e)) {
+          return;
+        }
+        abort();
+        throw blockRetry.finalError(what, e);
+      } catch (IOException e) {
+        if (block == null || !BlockRetry.isCopyFailure(e)) {
+          abort();
+          throw blockRetry.finalError(what, e);
+        }
+        failure = e; // the new worker failed too, while taking the block so far: the next one
+      }
+    }
+  }
+
+  /**
    * ASYNC_THROUGH, no worker had room for the next block: from now on the file is written through. Its UFS
    * copy gets the blocks committed so far, read back from their workers, then every later byte.
    */
@@ -161,7 +266,7 @@ public final class FileOutStream extends OutputStream {
     LOG.warn("No worker has room for block {} of {}; writing the file through to the under file system: {}",
         blockIndex, file.path(), why.getMessage());
     try {
-      ufs = new UfsOutStream(context, selector.select(0, Set.of()), file.id(), file.path());
+      ufs = new UfsOutStream(context, selector.select(0, failedWorkers), file.id(), file.path());
       for (Committed c : committed) {
         try (BlockReader r = new BlockReader(context, c.worker(), c.blockId(), 0, c.length(), false, false, false,
             false)) {
@@ -185,7 +290,7 @@ public final class FileOutStream extends OutputStream {
   /** A block stream whose room is reserved whole at a worker; each worker that stays full is left out. */
   private BlockOutStream reservedBlock(long blockId) throws IOException {
     long waitMs = context.conf().get(ClientKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis();
-    Set<WorkerAddress> full = new HashSet<>();
+    Set<WorkerAddress> full = new HashSet<>(failedWorkers);
     ResourceExhaustedException last = null;
     while (true) {
       WorkerAddress worker;
@@ -206,6 +311,14 @@ public final class FileOutStream extends OutputStream {
         LOG.info("Worker {} has no room for block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
         full.add(worker);
         last = e;
+      } catch (IOException e) {
+        if (!BlockRetry.isCopyFailure(e)) {
+          throw e;
+        }
+        // A worker that fails before the block even starts: leave it out like a full one.
+        LOG.info("Worker {} failed to reserve block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
+        failedWorkers.add(worker);
+        full.add(worker);
       }
     }
   }
@@ -214,11 +327,11 @@ public final class FileOutStream extends OutputStream {
    * CACHE_THROUGH only: the cache has no room for this block, which the under file system copy holds in
    * full anyway; the block stream (if any) is dropped and the rest of the block goes there only.
    */
-  private boolean dropBlock(ResourceExhaustedException why) {
+  private boolean dropBlock(IOException why) {
     if (writeType != WriteType.CACHE_THROUGH) {
       return false;
     }
-    LOG.info("No room in the cache for block {} of {}; writing it to the under file system only: {}", blockIndex,
+    LOG.info("The cache cannot take block {} of {}; writing it to the under file system only: {}", blockIndex,
         file.path(), why.getMessage());
     if (block != null) {
       block.cancel();
@@ -233,7 +346,7 @@ public final class FileOutStream extends OutputStream {
       return;
     }
     try {
-      WorkerAddress worker = selector.select(0, Set.of());
+      WorkerAddress worker = selector.select(0, failedWorkers);
       ufs = new UfsOutStream(context, worker, file.id(), file.path());
     } catch (IOException | RuntimeException e) {
       abort();
@@ -250,19 +363,28 @@ public final class FileOutStream extends OutputStream {
     chunk = null;
     chunkFill = 0;
     ensureUfs();
+    // The UFS copy this chunk goes to; a failover below that writes the file through replays it there itself.
+    UfsOutStream ufsTarget = ufs;
     try {
-      // Both streams wrap the same array without copying; neither changes it and this stream drops it.
+      // Both streams wrap the same array without copying; neither changes it, and the replay buffer keeps it
+      // (unchanged) until the block commits.
       if (block != null) {
+        replay.add(full, n);
         try {
           block.write(full, n);
         } catch (ResourceExhaustedException e) {
           if (!dropBlock(e)) {
             throw e;
           }
+        } catch (IOException e) {
+          if (!BlockRetry.isCopyFailure(e)) {
+            throw e;
+          }
+          failover(e);
         }
       }
-      if (ufs != null) {
-        ufs.write(full, n);
+      if (ufsTarget != null) {
+        ufsTarget.write(full, n);
       }
     } catch (IOException | RuntimeException e) {
       abort();
@@ -280,21 +402,35 @@ public final class FileOutStream extends OutputStream {
       return;
     }
     try {
-      long len = block.close();
-      committed.add(new Committed(block.blockId(), block.worker(), len));
-    } catch (ResourceExhaustedException e) {
-      if (!dropBlock(e)) {
-        block = null;
-        abort();
-        throw e;
+      while (block != null) {
+        try {
+          long len = block.close();
+          committed.add(new Committed(block.blockId(), block.worker(), len));
+          break;
+        } catch (ResourceExhaustedException e) {
+          if (!dropBlock(e)) {
+            block = null;
+            abort();
+            throw e;
+          }
+        } catch (IOException e) {
+          if (!BlockRetry.isCopyFailure(e)) {
+            block = null;
+            abort();
+            throw e;
+          }
+          failover(e); // a new worker has the whole block again (committed next round), or it went to the UFS
+        }
       }
       blockDropped = false;
-    } catch (IOException | RuntimeException e) {
+    } catch (RuntimeException e) {
       block = null;
       abort();
       throw e;
     }
     block = null;
+    replay.clear();
+    blockRetry = null;
     blockIndex++;
   }
 

@@ -63,6 +63,11 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
   }
 
   @Override
+  public String source() {
+    return "worker " + worker + " (short-circuit)";
+  }
+
+  @Override
   public int read(byte[] b, int off, int len) throws IOException {
     if (pos >= end) {
       return -1;
