@@ -57,7 +57,7 @@ final class BenchCommand implements Callable<Integer> {
     int threads;
 
     @Option(names = "--paths", split = ",", description = "Only these data paths (default: all of "
-        + "short-circuit, uds, tcp).")
+        + "short-circuit, uds, tcp; also short-circuit-nocrc and tcp-nocrc: reads without checksum checks).")
     List<String> paths;
 
     @Option(names = "--block-size", defaultValue = "64MB", description = "Block size (default ${DEFAULT-VALUE}).")
@@ -86,16 +86,18 @@ final class BenchCommand implements Callable<Integer> {
         return 1;
       }
       List<IoBench.DataPath> chosen = new ArrayList<>();
-      for (IoBench.DataPath p : IoBench.PATHS) {
-        if (paths == null || paths.contains(p.name())) {
+      List<IoBench.DataPath> known = new ArrayList<>(IoBench.PATHS);
+      known.addAll(IoBench.OPTIONAL_PATHS);
+      for (IoBench.DataPath p : known) {
+        if (paths == null ? IoBench.PATHS.contains(p) : paths.contains(p.name())) {
           chosen.add(p);
         }
       }
       if (paths != null) {
         for (String p : paths) {
-          if (IoBench.PATHS.stream().noneMatch(d -> d.name().equals(p))) {
+          if (known.stream().noneMatch(d -> d.name().equals(p))) {
             ctx.err().println("bench: unknown path '" + p + "' in --paths; the paths are "
-                + IoBench.PATHS.stream().map(IoBench.DataPath::name).toList());
+                + known.stream().map(IoBench.DataPath::name).toList());
             return 1;
           }
         }

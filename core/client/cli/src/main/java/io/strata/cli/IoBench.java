@@ -67,6 +67,18 @@ final class IoBench {
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false"), List.of(Op.WRITE, Op.READ, Op.PREAD),
           IoBaselines.TCP_STREAM));
 
+  /**
+   * Paths measured only when named in {@code --paths}: reads with CRC32C verification off, to show what
+   * checksums cost (compare with the short-circuit and tcp read lines of the same run).
+   */
+  static final List<DataPath> OPTIONAL_PATHS = List.of(
+      new DataPath("short-circuit-nocrc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
+          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
+          ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY.name(), "false"), List.of(Op.READ), null),
+      new DataPath("tcp-nocrc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
+          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
+          ClientKeys.READ_CHECKSUM_VERIFY.name(), "false"), List.of(Op.READ), IoBaselines.TCP_STREAM));
+
   /** Paths the issue names that are not built yet, with why they are left out. */
   static final Map<String, String> NOT_YET = Map.of(
       "hadoop", "the Hadoop adapter does not exist yet (issue 12)");
@@ -258,7 +270,7 @@ final class IoBench {
     write(client, probe, 1);
     try (FileInStream in = client.openFile(probe)) {
       in.read();
-      if (p.name().equals("short-circuit") && in.shortCircuit().opens() == 0) {
+      if (p.name().startsWith("short-circuit") && in.shortCircuit().opens() == 0) {
         return "no block was read short-circuit " + in.shortCircuit().fallbackReasons();
       }
     } finally {

@@ -31,6 +31,22 @@ public final class ClientKeys {
       .doc("Bytes per message when streaming block data to and from workers.")
       .build();
 
+  public static final PropertyKey<Boolean> READ_CHECKSUM_VERIFY =
+      PropertyKey.booleanKey("strata.user.read.checksum.verify")
+          .defaultValue(true)
+          .doc("Whether block reads streamed from a worker ask for the block's stored CRC32C checksums and check "
+              + "every byte (in whole 64 KiB checksum chunks); a mismatch marks that copy corrupt, reports it to "
+              + "the master and reads on from another copy or the under file system. Off only to measure the cost.")
+          .build();
+
+  public static final PropertyKey<Boolean> SHORT_CIRCUIT_CHECKSUM_VERIFY =
+      PropertyKey.booleanKey("strata.user.shortcircuit.checksum.verify")
+          .defaultValue(true)
+          .doc("Whether short-circuit reads check the block's stored CRC32C checksums (fetched over the domain "
+              + "socket) on every 64 KiB chunk they read; a mismatch is handled as for "
+              + "strata.user.read.checksum.verify. Off trusts the local file.")
+          .build();
+
   public static final PropertyKey<Integer> READ_PREFETCH_CHUNKS = PropertyKey.intKey("strata.user.read.prefetch.chunks")
       .defaultValue(4)
       .validate(v -> v >= 1 && v <= 64, "between 1 and 64")

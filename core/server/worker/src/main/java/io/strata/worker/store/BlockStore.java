@@ -19,6 +19,13 @@ public interface BlockStore {
     void append(ByteBuffer data) throws IOException;
 
     long length();
+
+    /**
+     * The checksums of the bytes appended so far ({@link io.strata.common.checksum.ChunkChecksums}): the
+     * store computes them as it appends and keeps them beside the block at commit; a caller that got
+     * checksums from the writer compares them here first.
+     */
+    io.strata.common.checksum.ChunkChecksums.Builder checksums();
   }
 
   /** A committed block and the tier it is in. */
@@ -37,6 +44,12 @@ public interface BlockStore {
     default java.nio.file.Path path() {
       throw new UnsupportedOperationException("This store does not expose block files");
     }
+
+    /**
+     * The block's stored checksums, one per checksum chunk; DATA_LOSS (a
+     * {@link io.strata.common.exception.CorruptBlockException}) when they are missing or damaged.
+     */
+    int[] checksums() throws IOException;
 
     @Override
     void close();

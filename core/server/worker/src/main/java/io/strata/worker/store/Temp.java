@@ -1,5 +1,6 @@
 package io.strata.worker.store;
 
+import io.strata.common.checksum.ChunkChecksums;
 import io.strata.worker.store.BlockStore.TempBlock;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -35,6 +36,8 @@ final class Temp implements TempBlock {
   boolean awaitingWriter;
   volatile long lastAppendMs;
   volatile boolean closed;
+  /** The checksums of what was appended ({@link WriteSpace#append}); the writer thread only. */
+  final ChunkChecksums.Builder crcs = new ChunkChecksums.Builder();
 
   Temp(long blockId, long maxLength, StorageDir dir, Path path, FileChannel channel, Appender appender,
       long nowMs) {
@@ -55,6 +58,11 @@ final class Temp implements TempBlock {
   @Override
   public long length() {
     return length;
+  }
+
+  @Override
+  public ChunkChecksums.Builder checksums() {
+    return crcs;
   }
 
   @Override

@@ -254,6 +254,7 @@ final class WriteSpace {
     if (need > 0) {
       reserve(t, need); // a block reserved whole never needs more
     }
+    t.crcs.update(data.duplicate());
     try {
       while (data.hasRemaining()) {
         t.channel.write(data);
