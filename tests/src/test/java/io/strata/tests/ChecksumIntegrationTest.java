@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
-import io.grpc.stub.StreamObserver;
 import io.strata.client.BlockLocation;
 import io.strata.client.FileBlockInfo;
 import io.strata.client.FileInStream;
@@ -20,7 +19,6 @@ import io.strata.common.exception.DataLossException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.grpc.GrpcChannels;
-import io.strata.common.grpc.GrpcErrors;
 import io.strata.common.id.BlockId;
 import io.strata.common.net.WorkerAddress;
 import io.strata.minicluster.LocalStrataCluster;
@@ -28,7 +26,6 @@ import io.strata.proto.BlockWorkerServiceGrpc;
 import io.strata.proto.CacheBlockRequest;
 import io.strata.proto.WriteBlockHeader;
 import io.strata.proto.WriteBlockRequest;
-import io.strata.proto.WriteBlockResponse;
 import io.strata.worker.WorkerProcess;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -39,7 +36,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -260,34 +256,11 @@ class ChecksumIntegrationTest {
     data[C + 4] ^= 1; // the second chunk changes after its checksum was taken
     ManagedChannel ch = GrpcChannels.forAddress("localhost", w.rpcPort(), 8 << 20);
     try {
-      CompletableFuture<WriteBlockResponse> result = new CompletableFuture<>();
-      StreamObserver<WriteBlockRequest> req = BlockWorkerServiceGrpc.newStub(ch).writeBlock(new StreamObserver<>() {
-        @Override
-        public void onNext(WriteBlockResponse value) {
-          result.complete(value);
-        }
-
-        @Override
-        public void onError(Throwable t) {
-          result.completeExceptionally(t);
-        }
-
-        @Override
-        public void onCompleted() {
-          result.complete(null);
-        }
-      });
-      req.onNext(WriteBlockRequest.newBuilder().setHeader(WriteBlockHeader.newBuilder().setBlockId(blockId)
-          .setMaxLength(BLOCK).setBytesPerChecksum(C)).setChunk(ByteString.copyFrom(data))
-          .addChunkCrc32C(sums[0]).build());
-      req.onNext(WriteBlockRequest.newBuilder().addChunkCrc32C(sums[1]).build());
-      req.onCompleted();
-      StrataException e = null;
-      try {
-        result.get(10, TimeUnit.SECONDS);
-      } catch (java.util.concurrent.ExecutionException ex) {
-        e = GrpcErrors.fromThrowable(ex.getCause());
-      }
+      StrataException e = BadInputIntegrationTest.rawWriteError(ch, blockId,
+          WriteBlockRequest.newBuilder().setHeader(WriteBlockHeader.newBuilder().setBlockId(blockId)
+              .setMaxLength(BLOCK).setBytesPerChecksum(C)).setChunk(ByteString.copyFrom(data))
+              .addChunkCrc32C(sums[0]).build(),
+          WriteBlockRequest.newBuilder().addChunkCrc32C(sums[1]).build());
       assertThat(e).isInstanceOf(DataLossException.class).hasMessageContaining("Block " + blockId)
           .hasMessageContaining("checksum chunk 1").hasMessageContaining("nothing is committed");
     } finally {
