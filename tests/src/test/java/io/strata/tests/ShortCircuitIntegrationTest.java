@@ -91,7 +91,8 @@ class ShortCircuitIntegrationTest {
   private static byte[] write(String path, int length, long seed) throws IOException {
     byte[] data = new byte[length];
     new Random(seed).nextBytes(data);
-    // MUST_CACHE: no persist reads the blocks behind a test's back (storeReads counts every store read).
+    // MUST_CACHE: an ASYNC_THROUGH persist reads the blocks from the store too, in the background, and the
+    // tests count the store's reads.
     try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK)
         .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
       out.write(data);

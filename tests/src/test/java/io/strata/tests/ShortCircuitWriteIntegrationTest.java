@@ -12,6 +12,8 @@ import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.WriteType;
 import io.strata.client.shortcircuit.ShortCircuitClient;
 import io.strata.client.shortcircuit.ShortCircuitWrite;
+import io.strata.common.checksum.ChunkChecksums;
+import io.strata.common.exception.DataLossException;
 import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
@@ -241,21 +243,30 @@ class ShortCircuitWriteIntegrationTest {
     FileOutStream holder = fs.createFile("/sc/refused", CreateFileOptions.defaults().withBlockSize(BLOCK));
     long over = BlockId.of(holder.status().id(), 0);
     long mismatch = BlockId.of(holder.status().id(), 1);
+    long noSums = BlockId.of(holder.status().id(), 2);
     long used = worker().store().usedBytes();
     try (ShortCircuitClient client = rawClient()) {
       ShortCircuitWrite a = client.create(workerAddress(), over, BLOCK, false, 64 * 1024);
       a.channel().write(ByteBuffer.wrap(data(100 * 1024, 4)), 0);
-      assertThatThrownBy(() -> a.commit(100 * 1024)).isInstanceOf(FailedPreconditionException.class)
+      assertThatThrownBy(() -> commit(a, data(100 * 1024, 4))).isInstanceOf(FailedPreconditionException.class)
           .hasMessageContaining("Block " + over).hasMessageContaining("wrote 102400 bytes but was granted only 65536");
 
       ShortCircuitWrite b = client.create(workerAddress(), mismatch, BLOCK, false, 64 * 1024);
       b.channel().write(ByteBuffer.wrap(data(10, 5)), 0);
-      assertThatThrownBy(() -> b.commit(20)).isInstanceOf(InvalidArgumentException.class)
+      assertThatThrownBy(() -> commit(b, data(20, 5))).isInstanceOf(InvalidArgumentException.class)
           .hasMessageContaining("Block " + mismatch).hasMessageContaining("says it wrote 20 bytes but its temp file "
               + "holds 10");
+
+      // The right length without its checksums (one per 64 KiB chunk, here 2) is refused too.
+      ShortCircuitWrite c = client.create(workerAddress(), noSums, BLOCK, false, BLOCK);
+      c.channel().write(ByteBuffer.wrap(data(100 * 1024, 6)), 0);
+      assertThatThrownBy(() -> c.commit(100 * 1024, new int[1], 0, 1)).isInstanceOf(InvalidArgumentException.class)
+          .hasMessage("Committing block " + noSums + " on worker " + workerAddress() + " short-circuit: Block "
+              + noSums + ": the writer sent 1 checksums for 102400 bytes, which are 2 checksum chunks of 65536 bytes");
     }
-    assertThatThrownBy(() -> worker().store().get(over)).isInstanceOf(NotFoundException.class);
-    assertThatThrownBy(() -> worker().store().get(mismatch)).isInstanceOf(NotFoundException.class);
+    for (long id : List.of(over, mismatch, noSums)) {
+      assertThatThrownBy(() -> worker().store().get(id)).isInstanceOf(NotFoundException.class);
+    }
     assertThat(tempFiles(tierDir)).isZero();
     assertThat(worker().store().usedBytes()).isEqualTo(used);
     holder.cancel();
@@ -276,13 +287,63 @@ class ShortCircuitWriteIntegrationTest {
           + "connection");
       assertThatThrownBy(() -> worker().store().get(blockId)).isInstanceOf(NotFoundException.class);
 
-      assertThat(w.commit(10)).isEqualTo(10); // its owner still commits it
+      assertThat(commit(w, data(10, 6))).isEqualTo(10); // its owner still commits it
       assertThat(worker().store().get(blockId).length()).isEqualTo(10);
     }
     holder.cancel();
     // Gone from the worker before the next test counts the store's used bytes.
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
         assertThatThrownBy(() -> worker().store().get(blockId)).isInstanceOf(NotFoundException.class));
+  }
+
+  /** Commits {@code written}, the bytes the raw writer put in its block, with their checksums. */
+  private static long commit(ShortCircuitWrite w, byte[] written) throws IOException {
+    int[] sums = ChunkChecksums.of(ByteBuffer.wrap(written));
+    return w.commit(written.length, sums, 0, sums.length);
+  }
+
+  /**
+   * The writer's checksums travel with its grants and its commit and become the block's stored ones:
+   * they match the bytes on disk chunk by chunk, and a byte flipped on disk after the commit is caught
+   * by a streaming reader and a short-circuit one alike, which name the corrupt chunk.
+   */
+  @Test
+  void theWritersChecksums_areTheBlocksStoredOnes_andCatchABlockCorruptedOnDisk() throws IOException {
+    // 64 KiB grants: each block's 16 chunks arrive over many GRANTs and the COMMIT.
+    byte[] data = data(2 * BLOCK + 70_000, 12);
+    try (FileSystem small = FileSystem.create(cluster.clientConf().withAll(Map.of(
+        "strata.user.shortcircuit.write.grant.size", "64KB")))) {
+      write(small, "/sc/sums", data, WriteType.MUST_CACHE);
+    }
+    List<FileBlockInfo> blocks = fs.getBlockLocations("/sc/sums");
+    assertThat(blocks).hasSize(3);
+    for (int i = 0; i < 3; i++) {
+      int from = i * BLOCK;
+      byte[] block = java.util.Arrays.copyOfRange(data, from, Math.min(data.length, from + BLOCK));
+      try (io.strata.worker.store.BlockStore.ReadHandle h = worker().store().openForRead(blocks.get(i).blockId(),
+          false)) {
+        assertThat(h.checksums()).containsExactly(ChunkChecksums.of(ByteBuffer.wrap(block)));
+      }
+    }
+    assertThat(readAll(fs, "/sc/sums")).isEqualTo(data);
+
+    long corrupt = blocks.get(1).blockId();
+    Path file = tierDir.resolve("blocks").resolve(Long.toString(corrupt));
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+        java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+      ByteBuffer one = ByteBuffer.allocate(1);
+      ch.read(one, 200_000);
+      one.put(0, (byte) ~one.get(0)).rewind();
+      ch.write(one, 200_000);
+    }
+    try (FileSystem streaming = FileSystem.create(cluster.clientConf().withAll(Map.of("strata.user.shortcircuit.mode",
+        "off")))) {
+      for (FileSystem reader : List.of(fs, streaming)) {
+        assertThatThrownBy(() -> readAll(reader, "/sc/sums")).isInstanceOf(DataLossException.class)
+            .hasMessageContaining("Block " + corrupt).hasMessageContaining("corrupt at offset " + 3 * 65536);
+      }
+    }
+    fs.delete("/sc/sums");
   }
 
   /** One request on a fresh connection; its one response. */

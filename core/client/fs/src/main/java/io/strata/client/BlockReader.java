@@ -1,8 +1,9 @@
 package io.strata.client;
 
-import com.google.protobuf.ByteString;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import io.strata.common.checksum.ChunkChecksums;
+import io.strata.common.exception.CorruptBlockException;
 import io.strata.common.exception.DataLossException;
 import io.strata.common.exception.DeadlineExceededException;
 import io.strata.common.grpc.GrpcErrors;
@@ -20,6 +21,12 @@ import java.util.concurrent.TimeUnit;
  * reader asks for {@code prefetch} chunks and one more each time it consumes one, so at most
  * {@code prefetch} chunks are buffered whatever the block size, and a slow consumer slows the worker.
  *
+ * <p>Checksums ({@link ClientKeys#READ_CHECKSUM_VERIFY}): the worker widens the range to whole checksum
+ * chunks and sends each chunk's stored CRC32C with it; this reader checks every chunk before handing out
+ * any of its bytes and trims the widening off. A mismatch, or a worker saying its copy is lost
+ * (DATA_LOSS), is a {@link CorruptBlockException} naming the block, the worker and the offset. Reads the
+ * worker serves from the under file system carry no checksums and are taken as they come.
+ *
  * <p>Not thread-safe: one reader thread; gRPC callbacks only enqueue.
  */
 final class BlockReader implements BlockRangeReader {
@@ -29,6 +36,16 @@ final class BlockReader implements BlockRangeReader {
   private final long blockId;
   private final long expected;
   private final long timeoutMs;
+  private final long offset;
+  private final long end;
+  /** Block offset of the next checksummed byte the worker should send. */
+  private long nextOffset;
+  /**
+   * Every message must carry checksums: they were asked for and the worker cannot serve this read from the
+   * under file system (whose reads carry none), so a message without them is the worker's (or a
+   * marshaller's) fault, never accepted unchecked.
+   */
+  private final boolean sumsRequired;
   private final boolean unlisted;
   private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
   private ClientCallStreamObserver<ReadBlockRequest> call;
@@ -50,12 +67,17 @@ final class BlockReader implements BlockRangeReader {
     this.blockId = blockId;
     this.expected = length;
     this.timeoutMs = context.rpcTimeoutMs();
+    this.offset = offset;
+    this.end = offset + length;
+    this.nextOffset = ChunkChecksums.alignDown(offset);
+    boolean checksums = context.conf().get(ClientKeys.READ_CHECKSUM_VERIFY);
+    this.sumsRequired = checksums && !ufsFallback;
     this.unlisted = unlisted;
     int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
         .setLength(length).setChunkSize(chunkSize).setPromote(promote).setUfsFallback(ufsFallback)
-        .setNoCache(noCache).setUnlisted(unlisted).build();
+        .setNoCache(noCache).setUnlisted(unlisted).setChecksums(checksums).build();
     context.worker(worker).readBlock(req, new ClientResponseObserver<ReadBlockRequest, ReadBlockResponse>() {
       @Override
       public void beforeStart(ClientCallStreamObserver<ReadBlockRequest> stream) {
@@ -65,7 +87,7 @@ final class BlockReader implements BlockRangeReader {
 
       @Override
       public void onNext(ReadBlockResponse value) {
-        queue.add(value.getChunk());
+        queue.add(value);
       }
 
       @Override
@@ -121,16 +143,50 @@ final class BlockReader implements BlockRangeReader {
       if (next instanceof Throwable) {
         finished = true;
         io.strata.common.exception.StrataException e = GrpcErrors.fromThrowable((Throwable) next);
+        if (e.code() == io.strata.common.exception.ErrorCode.DATA_LOSS) {
+          // The worker found its own copy damaged (a block file shorter than listed, no checksums).
+          throw new CorruptBlockException(blockId, worker.toString(), Math.max(offset, nextOffset), e.getMessage());
+        }
         throw e.code().toException("Reading block " + blockId + " from worker " + worker + " failed: "
             + e.getMessage(), e);
       }
-      current = ((ByteString) next).asReadOnlyByteBuffer();
+      ReadBlockResponse msg = (ReadBlockResponse) next;
+      if (sumsRequired && msg.getChunkCrc32CCount() == 0) {
+        close();
+        throw new io.strata.common.exception.InternalException("Worker " + worker + " sent " + msg.getChunk().size()
+            + " bytes of block " + blockId + " without the checksums asked for");
+      }
+      current = msg.getChunkCrc32CCount() == 0 ? msg.getChunk().asReadOnlyByteBuffer() : verified(msg);
       received += current.remaining();
       call.request(1);
     }
     int n = Math.min(len, current.remaining());
     current.get(b, off, n);
     return n;
+  }
+
+  /** Checks a checksummed message chunk by chunk and returns the part of it inside the requested range. */
+  private ByteBuffer verified(ReadBlockResponse msg) throws CorruptBlockException {
+    ByteBuffer data = msg.getChunk().asReadOnlyByteBuffer();
+    int size = data.remaining();
+    if (msg.getOffset() != nextOffset || msg.getChunkCrc32CCount() != ChunkChecksums.chunkCount(size)) {
+      close();
+      throw new CorruptBlockException(blockId, worker.toString(), nextOffset, "the worker sent " + size
+          + " bytes at offset " + msg.getOffset() + " with " + msg.getChunkCrc32CCount() + " checksums, expected "
+          + "offset " + nextOffset + " and " + ChunkChecksums.chunkCount(size) + " checksums");
+    }
+    int bad = ChunkChecksums.firstMismatch(data, msg.getChunkCrc32CList());
+    if (bad >= 0) {
+      long at = nextOffset + (long) bad * ChunkChecksums.CHUNK_BYTES;
+      close();
+      throw new CorruptBlockException(blockId, worker.toString(), at, String.format("CRC32C of the chunk at offset "
+          + "%d does not match its stored checksum %08x", at, msg.getChunkCrc32C(bad)));
+    }
+    long from = nextOffset;
+    nextOffset += size;
+    data.position((int) Math.max(0, offset - from));
+    data.limit((int) Math.min(size, end - from));
+    return data;
   }
 
   @Override

@@ -31,6 +31,22 @@ public final class ClientKeys {
       .doc("Bytes per message when streaming block data to and from workers.")
       .build();
 
+  public static final PropertyKey<Boolean> READ_CHECKSUM_VERIFY =
+      PropertyKey.booleanKey("strata.user.read.checksum.verify")
+          .defaultValue(true)
+          .doc("Whether block reads streamed from a worker ask for the block's stored CRC32C checksums and check "
+              + "every byte (in whole 64 KiB checksum chunks); a mismatch marks that copy corrupt, reports it to "
+              + "the master and reads on from another copy or the under file system. Off only to measure the cost.")
+          .build();
+
+  public static final PropertyKey<Boolean> SHORT_CIRCUIT_CHECKSUM_VERIFY =
+      PropertyKey.booleanKey("strata.user.shortcircuit.checksum.verify")
+          .defaultValue(true)
+          .doc("Whether short-circuit reads check the block's stored CRC32C checksums (fetched over the domain "
+              + "socket) on every 64 KiB chunk they read; a mismatch is handled as for "
+              + "strata.user.read.checksum.verify. Off trusts the local file.")
+          .build();
+
   public static final PropertyKey<Integer> READ_PREFETCH_CHUNKS = PropertyKey.intKey("strata.user.read.prefetch.chunks")
       .defaultValue(4)
       .validate(v -> v >= 1 && v <= 64, "between 1 and 64")
@@ -293,5 +309,21 @@ public final class ClientKeys {
           .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}.sock")
           .doc("Where a local worker's short-circuit domain socket is; ${strata.worker.rpc.port} is replaced by "
               + "the worker's data port. Must name the file the worker's strata.worker.domain.socket.path names.")
+          .build();
+
+  public static final PropertyKey<Boolean> DATA_DOMAIN_SOCKET_ENABLED =
+      PropertyKey.booleanKey("strata.user.data.domain.socket.enabled")
+          .defaultValue("true")
+          .doc("Stream block reads and writes with a worker on this host (its host name is strata.user.hostname) "
+              + "over the worker's data domain socket instead of its TCP data port, whenever short-circuit is off "
+              + "or falls back. When the socket is missing or Netty epoll is not available the client uses the "
+              + "TCP port and logs why once.")
+          .build();
+
+  public static final PropertyKey<String> DATA_DOMAIN_SOCKET_PATH =
+      PropertyKey.stringKey("strata.user.data.domain.socket.path")
+          .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}-data.sock")
+          .doc("Where a local worker's data domain socket is; ${strata.worker.rpc.port} is replaced by the worker's "
+              + "data port. Must name the file the worker's strata.worker.data.domain.socket.path names.")
           .build();
 }

@@ -175,14 +175,15 @@ public final class WorkerProcess implements AutoCloseable {
           + "through the data port", io.netty.channel.epoll.Epoll.unavailabilityCause().toString());
     } else if (conf.get(WorkerKeys.SHORT_CIRCUIT_ENABLED)) {
       try {
-        shortCircuit = new io.strata.worker.shortcircuit.ShortCircuitServer(store, Path.of(conf.get(
-            WorkerKeys.DOMAIN_SOCKET_PATH).replace("${strata.worker.rpc.port}", Integer.toString(port))),
+        shortCircuit = new io.strata.worker.shortcircuit.ShortCircuitServer(store, Path.of(
+            WorkerKeys.socketPath(conf.get(WorkerKeys.DOMAIN_SOCKET_PATH), port)),
             (id, len, tier) -> sync.commitBlock(id, len, tier)).start();
       } catch (IOException e) {
         close();
         throw e;
       }
     }
+    startDataDomainSocket();
     background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("worker-" + port + "-background"));
     background.scheduleWithFixedDelay(sync::tick, 0, conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis(),
         TimeUnit.MILLISECONDS);
@@ -197,6 +198,41 @@ public final class WorkerProcess implements AutoCloseable {
     LOG.info("Worker serving on {}:{} (advertised as {}, {}), storage {}", bind, port, address, address.identity(),
         store.dirReports());
     return this;
+  }
+
+  /** The data service on a domain socket too, for clients on this host (when on and epoll is there). */
+  private void startDataDomainSocket() throws IOException {
+    if (!conf.get(WorkerKeys.DATA_DOMAIN_SOCKET_ENABLED)) {
+      return;
+    }
+    if (!io.netty.channel.epoll.Epoll.isAvailable()) {
+      LOG.warn("Domain-socket streaming is off: Netty epoll is not available ({}); clients on this host stream "
+          + "through the data port", io.netty.channel.epoll.Epoll.unavailabilityCause().toString());
+      return;
+    }
+    try {
+      server.serveOnDomainSocket(Path.of(WorkerKeys.socketPath(conf.get(WorkerKeys.DATA_DOMAIN_SOCKET_PATH), port)));
+    } catch (IOException e) {
+      close();
+      throw e;
+    }
+    LOG.info("Data service also on domain socket {}", server.domainSocket());
+  }
+
+  /** The domain socket the data service is also served on, or null. */
+  public Path dataDomainSocket() {
+    return server == null ? null : server.domainSocket();
+  }
+
+  /**
+   * Data service calls of one method (bare name, e.g. {@code ReadBlock}) received so far over the domain
+   * socket ({@code overDomainSocket}) or the TCP data port.
+   */
+  public long dataCalls(String method, boolean overDomainSocket) {
+    if (server == null) {
+      return 0;
+    }
+    return overDomainSocket ? server.domainSocketCalls(method) : server.tcpCalls(method);
   }
 
   public int rpcPort() {

@@ -305,6 +305,17 @@ public final class ShortCircuitClient implements AutoCloseable {
       return channel;
     }
 
+    /**
+     * The worker's stored checksums of chunks [first, first + count) of this block, fetched over the domain
+     * socket (one call per few thousand); DATA_LOSS when the worker has none for its copy.
+     */
+    public int[] checksums(int first, int count) throws IOException {
+      if (closed) {
+        throw new IOException("block " + blockId + " is closed");
+      }
+      return conn.checksums(blockId, first, count);
+    }
+
     @Override
     public void close() {
       if (closed) {

@@ -124,6 +124,34 @@ final class ShortCircuitConnection {
     }
   }
 
+  /**
+   * The stored checksums of chunks [first, first + count) of a block open on this connection, asked for
+   * in frames of at most a few thousand; an error answer is thrown as the exception its code names.
+   */
+  int[] checksums(long blockId, int first, int count) throws IOException {
+    int[] out = new int[count];
+    int done = 0;
+    while (done < count) {
+      ShortCircuitResponse r = call(ShortCircuitRequest.newBuilder().setGetChecksums(
+          io.strata.proto.GetChecksumsProto.newBuilder().setBlockId(blockId).setFirstChunk(first + done)
+              .setCount(count - done)).build());
+      if (!r.getErrorCode().isEmpty()) {
+        throw io.strata.common.exception.ErrorCode.valueOf(r.getErrorCode()).toException(r.getErrorMessage(), null);
+      }
+      if (r.getChunkCrc32CCount() == 0) {
+        throw new IOException("the worker sent no checksums for chunk " + (first + done) + " of block " + blockId);
+      }
+      if (r.getBytesPerChecksum() != io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES) {
+        throw new IOException("the worker's checksum chunks are " + r.getBytesPerChecksum() + " bytes, not "
+            + io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES);
+      }
+      for (int i = 0; i < r.getChunkCrc32CCount() && done < count; i++) {
+        out[done++] = r.getChunkCrc32C(i);
+      }
+    }
+    return out;
+  }
+
   /** Releases the worker's read lock on the block; errors only drop the connection (which releases it too). */
   void closeQuietly(long blockId) {
     if (!channel.isActive()) {

@@ -19,7 +19,8 @@ import java.nio.file.StandardOpenOption;
  * connection it holds), a {@link FileChannel} for writing on its file (the descriptor the worker passed,
  * reopened through {@code /proc/self/fd}, or the path it named), and the space granted so far. The
  * writer writes the channel, asks for more space with {@link #grant} before it writes past
- * {@link #granted()}, and ends with {@link #commit} (the worker checks length and grant, fsyncs on fsync
+ * {@link #granted()} (sending the checksums of the chunks it finished so far with each), and ends with
+ * {@link #commit} (the rest of them) (the worker checks length and grant, fsyncs on fsync
  * tiers and commits at the master) or {@link #abort}. If this process dies first, its connection ends
  * and the worker drops the temp block.
  *
@@ -123,13 +124,21 @@ public final class ShortCircuitWrite {
     return granted;
   }
 
+  /** The most checksums one GRANT or COMMIT carries (4 bytes each: a frame is at most 64 KiB). */
+  public static final int MAX_CHECKSUMS_PER_MESSAGE = 8192;
+
   /**
-   * Asks for {@code bytes} more room (the worker caps it at the block's maximum length). A full tier
-   * answers RESOURCE_EXHAUSTED with the store's message, and the worker has dropped the temp block then.
+   * Asks for {@code bytes} more room (the worker caps it at the block's maximum length; 0 asks for none)
+   * and sends {@code crcs[from, to)}, the checksums of the next chunks this writer finished (at most
+   * {@link #MAX_CHECKSUMS_PER_MESSAGE}). A full tier answers RESOURCE_EXHAUSTED with the store's message,
+   * and the worker has dropped the temp block then.
    */
-  public long grant(long bytes) throws IOException {
-    ShortCircuitResponse r = callOrDrop(ShortCircuitRequest.newBuilder()
-        .setGrant(GrantSpaceProto.newBuilder().setBlockId(blockId).setBytes(bytes)).build(), "Granting space for");
+  public long grant(long bytes, int[] crcs, int from, int to) throws IOException {
+    GrantSpaceProto.Builder g = GrantSpaceProto.newBuilder().setBlockId(blockId).setBytes(bytes);
+    for (int i = from; i < to; i++) {
+      g.addChunkCrc32C(crcs[i]);
+    }
+    ShortCircuitResponse r = callOrDrop(ShortCircuitRequest.newBuilder().setGrant(g).build(), "Granting space for");
     if (!r.getErrorCode().isEmpty()) {
       finish();
       throw refusal(r, "Granting space for block " + blockId + " on worker " + worker);
@@ -138,11 +147,18 @@ public final class ShortCircuitWrite {
     return granted;
   }
 
-  /** Closes the file and commits the block with {@code length} bytes; returns the committed length. */
-  public long commit(long length) throws IOException {
+  /**
+   * Closes the file and commits the block with {@code length} bytes and {@code crcs[from, to)}, the
+   * checksums not sent with a grant yet (at most {@link #MAX_CHECKSUMS_PER_MESSAGE}: send more with
+   * {@code grant(0, ...)} first); returns the committed length.
+   */
+  public long commit(long length, int[] crcs, int from, int to) throws IOException {
     channel.close();
-    ShortCircuitResponse r = callOrDrop(ShortCircuitRequest.newBuilder()
-        .setCommit(CommitTempBlockProto.newBuilder().setBlockId(blockId).setLength(length)).build(), "Committing");
+    CommitTempBlockProto.Builder c = CommitTempBlockProto.newBuilder().setBlockId(blockId).setLength(length);
+    for (int i = from; i < to; i++) {
+      c.addChunkCrc32C(crcs[i]);
+    }
+    ShortCircuitResponse r = callOrDrop(ShortCircuitRequest.newBuilder().setCommit(c).build(), "Committing");
     finish();
     if (!r.getErrorCode().isEmpty()) {
       throw refusal(r, "Committing block " + blockId + " on worker " + worker);

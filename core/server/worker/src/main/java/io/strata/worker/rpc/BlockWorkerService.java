@@ -2,6 +2,8 @@ package io.strata.worker.rpc;
 
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.strata.common.checksum.ChunkChecksums;
+import io.strata.common.exception.DataLossException;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
@@ -116,11 +118,18 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     return new BlockWriteCall(response);
   }
 
-  /** One block write. gRPC delivers its callbacks serially. */
+  /**
+   * One block write. gRPC delivers its callbacks serially. When the writer sends checksums, each one is
+   * compared with the store's own over the bytes received as soon as its chunk is complete.
+   */
   private final class BlockWriteCall implements StreamObserver<WriteBlockRequest> {
     private final StreamObserver<WriteBlockResponse> response;
     private BlockStore.TempBlock temp;
     private boolean failed;
+    private boolean writerSums;
+    private int[] sent = new int[16];
+    private int sentCount;
+    private int verified;
 
     BlockWriteCall(StreamObserver<WriteBlockResponse> response) {
       this.response = response;
@@ -137,18 +146,57 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
             throw new InvalidArgumentException("The first message of a block write must carry the header "
                 + "(block id and maximum length)");
           }
+          int perChecksum = req.getHeader().getBytesPerChecksum();
+          if (perChecksum != 0 && perChecksum != ChunkChecksums.CHUNK_BYTES) {
+            throw new InvalidArgumentException("Block " + req.getHeader().getBlockId() + ": checksums of "
+                + perChecksum + "-byte chunks are not supported; this worker uses " + ChunkChecksums.CHUNK_BYTES);
+          }
+          writerSums = perChecksum != 0;
           temp = req.getHeader().getReserved() ? store.reserved(req.getHeader().getBlockId())
               : store.createTemp(req.getHeader().getBlockId(), req.getHeader().getMaxLength());
         } else if (req.hasHeader()) {
           throw new InvalidArgumentException("Block " + temp.blockId() + ": only the first message may carry "
               + "a header");
         }
+        if (!writerSums && req.getChunkCrc32CCount() > 0) {
+          throw new InvalidArgumentException("Block " + temp.blockId() + ": checksums sent, but the header did "
+              + "not set bytes_per_checksum");
+        }
         if (!req.getChunk().isEmpty()) {
           temp.append(req.getChunk().asReadOnlyByteBuffer());
           streamedWriteBytes.add(req.getChunk().size());
         }
+        if (writerSums) {
+          for (int i = 0; i < req.getChunkCrc32CCount(); i++) {
+            if (sentCount == sent.length) {
+              sent = java.util.Arrays.copyOf(sent, sentCount * 2);
+            }
+            sent[sentCount++] = req.getChunkCrc32C(i);
+          }
+          ChunkChecksums.Builder mine = temp.checksums();
+          int due = mine.completed();
+          if (sentCount < due || sentCount > due + (mine.hasPartial() ? 1 : 0)) {
+            throw new InvalidArgumentException("Block " + temp.blockId() + ": " + sentCount + " checksums sent for "
+                + mine.length() + " bytes, which complete " + due + " checksum chunks of "
+                + ChunkChecksums.CHUNK_BYTES + " bytes");
+          }
+          verify(mine, due);
+        }
       } catch (Exception e) {
         fail(e);
+      }
+    }
+
+    /** Compares the writer's checksums of chunks [verified, upTo) with the store's. */
+    private void verify(ChunkChecksums.Builder mine, int upTo) throws StrataException {
+      for (; verified < upTo; verified++) {
+        if (sent[verified] != mine.get(verified)) {
+          long from = ChunkChecksums.chunkStart(verified);
+          throw new DataLossException(String.format("Block %d: checksum chunk %d (bytes %d..%d) arrived corrupt: "
+              + "the writer's CRC32C is %08x, the bytes received give %08x; nothing is committed", temp.blockId(),
+              verified, from, Math.min(mine.length(), from + ChunkChecksums.CHUNK_BYTES), sent[verified],
+              mine.get(verified)));
+        }
       }
     }
 
@@ -180,6 +228,15 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       }
       BlockStore.BlockMeta meta;
       try {
+        if (writerSums) {
+          ChunkChecksums.Builder mine = temp.checksums();
+          int all = mine.finish().length;
+          if (sentCount != all) {
+            throw new InvalidArgumentException("Block " + temp.blockId() + ": the writer sent " + sentCount
+                + " checksums for " + mine.length() + " bytes, which are " + all + " checksum chunks");
+          }
+          verify(mine, all);
+        }
         meta = committer.commitTemp(store, temp);
       } catch (Exception e) {
         fail(e); // the abort is a no-op once the store committed it
@@ -231,6 +288,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     BlockStore.ReadHandle handle;
     long start = req.getOffset();
     long end;
+    int[] sums = null;
     try {
       BlockStore.BlockMeta meta = store.get(req.getBlockId());
       if (start > meta.length() || req.getLength() > meta.length() - start) {
@@ -239,6 +297,18 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       }
       end = start + req.getLength();
       handle = store.openForRead(req.getBlockId(), req.getPromote());
+      if (req.getChecksums() && end > start) {
+        // Whole checksum chunks, so the reader can check every byte it is sent.
+        long length = handle.meta().length();
+        start = ChunkChecksums.alignDown(start);
+        end = ChunkChecksums.alignUp(end, length);
+        try {
+          sums = handle.checksums();
+        } catch (IOException | RuntimeException e) {
+          handle.close();
+          throw e;
+        }
+      }
     } catch (NotFoundException e) {
       if (req.getUfsFallback()) {
         // Removed (evicted, freed) since it was found here: the under file system still has it.
@@ -251,7 +321,7 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
       stream.fail(e);
       return;
     }
-    new BlockReadCall(stream, handle, start, end, stallWatch).begin();
+    new BlockReadCall(stream, handle, start, end, stallWatch, sums).begin();
   }
 
   /**
@@ -265,18 +335,23 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
     private final long end;
     private final int chunk;
     private final IdleWatch stallWatch;
+    /** The block's checksums when the reader asked for them (then start, end and chunk are chunk-aligned). */
+    private final int[] sums;
     private long pos;
     private boolean done;
     private volatile long lastSentNanos = System.nanoTime();
     private Runnable unwatch = () -> { };
 
-    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end, IdleWatch stallWatch) {
+    BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end, IdleWatch stallWatch,
+        int[] sums) {
       this.out = out;
       this.handle = handle;
       this.channel = handle.channel();
       this.pos = start;
       this.end = end;
-      this.chunk = out.chunk();
+      this.sums = sums;
+      this.chunk = sums == null ? out.chunk()
+          : Math.max(1, out.chunk() / ChunkChecksums.CHUNK_BYTES) * ChunkChecksums.CHUNK_BYTES;
       this.stallWatch = stallWatch;
     }
 
@@ -328,8 +403,12 @@ public final class BlockWorkerService extends BlockWorkerServiceGrpc.BlockWorker
             }
           }
           buf.flip();
+          if (sums == null) {
+            out.sendOne(buf);
+          } else {
+            out.sendOne(buf, pos, sums, ChunkChecksums.chunkOf(pos), ChunkChecksums.chunkOf(pos + n - 1) + 1);
+          }
           pos += n;
-          out.sendOne(buf);
           lastSentNanos = System.nanoTime();
         }
         if (!done && pos >= end) {

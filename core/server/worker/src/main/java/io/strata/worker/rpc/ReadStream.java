@@ -122,6 +122,16 @@ final class ReadStream implements ReadSink {
     out.onNext(ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(data)).build());
   }
 
+  /** Sends one message of whole checksum chunks starting at block offset {@code offset}, with their checksums. */
+  void sendOne(ByteBuffer data, long offset, int[] sums, int fromChunk, int toChunk) {
+    ReadBlockResponse.Builder r = ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(data))
+        .setOffset(offset);
+    for (int i = fromChunk; i < toChunk; i++) {
+      r.addChunkCrc32C(sums[i]);
+    }
+    out.onNext(r.build());
+  }
+
   @Override
   public void complete() {
     if (!isCancelled()) {

@@ -89,6 +89,9 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       case CLOSE:
         closeBlock(ctx, req.getClose().getBlockId());
         break;
+      case GET_CHECKSUMS:
+        checksums(ctx, req.getGetChecksums());
+        break;
       case CREATE:
         answer(ctx, () -> writes.create(req.getCreate()));
         break;
@@ -102,8 +105,8 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
         answer(ctx, () -> writes.abort(req.getAbort()));
         break;
       default:
-        refuse(ctx, "The short-circuit request names no operation (open, send_fd, close, create, grant, commit "
-            + "or abort)");
+        refuse(ctx, "The short-circuit request names no operation (open, send_fd, close, get_checksums, create, "
+            + "grant, commit or abort)");
     }
   }
 
@@ -167,6 +170,41 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       }
     });
   }
+
+  /** Answers with the stored checksums of an open block, at most {@link #MAX_CHECKSUMS} per frame. */
+  private void checksums(ChannelHandlerContext ctx, io.strata.proto.GetChecksumsProto req) {
+    Deque<BlockStore.ReadHandle> handles = open.get(req.getBlockId());
+    if (handles == null) {
+      error(ctx, ErrorCode.FAILED_PRECONDITION, "Block " + req.getBlockId() + " is not open on this connection");
+      return;
+    }
+    int[] sums;
+    try {
+      sums = handles.peek().checksums();
+    } catch (StrataException e) {
+      error(ctx, e.code(), e.getMessage());
+      return;
+    } catch (IOException | RuntimeException e) {
+      error(ctx, ErrorCode.INTERNAL, "Cannot read the checksums of block " + req.getBlockId() + ": " + e);
+      return;
+    }
+    int first = req.getFirstChunk();
+    if (first < 0 || req.getCount() < 0 || first > sums.length) {
+      error(ctx, ErrorCode.INVALID_ARGUMENT, "Block " + req.getBlockId() + " has " + sums.length
+          + " checksum chunks; cannot send " + req.getCount() + " from chunk " + first);
+      return;
+    }
+    int n = Math.min(Math.min(req.getCount(), sums.length - first), MAX_CHECKSUMS);
+    ShortCircuitResponse.Builder r = ShortCircuitResponse.newBuilder()
+        .setBytesPerChecksum(io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES);
+    for (int i = first; i < first + n; i++) {
+      r.addChunkCrc32C(sums[i]);
+    }
+    reply(ctx, r.build());
+  }
+
+  /** Checksums per GET_CHECKSUMS answer: 32 KiB of them, well inside a 64 KiB frame. */
+  static final int MAX_CHECKSUMS = 8192;
 
   private void closeBlock(ChannelHandlerContext ctx, long blockId) {
     Deque<BlockStore.ReadHandle> handles = open.get(blockId);

@@ -16,9 +16,7 @@ import io.netty.util.concurrent.DefaultEventExecutorGroup;
 import io.netty.util.concurrent.EventExecutorGroup;
 import io.strata.worker.store.BlockStore;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -78,12 +76,8 @@ public final class ShortCircuitServer implements AutoCloseable {
       throw new IOException("Cannot serve short-circuit reads on " + socketPath + ": Netty epoll is not available ("
           + Epoll.unavailabilityCause() + ")");
     }
-    Path parent = socketPath.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
     // A socket file left by a worker that died: the data port is already ours, so no live worker uses it.
-    Files.deleteIfExists(socketPath);
+    io.strata.server.DomainSocketFile.prepare(socketPath);
     group = new MultiThreadIoEventLoopGroup(1, io.strata.server.GrpcServer.namedDaemon("worker-sc-io"),
         EpollIoHandler.newFactory());
     connections = new io.netty.channel.group.DefaultChannelGroup(group.next());
@@ -108,11 +102,10 @@ public final class ShortCircuitServer implements AutoCloseable {
       throw new IOException("Cannot bind the short-circuit domain socket " + socketPath + ": " + e.getMessage(), e);
     }
     try {
-      Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw----"));
-    } catch (IOException | UnsupportedOperationException e) {
+      io.strata.server.DomainSocketFile.restrict(socketPath, "short-circuit");
+    } catch (IOException e) {
       close();
-      throw new IOException("Cannot restrict the short-circuit socket " + socketPath + " to its owner and group: "
-          + e.getMessage(), e);
+      throw e;
     }
     LOG.info("Short-circuit reads and writes served on domain socket {}", socketPath);
     return this;
@@ -178,10 +171,6 @@ public final class ShortCircuitServer implements AutoCloseable {
     if (handlers != null) {
       handlers.shutdownGracefully(100, 2000, TimeUnit.MILLISECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
-    try {
-      Files.deleteIfExists(socketPath);
-    } catch (IOException e) {
-      LOG.warn("Cannot remove the short-circuit socket file {}: {}", socketPath, e.getMessage());
-    }
+    io.strata.server.DomainSocketFile.remove(socketPath, "short-circuit");
   }
 }

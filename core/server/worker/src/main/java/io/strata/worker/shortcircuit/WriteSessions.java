@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * file opened for writing (or opens its path), writes it itself and commits its length. The worker never
  * writes a byte of it; what it enforces is at commit: the file must hold exactly the length committed,
  * within what was granted (the grants are reserved through the store's normal accounting, so the store
- * never counts less than a committed block holds). Then the block is committed as a streamed one is
+ * never counts less than a committed block holds), with one CRC32C per checksum chunk, sent with the
+ * GRANTs and the COMMIT, which become the block's stored checksums. Then the block is committed as a streamed one is
  * ({@link BlockWorkerService.Committer#commitTemp}: fsync on fsync tiers, rename, the master).
  *
  * <p>Every temp block belongs to its connection: a failed grant, a refused commit, an abort, and the end
@@ -43,6 +44,36 @@ final class WriteSessions {
   private final BlockWorkerService.Committer committer;
   private final ShortCircuitServer.Counters counters;
   private final Map<Long, BlockStore.TempBlock> temps = new HashMap<>();
+  /** The checksums each temp block's writer sent so far (with its GRANTs), in chunk order. */
+  private final Map<Long, Sums> sums = new HashMap<>();
+
+  /** A growing list of a writer's chunk checksums, bounded by its block's chunk count. */
+  private static final class Sums {
+    private final long max;
+    private int[] crcs = new int[16];
+    private int count;
+
+    Sums(long maxLength) {
+      this.max = Math.max(0, maxLength) / io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES + 1;
+    }
+
+    void add(long blockId, List<Integer> more) throws InvalidArgumentException {
+      if (count + more.size() > max) {
+        throw new InvalidArgumentException("Block " + blockId + ": the writer sent " + (count + more.size())
+            + " checksums, more than a block of its maximum length can have");
+      }
+      if (count + more.size() > crcs.length) {
+        crcs = java.util.Arrays.copyOf(crcs, Math.max(count + more.size(), crcs.length * 2));
+      }
+      for (int c : more) {
+        crcs[count++] = c;
+      }
+    }
+
+    int[] all() {
+      return java.util.Arrays.copyOf(crcs, count);
+    }
+  }
 
   WriteSessions(BlockStore store, BlockWorkerService.Committer committer, ShortCircuitServer.Counters counters) {
     this.store = store;
@@ -71,15 +102,20 @@ final class WriteSessions {
       throw e;
     }
     temps.put(id, temp);
+    sums.put(id, new Sums(c.getMaxLength()));
     counters.tempsCreated.incrementAndGet();
     counters.writesNow.incrementAndGet();
     return ShortCircuitResponse.newBuilder().setPath(path).setGranted(granted).build();
   }
 
-  /** GRANT: more space; a full tier fails it (RESOURCE_EXHAUSTED) and drops the temp block. */
+  /**
+   * GRANT: more space, and the checksums of the chunks written since the last one; a full tier fails it
+   * (RESOURCE_EXHAUSTED) and drops the temp block, as do too many checksums.
+   */
   ShortCircuitResponse grant(GrantSpaceProto g) throws IOException {
     BlockStore.TempBlock temp = mine(g.getBlockId());
     try {
+      sums.get(g.getBlockId()).add(g.getBlockId(), g.getChunkCrc32CList());
       return ShortCircuitResponse.newBuilder().setGranted(temp.grant(g.getBytes())).build();
     } catch (StrataException | RuntimeException e) {
       drop(temp);
@@ -112,10 +148,12 @@ final class WriteSessions {
   ShortCircuitResponse commit(CommitTempBlockProto c) throws IOException {
     BlockStore.TempBlock temp = mine(c.getBlockId());
     temps.remove(c.getBlockId());
+    Sums sent = sums.remove(c.getBlockId());
     counters.writesNow.decrementAndGet();
     BlockStore.BlockMeta meta;
     try {
-      temp.written(c.getLength());
+      sent.add(c.getBlockId(), c.getChunkCrc32CList());
+      temp.written(c.getLength(), sent.all());
       meta = committer.commitTemp(store, temp);
     } catch (IOException | RuntimeException e) {
       store.abort(temp); // nothing once committed; a refused commit deletes the file and returns its space
@@ -153,6 +191,7 @@ final class WriteSessions {
   }
 
   private void drop(BlockStore.TempBlock temp) {
+    sums.remove(temp.blockId());
     if (temps.remove(temp.blockId()) != null) {
       counters.writesNow.decrementAndGet();
     }

@@ -1,5 +1,6 @@
 package io.strata.worker.store;
 
+import io.strata.common.checksum.ChunkChecksums;
 import io.strata.worker.store.BlockStore.TempBlock;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -27,7 +28,7 @@ final class Temp implements TempBlock {
 
     long grant(Temp t, long bytes) throws io.strata.common.exception.StrataException;
 
-    void written(Temp t, long length) throws io.strata.common.exception.StrataException;
+    void written(Temp t, long length, int[] checksums) throws io.strata.common.exception.StrataException;
   }
 
   final long blockId;
@@ -43,6 +44,10 @@ final class Temp implements TempBlock {
   boolean awaitingWriter;
   volatile long lastAppendMs;
   volatile boolean closed;
+  /** The checksums of what was appended ({@link WriteSpace#append}); the writer thread only. */
+  final ChunkChecksums.Builder crcs = new ChunkChecksums.Builder();
+  /** For a block its client wrote itself: the checksums it sent ({@link WriteSpace#written}); else null. */
+  volatile int[] writtenCrcs;
 
   Temp(long blockId, long maxLength, StorageDir dir, Path path, FileChannel channel, Appender appender,
       long nowMs) {
@@ -66,6 +71,11 @@ final class Temp implements TempBlock {
   }
 
   @Override
+  public ChunkChecksums.Builder checksums() {
+    return crcs;
+  }
+
+  @Override
   public void append(ByteBuffer data) throws IOException {
     appender.append(this, data);
   }
@@ -76,8 +86,14 @@ final class Temp implements TempBlock {
   }
 
   @Override
-  public void written(long n) throws io.strata.common.exception.StrataException {
-    appender.written(this, n);
+  public void written(long n, int[] checksums) throws io.strata.common.exception.StrataException {
+    appender.written(this, n, checksums);
+  }
+
+  /** Every chunk's checksum of the finished block: the outside writer's, or those computed on append. */
+  int[] finishedChecksums() {
+    int[] outside = writtenCrcs;
+    return outside != null ? outside.clone() : crcs.finish();
   }
 
   @Override

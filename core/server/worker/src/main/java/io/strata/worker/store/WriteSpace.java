@@ -255,6 +255,7 @@ final class WriteSpace implements Temp.Appender {
     if (need > 0) {
       reserve(t, need); // a block reserved whole never needs more
     }
+    t.crcs.update(data.duplicate());
     try {
       while (data.hasRemaining()) {
         t.channel.write(data);
@@ -309,10 +310,18 @@ final class WriteSpace implements Temp.Appender {
 
   /**
    * Short-circuit writes: the client wrote {@code n} bytes into the temp file itself. The file must hold
-   * exactly that many (INVALID_ARGUMENT) within the grant (FAILED_PRECONDITION); then it is the block's length.
+   * exactly that many (INVALID_ARGUMENT) within the grant (FAILED_PRECONDITION), with one checksum per
+   * checksum chunk (INVALID_ARGUMENT); then it is the block's length and those are its checksums. The
+   * worker does not read the file to check them: a writer holding a writable descriptor of the block is
+   * trusted with its bytes anyway, and the readers verify every chunk against them.
    */
   @Override
-  public void written(Temp t, long n) throws StrataException {
+  public void written(Temp t, long n, int[] checksums) throws StrataException {
+    if (n >= 0 && checksums.length != io.strata.common.checksum.ChunkChecksums.chunkCount(n)) {
+      throw new InvalidArgumentException("Block " + t.blockId + ": the writer sent " + checksums.length
+          + " checksums for " + n + " bytes, which are " + io.strata.common.checksum.ChunkChecksums.chunkCount(n)
+          + " checksum chunks of " + io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES + " bytes");
+    }
     long size;
     try {
       size = java.nio.file.Files.size(t.path);
@@ -330,6 +339,7 @@ final class WriteSpace implements Temp.Appender {
             + "wrote " + n + " bytes but was granted only " + t.reserved + " (ask for space before writing)");
       }
       t.length = n;
+      t.writtenCrcs = checksums.clone();
     }
   }
 

@@ -7,6 +7,7 @@ import static io.strata.worker.store.StoreFixture.write;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.strata.common.checksum.ChunkChecksums;
 import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.ResourceExhaustedException;
@@ -48,10 +49,34 @@ class GrantedWriteTest {
     assertThat(store.usedBytes()).isEqualTo(5000);
 
     writeFile(t, content(1, 3000));
-    t.written(3000);
+    t.written(3000, sums(content(1, 3000)));
     assertThat(store.commit(t).length()).isEqualTo(3000);
     assertThat(store.usedBytes()).isEqualTo(3000);
     assertThat(read(store, 1)).isEqualTo(content(1, 3000));
+  }
+
+  @Test
+  void theWritersChecksums_becomeTheBlocksStoredChecksums_oneChunkEach() throws IOException {
+    TieredBlockStore store = StoreFixture.builder().tier("MEM", 1 << 20, root.resolve("mem")).build();
+    int length = 2 * ChunkChecksums.CHUNK_BYTES + 100; // three chunks, the last partial
+    byte[] data = content(5, length);
+    TempBlock t = store.createTemp(5, length);
+    t.grant(length);
+    writeFile(t, data);
+    assertThatThrownBy(() -> t.written(length, new int[2])).isInstanceOf(InvalidArgumentException.class)
+        .hasMessage("Block 5: the writer sent 2 checksums for " + length + " bytes, which are 3 checksum chunks "
+            + "of 65536 bytes");
+    int[] sent = sums(data);
+    t.written(length, sent);
+    store.commit(t);
+    try (BlockStore.ReadHandle r = store.openForRead(5, false)) {
+      assertThat(r.checksums()).containsExactly(sent);
+    }
+    assertThat(sent[2]).isEqualTo(ChunkChecksums.crc(data, 2 * ChunkChecksums.CHUNK_BYTES, 100));
+  }
+
+  private static int[] sums(byte[] data) {
+    return ChunkChecksums.of(java.nio.ByteBuffer.wrap(data));
   }
 
   @Test
@@ -77,9 +102,9 @@ class GrantedWriteTest {
     t.grant(100);
     writeFile(t, content(3, 200));
 
-    assertThatThrownBy(() -> t.written(200)).isInstanceOf(FailedPreconditionException.class)
+    assertThatThrownBy(() -> t.written(200, sums(content(3, 200)))).isInstanceOf(FailedPreconditionException.class)
         .hasMessage("Block 3: the writer wrote 200 bytes but was granted only 100 (ask for space before writing)");
-    assertThatThrownBy(() -> t.written(150)).isInstanceOf(InvalidArgumentException.class)
+    assertThatThrownBy(() -> t.written(150, sums(content(3, 150)))).isInstanceOf(InvalidArgumentException.class)
         .hasMessage("Block 3: the writer says it wrote 150 bytes but its temp file holds 200");
     store.abort(t);
     assertThat(tmpFiles(mem)).isEmpty();
