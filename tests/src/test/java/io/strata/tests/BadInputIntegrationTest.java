@@ -196,8 +196,22 @@ class BadInputIntegrationTest {
   /** Writes one block with raw messages; returns the error (fails if the write succeeds). */
   private static StrataException rawWrite(long blockId, long maxLength, byte[] data, WriteBlockRequest... extra)
       throws Exception {
+    WriteBlockRequest first = WriteBlockRequest.newBuilder().setHeader(WriteBlockHeader.newBuilder()
+        .setBlockId(blockId).setMaxLength(maxLength)).setChunk(ByteString.copyFrom(data)).build();
+    WriteBlockRequest[] all = new WriteBlockRequest[extra.length + 1];
+    all[0] = first;
+    System.arraycopy(extra, 0, all, 1, extra.length);
+    return rawWriteError(workerChannel, blockId, all);
+  }
+
+  /**
+   * Sends {@code requests} in order as one WriteBlock call on {@code channel}, half-closes, and returns the
+   * error the worker answered with (fails if the write succeeds). Shared by the raw-gRPC tests.
+   */
+  static StrataException rawWriteError(io.grpc.Channel channel, long blockId, WriteBlockRequest... requests)
+      throws Exception {
     CompletableFuture<WriteBlockResponse> result = new CompletableFuture<>();
-    StreamObserver<WriteBlockRequest> req = BlockWorkerServiceGrpc.newStub(workerChannel).writeBlock(
+    StreamObserver<WriteBlockRequest> req = BlockWorkerServiceGrpc.newStub(channel).writeBlock(
         new StreamObserver<>() {
           @Override
           public void onNext(WriteBlockResponse value) {
@@ -214,9 +228,7 @@ class BadInputIntegrationTest {
             result.complete(null);
           }
         });
-    req.onNext(WriteBlockRequest.newBuilder().setHeader(WriteBlockHeader.newBuilder().setBlockId(blockId)
-        .setMaxLength(maxLength)).setChunk(ByteString.copyFrom(data)).build());
-    for (WriteBlockRequest r : extra) {
+    for (WriteBlockRequest r : requests) {
       req.onNext(r);
     }
     req.onCompleted();

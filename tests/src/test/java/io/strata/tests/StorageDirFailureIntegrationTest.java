@@ -127,7 +127,9 @@ class StorageDirFailureIntegrationTest {
   /** Block ids of the block files under {@code <dir>/blocks}. */
   private static Set<Long> blockFiles(Path dir) throws IOException {
     try (Stream<Path> s = Files.list(dir.resolve("blocks"))) {
-      return s.map(p -> Long.parseLong(p.getFileName().toString())).collect(Collectors.toSet());
+      // Each block file has its checksum sidecar <id>.crc beside it: only the block files count.
+      return s.map(p -> p.getFileName().toString()).filter(n -> !n.endsWith(".crc"))
+          .map(Long::parseLong).collect(Collectors.toSet());
     }
   }
 

@@ -1,39 +1,26 @@
 package io.strata.cli;
 
 import io.strata.client.FileInStream;
-import io.strata.client.FileOutStream;
 import io.strata.client.FileSystem;
-import io.strata.client.options.CreateFileOptions;
-import io.strata.client.options.DeleteOptions;
 import io.strata.common.conf.ValueParser;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
-import java.util.Random;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code strata bench io}: sequential write and read throughput of one file through a running cluster,
- * each printed beside baselines measured in the same run on the same machine: a raw file written and
- * read with FileChannel in the benchmark dir (the worker's tmpfs by default), and a loopback TCP stream.
- * The machine is shared and noisy, so the ratio to the baseline is the figure that means something.
- * Each figure is the median of {@code --iterations} runs.
+ * {@code strata bench}: benchmarks against a running cluster. {@code io} ({@link IoBench}) measures every
+ * data path beside raw baselines measured in the same run on the same machine; the machine is shared
+ * and noisy, so the ratio to the baseline is the figure that means something. {@link Io} also holds the
+ * raw-file and timing helpers the other benchmarks share.
  *
  * <p>Built per run; not thread-safe.
  */
@@ -54,13 +41,24 @@ final class BenchCommand implements Callable<Integer> {
     throw new CommandLine.ParameterException(new CommandLine(this), "Missing benchmark: strata bench io");
   }
 
-  @Command(name = "io", description = "Sequential write and read of one file, with raw-file and loopback-socket baselines.")
+  @Command(name = "io", description = "Writes, reads and 1 MiB positioned reads through every data path "
+      + "(short-circuit, domain-socket and TCP streaming) with 1..N threads, beside raw-file and raw-socket "
+      + "baselines measured in the same run.")
   static final class Io implements Callable<Integer> {
     private static final int BUF = 1 << 20;
     private final CliContext ctx;
 
-    @Option(names = "--size", defaultValue = "512MB", description = "Bytes per file (default ${DEFAULT-VALUE}).")
+    @Option(names = "--size", defaultValue = "1GB", description = "Bytes per measurement, split among the "
+        + "threads (default ${DEFAULT-VALUE}).")
     String size;
+
+    @Option(names = "--threads", defaultValue = "1", description = "Measures with 1..N client threads "
+        + "(default ${DEFAULT-VALUE}).")
+    int threads;
+
+    @Option(names = "--paths", split = ",", description = "Only these data paths (default: all of "
+        + "short-circuit, uds, tcp; also short-circuit-nocrc and tcp-nocrc: reads without checksum checks).")
+    List<String> paths;
 
     @Option(names = "--block-size", defaultValue = "64MB", description = "Block size (default ${DEFAULT-VALUE}).")
     String blockSize;
@@ -68,7 +66,8 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--iterations", defaultValue = "3", description = "Runs per figure; the median is printed.")
     int iterations;
 
-    @Option(names = "--dir", defaultValue = "/dev/shm", description = "Dir of the raw-file baseline.")
+    @Option(names = "--dir", description = "Dir of the raw-file baselines (default: beside the top tier's dir "
+        + "of the worker on this host, else /dev/shm).")
     Path dir;
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
@@ -82,99 +81,29 @@ final class BenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
       long bytes = ValueParser.parseBytes(size);
       long block = ValueParser.parseBytes(blockSize);
-      if (bytes <= 0 || block <= 0 || iterations < 1) {
-        ctx.err().println("bench: --size, --block-size and --iterations must be positive");
+      if (bytes <= 0 || block <= 0 || iterations < 1 || threads < 1) {
+        ctx.err().println("bench: --size, --block-size, --iterations and --threads must be positive");
         return 1;
       }
-      byte[] buf = new byte[BUF];
-      new Random(1).nextBytes(buf);
-      FileSystem fs = ctx.fs();
-      Path raw = dir.resolve("strata-bench-raw-" + ProcessHandle.current().pid());
-      List<Double> rawW = new ArrayList<>();
-      List<Double> rawR = new ArrayList<>();
-      List<Double> sock = new ArrayList<>();
-      List<Double> sW = new ArrayList<>();
-      List<Double> sR = new ArrayList<>();
-      List<Double> scR = new ArrayList<>();
-      List<Double> tcpR = new ArrayList<>();
-      List<Double> plainR = new ArrayList<>();
-      List<Double> plainW = new ArrayList<>();
-      List<Double> tcpW = new ArrayList<>();
-      FileSystem tcp = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "off")));
-      // tcp-plain: protobuf's own marshallers on the client, and the worker's heap read path.
-      FileSystem plain = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "off",
-          "strata.user.network.zerocopy.enabled", "false")));
-      FileSystem sc = FileSystem.create(ctx.conf().withAll(java.util.Map.of("strata.user.shortcircuit.mode", "fd")));
-      long scOpens = 0;
-      String path = "/.strata-bench/io-" + ProcessHandle.current().pid();
-      try {
-        for (int i = 0; i < iterations; i++) {
-          rawW.add(rate(bytes, () -> rawWrite(raw, buf, bytes)));
-          rawR.add(rate(bytes, () -> rawRead(raw)));
-          Files.deleteIfExists(raw);
-          sock.add(rate(bytes, () -> socketStream(buf, bytes)));
-          sW.add(rate(bytes, () -> strataWrite(fs, path, block, buf, bytes)));
-          sR.add(rate(bytes, () -> strataRead(fs, path)));
-          scR.add(rate(bytes, () -> strataRead(sc, path)));
-          tcpR.add(rate(bytes, () -> strataRead(tcp, path)));
-          plainR.add(rate(bytes, () -> strataRead(plain, path)));
-          fs.delete(path);
-          plainW.add(rate(bytes, () -> strataWrite(plain, path, block, buf, bytes)));
-          fs.delete(path);
-          tcpW.add(rate(bytes, () -> strataWrite(tcp, path, block, buf, bytes)));
-          fs.delete(path);
-        }
-        scOpens = shortCircuitOpens(sc);
-      } finally {
-        tcp.close();
-        plain.close();
-        sc.close();
-        Files.deleteIfExists(raw);
-        if (fs.exists("/.strata-bench")) {
-          fs.delete("/.strata-bench", DeleteOptions.defaults().withRecursive(true));
+      List<IoBench.DataPath> chosen = new ArrayList<>();
+      List<IoBench.DataPath> known = new ArrayList<>(IoBench.PATHS);
+      known.addAll(IoBench.OPTIONAL_PATHS);
+      for (IoBench.DataPath p : known) {
+        if (paths == null ? IoBench.PATHS.contains(p) : paths.contains(p.name())) {
+          chosen.add(p);
         }
       }
-      PrintStream out = ctx.out();
-      print(out, "write", bytes, block, median(sW), "raw_file_write", median(rawW));
-      print(out, "write", bytes, block, median(sW), "loopback_socket", median(sock));
-      print(out, "read", bytes, block, median(sR), "raw_file_read", median(rawR));
-      print(out, "read", bytes, block, median(sR), "loopback_socket", median(sock));
-      // The format: one line per path. short-circuit only counts when blocks were opened that way
-      // (a worker on this host); otherwise the reads streamed and the line says so.
-      pathLine(out, scOpens > 0 ? "short-circuit" : "short-circuit-unavailable", "read", median(scR),
-          "raw_file_read", median(rawR));
-      pathLine(out, "tcp", "read", median(tcpR), "loopback_socket", median(sock));
-      pathLine(out, "tcp-plain", "read", median(plainR), "loopback_socket", median(sock));
-      pathLine(out, "tcp", "write", median(tcpW), "loopback_socket", median(sock));
-      pathLine(out, "tcp-plain", "write", median(plainW), "loopback_socket", median(sock));
+      if (paths != null) {
+        for (String p : paths) {
+          if (known.stream().noneMatch(d -> d.name().equals(p))) {
+            ctx.err().println("bench: unknown path '" + p + "' in --paths; the paths are "
+                + known.stream().map(IoBench.DataPath::name).toList());
+            return 1;
+          }
+        }
+      }
+      new IoBench(ctx.conf(), ctx.fs(), ctx.out(), ctx.err(), bytes, block, iterations).run(chosen, threads, dir);
       return 0;
-    }
-
-    private static void print(PrintStream out, String op, long bytes, long block, double strata, String baseline,
-        double base) {
-      out.println(String.format(Locale.ROOT,
-          "bench op=%s bytes=%d block_size=%d strata_MBps=%.1f baseline=%s baseline_MBps=%.1f ratio=%.3f",
-          op, bytes, block, strata, baseline, base, strata / base));
-    }
-
-    private static void pathLine(PrintStream out, String path, String op, double mbps, String baseline,
-        double baseMbps) {
-      out.println(String.format(Locale.ROOT,
-          "bench path=%s op=%s threads=1 GBps=%.3f baseline=%s baseline_GBps=%.3f ratio=%.3f",
-          path, op, mbps / 1000, baseline, baseMbps / 1000, mbps / baseMbps));
-    }
-
-    /** Blocks the client opened short-circuit (a zero-length stat-only open reads none). */
-    private static long shortCircuitOpens(FileSystem fs) throws IOException {
-      String probe = "/.strata-bench/probe-" + ProcessHandle.current().pid();
-      try (FileOutStream out = fs.createFile(probe, CreateFileOptions.defaults()
-          .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
-        out.write(1);
-      }
-      try (FileInStream in = fs.openFile(probe)) {
-        in.read();
-        return in.shortCircuit().opens();
-      }
     }
 
     @FunctionalInterface
@@ -216,46 +145,6 @@ final class BenchCommand implements Callable<Integer> {
       try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
         while (ch.read(b) >= 0) {
           b.clear();
-        }
-      }
-    }
-
-    private static void socketStream(byte[] buf, long bytes) throws Exception {
-      try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-        Thread reader = new Thread(() -> {
-          try (Socket s = server.accept(); InputStream in = s.getInputStream()) {
-            byte[] r = new byte[BUF];
-            while (in.read(r) >= 0) {
-              // discard
-            }
-          } catch (IOException ignored) {
-            // the writer reports
-          }
-        }, "bench-socket-reader");
-        reader.start();
-        try (Socket s = new Socket(InetAddress.getByName("127.0.0.1"), server.getLocalPort());
-            OutputStream out = s.getOutputStream()) {
-          long left = bytes;
-          while (left > 0) {
-            int n = (int) Math.min(buf.length, left);
-            out.write(buf, 0, n);
-            left -= n;
-          }
-        }
-        reader.join();
-      }
-    }
-
-    private static void strataWrite(FileSystem fs, String path, long block, byte[] buf, long bytes)
-        throws IOException {
-      // MUST_CACHE: the figure is the cache's own path, without a background persist competing with it.
-      try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(block)
-          .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
-        long left = bytes;
-        while (left > 0) {
-          int n = (int) Math.min(buf.length, left);
-          out.write(buf, 0, n);
-          left -= n;
         }
       }
     }

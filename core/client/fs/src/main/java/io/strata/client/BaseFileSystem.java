@@ -182,6 +182,11 @@ final class BaseFileSystem implements FileSystem {
   }
 
   @Override
+  public List<String> domainSocketFallbackReasons() {
+    return context.domainSocketFallbackReasons();
+  }
+
+  @Override
   public List<WorkerInfo> getWorkers() throws IOException {
     List<WorkerInfoProto> protos = context.callMaster(m -> m.getWorkers(
         GetWorkersRequest.getDefaultInstance()).getWorkersList());

@@ -2,6 +2,7 @@ package io.strata.client;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
+import io.strata.common.checksum.ChunkChecksums;
 import io.strata.common.net.WorkerAddress;
 import io.strata.proto.ReserveBlockRequest;
 import io.strata.proto.WriteBlockHeader;
@@ -12,7 +13,9 @@ import java.io.IOException;
 /**
  * Streams one block to one worker as a WriteBlock client stream of chunks, the first carrying the header.
  * {@link #close()} half-closes and waits for the worker's commit; {@link #cancel()} aborts, and the worker
- * drops its temp block. Flow control as in {@link OutboundStream}.
+ * drops its temp block. Flow control as in {@link OutboundStream}. Each message carries the CRC32C of the
+ * checksum chunks its bytes complete ({@link ChunkChecksums}); {@link #close()} sends the last, partial
+ * chunk's in a final message, so the worker checks every byte on receipt.
  *
  * <p>Not thread-safe: one writer thread.
  */
@@ -22,6 +25,7 @@ final class BlockOutStream implements BlockWriter {
   private final long maxLength;
   private final boolean reserved;
   private final OutboundStream<WriteBlockRequest, WriteBlockResponse> stream;
+  private final ChunkChecksums.Builder sums = new ChunkChecksums.Builder();
   private long written;
   private boolean headerSent;
 
@@ -71,7 +75,8 @@ final class BlockOutStream implements BlockWriter {
   private WriteBlockRequest.Builder request() {
     WriteBlockRequest.Builder req = WriteBlockRequest.newBuilder();
     if (!headerSent) {
-      req.setHeader(WriteBlockHeader.newBuilder().setBlockId(blockId).setMaxLength(maxLength).setReserved(reserved));
+      req.setHeader(WriteBlockHeader.newBuilder().setBlockId(blockId).setMaxLength(maxLength).setReserved(reserved)
+          .setBytesPerChecksum(ChunkChecksums.CHUNK_BYTES));
       headerSent = true;
     }
     return req;
@@ -84,7 +89,13 @@ final class BlockOutStream implements BlockWriter {
   @Override
   public void write(byte[] chunk, int length) throws IOException {
     ByteString data = UnsafeByteOperations.unsafeWrap(chunk, 0, length);
-    stream.send(request().setChunk(data).build());
+    int before = sums.completed();
+    sums.update(chunk, 0, length);
+    WriteBlockRequest.Builder req = request().setChunk(data);
+    for (int i = before; i < sums.completed(); i++) {
+      req.addChunkCrc32C(sums.get(i));
+    }
+    stream.send(req.build());
     written += length;
   }
 
@@ -94,6 +105,9 @@ final class BlockOutStream implements BlockWriter {
     if (!headerSent) {
       // An empty block still needs its header so the worker knows which block to commit.
       stream.send(request().build());
+    } else if (sums.hasPartial()) {
+      int[] all = sums.finish();
+      stream.send(request().addChunkCrc32C(all[all.length - 1]).build());
     }
     return stream.finish().getLength();
   }

@@ -1,7 +1,10 @@
 package io.strata.client;
 
+import com.google.protobuf.ByteString;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import io.strata.common.checksum.ChunkChecksums;
+import io.strata.common.exception.CorruptBlockException;
 import io.strata.common.exception.DataLossException;
 import io.strata.common.exception.DeadlineExceededException;
 import io.strata.common.grpc.GrpcErrors;
@@ -10,9 +13,10 @@ import io.strata.proto.ReadBlockRequest;
 import io.strata.proto.ReadBlockResponse;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import com.google.protobuf.ByteString;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -21,8 +25,15 @@ import java.util.concurrent.TimeUnit;
  * reader asks for {@code prefetch} chunks and one more each time it consumes one, so at most
  * {@code prefetch} chunks are buffered whatever the block size, and a slow consumer slows the worker.
  *
- * <p>With zero-copy marshalling a queued chunk references the transport's (Netty's) buffer: it is copied
- * once, into the caller's array, and its buffer released as soon as the chunk is used up, and every queued
+ * <p>Checksums ({@link ClientKeys#READ_CHECKSUM_VERIFY}): the worker widens the range to whole checksum
+ * chunks and sends each chunk's stored CRC32C with it; this reader checks every chunk before handing out
+ * any of its bytes and trims the widening off. A mismatch, or a worker saying its copy is lost
+ * (DATA_LOSS), is a {@link CorruptBlockException} naming the block, the worker and the offset. Reads the
+ * worker serves from the under file system carry no checksums and are taken as they come.
+ *
+ * <p>With zero-copy marshalling a queued chunk references the transport's (Netty's) buffers, possibly
+ * several (a rope, never flattened: that would copy): it is checked and copied piece by piece, once,
+ * into the caller's array, and its buffers released as soon as the chunk is used up, and every queued
  * one at {@link #close} (also those that arrive after it).
  *
  * <p>Not thread-safe: one reader thread; gRPC callbacks only enqueue (and release after close).
@@ -35,11 +46,21 @@ final class BlockReader implements BlockRangeReader {
   private final long expected;
   private final long timeoutMs;
   private final FileSystemContext context;
+  private final long offset;
+  private final long end;
+  /** Block offset of the next checksummed byte the worker should send. */
+  private long nextOffset;
+  /**
+   * Every message must carry checksums: they were asked for and the worker cannot serve this read from the
+   * under file system (whose reads carry none), so a message without them is the worker's (or a
+   * marshaller's) fault, never accepted unchecked.
+   */
+  private final boolean sumsRequired;
   private final boolean unlisted;
   private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
   private ClientCallStreamObserver<ReadBlockRequest> call;
   private ReadBlockResponse currentMessage;
-  /** The current chunk's pieces (one per transport buffer it spans) and the one being copied out. */
+  /** The current chunk's pieces inside the range (one per transport buffer) and the one being copied out. */
   private Iterator<ByteBuffer> pieces;
   private ByteBuffer current;
   private volatile boolean closed;
@@ -61,12 +82,17 @@ final class BlockReader implements BlockRangeReader {
     this.expected = length;
     this.timeoutMs = context.rpcTimeoutMs();
     this.context = context;
+    this.offset = offset;
+    this.end = offset + length;
+    this.nextOffset = ChunkChecksums.alignDown(offset);
+    boolean checksums = context.conf().get(ClientKeys.READ_CHECKSUM_VERIFY);
+    this.sumsRequired = checksums && !ufsFallback;
     this.unlisted = unlisted;
     int prefetch = context.conf().get(ClientKeys.READ_PREFETCH_CHUNKS);
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
         .setLength(length).setChunkSize(chunkSize).setPromote(promote).setUfsFallback(ufsFallback)
-        .setNoCache(noCache).setUnlisted(unlisted).build();
+        .setNoCache(noCache).setUnlisted(unlisted).setChecksums(checksums).build();
     context.readBlock(worker, req, new ClientResponseObserver<ReadBlockRequest, ReadBlockResponse>() {
       @Override
       public void beforeStart(ClientCallStreamObserver<ReadBlockRequest> stream) {
@@ -140,13 +166,26 @@ final class BlockReader implements BlockRangeReader {
       if (next instanceof Throwable) {
         finished = true;
         io.strata.common.exception.StrataException e = GrpcErrors.fromThrowable((Throwable) next);
+        if (e.code() == io.strata.common.exception.ErrorCode.DATA_LOSS) {
+          // The worker found its own copy damaged (a block file shorter than listed, no checksums).
+          throw new CorruptBlockException(blockId, worker.toString(), Math.max(offset, nextOffset), e.getMessage());
+        }
         throw e.code().toException("Reading block " + blockId + " from worker " + worker + " failed: "
             + e.getMessage(), e);
       }
       currentMessage = (ReadBlockResponse) next;
-      ByteString chunk = currentMessage.getChunk();
-      received += chunk.size();
-      pieces = chunk.asReadOnlyByteBufferList().iterator(); // a rope is not flattened (that would copy)
+      if (sumsRequired && currentMessage.getChunkCrc32CCount() == 0) {
+        int size = currentMessage.getChunk().size();
+        close();
+        throw new io.strata.common.exception.InternalException("Worker " + worker + " sent " + size
+            + " bytes of block " + blockId + " without the checksums asked for");
+      }
+      List<ByteBuffer> inRange = currentMessage.getChunkCrc32CCount() == 0
+          ? currentMessage.getChunk().asReadOnlyByteBufferList() : verified(currentMessage);
+      for (ByteBuffer p : inRange) {
+        received += p.remaining();
+      }
+      pieces = inRange.iterator();
       call.request(1);
     }
     // The one copy: from the transport's buffers into the caller's array, across pieces of this chunk.
@@ -164,6 +203,49 @@ final class BlockReader implements BlockRangeReader {
       releaseCurrent();
     }
     return done;
+  }
+
+  /**
+   * Checks a checksummed message chunk by chunk over its pieces and returns the pieces of it inside the
+   * requested range (the widening to whole checksum chunks trimmed off).
+   */
+  private List<ByteBuffer> verified(ReadBlockResponse msg) throws CorruptBlockException {
+    ByteString chunk = msg.getChunk();
+    int size = chunk.size();
+    if (msg.getOffset() != nextOffset || msg.getChunkCrc32CCount() != ChunkChecksums.chunkCount(size)) {
+      close();
+      throw new CorruptBlockException(blockId, worker.toString(), nextOffset, "the worker sent " + size
+          + " bytes at offset " + msg.getOffset() + " with " + msg.getChunkCrc32CCount() + " checksums, expected "
+          + "offset " + nextOffset + " and " + ChunkChecksums.chunkCount(size) + " checksums");
+    }
+    List<ByteBuffer> all = chunk.asReadOnlyByteBufferList();
+    int bad = ChunkChecksums.firstMismatch(all, msg.getChunkCrc32CList());
+    if (bad >= 0) {
+      long at = nextOffset + (long) bad * ChunkChecksums.CHUNK_BYTES;
+      close();
+      throw new CorruptBlockException(blockId, worker.toString(), at, String.format("CRC32C of the chunk at offset "
+          + "%d does not match its stored checksum %08x", at, msg.getChunkCrc32C(bad)));
+    }
+    long from = nextOffset;
+    nextOffset += size;
+    return slice(all, (int) Math.max(0, offset - from), (int) Math.min(size, end - from));
+  }
+
+  /** The bytes [from, to) of the pieces laid end to end, as views of them. */
+  private static List<ByteBuffer> slice(List<ByteBuffer> all, int from, int to) {
+    List<ByteBuffer> out = new ArrayList<>(all.size());
+    int at = 0;
+    for (ByteBuffer p : all) {
+      int start = Math.max(from, at);
+      int stop = Math.min(to, at + p.remaining());
+      if (start < stop) {
+        ByteBuffer v = p.duplicate();
+        v.position(p.position() + start - at).limit(p.position() + stop - at);
+        out.add(v);
+      }
+      at += p.remaining();
+    }
+    return out;
   }
 
   private void releaseCurrent() {

@@ -5,9 +5,11 @@ import java.io.IOException;
 
 /**
  * Where {@link FileOutStream} sends the block it is writing: one worker's WriteBlock stream
- * ({@link BlockOutStream}), or any other way to one worker (a short-circuit writer fits). When a writer
- * fails, FileOutStream cancels it and replays the block's bytes so far into a new writer for another worker
- * ({@link BlockReplayBuffer}), so a writer holds nothing the caller still needs.
+ * ({@link BlockOutStream}), or, to a worker on this host, short-circuit into its temp block file
+ * ({@link ShortCircuitBlockWriter}); {@link #open} chooses. A worker that has no room answers
+ * RESOURCE_EXHAUSTED from the call that needed it, whichever the path, so the write-type rules (issue 9)
+ * hold for both. When a writer fails, FileOutStream cancels it and replays the block's bytes so far into a
+ * new writer for another worker ({@link BlockReplayBuffer}), so a writer holds nothing the caller still needs.
  *
  * <p>Not thread-safe: one writer thread.
  */
@@ -25,4 +27,41 @@ interface BlockWriter {
 
   /** Aborts; the worker drops what it received. Harmless after a failure. */
   void cancel();
+
+  /**
+   * The writer for a block of {@code maxLength} bytes at {@code worker}: short-circuit when the worker is on
+   * this host (its host name is {@code strata.user.hostname}, the rule reads follow) and
+   * {@code strata.user.shortcircuit.mode} is not off, else (or when short-circuit is not possible here; the
+   * reason logged once) streamed. With {@code reserved}, the block's room was reserved whole by
+   * {@link BlockOutStream#reserve}.
+   */
+  static BlockWriter open(FileSystemContext context, WorkerAddress worker, long blockId, long maxLength,
+      boolean reserved) throws IOException {
+    if (worker.host().equals(context.conf().get(ClientKeys.HOSTNAME))) {
+      long grant = context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_GRANT_SIZE);
+      io.strata.client.shortcircuit.ShortCircuitWrite w =
+          context.shortCircuit().create(worker, blockId, maxLength, reserved, Math.min(grant, maxLength));
+      if (w != null) {
+        return new ShortCircuitBlockWriter(w, grant);
+      }
+      if (reserved && context.shortCircuit().mode() != io.strata.client.shortcircuit.ShortCircuitClient.Mode.OFF) {
+        reserveAgain(context, worker, blockId, maxLength);
+      }
+    }
+    return new BlockOutStream(context, worker, blockId, maxLength, reserved);
+  }
+
+  /**
+   * A short-circuit attempt that gave up after the worker took the block's reservation gave it back
+   * (dropped the temp block): reserve it again for the stream; AlreadyExists means it was never taken.
+   */
+  private static void reserveAgain(FileSystemContext context, WorkerAddress worker, long blockId, long maxLength)
+      throws IOException {
+    try {
+      BlockOutStream.reserve(context, worker, blockId, maxLength,
+          context.conf().get(ClientKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis());
+    } catch (io.strata.common.exception.AlreadyExistsException stillReserved) {
+      // the reservation is still there for the stream to take
+    }
+  }
 }

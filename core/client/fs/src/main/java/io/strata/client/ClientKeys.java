@@ -31,6 +31,22 @@ public final class ClientKeys {
       .doc("Bytes per message when streaming block data to and from workers.")
       .build();
 
+  public static final PropertyKey<Boolean> READ_CHECKSUM_VERIFY =
+      PropertyKey.booleanKey("strata.user.read.checksum.verify")
+          .defaultValue(true)
+          .doc("Whether block reads streamed from a worker ask for the block's stored CRC32C checksums and check "
+              + "every byte (in whole 64 KiB checksum chunks); a mismatch marks that copy corrupt, reports it to "
+              + "the master and reads on from another copy or the under file system. Off only to measure the cost.")
+          .build();
+
+  public static final PropertyKey<Boolean> SHORT_CIRCUIT_CHECKSUM_VERIFY =
+      PropertyKey.booleanKey("strata.user.shortcircuit.checksum.verify")
+          .defaultValue(true)
+          .doc("Whether short-circuit reads check the block's stored CRC32C checksums (fetched over the domain "
+              + "socket) on every 64 KiB chunk they read; a mismatch is handled as for "
+              + "strata.user.read.checksum.verify. Off trusts the local file.")
+          .build();
+
   public static final PropertyKey<Integer> READ_PREFETCH_CHUNKS = PropertyKey.intKey("strata.user.read.prefetch.chunks")
       .defaultValue(4)
       .validate(v -> v >= 1 && v <= 64, "between 1 and 64")
@@ -282,16 +298,41 @@ public final class ClientKeys {
   public static final PropertyKey<String> SHORT_CIRCUIT_MODE = PropertyKey.stringKey("strata.user.shortcircuit.mode")
       .defaultValue("fd")
       .validate(v -> v.equals("fd") || v.equals("path") || v.equals("off"), "one of fd, path, off")
-      .doc("How a block held by a worker on this host is read: fd (the worker passes the open file over its "
+      .doc("How a block held (or written) by a worker on this host is read (or written): fd (the worker passes the open file over its "
           + "domain socket; works when this process cannot see the worker's dirs), path (the worker names the "
           + "file and this process opens it), off (always stream through the worker's data port). When "
           + "short-circuit fails the read streams through the data port and the reason is logged once.")
       .build();
+
+  public static final PropertyKey<Long> SHORT_CIRCUIT_WRITE_GRANT_SIZE =
+      PropertyKey.bytesKey("strata.user.shortcircuit.write.grant.size")
+          .defaultValue("8MB")
+          .validate(v -> v >= 64 * 1024, "at least 64KB")
+          .doc("A block written short-circuit asks the local worker for room this many bytes at a time, before "
+              + "writing the bytes that need it (the worker reserves them in its tier's accounting; a full tier "
+              + "refuses with RESOURCE_EXHAUSTED).")
+          .build();
 
   public static final PropertyKey<String> SHORT_CIRCUIT_SOCKET_PATH =
       PropertyKey.stringKey("strata.user.shortcircuit.domain.socket.path")
           .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}.sock")
           .doc("Where a local worker's short-circuit domain socket is; ${strata.worker.rpc.port} is replaced by "
               + "the worker's data port. Must name the file the worker's strata.worker.domain.socket.path names.")
+          .build();
+
+  public static final PropertyKey<Boolean> DATA_DOMAIN_SOCKET_ENABLED =
+      PropertyKey.booleanKey("strata.user.data.domain.socket.enabled")
+          .defaultValue("true")
+          .doc("Stream block reads and writes with a worker on this host (its host name is strata.user.hostname) "
+              + "over the worker's data domain socket instead of its TCP data port, whenever short-circuit is off "
+              + "or falls back. When the socket is missing or Netty epoll is not available the client uses the "
+              + "TCP port and logs why once.")
+          .build();
+
+  public static final PropertyKey<String> DATA_DOMAIN_SOCKET_PATH =
+      PropertyKey.stringKey("strata.user.data.domain.socket.path")
+          .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}-data.sock")
+          .doc("Where a local worker's data domain socket is; ${strata.worker.rpc.port} is replaced by the worker's "
+              + "data port. Must name the file the worker's strata.worker.data.domain.socket.path names.")
           .build();
 }

@@ -2,6 +2,7 @@ package io.strata.client;
 
 import io.grpc.stub.StreamObserver;
 import io.strata.client.options.ReadType;
+import io.strata.common.exception.CorruptBlockException;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.OutOfRangeException;
 import io.strata.common.exception.UnavailableException;
@@ -36,6 +37,11 @@ import org.slf4j.LoggerFactory;
  * retry ({@link ClientKeys#BLOCK_READ_RETRY_MAX}, {@link ClientKeys#BLOCK_RETRY_TOTAL_TIMEOUT}) or when no
  * copy is left, the error names the file, the position, the block and every worker tried with its failure.
  *
+ * <p>Checksums: a block copy that fails its checksum ({@link CorruptBlockException}, from either reader) is
+ * reported to the master (which drops that copy when the bytes exist elsewhere) and is failed over like
+ * any failed copy, except that only that block's copy on that worker is left out (the worker is not
+ * dead). When no other copy is left and the file is not persisted, the read fails with DATA_LOSS.
+ *
  * <p>Passive caching (when enabled and the read type is not NO_CACHE): once a block has been read from a
  * worker on another host, a worker on this host, if any, is asked to cache it (CacheBlock, fire and
  * forget), once per block per stream.
@@ -53,6 +59,9 @@ public final class FileInStream extends InputStream {
   private final URIStatus file;
   private final List<FileBlockInfo> blocks;
   private final Set<WorkerAddress> failedWorkers = new HashSet<>();
+  /** Blocks with a copy found corrupt by this stream: the last finding, and the workers of those copies. */
+  private final java.util.Map<Long, CorruptBlockException> corrupt = new java.util.HashMap<>();
+  private final java.util.Map<Long, Set<WorkerAddress>> corruptOn = new java.util.HashMap<>();
   private final BlockRetry.Policy retryPolicy;
   /** Retries of the block the sequential reader is on ({@link #retryBlock}), or null before any failure. */
   private BlockRetry retry;
@@ -175,7 +184,9 @@ public final class FileInStream extends InputStream {
       }
       throw r.finalError(describe(block, position), e);
     }
-    failedWorkers.add(failed.worker());
+    if (!corruptCopy(e, block.blockId(), failed.worker())) {
+      failedWorkers.add(failed.worker());
+    }
     LOG.info("Reading block {} of {} at position {} from {} failed ({}); trying another copy", block.blockId(),
         file.path(), position, failed.source(), e.getMessage());
     if (!r.retryAfter(failed.source(), e)) {
@@ -217,21 +228,34 @@ public final class FileInStream extends InputStream {
   }
 
   private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
-    WorkerAddress chosen = selector.nearest(block.locations(), failedWorkers);
+    // A worker that failed is skipped for every block; one whose copy was corrupt only for that block.
+    Set<WorkerAddress> skip = failedWorkers;
+    if (corruptOn.containsKey(block.blockId())) {
+      skip = new HashSet<>(failedWorkers);
+      skip.addAll(corruptOn.get(block.blockId()));
+    }
+    WorkerAddress chosen = selector.nearest(block.locations(), skip);
     boolean persisted = file.isPersisted();
     boolean unlisted = chosen == null;
     if (chosen == null) {
+      CorruptBlockException bad = corrupt.get(block.blockId());
+      if (!persisted && bad != null) {
+        throw new io.strata.common.exception.DataLossException("Block " + block.blockId() + " of " + file.path()
+            + " is lost: its copy on worker " + bad.worker() + " is corrupt at offset " + bad.offset() + ", no other "
+            + "worker holds it (failed: " + skip + ") and the file is not in the under file system "
+            + "(persistence state " + file.persistenceState() + ")", bad);
+      }
       if (!persisted) {
         throw new UnavailableException("Block " + block.blockId() + " of " + file.path()
             + " is on no reachable worker (locations: " + block.locations().size() + ", failed: "
             + failedWorkers + ") and the file is not in the under file system (persistence state "
             + file.persistenceState() + "), so no copy is left to try");
       }
-      chosen = selector.ufsReadWorker(block.blockId(), failedWorkers);
+      chosen = selector.ufsReadWorker(block.blockId(), skip);
     }
     // Short-circuit needs the worker's domain socket on this machine: the host names decide, not the
     // configured node (which may be wrong, and a socket path is derived from a port any worker may share).
-    if (!unlisted && chosen.host().equals(context.conf().get(ClientKeys.HOSTNAME))) {
+    if (!unlisted && context.onThisHost(chosen)) {
       BlockRangeReader sc = shortCircuit(chosen, block, offset, length);
       if (sc != null) {
         return sc;
@@ -255,7 +279,38 @@ public final class FileInStream extends InputStream {
       opened.close();
       return null;
     }
-    return new ShortCircuitBlockReader(opened, worker, offset, length);
+    try {
+      return new ShortCircuitBlockReader(opened, worker, offset, length,
+          context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY));
+    } catch (IOException e) {
+      // No checksums to be had over the socket: the data port gives the answer (and a corrupt copy's error).
+      LOG.debug("Short-circuit checksums of block {} on {} unavailable; streaming instead", block.blockId(), worker, e);
+      opened.close();
+      return null;
+    }
+  }
+
+  /**
+   * A copy that failed its checksum: the master hears of it (best effort), and this stream skips that copy
+   * of the block from now on. False when {@code failure} is no checksum failure.
+   */
+  private boolean corruptCopy(IOException failure, long blockId, WorkerAddress worker) {
+    if (!(failure instanceof CorruptBlockException)) {
+      return false;
+    }
+    CorruptBlockException e = (CorruptBlockException) failure;
+    corrupt.put(blockId, e);
+    corruptOn.computeIfAbsent(blockId, id -> new HashSet<>()).add(worker);
+    LOG.warn("{}; reading it from another copy", e.getMessage());
+    try {
+      context.callMaster(m -> m.reportCorruptBlock(io.strata.proto.ReportCorruptBlockRequest.newBuilder()
+          .setBlockId(e.blockId()).setWorker(io.strata.proto.WorkerAddressProto.newBuilder().setHost(worker.host())
+              .setRpcPort(worker.rpcPort())).setOffset(e.offset()).setReason(e.getMessage()).build()));
+    } catch (io.strata.common.exception.StrataException | RuntimeException re) {
+      LOG.warn("Cannot report the corrupt copy of block {} on {} to the master: {}", e.blockId(), worker,
+          re.toString());
+    }
+    return true;
   }
 
   /** Passive caching: a block read from another host is cached on this host's worker too. */

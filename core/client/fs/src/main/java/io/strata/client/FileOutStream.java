@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Writes a file by its {@link WriteType}: blocks (MUST_CACHE, ASYNC_THROUGH, CACHE_THROUGH), each to the
- * worker the location policy picks, as a stream of chunks; and, for CACHE_THROUGH and THROUGH, the under
+ * worker the location policy picks, as a stream of chunks or, to a worker on this host, short-circuit
+ * into its temp block file ({@link BlockWriter#open} chooses); and, for CACHE_THROUGH and THROUGH, the under
  * file system copy through one worker ({@link UfsOutStream}), fed the same chunks. {@link #close()} commits
  * the last block, closes the under file system copy (checking its length), then completes the file at the
  * master.
@@ -100,6 +101,11 @@ public final class FileOutStream extends OutputStream {
     return length;
   }
 
+  /** Short-circuit writes of this stream's client: blocks written that way, and why others streamed. */
+  public io.strata.client.shortcircuit.ShortCircuitClient shortCircuit() {
+    return context.shortCircuit();
+  }
+
   /** How this stream writes: the create call's write type, or the configured default. */
   public WriteType writeType() {
     return writeType;
@@ -179,7 +185,7 @@ public final class FileOutStream extends OutputStream {
     if (writeType == WriteType.ASYNC_THROUGH) {
       return reservedBlock(blockId);
     }
-    return new BlockOutStream(context, selector.select(blockId, blockSize, failedWorkers), blockId, blockSize);
+    return BlockWriter.open(context, selector.select(blockId, blockSize, failedWorkers), blockId, blockSize, false);
   }
 
   /**
@@ -288,7 +294,7 @@ public final class FileOutStream extends OutputStream {
   }
 
   /** A block stream whose room is reserved whole at a worker; each worker that stays full is left out. */
-  private BlockOutStream reservedBlock(long blockId) throws IOException {
+  private BlockWriter reservedBlock(long blockId) throws IOException {
     long waitMs = context.conf().get(ClientKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis();
     Set<WorkerAddress> full = new HashSet<>(failedWorkers);
     ResourceExhaustedException last = null;
@@ -306,7 +312,7 @@ public final class FileOutStream extends OutputStream {
       }
       try {
         BlockOutStream.reserve(context, worker, blockId, blockSize, waitMs);
-        return new BlockOutStream(context, worker, blockId, blockSize, true);
+        return BlockWriter.open(context, worker, blockId, blockSize, true);
       } catch (ResourceExhaustedException e) {
         LOG.info("Worker {} has no room for block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
         full.add(worker);

@@ -98,6 +98,14 @@ public interface FileSystem extends Closeable {
   /** The live workers. */
   List<WorkerInfo> getWorkers() throws IOException;
 
+  /**
+   * Why this client reaches workers on its host over TCP rather than their data domain sockets (each
+   * reason is logged once), oldest first; empty when every local worker is reached by its socket.
+   */
+  default List<String> domainSocketFallbackReasons() {
+    return List.of();
+  }
+
   ClusterInfo getClusterInfo() throws IOException;
 
   /**

@@ -1,6 +1,5 @@
 package io.strata.client;
 
-import io.grpc.ManagedChannel;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
 import io.grpc.Metadata;
@@ -17,13 +16,12 @@ import io.strata.proto.ReadBlockResponse;
 import io.strata.proto.WriteBlockRequest;
 import io.strata.proto.WriteBlockResponse;
 import java.io.Closeable;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
  * What one client shares among its calls and streams: the configuration, the channel to the master and a
- * channel per worker (opened on first use, kept until close), and the marshalling of block data calls
+ * channel per worker ({@link WorkerChannels}: opened on first use, kept until close; over the worker's
+ * data domain socket when it is on this host), and the marshalling of block data calls
  * ({@code strata.user.network.zerocopy.enabled}). Thread-safe.
  */
 public final class FileSystemContext implements Closeable {
@@ -31,7 +29,7 @@ public final class FileSystemContext implements Closeable {
   private final long maxMessageBytes;
   private final long flowWindowBytes;
   private final io.strata.common.master.MasterConnection master;
-  private final Map<WorkerAddress, ManagedChannel> workerChannels = new ConcurrentHashMap<>();
+  private final WorkerChannels workerChannels;
   private final long rpcTimeoutMs;
   private final LeaseRenewer leases;
   private volatile boolean closed;
@@ -50,6 +48,9 @@ public final class FileSystemContext implements Closeable {
     this.flowWindowBytes = conf.get(CommonKeys.NETWORK_FLOW_CONTROL_WINDOW);
     this.rpcTimeoutMs = conf.get(CommonKeys.RPC_TIMEOUT).toMillis();
     this.master = new io.strata.common.master.MasterConnection(conf);
+    this.workerChannels = new WorkerChannels(conf.get(ClientKeys.HOSTNAME),
+        conf.get(ClientKeys.DATA_DOMAIN_SOCKET_ENABLED), conf.get(ClientKeys.DATA_DOMAIN_SOCKET_PATH), maxMessageBytes,
+        flowWindowBytes);
     this.leases = new LeaseRenewer(this, conf.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
     this.zeroCopy = conf.get(ClientKeys.NETWORK_ZEROCOPY_ENABLED);
   }
@@ -84,9 +85,7 @@ public final class FileSystemContext implements Closeable {
     if (closed) {
       throw new IllegalStateException("FileSystemContext is closed");
     }
-    ManagedChannel ch = workerChannels.computeIfAbsent(address,
-        a -> GrpcChannels.forAddress(a.host(), a.rpcPort(), maxMessageBytes, flowWindowBytes));
-    return BlockWorkerServiceGrpc.newStub(ch);
+    return BlockWorkerServiceGrpc.newStub(workerChannels.get(address));
   }
 
   /**
@@ -134,8 +133,28 @@ public final class FileSystemContext implements Closeable {
 
   /** A blocking stub for a worker's unary calls, on the same channel as {@link #worker}. */
   BlockWorkerServiceGrpc.BlockWorkerServiceBlockingStub workerBlocking(WorkerAddress address) {
-    worker(address);
+    if (closed) {
+      throw new IllegalStateException("FileSystemContext is closed");
+    }
     return BlockWorkerServiceGrpc.newBlockingStub(workerChannels.get(address));
+  }
+
+  /**
+   * Whether a worker runs on this host (its host name is {@code strata.user.hostname}), so its domain
+   * sockets (short-circuit, data streaming) are reachable.
+   */
+  boolean onThisHost(WorkerAddress worker) {
+    return workerChannels.onThisHost(worker);
+  }
+
+  /** Whether this client's calls to the worker go over its data domain socket (once a call was made). */
+  public boolean streamsOverDomainSocket(WorkerAddress worker) {
+    return workerChannels.overDomainSocket(worker);
+  }
+
+  /** Why workers on this host are reached over TCP rather than their data domain sockets, oldest first. */
+  public java.util.List<String> domainSocketFallbackReasons() {
+    return workerChannels.fallbackReasons();
   }
 
   /** Short-circuit reads from workers on this host (created on first use, closed with this context). */
@@ -163,9 +182,6 @@ public final class FileSystemContext implements Closeable {
     }
     leases.close();
     master.close();
-    for (ManagedChannel ch : workerChannels.values()) {
-      GrpcChannels.close(ch);
-    }
-    workerChannels.clear();
+    workerChannels.close();
   }
 }

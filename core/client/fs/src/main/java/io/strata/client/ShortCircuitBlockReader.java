@@ -1,7 +1,11 @@
 package io.strata.client;
 
 import io.strata.client.shortcircuit.ShortCircuitClient;
+import io.strata.common.checksum.ChunkChecksums;
+import io.strata.common.exception.CorruptBlockException;
 import io.strata.common.exception.DataLossException;
+import io.strata.common.exception.ErrorCode;
+import io.strata.common.exception.StrataException;
 import io.strata.common.net.WorkerAddress;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -10,6 +14,12 @@ import java.nio.ByteBuffer;
  * Reads a range of a block opened short-circuit: positioned reads of the block's file straight into the
  * caller's array (one copy, from the page cache). Closing releases the worker's read lock.
  *
+ * <p>With checksums ({@link ClientKeys#SHORT_CIRCUIT_CHECKSUM_VERIFY}) it first fetches the worker's stored
+ * CRC32C of the chunks the range covers (over the domain socket), then checks every whole checksum chunk it
+ * reads: a chunk the caller asks for whole is read into the caller's array and checked there; a chunk cut by
+ * the range or the caller's length is read whole into a 64 KiB scratch buffer, checked, and copied out. A
+ * mismatch is a {@link CorruptBlockException} naming the block, the worker and the chunk's offset.
+ *
  * <p>Not thread-safe: one reader thread.
  */
 final class ShortCircuitBlockReader implements BlockRangeReader {
@@ -17,12 +27,34 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
   private final WorkerAddress worker;
   private final long end;
   private long pos;
+  /** Checksums of chunks firstChunk.. (null when not verifying). */
+  private final int[] sums;
+  private final int firstChunk;
+  private ByteBuffer scratch;
+  private int scratchChunk = -1;
 
-  ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length) {
+  ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length,
+      boolean verify) throws IOException {
     this.block = block;
     this.worker = worker;
     this.pos = offset;
     this.end = offset + length;
+    this.firstChunk = ChunkChecksums.chunkOf(offset);
+    if (verify && length > 0) {
+      int count = ChunkChecksums.chunkOf(end - 1) - firstChunk + 1;
+      int[] got;
+      try {
+        got = block.checksums(firstChunk, count);
+      } catch (StrataException e) {
+        if (e.code() == ErrorCode.DATA_LOSS) {
+          throw new CorruptBlockException(block.blockId(), worker.toString(), offset, e.getMessage());
+        }
+        throw e;
+      }
+      this.sums = got;
+    } else {
+      this.sums = null;
+    }
   }
 
   @Override
@@ -40,14 +72,75 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
     if (pos >= end) {
       return -1;
     }
-    ByteBuffer buf = ByteBuffer.wrap(b, off, (int) Math.min(len, end - pos));
-    int n = block.channel().read(buf, pos);
-    if (n < 0) {
-      throw new DataLossException("Block " + block.blockId() + " of worker " + worker + " ends at " + pos
-          + " but " + end + " bytes were expected (short-circuit read)");
+    int want = (int) Math.min(len, end - pos);
+    if (sums == null) {
+      int n = block.channel().read(ByteBuffer.wrap(b, off, want), pos);
+      if (n < 0) {
+        throw ended();
+      }
+      pos += n;
+      return n;
     }
+    int chunk = ChunkChecksums.chunkOf(pos);
+    long chunkStart = ChunkChecksums.chunkStart(chunk);
+    long chunkEnd = ChunkChecksums.chunkEnd(chunk, block.length());
+    if (pos == chunkStart && chunkEnd <= end && want >= chunkEnd - chunkStart) {
+      // Whole chunks straight into the caller's array, each checked there.
+      int n = 0;
+      while (true) {
+        int size = (int) (chunkEnd - chunkStart);
+        readFully(ByteBuffer.wrap(b, off + n, size), chunkStart);
+        check(chunk, b, off + n, size);
+        n += size;
+        chunk++;
+        chunkStart = chunkEnd;
+        chunkEnd = ChunkChecksums.chunkEnd(chunk, block.length());
+        if (chunkStart >= end || chunkEnd > end || want - n < chunkEnd - chunkStart) {
+          break;
+        }
+      }
+      pos += n;
+      return n;
+    }
+    if (scratchChunk != chunk) {
+      if (scratch == null) {
+        scratch = ByteBuffer.allocate(ChunkChecksums.CHUNK_BYTES);
+      }
+      int size = (int) (chunkEnd - chunkStart);
+      scratch.clear().limit(size);
+      readFully(scratch, chunkStart);
+      check(chunk, scratch.array(), 0, size);
+      scratchChunk = chunk;
+    }
+    int n = (int) Math.min(want, chunkEnd - pos);
+    System.arraycopy(scratch.array(), (int) (pos - chunkStart), b, off, n);
     pos += n;
     return n;
+  }
+
+  /** Fills {@code buf} from block offset {@code at}. */
+  private void readFully(ByteBuffer buf, long at) throws IOException {
+    int start = buf.position();
+    while (buf.hasRemaining()) {
+      if (block.channel().read(buf, at + buf.position() - start) < 0) {
+        throw ended();
+      }
+    }
+  }
+
+  private void check(int chunk, byte[] b, int off, int len) throws CorruptBlockException {
+    int got = ChunkChecksums.crc(b, off, len);
+    int stored = sums[chunk - firstChunk];
+    if (got != stored) {
+      long at = ChunkChecksums.chunkStart(chunk);
+      throw new CorruptBlockException(block.blockId(), worker.toString(), at, String.format("CRC32C of the %d "
+          + "bytes at offset %d is %08x, the stored checksum is %08x (short-circuit read)", len, at, got, stored));
+    }
+  }
+
+  private DataLossException ended() {
+    return new DataLossException("Block " + block.blockId() + " of worker " + worker + " ends at " + pos
+        + " but " + end + " bytes were expected (short-circuit read)");
   }
 
   @Override

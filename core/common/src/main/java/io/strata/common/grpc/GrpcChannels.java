@@ -35,6 +35,37 @@ public final class GrpcChannels {
         .build();
   }
 
+  /**
+   * Socket buffers of a domain-socket connection, both ends (the kernel caps them at net.core.wmem_max
+   * and rmem_max): measured with bench io, streaming over a domain socket with the default ~208 KiB
+   * buffers was slower than TCP loopback (which autotunes to megabytes); with 4 MiB it is faster.
+   */
+  public static final int DOMAIN_SOCKET_BUFFER_BYTES = 4 << 20;
+
+  /**
+   * A plaintext channel over the Unix domain socket at {@code socket} (Netty epoll; the caller owns
+   * {@code group}, an epoll event loop group, and shuts it down after the channel), with the same limits
+   * as {@link #forAddress(String, int, long, long)}: the flow-control window {@code flowWindowBytes} and
+   * callbacks on the event loop (listeners must never block).
+   */
+  public static ManagedChannel forDomainSocket(java.nio.file.Path socket, long maxMessageBytes,
+      long flowWindowBytes, io.netty.channel.EventLoopGroup group) {
+    return NettyChannelBuilder.forAddress(new io.netty.channel.unix.DomainSocketAddress(socket.toFile()))
+        .eventLoopGroup(group)
+        .channelType(io.netty.channel.epoll.EpollDomainSocketChannel.class)
+        // A Unix socket's default buffers hold a fifth of a 1 MiB chunk (see the worker's GrpcServer).
+        .withOption(io.netty.channel.ChannelOption.SO_SNDBUF, DOMAIN_SOCKET_BUFFER_BYTES)
+        .withOption(io.netty.channel.ChannelOption.SO_RCVBUF, DOMAIN_SOCKET_BUFFER_BYTES)
+        .overrideAuthority("localhost")
+        .usePlaintext()
+        .maxInboundMessageSize((int) maxMessageBytes)
+        .flowControlWindow((int) flowWindowBytes)
+        .directExecutor()
+        .keepAliveTime(30, TimeUnit.SECONDS)
+        .keepAliveWithoutCalls(false)
+        .build();
+  }
+
   /** Closes a channel, waiting briefly for calls in flight. */
   public static void close(ManagedChannel channel) {
     channel.shutdown();

@@ -1,29 +1,59 @@
 package io.strata.server;
 
+import io.grpc.Attributes;
 import io.grpc.BindableService;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.ServerTransportFilter;
 import io.grpc.netty.NettyServerBuilder;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
 import io.strata.common.conf.StrataConf;
+import io.strata.common.grpc.GrpcChannels;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A gRPC server bound to one host and port (port 0 picks a free one), with Strata's message limit and
  * bounded resources ({@link Limits}): a fixed pool of handler threads with a bounded queue, past which
  * calls are refused with RESOURCE_EXHAUSTED ({@link RpcAdmission}); a cap on concurrent calls per
  * connection; keepalive pings that close connections of vanished clients; idle connections closed.
+ * Optionally it also listens on a Unix domain socket ({@link #serveOnDomainSocket}) with the same
+ * services, limits and handler pool; each listener counts the calls it receives per method.
  * Start once, stop once. Thread-safe.
  */
 public final class GrpcServer implements AutoCloseable {
   private final Server server;
   private final RpcAdmission executor;
   private final String name;
+  private final long maxMessageBytes;
+  private final Limits limits;
+  private final List<ServerServiceDefinition> services;
+  private final CallCounts tcpCalls = new CallCounts();
+  private final CallCounts domainSocketCalls = new CallCounts();
+  private Server domainSocketServer;
+  private Path domainSocket;
+  private List<EventLoopGroup> domainSocketGroups = List.of();
 
   /** The server's resource bounds (see {@link ServerKeys}). */
   public record Limits(int threads, int queueMax, int streamsPerConnection, Duration keepAliveTime,
@@ -50,8 +80,15 @@ public final class GrpcServer implements AutoCloseable {
       List<ServerServiceDefinition> services) {
     this.name = name;
     this.executor = new RpcAdmission(name, limits.threads(), limits.queueMax());
-    NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(bindHost, port))
-        .maxInboundMessageSize((int) maxMessageBytes)
+    this.maxMessageBytes = maxMessageBytes;
+    this.limits = limits;
+    this.services = List.copyOf(services);
+    this.server = configure(NettyServerBuilder.forAddress(new InetSocketAddress(bindHost, port)), tcpCalls).build();
+  }
+
+  /** The limits, handler pool and services every listener of this server shares. */
+  private NettyServerBuilder configure(NettyServerBuilder builder, CallCounts counts) {
+    builder.maxInboundMessageSize((int) maxMessageBytes)
         .maxConcurrentCallsPerConnection(limits.streamsPerConnection())
         .keepAliveTime(limits.keepAliveTime().toMillis(), TimeUnit.MILLISECONDS)
         .keepAliveTimeout(limits.keepAliveTimeout().toMillis(), TimeUnit.MILLISECONDS)
@@ -59,11 +96,135 @@ public final class GrpcServer implements AutoCloseable {
         .permitKeepAliveWithoutCalls(true)
         .maxConnectionIdle(limits.connectionIdleMax().toMillis(), TimeUnit.MILLISECONDS)
         .executor(executor)
-        .intercept(executor.interceptor());
+        .intercept(executor.interceptor())
+        .intercept(counts);
     for (ServerServiceDefinition s : services) {
       builder.addService(s);
     }
-    this.server = builder.build();
+    return builder;
+  }
+
+  /**
+   * Also serves every service on a Unix domain socket (Netty epoll) at {@code socket}, with the same
+   * limits and handler pool: for clients on this host, so no new address is advertised. Call after
+   * {@link #start()} (a worker derives the path from its bound port, which also makes it the owner of
+   * the path: a stale file there is replaced). The file gets mode 0660 and is removed by {@link #close()}.
+   * Fails naming the path when epoll is missing or the socket cannot be bound.
+   */
+  public synchronized GrpcServer serveOnDomainSocket(Path socket) throws IOException {
+    if (domainSocketServer != null) {
+      throw new IllegalStateException(name + " already serves on domain socket " + domainSocket);
+    }
+    if (!Epoll.isAvailable()) {
+      throw new IOException(name + " cannot serve on domain socket " + socket + ": Netty epoll is not available ("
+          + Epoll.unavailabilityCause() + ")");
+    }
+    DomainSocketFile.prepare(socket);
+    EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, namedDaemon(name + "-uds-boss"),
+        EpollIoHandler.newFactory());
+    EventLoopGroup workers = new MultiThreadIoEventLoopGroup(0, namedDaemon(name + "-uds-io"),
+        EpollIoHandler.newFactory());
+    Server s = configure(NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toFile()))
+        .channelType(EpollServerDomainSocketChannel.class)
+        .bossEventLoopGroup(boss)
+        .workerEventLoopGroup(workers)
+        // A Unix socket's default buffers (net.core.wmem_default, ~208 KiB) hold a fifth of a 1 MiB chunk,
+        // so each chunk costs several sender and receiver wake-ups where TCP loopback autotunes to megabytes.
+        .withChildOption(io.netty.channel.ChannelOption.SO_SNDBUF, GrpcChannels.DOMAIN_SOCKET_BUFFER_BYTES)
+        .withChildOption(io.netty.channel.ChannelOption.SO_RCVBUF, GrpcChannels.DOMAIN_SOCKET_BUFFER_BYTES)
+        .addTransportFilter(new DomainSocketPeers(socket)), domainSocketCalls).build();
+    try {
+      s.start();
+      DomainSocketFile.restrict(socket, name + " data");
+    } catch (IOException e) {
+      s.shutdownNow();
+      boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      DomainSocketFile.remove(socket, name + " data");
+      throw new IOException(name + " cannot serve on domain socket " + socket + ": " + e.getMessage(), e);
+    }
+    domainSocketServer = s;
+    domainSocket = socket;
+    domainSocketGroups = List.of(boss, workers);
+    return this;
+  }
+
+  /** The domain socket this server also listens on, or null. */
+  public synchronized Path domainSocket() {
+    return domainSocket;
+  }
+
+  /** Calls of a method (its bare name, e.g. {@code ReadBlock}) received so far over the TCP port. */
+  public long tcpCalls(String method) {
+    return tcpCalls.count(method);
+  }
+
+  /** Calls of a method (its bare name) received so far over the domain socket. */
+  public long domainSocketCalls(String method) {
+    return domainSocketCalls.count(method);
+  }
+
+  /**
+   * Names each domain-socket connection: the peer address a domain socket reports is the same for every
+   * client (their sockets are unnamed), and per-connection limits are keyed by the peer address.
+   */
+  private static final class DomainSocketPeers extends ServerTransportFilter {
+    private final Path socket;
+    private final AtomicLong next = new AtomicLong();
+
+    DomainSocketPeers(Path socket) {
+      this.socket = socket;
+    }
+
+    @Override
+    public Attributes transportReady(Attributes attrs) {
+      return attrs.toBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR,
+          new DomainSocketPeer(socket, next.incrementAndGet())).build();
+    }
+  }
+
+  /** One client connection on a domain socket (equal only to itself, by number). */
+  public static final class DomainSocketPeer extends SocketAddress {
+    private static final long serialVersionUID = 1L;
+    private final String socket;
+    private final long number;
+
+    DomainSocketPeer(Path socket, long number) {
+      this.socket = socket.toString();
+      this.number = number;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof DomainSocketPeer p && p.number == number && p.socket.equals(socket);
+    }
+
+    @Override
+    public int hashCode() {
+      return Long.hashCode(number) * 31 + socket.hashCode();
+    }
+
+    @Override
+    public String toString() {
+      return "uds:" + socket + "#" + number;
+    }
+  }
+
+  /** Calls received per method on one listener; tests and benchmarks tell the transports apart by it. */
+  private static final class CallCounts implements ServerInterceptor {
+    private final Map<String, LongAdder> byMethod = new ConcurrentHashMap<>();
+
+    long count(String method) {
+      LongAdder n = byMethod.get(method);
+      return n == null ? 0 : n.sum();
+    }
+
+    @Override
+    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+        ServerCallHandler<Q, R> next) {
+      byMethod.computeIfAbsent(call.getMethodDescriptor().getBareMethodName(), k -> new LongAdder()).increment();
+      return next.startCall(call, headers);
+    }
   }
 
   /** Starts serving; throws with the address when the port is taken. */
@@ -94,17 +255,39 @@ public final class GrpcServer implements AutoCloseable {
 
   @Override
   public void close() {
-    server.shutdown();
-    try {
-      if (!server.awaitTermination(3, TimeUnit.SECONDS)) {
-        server.shutdownNow();
-        server.awaitTermination(3, TimeUnit.SECONDS);
+    Server uds;
+    Path udsPath;
+    List<EventLoopGroup> groups;
+    synchronized (this) {
+      uds = domainSocketServer;
+      udsPath = domainSocket;
+      groups = domainSocketGroups;
+    }
+    if (uds != null) {
+      uds.shutdown();
+    }
+    stop(server);
+    if (uds != null) {
+      stop(uds);
+      for (EventLoopGroup g : groups) {
+        g.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
       }
-    } catch (InterruptedException e) {
-      server.shutdownNow();
-      Thread.currentThread().interrupt();
+      DomainSocketFile.remove(udsPath, name + " data");
     }
     executor.shutdownNow();
+  }
+
+  private static void stop(Server s) {
+    s.shutdown();
+    try {
+      if (!s.awaitTermination(3, TimeUnit.SECONDS)) {
+        s.shutdownNow();
+        s.awaitTermination(3, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      s.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** A thread factory of daemon threads named {@code prefix-N}. */

@@ -276,8 +276,9 @@ public final class WorkerKeys {
   public static final PropertyKey<Boolean> SHORT_CIRCUIT_ENABLED =
       PropertyKey.booleanKey("strata.worker.shortcircuit.enabled")
           .defaultValue("true")
-          .doc("Serve short-circuit reads to clients on this host over a Unix domain socket (the block's file "
-              + "descriptor is passed to the client, which then reads the file itself).")
+          .doc("Serve short-circuit reads and writes to clients on this host over a Unix domain socket (the block's "
+              + "file descriptor is passed to the client, which then reads the file itself, or writes a temp block the "
+              + "worker grants space for and commits).")
           .build();
 
   public static final PropertyKey<String> DOMAIN_SOCKET_PATH =
@@ -287,4 +288,26 @@ public final class WorkerKeys {
               + "by the worker's port. Its mode is 0660 (the worker's user and group). Clients find it through "
               + "strata.user.shortcircuit.domain.socket.path, which must name the same file.")
           .build();
+
+  public static final PropertyKey<Boolean> DATA_DOMAIN_SOCKET_ENABLED =
+      PropertyKey.booleanKey("strata.worker.data.domain.socket.enabled")
+          .defaultValue("true")
+          .doc("Also serve the data service (block reads and writes) on a Unix domain socket, for clients on this "
+              + "host (strata.user.data.domain.socket.enabled); nothing new is advertised. Needs Netty epoll: "
+              + "without it the worker logs why and serves on its data port only.")
+          .build();
+
+  public static final PropertyKey<String> DATA_DOMAIN_SOCKET_PATH =
+      PropertyKey.stringKey("strata.worker.data.domain.socket.path")
+          .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}-data.sock")
+          .doc("The worker's Unix domain socket for the data service; ${strata.worker.rpc.port} is replaced by the "
+              + "worker's port. Mode 0660 (the worker's user and group); a stale file is replaced at start and the "
+              + "file removed at stop. Clients find it through strata.user.data.domain.socket.path, which must "
+              + "name the same file.")
+          .build();
+
+  /** A socket path key's value with the worker's port put in. */
+  static String socketPath(String template, int port) {
+    return template.replace("${strata.worker.rpc.port}", Integer.toString(port));
+  }
 }

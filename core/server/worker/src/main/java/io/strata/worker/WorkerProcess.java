@@ -50,7 +50,6 @@ public final class WorkerProcess implements AutoCloseable {
   private final Clock clock;
   private volatile Runnable fatalHandler;
   private GrpcServer server;
-  private BlockWorkerService blockService;
   private io.strata.common.master.MasterConnection masterConnection;
   private ScheduledExecutorService background;
   private volatile MasterSync sync;
@@ -64,6 +63,7 @@ public final class WorkerProcess implements AutoCloseable {
   private TieredBlockStore store;
   private TierManager tierManager;
   private io.strata.worker.shortcircuit.ShortCircuitServer shortCircuit;
+  private BlockWorkerService dataService;
   private int port = -1;
   private boolean closed;
 
@@ -149,7 +149,7 @@ public final class WorkerProcess implements AutoCloseable {
         WorkerKeys.UFS_WRITE_IDLE_TIMEOUT.name());
     streamLimits = new StreamLimits(conf.get(WorkerKeys.STREAMS_MAX), conf.get(WorkerKeys.STREAMS_PER_CLIENT_MAX));
     server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
-        List.of(ServerInterceptors.intercept(blockService = new BlockWorkerService(deferred,
+        List.of(ServerInterceptors.intercept(dataService = new BlockWorkerService(deferred,
             (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk,
             conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), stallWatch, ufsWriteWatch,
             conf.get(WorkerKeys.NETWORK_ZEROCOPY_ENABLED)), streamLimits)));
@@ -176,13 +176,15 @@ public final class WorkerProcess implements AutoCloseable {
           + "through the data port", io.netty.channel.epoll.Epoll.unavailabilityCause().toString());
     } else if (conf.get(WorkerKeys.SHORT_CIRCUIT_ENABLED)) {
       try {
-        shortCircuit = new io.strata.worker.shortcircuit.ShortCircuitServer(store, Path.of(conf.get(
-            WorkerKeys.DOMAIN_SOCKET_PATH).replace("${strata.worker.rpc.port}", Integer.toString(port)))).start();
+        shortCircuit = new io.strata.worker.shortcircuit.ShortCircuitServer(store, Path.of(
+            WorkerKeys.socketPath(conf.get(WorkerKeys.DOMAIN_SOCKET_PATH), port)),
+            (id, len, tier) -> sync.commitBlock(id, len, tier)).start();
       } catch (IOException e) {
         close();
         throw e;
       }
     }
+    startDataDomainSocket();
     background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("worker-" + port + "-background"));
     background.scheduleWithFixedDelay(sync::tick, 0, conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis(),
         TimeUnit.MILLISECONDS);
@@ -199,23 +201,58 @@ public final class WorkerProcess implements AutoCloseable {
     return this;
   }
 
+  /** The data service on a domain socket too, for clients on this host (when on and epoll is there). */
+  private void startDataDomainSocket() throws IOException {
+    if (!conf.get(WorkerKeys.DATA_DOMAIN_SOCKET_ENABLED)) {
+      return;
+    }
+    if (!io.netty.channel.epoll.Epoll.isAvailable()) {
+      LOG.warn("Domain-socket streaming is off: Netty epoll is not available ({}); clients on this host stream "
+          + "through the data port", io.netty.channel.epoll.Epoll.unavailabilityCause().toString());
+      return;
+    }
+    try {
+      server.serveOnDomainSocket(Path.of(WorkerKeys.socketPath(conf.get(WorkerKeys.DATA_DOMAIN_SOCKET_PATH), port)));
+    } catch (IOException e) {
+      close();
+      throw e;
+    }
+    LOG.info("Data service also on domain socket {}", server.domainSocket());
+  }
+
+  /** The domain socket the data service is also served on, or null. */
+  public Path dataDomainSocket() {
+    return server == null ? null : server.domainSocket();
+  }
+
+  /**
+   * Data service calls of one method (bare name, e.g. {@code ReadBlock}) received so far over the domain
+   * socket ({@code overDomainSocket}) or the TCP data port.
+   */
+  public long dataCalls(String method, boolean overDomainSocket) {
+    if (server == null) {
+      return 0;
+    }
+    return overDomainSocket ? server.domainSocketCalls(method) : server.tcpCalls(method);
+  }
+
   public int rpcPort() {
     return port;
   }
 
   /** Chunks the worker read into pooled direct buffers (its zero-copy read path) so far. */
   public long directChunksRead() {
-    return blockService == null ? 0 : blockService.directChunksRead();
+    return dataService == null ? 0 : dataService.directChunksRead();
   }
 
   /** Block write messages parsed over the transport's buffers (its zero-copy write path) so far. */
   public long aliasedWriteChunks() {
-    return blockService == null ? 0 : blockService.aliasedWriteChunks();
+    return dataService == null ? 0 : dataService.aliasedWriteChunks();
   }
 
   /** Pooled read buffers lent to gRPC plus received write chunks not yet released (0 at rest). */
   public int outstandingBlockBuffers() {
-    return blockService == null ? 0 : blockService.outstandingBuffers();
+    return dataService == null ? 0 : dataService.outstandingBuffers();
   }
 
   /** Data streams (block reads and writes, UFS writes) open now. */
@@ -294,6 +331,11 @@ public final class WorkerProcess implements AutoCloseable {
   }
 
   /** The short-circuit server on the domain socket, or null when it is turned off. */
+  /** The gRPC data service (tests read its counters). */
+  public BlockWorkerService dataService() {
+    return dataService;
+  }
+
   public io.strata.worker.shortcircuit.ShortCircuitServer shortCircuit() {
     return shortCircuit;
   }

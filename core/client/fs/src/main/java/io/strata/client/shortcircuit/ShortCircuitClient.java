@@ -29,11 +29,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Short-circuit reads for one client: opens blocks of workers on this host over their domain sockets and
- * hands back a {@link FileChannel} on the block's file, either the descriptor the worker passed
+ * Short-circuit reads and writes for one client. Reads: opens blocks of workers on this host over their
+ * domain sockets and hands back a {@link FileChannel} on the block's file, either the descriptor the worker passed
  * ({@link Mode#FD}, reopened through {@code /proc/self/fd}, so the worker's dirs need not be visible
  * here) or the file the worker names ({@link Mode#PATH}). The worker keeps the block read-locked until
  * {@link OpenBlock#close()} or until the connection ends.
+ *
+ * Writes ({@link #create}, {@link ShortCircuitWrite}): the worker creates a temp block and grants space,
+ * this client writes the file through the passed descriptor (or the named path) and commits.
  *
  * <p>It never fails a read: when short-circuit is not possible {@link #open} returns null and the caller
  * streams through the worker's data port; each distinct reason is logged once (and kept for
@@ -58,6 +61,7 @@ public final class ShortCircuitClient implements AutoCloseable {
   private final List<String> fallbackReasons = new ArrayList<>();
   private final java.util.Set<String> loggedKinds = new java.util.HashSet<>();
   private final AtomicLong opens = new AtomicLong();
+  final AtomicLong writesCreated = new AtomicLong();
   private EventLoopGroup group;
   private boolean closed;
 
@@ -128,12 +132,32 @@ public final class ShortCircuitClient implements AutoCloseable {
     return new OpenBlock(this, worker, conn, blockId, opened.length(), opened.tier(), ch);
   }
 
+  /**
+   * Starts writing a block short-circuit to a worker on this host: the worker creates a temp block
+   * (taking the whole-block reservation ReserveBlock made when {@code reserved}) with {@code initialGrant}
+   * bytes granted, and this client opens its file for writing. Returns null (the reason logged once) when
+   * that is not possible, so the caller streams; throws the worker store's refusal (RESOURCE_EXHAUSTED
+   * when it has no room), which streaming would get too.
+   */
+  public ShortCircuitWrite create(WorkerAddress worker, long blockId, long maxLength, boolean reserved,
+      long initialGrant) throws io.strata.common.exception.StrataException {
+    if (mode == Mode.OFF) {
+      return null;
+    }
+    return ShortCircuitWrite.create(this, worker, blockId, maxLength, reserved, initialGrant);
+  }
+
+  /** Blocks created for writing short-circuit so far. */
+  public long writesCreated() {
+    return writesCreated.get();
+  }
+
   private static FileChannel openPath(String path) throws IOException {
     return FileChannel.open(Path.of(path), StandardOpenOption.READ);
   }
 
   /** An idle connection to the worker, or a new one (connected without holding this client's lock). */
-  private ShortCircuitConnection connection(WorkerAddress worker) throws IOException {
+  ShortCircuitConnection connection(WorkerAddress worker) throws IOException {
     EventLoopGroup g;
     synchronized (this) {
       if (closed) {
@@ -180,7 +204,7 @@ public final class ShortCircuitClient implements AutoCloseable {
   }
 
   /** Gives a connection with nothing open on it back for the next open. */
-  private void release(WorkerAddress worker, ShortCircuitConnection conn) {
+  void release(WorkerAddress worker, ShortCircuitConnection conn) {
     synchronized (this) {
       if (!closed && conn.isActive()) {
         idle.computeIfAbsent(worker, w -> new java.util.ArrayDeque<>()).push(conn);
@@ -190,12 +214,12 @@ public final class ShortCircuitClient implements AutoCloseable {
     drop(conn);
   }
 
-  private void drop(ShortCircuitConnection conn) {
+  void drop(ShortCircuitConnection conn) {
     all.remove(conn);
     conn.close();
   }
 
-  private void fallback(String kind, String reason) {
+  void fallback(String kind, String reason) {
     synchronized (this) {
       fallbackReasons.add(reason);
       if (!loggedKinds.add(kind)) {
@@ -205,7 +229,7 @@ public final class ShortCircuitClient implements AutoCloseable {
     LOG.warn(reason);
   }
 
-  /** Every reason a read fell back to the data port, oldest first (each kind is logged only once). */
+  /** Every reason a read or write fell back to the data port, oldest first (each kind is logged only once). */
   public synchronized List<String> fallbackReasons() {
     return List.copyOf(fallbackReasons);
   }
@@ -279,6 +303,17 @@ public final class ShortCircuitClient implements AutoCloseable {
 
     public FileChannel channel() {
       return channel;
+    }
+
+    /**
+     * The worker's stored checksums of chunks [first, first + count) of this block, fetched over the domain
+     * socket (one call per few thousand); DATA_LOSS when the worker has none for its copy.
+     */
+    public int[] checksums(int first, int count) throws IOException {
+      if (closed) {
+        throw new IOException("block " + blockId + " is closed");
+      }
+      return conn.checksums(blockId, first, count);
     }
 
     @Override

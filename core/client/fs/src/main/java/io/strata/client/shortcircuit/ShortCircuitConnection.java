@@ -93,10 +93,19 @@ final class ShortCircuitConnection {
 
   /** Asks for the descriptor of a block opened on this connection and opens a channel on it. */
   FileChannel receiveDescriptor(long blockId) throws IOException {
+    return receiveDescriptor(blockId, false);
+  }
+
+  /**
+   * Asks for the descriptor of a block opened (or, with {@code write}, of a temp block created) on this
+   * connection and opens a channel on it, read-only or for writing.
+   */
+  FileChannel receiveDescriptor(long blockId, boolean write) throws IOException {
     channel.config().setOption(EpollChannelOption.DOMAIN_SOCKET_READ_MODE, DomainSocketReadMode.FILE_DESCRIPTORS);
     Object got;
     try {
-      send(ShortCircuitRequest.newBuilder().setSendFd(SendFdProto.newBuilder().setBlockId(blockId)).build());
+      send(ShortCircuitRequest.newBuilder().setSendFd(SendFdProto.newBuilder().setBlockId(blockId).setWrite(write))
+          .build());
       got = take();
     } finally {
       channel.config().setOption(EpollChannelOption.DOMAIN_SOCKET_READ_MODE, DomainSocketReadMode.BYTES);
@@ -108,10 +117,39 @@ final class ShortCircuitConnection {
     try {
       // The magic link reaches the open file itself: no lookup through the worker's dirs, so it works
       // where those dirs are not visible or traversable here.
-      return FileChannel.open(Path.of("/proc/self/fd/" + fd.intValue()), StandardOpenOption.READ);
+      return FileChannel.open(Path.of("/proc/self/fd/" + fd.intValue()),
+          write ? StandardOpenOption.WRITE : StandardOpenOption.READ);
     } finally {
       fd.close();
     }
+  }
+
+  /**
+   * The stored checksums of chunks [first, first + count) of a block open on this connection, asked for
+   * in frames of at most a few thousand; an error answer is thrown as the exception its code names.
+   */
+  int[] checksums(long blockId, int first, int count) throws IOException {
+    int[] out = new int[count];
+    int done = 0;
+    while (done < count) {
+      ShortCircuitResponse r = call(ShortCircuitRequest.newBuilder().setGetChecksums(
+          io.strata.proto.GetChecksumsProto.newBuilder().setBlockId(blockId).setFirstChunk(first + done)
+              .setCount(count - done)).build());
+      if (!r.getErrorCode().isEmpty()) {
+        throw io.strata.common.exception.ErrorCode.valueOf(r.getErrorCode()).toException(r.getErrorMessage(), null);
+      }
+      if (r.getChunkCrc32CCount() == 0) {
+        throw new IOException("the worker sent no checksums for chunk " + (first + done) + " of block " + blockId);
+      }
+      if (r.getBytesPerChecksum() != io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES) {
+        throw new IOException("the worker's checksum chunks are " + r.getBytesPerChecksum() + " bytes, not "
+            + io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES);
+      }
+      for (int i = 0; i < r.getChunkCrc32CCount() && done < count; i++) {
+        out[done++] = r.getChunkCrc32C(i);
+      }
+    }
+    return out;
   }
 
   /** Releases the worker's read lock on the block; errors only drop the connection (which releases it too). */
@@ -126,7 +164,8 @@ final class ShortCircuitConnection {
     }
   }
 
-  private ShortCircuitResponse call(ShortCircuitRequest req) throws IOException {
+  /** Sends one request and waits for its one response (an error answer is a response too). */
+  ShortCircuitResponse call(ShortCircuitRequest req) throws IOException {
     send(req);
     Object got = take();
     if (got instanceof ShortCircuitResponse) {

@@ -350,6 +350,43 @@ public final class BlockMaster {
     return n;
   }
 
+  /**
+   * A reader found the copy of a block on {@code worker} corrupt (a checksum failed at {@code offset}):
+   * the location is dropped and the worker told to remove the copy (heartbeat removals), when the bytes
+   * exist elsewhere: another live copy, or the under file system ({@code persisted}). The only copy of a
+   * file not persisted is kept and stays listed (its other chunks are all that is left of the data), so
+   * reads of it fail with DATA_LOSS rather than "no copy". Returns whether the copy was dropped.
+   */
+  public synchronized boolean dropCorruptCopy(long blockId, WorkerAddress worker, boolean persisted, long offset,
+      String reason) {
+    BlockMeta meta = blocks.get(blockId);
+    WorkerMeta w = null;
+    for (WorkerMeta c : live.values()) {
+      if (c.address.equals(worker)) {
+        w = c;
+      }
+    }
+    if (meta == null || w == null || !meta.locations.containsKey(w.id)) {
+      LOG.info("Corrupt copy of block {} on {} reported, but the master lists no such copy", blockId, worker);
+      return false;
+    }
+    long self = w.id;
+    boolean others = meta.locations.keySet().stream().anyMatch(id -> id != self && live.containsKey(id));
+    if (!persisted && !others) {
+      LOG.error("Block {} on worker {} is corrupt at offset {} ({}); it is the only copy of a file not in the "
+          + "under file system, so it is kept and reads of the block fail with DATA_LOSS", blockId, worker,
+          offset, reason);
+      return false;
+    }
+    meta.locations.remove(self);
+    w.blocks.remove(blockId);
+    w.toRelease.remove(blockId);
+    w.toRemove.add(blockId);
+    LOG.warn("Block {} on worker {} is corrupt at offset {} ({}): copy dropped, the worker removes it; the "
+        + "bytes are read from {}", blockId, worker, offset, reason, others ? "another copy" : "the under file system");
+    return true;
+  }
+
   // ---- persistence: which copies workers may evict ----
 
   /**

@@ -525,6 +525,19 @@ public final class FileSystemMaster {
     sync();
   }
 
+  /**
+   * A reader found the copy of a block on {@code worker} corrupt: drop it unless it is the only copy of a
+   * file not in the under file system ({@link BlockMaster#dropCorruptCopy}). Not journaled: locations never are.
+   */
+  public boolean reportCorruptBlock(long blockId, io.strata.common.net.WorkerAddress worker, long offset,
+      String reason) throws StrataException {
+    if (blockId < 0) {
+      throw new InvalidArgumentException("Block id " + blockId + " is negative");
+    }
+    FileInfo file = tree.getFile(BlockId.fileId(blockId));
+    return blocks.dropCorruptCopy(blockId, worker, file != null && file.persisted(), offset, reason);
+  }
+
   public FileInfo createDirectory(String path, boolean recursive, boolean allowExists, int mode)
       throws StrataException {
     return createDirectory(path, recursive, allowExists, mode, WriteType.MUST_CACHE);

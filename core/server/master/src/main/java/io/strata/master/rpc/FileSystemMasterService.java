@@ -90,6 +90,14 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   }
 
   @Override
+  public void reportCorruptBlock(io.strata.proto.ReportCorruptBlockRequest r,
+      StreamObserver<io.strata.proto.ReportCorruptBlockResponse> o) {
+    Rpc.unary(o, () -> io.strata.proto.ReportCorruptBlockResponse.newBuilder().setRemoved(state.leading()
+        .reportCorruptBlock(r.getBlockId(), MasterProtoConverter.fromProto(r.getWorker()), r.getOffset(),
+            r.getReason())).build());
+  }
+
+  @Override
   public void completeFile(CompleteFileRequest r, StreamObserver<CompleteFileResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();

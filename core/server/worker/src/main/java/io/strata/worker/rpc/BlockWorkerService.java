@@ -7,6 +7,8 @@ import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.strata.common.checksum.ChunkChecksums;
+import io.strata.common.exception.DataLossException;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
@@ -57,6 +59,25 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
   @FunctionalInterface
   public interface Committer {
     void commit(long blockId, long length, String tier) throws StrataException;
+
+    /**
+     * Commits a finished temp block in the store (fsynced first on fsync tiers), then at the master; when
+     * the master refuses (file gone, complete, block too long), the local block is removed again.
+     */
+    default BlockStore.BlockMeta commitTemp(BlockStore store, BlockStore.TempBlock temp) throws IOException {
+      BlockStore.BlockMeta meta = store.commit(temp);
+      try {
+        commit(meta.blockId(), meta.length(), meta.tier());
+      } catch (StrataException | RuntimeException e) {
+        try {
+          store.remove(meta.blockId());
+        } catch (IOException ignored) {
+          // The master does not know the block; the next registration report cleans it.
+        }
+        throw e;
+      }
+      return meta;
+    }
   }
 
   private final BlockStore store;
@@ -74,6 +95,8 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
   private static final long POOL_FREE_BYTES = 64L << 20;
   /** Set for a ReadBlock call whose client asked for the plain path. */
   private static final Context.Key<Boolean> PLAIN_READ = Context.keyWithDefault("strata-plain-read", false);
+  /** Block bytes received by WriteBlock streams (short-circuit writes send none). */
+  private final java.util.concurrent.atomic.LongAdder streamedWriteBytes = new java.util.concurrent.atomic.LongAdder();
 
   /** A service whose streams are never ended for idling (tests of other things). */
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk) {
@@ -141,6 +164,11 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
     return pool.lent() + marshalling.outstanding();
   }
 
+  /** Block bytes received through WriteBlock streams so far. */
+  public long streamedWriteBytes() {
+    return streamedWriteBytes.sum();
+  }
+
   @Override
   public void reserveBlock(ReserveBlockRequest req, StreamObserver<ReserveBlockResponse> o) {
     Rpc.unary(o, () -> {
@@ -155,11 +183,18 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
     return new BlockWriteCall(response);
   }
 
-  /** One block write. gRPC delivers its callbacks serially. */
+  /**
+   * One block write. gRPC delivers its callbacks serially. When the writer sends checksums, each one is
+   * compared with the store's own over the bytes received as soon as its chunk is complete.
+   */
   private final class BlockWriteCall implements StreamObserver<WriteBlockRequest> {
     private final StreamObserver<WriteBlockResponse> response;
     private BlockStore.TempBlock temp;
     private boolean failed;
+    private boolean writerSums;
+    private int[] sent = new int[16];
+    private int sentCount;
+    private int verified;
 
     BlockWriteCall(StreamObserver<WriteBlockResponse> response) {
       this.response = response;
@@ -176,20 +211,60 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
             throw new InvalidArgumentException("The first message of a block write must carry the header "
                 + "(block id and maximum length)");
           }
+          int perChecksum = req.getHeader().getBytesPerChecksum();
+          if (perChecksum != 0 && perChecksum != ChunkChecksums.CHUNK_BYTES) {
+            throw new InvalidArgumentException("Block " + req.getHeader().getBlockId() + ": checksums of "
+                + perChecksum + "-byte chunks are not supported; this worker uses " + ChunkChecksums.CHUNK_BYTES);
+          }
+          writerSums = perChecksum != 0;
           temp = req.getHeader().getReserved() ? store.reserved(req.getHeader().getBlockId())
               : store.createTemp(req.getHeader().getBlockId(), req.getHeader().getMaxLength());
         } else if (req.hasHeader()) {
           throw new InvalidArgumentException("Block " + temp.blockId() + ": only the first message may carry "
               + "a header");
         }
+        if (!writerSums && req.getChunkCrc32CCount() > 0) {
+          throw new InvalidArgumentException("Block " + temp.blockId() + ": checksums sent, but the header did "
+              + "not set bytes_per_checksum");
+        }
         // One append per transport buffer the chunk spans: flattening a rope would copy it.
         for (ByteBuffer piece : req.getChunk().asReadOnlyByteBufferList()) {
           temp.append(piece);
+        }
+        streamedWriteBytes.add(req.getChunk().size());
+        if (writerSums) {
+          for (int i = 0; i < req.getChunkCrc32CCount(); i++) {
+            if (sentCount == sent.length) {
+              sent = java.util.Arrays.copyOf(sent, sentCount * 2);
+            }
+            sent[sentCount++] = req.getChunkCrc32C(i);
+          }
+          ChunkChecksums.Builder mine = temp.checksums();
+          int due = mine.completed();
+          if (sentCount < due || sentCount > due + (mine.hasPartial() ? 1 : 0)) {
+            throw new InvalidArgumentException("Block " + temp.blockId() + ": " + sentCount + " checksums sent for "
+                + mine.length() + " bytes, which complete " + due + " checksum chunks of "
+                + ChunkChecksums.CHUNK_BYTES + " bytes");
+          }
+          verify(mine, due);
         }
       } catch (Exception e) {
         fail(e);
       } finally {
         marshalling.writeRequests().release(req); // the chunk may alias the transport's buffer
+      }
+    }
+
+    /** Compares the writer's checksums of chunks [verified, upTo) with the store's. */
+    private void verify(ChunkChecksums.Builder mine, int upTo) throws StrataException {
+      for (; verified < upTo; verified++) {
+        if (sent[verified] != mine.get(verified)) {
+          long from = ChunkChecksums.chunkStart(verified);
+          throw new DataLossException(String.format("Block %d: checksum chunk %d (bytes %d..%d) arrived corrupt: "
+              + "the writer's CRC32C is %08x, the bytes received give %08x; nothing is committed", temp.blockId(),
+              verified, from, Math.min(mine.length(), from + ChunkChecksums.CHUNK_BYTES), sent[verified],
+              mine.get(verified)));
+        }
       }
     }
 
@@ -221,21 +296,18 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
       }
       BlockStore.BlockMeta meta;
       try {
-        meta = store.commit(temp);
-      } catch (Exception e) {
-        fail(e);
-        return;
-      }
-      try {
-        committer.commit(meta.blockId(), meta.length(), meta.tier());
-      } catch (Exception e) {
-        try {
-          store.remove(meta.blockId());
-        } catch (IOException ignored) {
-          // The master does not know the block; the next registration report cleans it.
+        if (writerSums) {
+          ChunkChecksums.Builder mine = temp.checksums();
+          int all = mine.finish().length;
+          if (sentCount != all) {
+            throw new InvalidArgumentException("Block " + temp.blockId() + ": the writer sent " + sentCount
+                + " checksums for " + mine.length() + " bytes, which are " + all + " checksum chunks");
+          }
+          verify(mine, all);
         }
-        failed = true;
-        response.onError(GrpcErrors.toStatus(e));
+        meta = committer.commitTemp(store, temp);
+      } catch (Exception e) {
+        fail(e); // the abort is a no-op once the store committed it
         return;
       }
       response.onNext(WriteBlockResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).build());
@@ -285,6 +357,7 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
     BlockStore.ReadHandle handle;
     long start = req.getOffset();
     long end;
+    int[] sums = null;
     try {
       BlockStore.BlockMeta meta = store.get(req.getBlockId());
       if (start > meta.length() || req.getLength() > meta.length() - start) {
@@ -293,6 +366,18 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
       }
       end = start + req.getLength();
       handle = store.openForRead(req.getBlockId(), req.getPromote());
+      if (req.getChecksums() && end > start) {
+        // Whole checksum chunks, so the reader can check every byte it is sent.
+        long length = handle.meta().length();
+        start = ChunkChecksums.alignDown(start);
+        end = ChunkChecksums.alignUp(end, length);
+        try {
+          sums = handle.checksums();
+        } catch (IOException | RuntimeException e) {
+          handle.close();
+          throw e;
+        }
+      }
     } catch (NotFoundException e) {
       if (req.getUfsFallback()) {
         // Removed (evicted, freed) since it was found here: the under file system still has it.
@@ -305,7 +390,7 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
       stream.fail(e);
       return;
     }
-    new BlockReadCall(stream, handle, start, end, stallWatch, lend ? this : null).begin();
+    new BlockReadCall(stream, handle, start, end, stallWatch, sums, lend ? this : null).begin();
   }
 
   /**
@@ -321,20 +406,24 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
     private final long end;
     private final int chunk;
     private final IdleWatch stallWatch;
+    /** The block's checksums when the reader asked for them (then start, end and chunk are chunk-aligned). */
+    private final int[] sums;
     private long pos;
     private boolean done;
     private volatile long lastSentNanos = System.nanoTime();
     private Runnable unwatch = () -> { };
 
     BlockReadCall(ReadStream out, BlockStore.ReadHandle handle, long start, long end, IdleWatch stallWatch,
-        BlockWorkerService lender) {
+        int[] sums, BlockWorkerService lender) {
       this.lender = lender;
       this.out = out;
       this.handle = handle;
       this.channel = handle.channel();
       this.pos = start;
       this.end = end;
-      this.chunk = out.chunk();
+      this.sums = sums;
+      this.chunk = sums == null ? out.chunk()
+          : Math.max(1, out.chunk() / ChunkChecksums.CHUNK_BYTES) * ChunkChecksums.CHUNK_BYTES;
       this.stallWatch = stallWatch;
     }
 
@@ -380,14 +469,15 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
           if (lender == null) {
             ByteBuffer buf = ByteBuffer.allocate(n);
             fill(buf);
-            out.sendOne(buf);
+            out.sendOne(ReadStream.message(buf, pos, sums));
           } else {
             ByteBuffer buf = lender.pool.acquire(n);
             boolean lent = false;
             try {
               fill(buf);
+              ReadBlockResponse msg = ReadStream.message(buf, pos, sums);
               lent = true;
-              out.sendLent(buf, lender.marshalling.readResponses(), () -> lender.pool.release(buf));
+              out.sendLent(msg, lender.marshalling.readResponses(), () -> lender.pool.release(buf));
             } finally {
               if (!lent) {
                 lender.pool.release(buf);

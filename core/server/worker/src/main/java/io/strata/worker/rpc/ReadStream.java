@@ -119,11 +119,26 @@ final class ReadStream implements ReadSink {
   }
 
   /**
-   * Sends one message whose chunk is lent from {@code data} (a pooled buffer): {@code release} runs once
-   * gRPC has written it, or at once when the call ended before it could be sent.
+   * A message whose chunk wraps {@code data} (no copy); with {@code sums}, {@code data} is whole checksum
+   * chunks starting at block offset {@code offset}, and the message carries their checksums.
    */
-  void sendLent(ByteBuffer data, ChunkMarshaller<ReadBlockResponse> marshaller, Runnable release) {
-    ReadBlockResponse msg = ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(data)).build();
+  static ReadBlockResponse message(ByteBuffer data, long offset, int[] sums) {
+    ReadBlockResponse.Builder r = ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(data));
+    if (sums != null) {
+      r.setOffset(offset);
+      int to = io.strata.common.checksum.ChunkChecksums.chunkOf(offset + data.remaining() - 1) + 1;
+      for (int i = io.strata.common.checksum.ChunkChecksums.chunkOf(offset); i < to; i++) {
+        r.addChunkCrc32C(sums[i]);
+      }
+    }
+    return r.build();
+  }
+
+  /**
+   * Sends one message whose chunk is lent from a pooled buffer: {@code release} runs once gRPC has
+   * written it, or at once when the call ended before it could be sent.
+   */
+  void sendLent(ReadBlockResponse msg, ChunkMarshaller<ReadBlockResponse> marshaller, Runnable release) {
     marshaller.onWritten(msg, release);
     try {
       out.onNext(msg);
@@ -133,8 +148,8 @@ final class ReadStream implements ReadSink {
   }
 
   /** Sends one message (store reads size their own chunks). */
-  void sendOne(ByteBuffer data) {
-    out.onNext(ReadBlockResponse.newBuilder().setChunk(UnsafeByteOperations.unsafeWrap(data)).build());
+  void sendOne(ReadBlockResponse msg) {
+    out.onNext(msg);
   }
 
   @Override

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One short-circuit connection: decodes requests, opens and closes blocks in the store, answers, and
  * passes descriptors. It owns the read handles opened on its connection and closes every one when the
- * connection ends. A request that cannot be understood (bad protobuf, no operation, a frame past
+ * connection ends; the temp blocks written on it ({@link WriteSessions}) are dropped then too. A request that cannot be understood (bad protobuf, no operation, a frame past
  * {@link ShortCircuitServer#MAX_FRAME_BYTES}) is answered with INVALID_ARGUMENT naming what was wrong and
  * the connection is closed; a request about an unknown block gets NOT_FOUND and the connection goes on.
  *
@@ -41,10 +41,31 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   private final ShortCircuitServer.Counters counters;
   /** Blocks open on this connection; a block may be open more than once (several streams of one client). */
   private final Map<Long, Deque<BlockStore.ReadHandle>> open = new HashMap<>();
+  /** Temp blocks written on this connection (short-circuit writes). */
+  private final WriteSessions writes;
 
-  ShortCircuitHandler(BlockStore store, ShortCircuitServer.Counters counters) {
+  ShortCircuitHandler(BlockStore store, io.strata.worker.rpc.BlockWorkerService.Committer committer,
+      ShortCircuitServer.Counters counters) {
     this.store = store;
     this.counters = counters;
+    this.writes = new WriteSessions(store, committer, counters);
+  }
+
+  /** One write operation: its answer, or a StrataException naming what was refused. */
+  @FunctionalInterface
+  private interface WriteOp {
+    ShortCircuitResponse run() throws IOException;
+  }
+
+  private void answer(ChannelHandlerContext ctx, WriteOp op) {
+    try {
+      reply(ctx, op.run());
+    } catch (StrataException e) {
+      error(ctx, e.code(), e.getMessage());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Short-circuit write request failed", e);
+      error(ctx, ErrorCode.INTERNAL, "Short-circuit write request failed: " + e);
+    }
   }
 
   @Override
@@ -63,13 +84,29 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
         open(ctx, req.getOpen().getBlockId(), req.getOpen().getPromote());
         break;
       case SEND_FD:
-        sendFd(ctx, req.getSendFd().getBlockId());
+        sendFd(ctx, req.getSendFd().getBlockId(), req.getSendFd().getWrite());
         break;
       case CLOSE:
         closeBlock(ctx, req.getClose().getBlockId());
         break;
+      case GET_CHECKSUMS:
+        checksums(ctx, req.getGetChecksums());
+        break;
+      case CREATE:
+        answer(ctx, () -> writes.create(req.getCreate()));
+        break;
+      case GRANT:
+        answer(ctx, () -> writes.grant(req.getGrant()));
+        break;
+      case COMMIT:
+        answer(ctx, () -> writes.commit(req.getCommit()));
+        break;
+      case ABORT:
+        answer(ctx, () -> writes.abort(req.getAbort()));
+        break;
       default:
-        refuse(ctx, "The short-circuit request names no operation (open, send_fd or close)");
+        refuse(ctx, "The short-circuit request names no operation (open, send_fd, close, get_checksums, create, "
+            + "grant, commit or abort)");
     }
   }
 
@@ -99,22 +136,22 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     reply(ctx, ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).setPath(path).build());
   }
 
-  private void sendFd(ChannelHandlerContext ctx, long blockId) {
-    Deque<BlockStore.ReadHandle> handles = open.get(blockId);
-    if (handles == null) {
-      // The client waits for a descriptor, not a message: it cannot be answered in band, so it is dropped.
-      counters.errors.incrementAndGet();
-      LOG.warn("Short-circuit client {} asked for the descriptor of block {}, which it has not opened; closing "
-          + "the connection", ctx.channel().remoteAddress(), blockId);
-      ctx.close();
-      return;
-    }
+  private void sendFd(ChannelHandlerContext ctx, long blockId, boolean write) {
+    Deque<BlockStore.ReadHandle> handles = write ? null : open.get(blockId);
     OpenFiles.Opened file;
     try {
-      file = OpenFiles.openReadOnly(handles.peek().path());
+      file = write ? writes.openForWrite(blockId) : handles == null ? null : OpenFiles.openReadOnly(handles.peek().path());
     } catch (IOException e) {
       counters.errors.incrementAndGet();
       LOG.warn("Cannot open block {} to pass its descriptor: {}; closing the connection", blockId, e.toString());
+      ctx.close();
+      return;
+    }
+    if (file == null) {
+      // The client waits for a descriptor, not a message: it cannot be answered in band, so it is dropped.
+      counters.errors.incrementAndGet();
+      LOG.warn("Short-circuit client {} asked for the descriptor of block {}, which it has not {}; closing "
+          + "the connection", ctx.channel().remoteAddress(), blockId, write ? "created" : "opened");
       ctx.close();
       return;
     }
@@ -123,9 +160,9 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     // FileDescriptor wrapper is never closed itself: the stream owns the number.
     ctx.writeAndFlush(new FileDescriptor(file.fd())).addListener((ChannelFutureListener) f -> {
       try {
-        file.stream().close();
+        file.file().close();
       } catch (IOException ignored) {
-        // nothing to do: it was read-only
+        // nothing to do: this side wrote nothing through it
       }
       if (!f.isSuccess()) {
         LOG.debug("Passing the descriptor of block {} failed", blockId, f.cause());
@@ -133,6 +170,41 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       }
     });
   }
+
+  /** Answers with the stored checksums of an open block, at most {@link #MAX_CHECKSUMS} per frame. */
+  private void checksums(ChannelHandlerContext ctx, io.strata.proto.GetChecksumsProto req) {
+    Deque<BlockStore.ReadHandle> handles = open.get(req.getBlockId());
+    if (handles == null) {
+      error(ctx, ErrorCode.FAILED_PRECONDITION, "Block " + req.getBlockId() + " is not open on this connection");
+      return;
+    }
+    int[] sums;
+    try {
+      sums = handles.peek().checksums();
+    } catch (StrataException e) {
+      error(ctx, e.code(), e.getMessage());
+      return;
+    } catch (IOException | RuntimeException e) {
+      error(ctx, ErrorCode.INTERNAL, "Cannot read the checksums of block " + req.getBlockId() + ": " + e);
+      return;
+    }
+    int first = req.getFirstChunk();
+    if (first < 0 || req.getCount() < 0 || first > sums.length) {
+      error(ctx, ErrorCode.INVALID_ARGUMENT, "Block " + req.getBlockId() + " has " + sums.length
+          + " checksum chunks; cannot send " + req.getCount() + " from chunk " + first);
+      return;
+    }
+    int n = Math.min(Math.min(req.getCount(), sums.length - first), MAX_CHECKSUMS);
+    ShortCircuitResponse.Builder r = ShortCircuitResponse.newBuilder()
+        .setBytesPerChecksum(io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES);
+    for (int i = first; i < first + n; i++) {
+      r.addChunkCrc32C(sums[i]);
+    }
+    reply(ctx, r.build());
+  }
+
+  /** Checksums per GET_CHECKSUMS answer: 32 KiB of them, well inside a 64 KiB frame. */
+  static final int MAX_CHECKSUMS = 8192;
 
   private void closeBlock(ChannelHandlerContext ctx, long blockId) {
     Deque<BlockStore.ReadHandle> handles = open.get(blockId);
@@ -150,6 +222,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
+    writes.abortAll();
     List<BlockStore.ReadHandle> all = new ArrayList<>();
     open.values().forEach(all::addAll);
     open.clear();

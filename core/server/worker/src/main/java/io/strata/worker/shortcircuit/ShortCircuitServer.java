@@ -16,9 +16,7 @@ import io.netty.util.concurrent.DefaultEventExecutorGroup;
 import io.netty.util.concurrent.EventExecutorGroup;
 import io.strata.worker.store.BlockStore;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -27,7 +25,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The worker's short-circuit server: a Unix domain socket (Netty epoll) on which local clients open
- * blocks, receive their file descriptors (SCM_RIGHTS) or paths, and close them (protocol in
+ * blocks, receive their file descriptors (SCM_RIGHTS) or paths, and close them, and write blocks
+ * themselves into temp blocks the worker grants space for and commits (protocol in
  * strata_shortcircuit.proto). Every block opened on a connection holds the store's read lock until the
  * client closes it or the connection ends, so an open block is never evicted, moved or removed under a
  * reader, and a client that dies leaks nothing.
@@ -45,6 +44,7 @@ public final class ShortCircuitServer implements AutoCloseable {
 
   private final BlockStore store;
   private final Path socketPath;
+  private final io.strata.worker.rpc.BlockWorkerService.Committer committer;
   private final Counters counters = new Counters();
   private EventLoopGroup group;
   private EventExecutorGroup handlers;
@@ -57,11 +57,17 @@ public final class ShortCircuitServer implements AutoCloseable {
     final AtomicLong fdsSent = new AtomicLong();
     final AtomicLong errors = new AtomicLong();
     final AtomicInteger openNow = new AtomicInteger();
+    final AtomicLong tempsCreated = new AtomicLong();
+    final AtomicLong bytesCommitted = new AtomicLong();
+    final AtomicLong abortedByDisconnect = new AtomicLong();
+    final AtomicInteger writesNow = new AtomicInteger();
   }
 
-  public ShortCircuitServer(BlockStore store, Path socketPath) {
+  /** A server whose short-circuit writes commit their blocks at the master through {@code committer}. */
+  public ShortCircuitServer(BlockStore store, Path socketPath, io.strata.worker.rpc.BlockWorkerService.Committer committer) {
     this.store = store;
     this.socketPath = socketPath;
+    this.committer = committer;
   }
 
   /** Binds the socket; fails with a message naming the path when it cannot. */
@@ -70,16 +76,14 @@ public final class ShortCircuitServer implements AutoCloseable {
       throw new IOException("Cannot serve short-circuit reads on " + socketPath + ": Netty epoll is not available ("
           + Epoll.unavailabilityCause() + ")");
     }
-    Path parent = socketPath.toAbsolutePath().getParent();
-    if (parent != null) {
-      Files.createDirectories(parent);
-    }
     // A socket file left by a worker that died: the data port is already ours, so no live worker uses it.
-    Files.deleteIfExists(socketPath);
+    io.strata.server.DomainSocketFile.prepare(socketPath);
     group = new MultiThreadIoEventLoopGroup(1, io.strata.server.GrpcServer.namedDaemon("worker-sc-io"),
         EpollIoHandler.newFactory());
     connections = new io.netty.channel.group.DefaultChannelGroup(group.next());
-    handlers = new DefaultEventExecutorGroup(2, io.strata.server.GrpcServer.namedDaemon("worker-sc-handler"));
+    // A connection is served by one of these threads; a commit waits for the master and a grant may evict,
+    // so more threads than cores keep one writer's commit from holding up the others' requests.
+    handlers = new DefaultEventExecutorGroup(4, io.strata.server.GrpcServer.namedDaemon("worker-sc-handler"));
     try {
       serverChannel = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
           .childHandler(new ChannelInitializer<DomainSocketChannel>() {
@@ -89,7 +93,7 @@ public final class ShortCircuitServer implements AutoCloseable {
               ch.pipeline()
                   .addLast(new LengthFieldBasedFrameDecoder(MAX_FRAME_BYTES, 0, 4, 0, 4))
                   .addLast(new LengthFieldPrepender(4))
-                  .addLast(handlers, new ShortCircuitHandler(store, counters));
+                  .addLast(handlers, new ShortCircuitHandler(store, committer, counters));
             }
           })
           .bind(new DomainSocketAddress(socketPath.toFile())).sync().channel();
@@ -98,13 +102,12 @@ public final class ShortCircuitServer implements AutoCloseable {
       throw new IOException("Cannot bind the short-circuit domain socket " + socketPath + ": " + e.getMessage(), e);
     }
     try {
-      Files.setPosixFilePermissions(socketPath, PosixFilePermissions.fromString("rw-rw----"));
-    } catch (IOException | UnsupportedOperationException e) {
+      io.strata.server.DomainSocketFile.restrict(socketPath, "short-circuit");
+    } catch (IOException e) {
       close();
-      throw new IOException("Cannot restrict the short-circuit socket " + socketPath + " to its owner and group: "
-          + e.getMessage(), e);
+      throw e;
     }
-    LOG.info("Short-circuit reads served on domain socket {}", socketPath);
+    LOG.info("Short-circuit reads and writes served on domain socket {}", socketPath);
     return this;
   }
 
@@ -132,6 +135,26 @@ public final class ShortCircuitServer implements AutoCloseable {
     return counters.openNow.get();
   }
 
+  /** Temp blocks created for short-circuit writers so far. */
+  public long tempBlocksCreated() {
+    return counters.tempsCreated.get();
+  }
+
+  /** Bytes of blocks written short-circuit and committed so far. */
+  public long bytesCommitted() {
+    return counters.bytesCommitted.get();
+  }
+
+  /** Temp blocks dropped because their connection ended before the commit. */
+  public long abortedByDisconnect() {
+    return counters.abortedByDisconnect.get();
+  }
+
+  /** Blocks being written short-circuit now. */
+  public int writesNow() {
+    return counters.writesNow.get();
+  }
+
   @Override
   public void close() {
     // Order: stop accepting, end every connection, let the event loop deliver the ends to the handlers
@@ -148,10 +171,6 @@ public final class ShortCircuitServer implements AutoCloseable {
     if (handlers != null) {
       handlers.shutdownGracefully(100, 2000, TimeUnit.MILLISECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
-    try {
-      Files.deleteIfExists(socketPath);
-    } catch (IOException e) {
-      LOG.warn("Cannot remove the short-circuit socket file {}: {}", socketPath, e.getMessage());
-    }
+    io.strata.server.DomainSocketFile.remove(socketPath, "short-circuit");
   }
 }

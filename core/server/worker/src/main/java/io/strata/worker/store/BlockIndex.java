@@ -58,8 +58,11 @@ final class BlockIndex {
   /** Names temp files (writes and moves in) uniquely. */
   long tmpSeq;
 
-  /** Opens every dir of {@code specs} and indexes the blocks they hold; {@code lock} is the store's monitor. */
-  BlockIndex(Object lock, List<TierSpec> specs, BlockAnnotator annotator) {
+  /**
+   * Opens every dir of {@code specs} and indexes the blocks they hold ({@code durability} syncs checksum
+   * sidecars rebuilt at start); {@code lock} is the store's monitor.
+   */
+  BlockIndex(Object lock, List<TierSpec> specs, BlockAnnotator annotator, Durability durability) {
     this.lock = lock;
     long max = 0;
     for (int t = 0; t < specs.size(); t++) {
@@ -71,7 +74,7 @@ final class BlockIndex {
         dirs.add(dir);
         allDirs.add(dir);
         try {
-          Map<Long, Long> found = dir.open();
+          Map<Long, Long> found = dir.open(durability);
           for (Map.Entry<Long, Long> e : found.entrySet()) {
             if (committed.containsKey(e.getKey())) {
               LOG.warn("Block {} is in both {} and {}; keeping the first", e.getKey(), committed.get(e.getKey()),

@@ -19,6 +19,38 @@ public interface BlockStore {
     void append(ByteBuffer data) throws IOException;
 
     long length();
+
+    /**
+     * Short-circuit writes (the client writes the file itself): reserves {@code bytes} more for this block
+     * through the store's normal accounting (evicting as an append would; RESOURCE_EXHAUSTED naming what
+     * holds the space when no room can be made), capped at the block's maximum length. Returns the bytes
+     * granted in total. A block reserved whole is granted its maximum length already.
+     */
+    default long grant(long bytes) throws StrataException {
+      throw new UnsupportedOperationException("This store does not grant space to outside writers");
+    }
+
+    /**
+     * Short-circuit writes: the client wrote {@code length} bytes into {@link #path()} and closed it, with
+     * {@code checksums} the CRC32C of each of their checksum chunks as it computed them (kept as the
+     * block's checksums at commit). The file must hold exactly that many bytes, within the grant, and the
+     * checksums must be one per chunk, or the write is refused (and should be aborted).
+     */
+    default void written(long length, int[] checksums) throws StrataException {
+      throw new UnsupportedOperationException("This store does not take blocks written from outside");
+    }
+
+    /** The temp block's file, for short-circuit writers on this host. */
+    default java.nio.file.Path path() {
+      throw new UnsupportedOperationException("This store does not expose block files");
+    }
+
+    /**
+     * The checksums of the bytes appended so far ({@link io.strata.common.checksum.ChunkChecksums}): the
+     * store computes them as it appends and keeps them beside the block at commit; a caller that got
+     * checksums from the writer compares them here first.
+     */
+    io.strata.common.checksum.ChunkChecksums.Builder checksums();
   }
 
   /** A committed block and the tier it is in. */
@@ -37,6 +69,12 @@ public interface BlockStore {
     default java.nio.file.Path path() {
       throw new UnsupportedOperationException("This store does not expose block files");
     }
+
+    /**
+     * The block's stored checksums, one per checksum chunk; DATA_LOSS (a
+     * {@link io.strata.common.exception.CorruptBlockException}) when they are missing or damaged.
+     */
+    int[] checksums() throws IOException;
 
     @Override
     void close();

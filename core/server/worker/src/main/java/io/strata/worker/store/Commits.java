@@ -7,6 +7,7 @@ import io.strata.worker.store.BlockStore.TempBlock;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -53,14 +54,18 @@ final class Commits {
       }
       t.closed = true;
     }
+    Path tmpSidecar = ChecksumSidecar.of(t.path);
     try {
       // Durable before it has a committed name, and the name durable before the master hears of it: a
-      // crash leaves either no block or a whole one.
+      // crash leaves either no block or a whole one. The checksum sidecar gets its name first, so a block
+      // file never lacks one.
       try (FileChannel ch = t.channel) {
         if (t.dir.fsync) {
           durability.syncFile(ch);
         }
       }
+      ChecksumSidecar.write(tmpSidecar, t.length, t.finishedChecksums(), t.dir.fsync ? durability : null);
+      Files.move(tmpSidecar, t.dir.sidecarPath(t.blockId), StandardCopyOption.ATOMIC_MOVE);
       Files.move(t.path, t.dir.blockPath(t.blockId), StandardCopyOption.ATOMIC_MOVE);
       if (t.dir.fsync) {
         durability.syncDir(t.dir.blocksDir);
@@ -73,7 +78,9 @@ final class Commits {
       index.space.changed();
       try {
         Files.deleteIfExists(t.path);
+        Files.deleteIfExists(tmpSidecar);
         Files.deleteIfExists(t.dir.blockPath(t.blockId));
+        Files.deleteIfExists(t.dir.sidecarPath(t.blockId));
       } catch (IOException ignored) {
         // the dir is failing or the probe below will keep it; tmp/ is emptied at start either way
       }

@@ -154,7 +154,14 @@ final class Mover {
     synchronized (index.lock) {
       tmp = to.tmpDir.resolve(blockId + "-move-" + (index.tmpSeq++));
     }
+    Path tmpSidecar = ChecksumSidecar.of(tmp);
     try {
+      // The checksum sidecar moves first and goes last, so the block file never lacks one.
+      Files.copy(from.sidecarPath(blockId), tmpSidecar);
+      if (to.fsync) {
+        durability.syncFile(tmpSidecar);
+      }
+      Files.move(tmpSidecar, to.sidecarPath(blockId), StandardCopyOption.ATOMIC_MOVE);
       Files.copy(from.blockPath(blockId), tmp);
       if (to.fsync) {
         durability.syncFile(tmp); // the copy is whole on disk before the source can go
@@ -167,6 +174,8 @@ final class Mover {
       index.release(to, length);
       try {
         Files.deleteIfExists(tmp);
+        Files.deleteIfExists(tmpSidecar);
+        Files.deleteIfExists(to.sidecarPath(blockId));
       } catch (IOException ignored) {
         // the target dir is failing; the health check will tell
       }
@@ -187,6 +196,7 @@ final class Mover {
         }
         try {
           Files.deleteIfExists(to.blockPath(blockId));
+          Files.deleteIfExists(to.sidecarPath(blockId));
         } catch (IOException ignored) {
           // best effort
         }
@@ -200,6 +210,7 @@ final class Mover {
     index.space.changed();
     try {
       Files.deleteIfExists(from.blockPath(blockId));
+      Files.deleteIfExists(from.sidecarPath(blockId));
     } catch (IOException e) {
       failures.dirFailed(from, e);
     }

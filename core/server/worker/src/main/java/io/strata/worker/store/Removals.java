@@ -90,6 +90,7 @@ final class Removals {
     annotator.onRemove(blockId);
     try {
       Files.deleteIfExists(dir.blockPath(blockId));
+      Files.deleteIfExists(dir.sidecarPath(blockId));
     } catch (IOException e) {
       failures.dirFailed(dir, e);
     }

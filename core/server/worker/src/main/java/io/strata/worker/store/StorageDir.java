@@ -16,6 +16,12 @@ import org.slf4j.LoggerFactory;
  * commit; {@code <path>/tmp/<blockId>-<n>} holds blocks being written or moved in. File names are built
  * only from numeric ids, so no request can name a file outside the dir.
  *
+ * <p>Each block file has its checksum sidecar {@code <path>/blocks/<blockId>.crc} ({@link ChecksumSidecar}).
+ * At start a sidecar whose block is gone is deleted, and a block without a usable sidecar (written before
+ * checksums existed, or its sidecar lost or damaged) gets one computed from its bytes as they are on disk
+ * then, logged: the copy is kept (it may be the only one), but corruption from before that moment cannot
+ * be detected in it.
+ *
  * <p>Crash safety: a name in {@code blocks/} only ever holds a whole block. The store writes into
  * {@code tmp/}, fsyncs (on tiers with {@link #fsync}), then renames; so a restart indexes {@code blocks/}
  * as it finds it and drops everything in {@code tmp/}.
@@ -57,8 +63,11 @@ final class StorageDir implements DirView {
     this.capacity = capacity;
   }
 
-  /** Creates the layout, empties tmp/, indexes blocks/; throws when the dir cannot be used. */
-  Map<Long, Long> open() throws IOException {
+  /**
+   * Creates the layout, empties tmp/, indexes blocks/ (checking each block's sidecar, see the class
+   * comment; {@code durability} syncs the sidecars it writes); throws when the dir cannot be used.
+   */
+  Map<Long, Long> open(Durability durability) throws IOException {
     Files.createDirectories(blocksDir);
     Files.createDirectories(tmpDir);
     if (!Files.isWritable(blocksDir) || !Files.isWritable(tmpDir)) {
@@ -70,8 +79,13 @@ final class StorageDir implements DirView {
       }
     }
     Map<Long, Long> found = new HashMap<>();
+    java.util.List<Path> sidecars = new java.util.ArrayList<>();
     try (DirectoryStream<Path> files = Files.newDirectoryStream(blocksDir)) {
       for (Path p : files) {
+        if (ChecksumSidecar.isSidecar(p)) {
+          sidecars.add(p);
+          continue;
+        }
         long id;
         try {
           id = Long.parseLong(p.getFileName().toString());
@@ -86,7 +100,51 @@ final class StorageDir implements DirView {
         found.put(id, Files.size(p));
       }
     }
+    for (Path sc : sidecars) {
+      String name = sc.getFileName().toString();
+      Long id = parseId(name.substring(0, name.length() - ChecksumSidecar.SUFFIX.length()));
+      if (id == null || !found.containsKey(id)) {
+        LOG.info("Removing checksum sidecar {}: it has no block (left by a crash between the two renames)", sc);
+        Files.deleteIfExists(sc);
+      }
+    }
+    int rebuilt = 0;
+    for (Map.Entry<Long, Long> e : found.entrySet()) {
+      Path block = blockPath(e.getKey());
+      Path sc = ChecksumSidecar.of(block);
+      try {
+        ChecksumSidecar.read(sc, e.getValue());
+        continue;
+      } catch (java.nio.file.NoSuchFileException missing) {
+        LOG.warn("Block {} in {} has no checksum sidecar (written before checksums, or the sidecar was lost): "
+            + "computing its checksums from the bytes on disk now", e.getKey(), this);
+      } catch (IOException damaged) {
+        LOG.error("Block {} in {}: {}; computing its checksums from the bytes on disk now", e.getKey(), this,
+            damaged.getMessage());
+      }
+      Path tmp = tmpDir.resolve(e.getKey() + "-start" + ChecksumSidecar.SUFFIX);
+      ChecksumSidecar.write(tmp, e.getValue(), ChecksumSidecar.compute(block), fsync ? durability : null);
+      Files.move(tmp, sc, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      rebuilt++;
+    }
+    if (rebuilt > 0 && fsync) {
+      durability.syncDir(blocksDir);
+    }
     return found;
+  }
+
+  private static Long parseId(String name) {
+    try {
+      long id = Long.parseLong(name);
+      return id < 0 ? null : id;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  /** The checksum sidecar of a committed block. */
+  Path sidecarPath(long blockId) {
+    return ChecksumSidecar.of(blockPath(blockId));
   }
 
   Path blockPath(long blockId) {

@@ -1,5 +1,6 @@
 package io.strata.worker.store;
 
+import io.strata.common.checksum.ChunkChecksums;
 import io.strata.worker.store.BlockStore.TempBlock;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -17,9 +18,17 @@ import java.nio.file.Path;
  * the volatile ones are read without it.
  */
 final class Temp implements TempBlock {
-  /** Writes a temp block's bytes, reserving room as they come ({@link WriteSpace#append}). */
+  /**
+   * Writes a temp block's bytes, reserving room as they come ({@link WriteSpace#append}); for a block its
+   * client writes itself (short-circuit), grants room ahead and takes the written file
+   * ({@link WriteSpace#grant}, {@link WriteSpace#written}).
+   */
   interface Appender {
     void append(Temp t, ByteBuffer data) throws IOException;
+
+    long grant(Temp t, long bytes) throws io.strata.common.exception.StrataException;
+
+    void written(Temp t, long length, int[] checksums) throws io.strata.common.exception.StrataException;
   }
 
   final long blockId;
@@ -35,6 +44,10 @@ final class Temp implements TempBlock {
   boolean awaitingWriter;
   volatile long lastAppendMs;
   volatile boolean closed;
+  /** The checksums of what was appended ({@link WriteSpace#append}); the writer thread only. */
+  final ChunkChecksums.Builder crcs = new ChunkChecksums.Builder();
+  /** For a block its client wrote itself: the checksums it sent ({@link WriteSpace#written}); else null. */
+  volatile int[] writtenCrcs;
 
   Temp(long blockId, long maxLength, StorageDir dir, Path path, FileChannel channel, Appender appender,
       long nowMs) {
@@ -58,7 +71,33 @@ final class Temp implements TempBlock {
   }
 
   @Override
+  public ChunkChecksums.Builder checksums() {
+    return crcs;
+  }
+
+  @Override
   public void append(ByteBuffer data) throws IOException {
     appender.append(this, data);
+  }
+
+  @Override
+  public long grant(long bytes) throws io.strata.common.exception.StrataException {
+    return appender.grant(this, bytes);
+  }
+
+  @Override
+  public void written(long n, int[] checksums) throws io.strata.common.exception.StrataException {
+    appender.written(this, n, checksums);
+  }
+
+  /** Every chunk's checksum of the finished block: the outside writer's, or those computed on append. */
+  int[] finishedChecksums() {
+    int[] outside = writtenCrcs;
+    return outside != null ? outside.clone() : crcs.finish();
+  }
+
+  @Override
+  public Path path() {
+    return path;
   }
 }

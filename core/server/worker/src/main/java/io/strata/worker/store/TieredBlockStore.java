@@ -88,7 +88,7 @@ public final class TieredBlockStore implements BlockStore {
     this.annotator = annotator;
     this.events = events;
     this.clock = clock;
-    this.index = new BlockIndex(this, specs, annotator);
+    this.index = new BlockIndex(this, specs, annotator, durability);
     this.failures = new DirFailures(index, annotator, events);
     this.removals = new Removals(index, locks, failures, annotator, events);
     this.protection = new Protection(index);
@@ -200,8 +200,20 @@ public final class TieredBlockStore implements BlockStore {
     reports.countRead(dir.tierOrdinal);
     BlockMeta meta = new BlockMeta(blockId, length, dir.tierAlias);
     Path file = dir.blockPath(blockId);
+    Path sidecar = dir.sidecarPath(blockId);
+    long blockLength = length;
     return new ReadHandle() {
       private boolean closed;
+
+      @Override
+      public int[] checksums() throws IOException {
+        try {
+          return ChecksumSidecar.read(sidecar, blockLength);
+        } catch (IOException e) {
+          throw new io.strata.common.exception.CorruptBlockException(blockId, "", 0,
+              "its checksums cannot be read (" + e + ")");
+        }
+      }
 
       @Override
       public BlockMeta meta() {

@@ -30,7 +30,7 @@ import java.util.List;
  * <p>Thread-safe. Reservations change dirs' {@code used} under the store's monitor ({@link BlockIndex#lock});
  * opening files, writing data, evicting and waiting for room happen outside it, holding no block lock.
  */
-final class WriteSpace {
+final class WriteSpace implements Temp.Appender {
   private final BlockIndex index;
   private final Allocator allocator;
   private final Mover mover;
@@ -171,7 +171,7 @@ final class WriteSpace {
       }
       return null;
     }
-    Temp t = new Temp(blockId, maxLength, dir, path, ch, this::append, clock.millis());
+    Temp t = new Temp(blockId, maxLength, dir, path, ch, this, clock.millis());
     synchronized (index.lock) {
       t.reserved = reserved;
       t.awaitingWriter = reserved > 0;
@@ -237,7 +237,8 @@ final class WriteSpace {
   }
 
   /** Appends to a temp block (its one writer thread), reserving in its dir what the data needs beyond its reservation. */
-  void append(Temp t, ByteBuffer data) throws IOException {
+  @Override
+  public void append(Temp t, ByteBuffer data) throws IOException {
     int n = data.remaining();
     if (t.closed) {
       throw new InternalException("Temp block " + t.blockId + " was aborted (its dir failed, or it was idle "
@@ -254,6 +255,7 @@ final class WriteSpace {
     if (need > 0) {
       reserve(t, need); // a block reserved whole never needs more
     }
+    t.crcs.update(data.duplicate());
     try {
       while (data.hasRemaining()) {
         t.channel.write(data);
@@ -280,6 +282,72 @@ final class WriteSpace {
       t.length += n;
     }
     t.lastAppendMs = clock.millis();
+  }
+
+  /**
+   * Short-circuit writes: adds up to {@code bytes} to the temp block's reservation (capped at its maximum
+   * length) through the same accounting as an append, so a full dir refuses with the store's message.
+   * Returns the bytes granted in total; a grant counts as progress for the idle reaper.
+   */
+  @Override
+  public long grant(Temp t, long bytes) throws StrataException {
+    if (bytes < 0) {
+      throw new InvalidArgumentException("Block " + t.blockId + ": cannot grant a negative " + bytes + " bytes");
+    }
+    long need;
+    synchronized (index.lock) {
+      checkOpen(t);
+      need = Math.min(bytes, t.maxLength - t.reserved);
+    }
+    if (need > 0) {
+      reserve(t, need);
+    }
+    t.lastAppendMs = clock.millis();
+    synchronized (index.lock) {
+      return t.reserved;
+    }
+  }
+
+  /**
+   * Short-circuit writes: the client wrote {@code n} bytes into the temp file itself. The file must hold
+   * exactly that many (INVALID_ARGUMENT) within the grant (FAILED_PRECONDITION), with one checksum per
+   * checksum chunk (INVALID_ARGUMENT); then it is the block's length and those are its checksums. The
+   * worker does not read the file to check them: a writer holding a writable descriptor of the block is
+   * trusted with its bytes anyway, and the readers verify every chunk against them.
+   */
+  @Override
+  public void written(Temp t, long n, int[] checksums) throws StrataException {
+    if (n >= 0 && checksums.length != io.strata.common.checksum.ChunkChecksums.chunkCount(n)) {
+      throw new InvalidArgumentException("Block " + t.blockId + ": the writer sent " + checksums.length
+          + " checksums for " + n + " bytes, which are " + io.strata.common.checksum.ChunkChecksums.chunkCount(n)
+          + " checksum chunks of " + io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES + " bytes");
+    }
+    long size;
+    try {
+      size = java.nio.file.Files.size(t.path);
+    } catch (IOException e) {
+      throw new InternalException("Cannot read the size of temp block " + t.path + ": " + e, e);
+    }
+    synchronized (index.lock) {
+      checkOpen(t);
+      if (n < 0 || size != n) {
+        throw new InvalidArgumentException("Block " + t.blockId + ": the writer says it wrote " + n + " bytes but "
+            + "its temp file holds " + size);
+      }
+      if (n > t.reserved) {
+        throw new io.strata.common.exception.FailedPreconditionException("Block " + t.blockId + ": the writer "
+            + "wrote " + n + " bytes but was granted only " + t.reserved + " (ask for space before writing)");
+      }
+      t.length = n;
+      t.writtenCrcs = checksums.clone();
+    }
+  }
+
+  private static void checkOpen(Temp t) throws StrataException {
+    if (t.closed) {
+      throw new InternalException("Temp block " + t.blockId + " was aborted (its dir failed, or it was idle past "
+          + "strata.worker.temp.block.timeout)");
+    }
   }
 
   /** Adds {@code n} bytes to a temp block's reservation in its dir, evicting there if needed; at once. */

@@ -146,6 +146,11 @@ final class FilePersister {
             + " bytes on this worker; the master knows " + b.length());
       }
       FileChannel ch = h.channel();
+      // The under file system copy becomes the source of truth: every chunk is checked against the block's
+      // stored checksums before the persist can succeed, so a corrupt copy is never persisted.
+      int[] stored = h.checksums();
+      io.strata.common.checksum.ChunkChecksums.Builder seen = new io.strata.common.checksum.ChunkChecksums.Builder();
+      int checked = 0;
       long pos = 0;
       ByteBuffer buf = ByteBuffer.wrap(scratch);
       while (pos < b.length()) {
@@ -154,9 +159,13 @@ final class FilePersister {
         if (r < 0) {
           throw new DataLossException("Block " + b.blockId() + " file ended at " + pos + " of " + b.length());
         }
+        seen.update(scratch, 0, r);
+        checked = checkChunks(b.blockId(), seen, seen.completed(), stored, checked);
         out.write(scratch, 0, r);
         pos += r;
       }
+      seen.finish();
+      checkChunks(b.blockId(), seen, stored.length, stored, checked);
       return;
     } catch (NotFoundException e) {
       // Not on this worker: read it from one that has it.
@@ -183,6 +192,19 @@ final class FilePersister {
     }
     throw new UnavailableException("Block " + b.blockId() + " of file " + fileId + " is not on this worker and "
         + "no other worker could send it" + (last == null ? " (the master listed none)" : ": " + last.getMessage()));
+  }
+
+  /** Compares chunks [from, to) read here with the stored checksums; returns {@code to}. */
+  private static int checkChunks(long blockId, io.strata.common.checksum.ChunkChecksums.Builder seen, int to,
+      int[] stored, int from) throws io.strata.common.exception.CorruptBlockException {
+    for (int i = from; i < to; i++) {
+      if (i >= stored.length || seen.get(i) != stored[i]) {
+        throw new io.strata.common.exception.CorruptBlockException(blockId, "this worker",
+            io.strata.common.checksum.ChunkChecksums.chunkStart(i), "its bytes fail their stored checksum; not "
+            + "persisting a corrupt copy");
+      }
+    }
+    return to;
   }
 
   private static void write(OutputStream out, ByteBuffer chunk, byte[] scratch) throws IOException {

@@ -3,6 +3,7 @@ package io.strata.worker.ufs;
 import com.google.protobuf.ByteString;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
+import io.strata.common.checksum.ChunkChecksums;
 import io.strata.common.exception.DataLossException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
@@ -57,11 +58,15 @@ final class PeerClient implements Closeable {
 
   /**
    * Streams block {@code blockId}, of {@code length} bytes, from {@code peer} into {@code out}; fails
-   * (and cancels the call) on any error or when the peer sends another length.
+   * (and cancels the call) on any error or when the peer sends another length. The peer sends its stored
+   * checksums and each chunk is checked before it is passed on, so a corrupt copy is never copied: that
+   * fails with a {@link io.strata.common.exception.CorruptBlockException} (DATA_LOSS), and the caller
+   * tries its next source.
    */
   void read(WorkerAddress peer, long blockId, long length, ChunkConsumer out) throws StrataException {
     ManagedChannel ch = channel(peer);
-    ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(0).setLength(length).build();
+    ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(0).setLength(length)
+        .setChecksums(true).build();
     String doing = "Reading block " + blockId + " from worker " + peer;
     Context.CancellableContext ctx = Context.current().withCancellation();
     try {
@@ -70,7 +75,17 @@ final class PeerClient implements Closeable {
             .withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS).readBlock(req);
         long got = 0;
         while (it.hasNext()) {
-          ByteString chunk = it.next().getChunk();
+          ReadBlockResponse r = it.next();
+          ByteString chunk = r.getChunk();
+          if (r.getChunkCrc32CCount() > 0) {
+            int bad = r.getOffset() != got
+                || r.getChunkCrc32CCount() != ChunkChecksums.chunkCount(chunk.size()) ? 0
+                : ChunkChecksums.firstMismatch(chunk.asReadOnlyByteBuffer(), r.getChunkCrc32CList());
+            if (bad >= 0) {
+              throw new io.strata.common.exception.CorruptBlockException(blockId, peer.toString(),
+                  got + (long) bad * ChunkChecksums.CHUNK_BYTES, "its bytes fail their checksum (copy from a peer)");
+            }
+          }
           got += chunk.size();
           if (got > length) {
             throw new DataLossException(doing + ": it sent more than the " + length + " bytes the master knows");

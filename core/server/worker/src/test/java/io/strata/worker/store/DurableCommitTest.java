@@ -65,10 +65,26 @@ class DurableCommitTest {
     assertThat(sync.calls).isEmpty();
     BlockMeta meta = store.commit(t);
     assertThat(meta.length()).isEqualTo(3000);
-    // the file is synced with all its bytes (through the temp file's channel, before the rename), then
-    // the dir that holds its committed name
-    assertThat(sync.calls).containsExactly("file size=3000", "dir ssd/blocks");
+    // the file is synced with all its bytes (through the temp file's channel, before the rename), then its
+    // checksum sidecar (32 bytes: one chunk), then the dir that holds both committed names
+    assertThat(sync.calls).containsExactly("file size=3000", "file size=32", "dir ssd/blocks");
     assertThat(read(store, 7)).isEqualTo(content(7, 3000));
+  }
+
+  @Test
+  void blockWrittenFromOutsideTheStore_isFsyncedLikeAStreamedOne() throws IOException {
+    Recording sync = new Recording();
+    TieredBlockStore store = StoreFixture.builder().tier("HDD", 100_000, root.resolve("hdd")).durability(sync).build();
+    TempBlock t = store.createTemp(8, 5000);
+    t.grant(4000);
+    try (FileChannel ch = FileChannel.open(t.path(), java.nio.file.StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(content(8, 3000)), 0); // a short-circuit writer's own descriptor
+    }
+    t.written(3000, io.strata.common.checksum.ChunkChecksums.of(ByteBuffer.wrap(content(8, 3000))));
+    assertThat(sync.calls).isEmpty();
+    store.commit(t);
+    assertThat(sync.calls).containsExactly("file size=3000", "file size=32", "dir hdd/blocks");
+    assertThat(read(store, 8)).isEqualTo(content(8, 3000));
   }
 
   @Test
@@ -83,7 +99,7 @@ class DurableCommitTest {
         List.of(new TierSpec("MEM", List.of(new TierSpec.Dir(root.resolve("mem2"), 100_000)), true)),
         new MaxFreeAllocator(), new LruAnnotator(), StoreEvents.NONE, java.time.Clock.systemUTC(), sync2);
     write(forced, 1, 2000);
-    assertThat(sync2.calls).containsExactly("file size=2000", "dir mem2/blocks");
+    assertThat(sync2.calls).containsExactly("file size=2000", "file size=32", "dir mem2/blocks");
   }
 
   @Test
@@ -97,8 +113,9 @@ class DurableCommitTest {
     assertThat(sync.calls).isEmpty();
     assertThat(store.freeSpace(store.dirOf(1), 2500)).isTrue(); // eviction moves block 1 down to HDD
     assertThat(store.dirOf(1).root).isEqualTo(hdd);
-    // the copy in hdd/tmp with all its bytes, then hdd/blocks, and only then the source went
-    assertThat(sync.calls).containsExactly("file tmp size=2000", "dir hdd/blocks");
+    // the sidecar's copy, the block's copy in hdd/tmp with all its bytes, then hdd/blocks, and only then
+    // the source went
+    assertThat(sync.calls).containsExactly("file tmp size=32", "file tmp size=2000", "dir hdd/blocks");
     assertThat(blockFiles(mem)).isEmpty();
     assertThat(read(store, 1)).isEqualTo(content(1, 2000));
   }

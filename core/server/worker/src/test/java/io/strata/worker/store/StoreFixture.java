@@ -133,9 +133,14 @@ final class StoreFixture {
     return list(dir.resolve("tmp"));
   }
 
-  /** Entries in {@code <dir>/blocks}. */
+  /** Block files in {@code <dir>/blocks} (not their checksum sidecars). */
   static List<Path> blockFiles(Path dir) {
-    return list(dir.resolve("blocks"));
+    return list(dir.resolve("blocks")).stream().filter(p -> !ChecksumSidecar.isSidecar(p)).toList();
+  }
+
+  /** Checksum sidecars in {@code <dir>/blocks}. */
+  static List<Path> sidecarFiles(Path dir) {
+    return list(dir.resolve("blocks")).stream().filter(ChecksumSidecar::isSidecar).toList();
   }
 
   /** Total size of the files in {@code <dir>/blocks}: what the dir really holds on disk. */

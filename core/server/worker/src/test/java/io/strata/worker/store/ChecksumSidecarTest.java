@@ -1,0 +1,97 @@
+package io.strata.worker.store;
+
+import static io.strata.worker.store.StoreFixture.blockFiles;
+import static io.strata.worker.store.StoreFixture.content;
+import static io.strata.worker.store.StoreFixture.sidecarFiles;
+import static io.strata.worker.store.StoreFixture.write;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.strata.common.checksum.ChunkChecksums;
+import io.strata.common.exception.CorruptBlockException;
+import io.strata.worker.store.BlockStore.ReadHandle;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The checksum sidecar of each block in a real store on disk: written at commit with the checksums of the
+ * bytes appended (in pieces of any size), moved with the block between tiers, deleted with it, found again
+ * by a new store on the same dirs, rebuilt at start for a block that has none, and debris without a block
+ * removed at start.
+ */
+class ChecksumSidecarTest {
+  @TempDir
+  Path root;
+
+  private static final int LEN = 3 * ChunkChecksums.CHUNK_BYTES + 4321;
+
+  private static int[] stored(BlockStore store, long id) throws IOException {
+    try (ReadHandle h = store.openForRead(id, false)) {
+      return h.checksums();
+    }
+  }
+
+  @Test
+  void commit_writesTheChecksumsOfTheBytes_inPiecesOfAnySize() throws IOException {
+    Path mem = root.resolve("mem");
+    TieredBlockStore store = StoreFixture.builder().tier("MEM", 10 << 20, mem).build();
+    byte[] data = content(5, LEN);
+    write(store, 5, data, 1000); // 1000-byte appends never line up with the 64 KiB chunks
+    assertThat(stored(store, 5)).containsExactly(ChunkChecksums.of(ByteBuffer.wrap(data)));
+    assertThat(stored(store, 5)).hasSize(4);
+    assertThat(sidecarFiles(mem)).containsExactly(mem.resolve("blocks/5.crc"));
+  }
+
+  @Test
+  void sidecar_movesWithTheBlock_andIsDeletedWithIt() throws IOException {
+    Path mem = root.resolve("mem");
+    Path hdd = root.resolve("hdd");
+    TieredBlockStore store = StoreFixture.builder().tier("MEM", LEN + 10, mem).tier("HDD", 10 << 20, hdd).build();
+    byte[] data = content(1, LEN);
+    write(store, 1, data, 4096);
+    assertThat(store.freeSpace(store.dirOf(1), LEN + 10)).isTrue(); // evicted down to HDD
+    assertThat(store.dirOf(1).root).isEqualTo(hdd);
+    assertThat(sidecarFiles(mem)).isEmpty();
+    assertThat(sidecarFiles(hdd)).containsExactly(hdd.resolve("blocks/1.crc"));
+    assertThat(stored(store, 1)).containsExactly(ChunkChecksums.of(ByteBuffer.wrap(data)));
+
+    assertThat(store.remove(1)).isTrue();
+    assertThat(blockFiles(hdd)).isEmpty();
+    assertThat(sidecarFiles(hdd)).isEmpty();
+  }
+
+  @Test
+  void restart_findsTheSidecars_rebuildsAMissingOne_andDropsOrphans() throws IOException {
+    Path ssd = root.resolve("ssd");
+    StoreFixture fixture = StoreFixture.builder().tier("SSD", 10 << 20, ssd);
+    TieredBlockStore before = fixture.build();
+    byte[] one = content(1, LEN);
+    byte[] two = content(2, 100);
+    write(before, 1, one, 777);
+    write(before, 2, two, 777);
+    write(before, 3, 0); // an empty block: a sidecar with no checksums
+    Files.delete(ssd.resolve("blocks/2.crc")); // as if written before checksums existed
+    Files.write(ssd.resolve("blocks/99.crc"), new byte[] {1, 2, 3}); // a crash left a sidecar, no block
+
+    TieredBlockStore after = fixture.build();
+    assertThat(stored(after, 1)).containsExactly(ChunkChecksums.of(ByteBuffer.wrap(one)));
+    assertThat(stored(after, 2)).containsExactly(ChunkChecksums.of(ByteBuffer.wrap(two)));
+    assertThat(stored(after, 3)).isEmpty();
+    assertThat(sidecarFiles(ssd)).containsExactlyInAnyOrder(ssd.resolve("blocks/1.crc"),
+        ssd.resolve("blocks/2.crc"), ssd.resolve("blocks/3.crc"));
+  }
+
+  @Test
+  void aSidecarLostWhileRunning_makesReadsOfTheCopyFailAsCorrupt() throws IOException {
+    Path mem = root.resolve("mem");
+    TieredBlockStore store = StoreFixture.builder().tier("MEM", 10 << 20, mem).build();
+    write(store, 4, 5000);
+    Files.delete(mem.resolve("blocks/4.crc"));
+    assertThatThrownBy(() -> stored(store, 4)).isInstanceOf(CorruptBlockException.class)
+        .hasMessageContaining("Block 4").hasMessageContaining("checksums cannot be read");
+  }
+}
