@@ -59,9 +59,17 @@ import java.util.function.Consumer;
 final class BaseFileSystem implements FileSystem {
   private final FileSystemContext context;
   private final WorkerSelector workers;
+  /** The cache that counts this instance's references, or null for one made by FileSystem.create. */
+  private final FileSystemCache owner;
+  private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
   BaseFileSystem(FileSystemContext context) {
+    this(context, null);
+  }
+
+  BaseFileSystem(FileSystemContext context, FileSystemCache owner) {
     this.context = context;
+    this.owner = owner;
     this.workers = new WorkerSelector(context.conf(), this::getWorkers);
   }
 
@@ -371,8 +379,15 @@ final class BaseFileSystem implements FileSystem {
     return context.conf();
   }
 
+  /**
+   * Frees the context, or for a shared instance ({@link FileSystem.Factory#get}) releases one reference and
+   * frees it with the last. Closing again after that is a no-op.
+   */
   @Override
   public void close() {
-    context.close();
+    boolean last = owner == null || owner.release(this);
+    if (last && closed.compareAndSet(false, true)) {
+      context.close();
+    }
   }
 }

@@ -27,7 +27,30 @@ import java.util.function.Consumer;
  */
 public interface FileSystem extends Closeable {
 
-  /** A client of the master named by the configuration. */
+  /**
+   * Shared file systems, one per client configuration, reference counted: {@link #get} returns the live
+   * instance for an equal configuration (the explicitly set {@code strata.*} values other than
+   * {@code strata.worker.*}) and counts one reference; each holder closes it exactly once, and the last
+   * close frees its channels and threads. A close after the last one is a no-op; an instance got after that
+   * is a new one, which such a stray close cannot free. Thread-safe.
+   */
+  final class Factory {
+    private static final FileSystemCache CACHE = new FileSystemCache();
+
+    private Factory() {}
+
+    /** The shared instance for this configuration, one more reference counted (close it once). */
+    public static FileSystem get(StrataConf conf) {
+      return CACHE.get(conf);
+    }
+
+    /** References counted to a shared instance (0 once freed, or for one made by create). */
+    public static int references(FileSystem fs) {
+      return CACHE.references(fs);
+    }
+  }
+
+  /** A fresh client of the master named by the configuration, owned by the caller alone. */
   static FileSystem create(StrataConf conf) {
     return new BaseFileSystem(new FileSystemContext(conf));
   }
