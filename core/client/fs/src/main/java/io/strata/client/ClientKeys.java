@@ -201,6 +201,22 @@ public final class ClientKeys {
           .doc("How long the client reuses the master's worker list before asking again.")
           .build();
 
+  public static final PropertyKey<Integer> WORKER_CHANNELS_MAX = PropertyKey.intKey("strata.user.worker.channels.max")
+      .defaultValue(64)
+      .validate(v -> v >= 1 && v <= 100_000, "between 1 and 100000")
+      .doc("Most gRPC channels to workers a client keeps open (one per worker): opening one more first closes "
+          + "the least recently used channel with no call in flight. A channel with a call in flight is never "
+          + "closed, so more stay open only while more workers than this have calls in flight at once.")
+      .build();
+
+  public static final PropertyKey<Duration> WORKER_CHANNEL_IDLE_TIMEOUT =
+      PropertyKey.durationKey("strata.user.worker.channel.idle.timeout")
+          .defaultValue("5min")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("A client closes its channel to a worker once no call has used it for this long (checked every "
+              + "half of it); the next call to that worker opens a new one.")
+          .build();
+
   public static final PropertyKey<Integer> LIST_BATCH_SIZE = PropertyKey.intKey("strata.user.list.batch.size")
       .defaultValue(1000)
       .validate(v -> v >= 1 && v <= 100_000, "between 1 and 100000")

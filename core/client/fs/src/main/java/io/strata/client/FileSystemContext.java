@@ -19,10 +19,12 @@ import java.io.Closeable;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What one client shares among its calls and streams: the configuration, the channel to the master and a
- * channel per worker ({@link WorkerChannels}: opened on first use, kept until close; over the worker's
- * data domain socket when it is on this host), and the marshalling of block data calls
- * ({@code strata.user.network.zerocopy.enabled}). Thread-safe.
+ * What one client shares among its calls and streams: the configuration, the channel to the master, the
+ * bounded pool of worker channels ({@link WorkerChannels}: opened on first use, at most
+ * {@code strata.user.worker.channels.max} kept, idle ones closed by this context's maintenance thread,
+ * never one with a call in flight; over the worker's data domain socket when it is on this host), the
+ * lease renewer and the marshalling of block data calls ({@code strata.user.network.zerocopy.enabled}).
+ * Thread-safe.
  */
 public final class FileSystemContext implements Closeable {
   private final StrataConf conf;
@@ -30,6 +32,8 @@ public final class FileSystemContext implements Closeable {
   private final long flowWindowBytes;
   private final io.strata.common.master.MasterConnection master;
   private final WorkerChannels workerChannels;
+  /** Runs this context's periodic checks (idle worker channels); one daemon thread, stopped by close. */
+  private final java.util.concurrent.ScheduledExecutorService maintenance;
   private final long rpcTimeoutMs;
   private final LeaseRenewer leases;
   private volatile boolean closed;
@@ -48,9 +52,17 @@ public final class FileSystemContext implements Closeable {
     this.flowWindowBytes = conf.get(CommonKeys.NETWORK_FLOW_CONTROL_WINDOW);
     this.rpcTimeoutMs = conf.get(CommonKeys.RPC_TIMEOUT).toMillis();
     this.master = new io.strata.common.master.MasterConnection(conf);
+    java.time.Duration idle = conf.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT);
     this.workerChannels = new WorkerChannels(conf.get(ClientKeys.HOSTNAME),
         conf.get(ClientKeys.DATA_DOMAIN_SOCKET_ENABLED), conf.get(ClientKeys.DATA_DOMAIN_SOCKET_PATH), maxMessageBytes,
-        flowWindowBytes);
+        flowWindowBytes, conf.get(ClientKeys.WORKER_CHANNELS_MAX), idle, System::nanoTime);
+    this.maintenance = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "strata-client-maintenance");
+      t.setDaemon(true);
+      return t;
+    });
+    long checkMs = Math.max(10, idle.toMillis() / 2);
+    maintenance.scheduleWithFixedDelay(workerChannels::evictIdle, checkMs, checkMs, TimeUnit.MILLISECONDS);
     this.leases = new LeaseRenewer(this, conf.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
     this.zeroCopy = conf.get(ClientKeys.NETWORK_ZEROCOPY_ENABLED);
   }
@@ -152,6 +164,21 @@ public final class FileSystemContext implements Closeable {
     return workerChannels.overDomainSocket(worker);
   }
 
+  /** Worker channels open now (at most strata.user.worker.channels.max unless more have calls in flight). */
+  public int openWorkerChannels() {
+    return workerChannels.open();
+  }
+
+  /** The most worker channels this context had open at once. */
+  public int peakWorkerChannels() {
+    return workerChannels.peak();
+  }
+
+  /** Worker channels opened so far, reopenings after eviction included. */
+  public long workerChannelsOpened() {
+    return workerChannels.openedTotal();
+  }
+
   /** Why workers on this host are reached over TCP rather than their data domain sockets, oldest first. */
   public java.util.List<String> domainSocketFallbackReasons() {
     return workerChannels.fallbackReasons();
@@ -181,6 +208,7 @@ public final class FileSystemContext implements Closeable {
       }
     }
     leases.close();
+    maintenance.shutdownNow();
     master.close();
     workerChannels.close();
   }

@@ -1,6 +1,14 @@
 package io.strata.client;
 
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
@@ -14,27 +22,44 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One client's gRPC channels to workers, one per worker, opened on first use and kept until close. A
- * worker on this host (its host name is the client's {@code strata.user.hostname}: the same rule as
- * short-circuit reads, since a socket is only on this machine) is reached over its data domain socket
- * (Netty epoll) when {@code strata.user.data.domain.socket.enabled}; any other worker, or a local one
- * whose socket is missing, refuses connections or needs epoll this JVM lacks, over TCP. Each such
- * fallback is logged once per worker and kept for {@link #fallbackReasons()}.
+ * One client's pool of gRPC channels to workers, at most one per worker. A worker on this host (its host
+ * name is the client's {@code strata.user.hostname}: the same rule as short-circuit reads, since a socket
+ * is only on this machine) is reached over its data domain socket (Netty epoll) when
+ * {@code strata.user.data.domain.socket.enabled}; any other worker, or a local one whose socket is
+ * missing, refuses connections or needs epoll this JVM lacks, over TCP. Each such fallback is logged once
+ * per worker and kept for {@link #fallbackReasons()}.
  *
- * <p>The transport is chosen once per worker, when its channel is made; the socket is probed with a
- * plain connect first, outside any lock. Thread-safe.
+ * <p>Bounded: callers get a per-worker {@link Channel} handle ({@link #get}) whose every call takes the
+ * worker's pooled channel (opening it if needed) and counts itself in flight until it closes. At most
+ * {@code strata.user.worker.channels.max} channels stay open: opening one more first closes the least
+ * recently used channels with no call in flight, and {@link #evictIdle} (run every half idle timeout by
+ * the context's maintenance thread) closes those idle longer than
+ * {@code strata.user.worker.channel.idle.timeout}. A channel with a call in flight is never closed, so
+ * the count exceeds the bound only while more workers than that have calls in flight at once (a call is
+ * never failed or made to wait for room). A stream that pauses between calls keeps its handle: its next
+ * call reopens the worker's channel if it was evicted meanwhile.
+ *
+ * <p>The transport is chosen when a worker's channel is made; the socket is probed with a plain connect
+ * first, outside any lock. Retiring a channel is one compare-and-set of its in-flight count from 0 to -1,
+ * so a call either got the channel before (and eviction skips it) or finds it retired and takes a new
+ * one. Thread-safe; the monitor guards only map updates, never a connect or a wait.
  */
 final class WorkerChannels implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerChannels.class);
@@ -44,20 +69,63 @@ final class WorkerChannels implements Closeable {
   private final String socketPathTemplate;
   private final long maxMessageBytes;
   private final long flowWindowBytes;
-  private final Map<WorkerAddress, ManagedChannel> channels = new ConcurrentHashMap<>();
+  private final int maxChannels;
+  private final long idleNanos;
+  private final LongSupplier nanoClock;
+  private final Map<WorkerAddress, Pooled> channels = new ConcurrentHashMap<>();
+  private final Map<WorkerAddress, Channel> handles = new ConcurrentHashMap<>();
   private final Set<WorkerAddress> overDomainSocket = ConcurrentHashMap.newKeySet();
   private final List<String> fallbackReasons = new ArrayList<>();
   private final Set<WorkerAddress> loggedFallbacks = new HashSet<>();
+  private final AtomicLong opened = new AtomicLong();
+  private int peak;
   private EventLoopGroup group;
   private boolean closed;
 
+  /** One worker's open channel and the calls in flight on it (-1 once retired). */
+  private static final class Pooled {
+    final ManagedChannel channel;
+    final AtomicInteger inFlight = new AtomicInteger();
+    volatile long lastUsedNanos;
+
+    Pooled(ManagedChannel channel, long now) {
+      this.channel = channel;
+      this.lastUsedNanos = now;
+    }
+
+    boolean tryAcquire() {
+      while (true) {
+        int n = inFlight.get();
+        if (n < 0) {
+          return false;
+        }
+        if (inFlight.compareAndSet(n, n + 1)) {
+          return true;
+        }
+      }
+    }
+
+    void release(long now) {
+      lastUsedNanos = now;
+      inFlight.decrementAndGet();
+    }
+
+    /** Retires the channel if no call is in flight on it; true when this call retired it. */
+    boolean tryRetire() {
+      return inFlight.compareAndSet(0, -1);
+    }
+  }
+
   WorkerChannels(String localHost, boolean domainSocketEnabled, String socketPathTemplate, long maxMessageBytes,
-      long flowWindowBytes) {
+      long flowWindowBytes, int maxChannels, Duration idleTimeout, LongSupplier nanoClock) {
     this.localHost = localHost;
     this.domainSocketEnabled = domainSocketEnabled;
     this.socketPathTemplate = socketPathTemplate;
     this.maxMessageBytes = maxMessageBytes;
     this.flowWindowBytes = flowWindowBytes;
+    this.maxChannels = maxChannels;
+    this.idleNanos = idleTimeout.toNanos();
+    this.nanoClock = nanoClock;
   }
 
   /** Whether the worker runs on this host (by host name), so its domain sockets are reachable. */
@@ -70,26 +138,158 @@ final class WorkerChannels implements Closeable {
     return Path.of(socketPathTemplate.replace("${strata.worker.rpc.port}", Integer.toString(worker.rpcPort())));
   }
 
-  /** The channel to a worker, made on first use. */
-  ManagedChannel get(WorkerAddress worker) {
-    ManagedChannel ch = channels.get(worker);
-    if (ch != null) {
-      return ch;
-    }
-    ManagedChannel made = open(worker);
-    ch = channels.putIfAbsent(worker, made);
-    if (ch != null) {
-      GrpcChannels.close(made); // another thread made one meanwhile
-      return ch;
-    }
+  /** The handle whose calls go to this worker's pooled channel (valid across evictions, until close). */
+  Channel get(WorkerAddress worker) {
     synchronized (this) {
-      if (!closed) {
-        return made;
+      if (closed) {
+        throw new IllegalStateException("FileSystemContext is closed");
       }
     }
-    channels.remove(worker, made);
-    GrpcChannels.close(made);
-    throw new IllegalStateException("FileSystemContext is closed");
+    return handles.computeIfAbsent(worker, Handle::new);
+  }
+
+  /** Worker channels open now. */
+  int open() {
+    return channels.size();
+  }
+
+  /** The most worker channels open at once so far. */
+  synchronized int peak() {
+    return peak;
+  }
+
+  /** Worker channels opened so far (reopening an evicted one counts again). */
+  long openedTotal() {
+    return opened.get();
+  }
+
+  /** Takes the worker's channel for one call, opening it if needed; the caller must {@link Pooled#release}. */
+  private Pooled acquire(WorkerAddress worker) {
+    while (true) {
+      Pooled p = channels.get(worker);
+      if (p == null) {
+        p = openPooled(worker);
+      }
+      if (p.tryAcquire()) {
+        p.lastUsedNanos = nanoClock.getAsLong();
+        return p;
+      }
+      channels.remove(worker, p); // retired by eviction meanwhile: take a new one
+    }
+  }
+
+  private Pooled openPooled(WorkerAddress worker) {
+    Pooled made = new Pooled(openChannel(worker), nanoClock.getAsLong());
+    List<Pooled> retired = new ArrayList<>();
+    Pooled won;
+    synchronized (this) {
+      won = closed ? null : channels.get(worker);
+      if (!closed && won == null) {
+        makeRoom(maxChannels - 1, retired);
+        channels.put(worker, made);
+        opened.incrementAndGet();
+        peak = Math.max(peak, channels.size());
+        won = made;
+      }
+    }
+    for (Pooled r : retired) {
+      r.channel.shutdown();
+    }
+    if (won != made) {
+      made.channel.shutdown();
+    }
+    if (won == null) {
+      throw new IllegalStateException("FileSystemContext is closed");
+    }
+    return won;
+  }
+
+  /** Retires least recently used idle channels until at most {@code keep} stay; caller holds the monitor. */
+  private void makeRoom(int keep, List<Pooled> retired) {
+    if (channels.size() <= keep) {
+      return;
+    }
+    List<Map.Entry<WorkerAddress, Pooled>> byAge = new ArrayList<>(channels.entrySet());
+    byAge.sort(Comparator.comparingLong(e -> e.getValue().lastUsedNanos));
+    for (Map.Entry<WorkerAddress, Pooled> e : byAge) {
+      if (channels.size() <= keep) {
+        return;
+      }
+      if (e.getValue().tryRetire()) {
+        channels.remove(e.getKey(), e.getValue());
+        retired.add(e.getValue());
+      }
+    }
+  }
+
+  /** Closes the channels with no call in flight that were last used an idle timeout ago or more. */
+  void evictIdle() {
+    long now = nanoClock.getAsLong();
+    List<Pooled> retired = new ArrayList<>();
+    synchronized (this) {
+      for (Map.Entry<WorkerAddress, Pooled> e : channels.entrySet()) {
+        Pooled p = e.getValue();
+        if (now - p.lastUsedNanos >= idleNanos && p.tryRetire()) {
+          channels.remove(e.getKey(), p);
+          retired.add(p);
+        }
+      }
+    }
+    for (Pooled r : retired) {
+      r.channel.shutdown();
+    }
+  }
+
+  /** A worker's stable handle: each call runs on the worker's pooled channel, counted in flight. */
+  private final class Handle extends Channel {
+    private final WorkerAddress worker;
+
+    Handle(WorkerAddress worker) {
+      this.worker = worker;
+    }
+
+    @Override
+    public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
+      Pooled p = acquire(worker);
+      ClientCall<Q, R> call;
+      try {
+        call = p.channel.newCall(method, options);
+      } catch (RuntimeException e) {
+        p.release(nanoClock.getAsLong());
+        throw e;
+      }
+      AtomicBoolean released = new AtomicBoolean();
+      Runnable release = () -> {
+        if (released.compareAndSet(false, true)) {
+          p.release(nanoClock.getAsLong());
+        }
+      };
+      return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+        @Override
+        public void start(Listener<R> listener, Metadata headers) {
+          try {
+            super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+              @Override
+              public void onClose(Status status, Metadata trailers) {
+                try {
+                  super.onClose(status, trailers);
+                } finally {
+                  release.run();
+                }
+              }
+            }, headers);
+          } catch (RuntimeException e) {
+            release.run();
+            throw e;
+          }
+        }
+      };
+    }
+
+    @Override
+    public String authority() {
+      return worker.host() + ":" + worker.rpcPort();
+    }
   }
 
   /** Whether the channel to this worker (once made) streams over its domain socket rather than TCP. */
@@ -97,7 +297,7 @@ final class WorkerChannels implements Closeable {
     return overDomainSocket.contains(worker);
   }
 
-  private ManagedChannel open(WorkerAddress worker) {
+  private ManagedChannel openChannel(WorkerAddress worker) {
     if (domainSocketEnabled && onThisHost(worker)) {
       Path socket = socketPath(worker);
       String why = unusable(socket);
@@ -109,6 +309,7 @@ final class WorkerChannels implements Closeable {
       fallback(worker, "Streaming with worker " + worker + " over its domain socket is not possible: " + why
           + "; streaming through its TCP data port");
     }
+    overDomainSocket.remove(worker);
     return GrpcChannels.forAddress(worker.host(), worker.rpcPort(), maxMessageBytes, flowWindowBytes);
   }
 
@@ -165,8 +366,8 @@ final class WorkerChannels implements Closeable {
       closed = true;
       g = group;
     }
-    for (ManagedChannel ch : channels.values()) {
-      GrpcChannels.close(ch);
+    for (Pooled p : channels.values()) {
+      GrpcChannels.close(p.channel);
     }
     channels.clear();
     if (g != null) {
