@@ -226,6 +226,15 @@ public final class LocalStrataCluster implements AutoCloseable {
     master = new MasterProcess(baseConf, Clock.systemUTC()).start();
   }
 
+  /**
+   * Restarts the master with {@code overrides} on top of its configuration (for one, other cluster defaults
+   * for clients: {@code strata.user.*} keys); later plain restarts drop them again.
+   */
+  public void restartMaster(Map<String, String> overrides) throws IOException {
+    master.close();
+    master = new MasterProcess(baseConf.withAll(overrides), Clock.systemUTC()).start();
+  }
+
   public Path baseDir() {
     return baseDir;
   }

@@ -217,6 +217,15 @@ public final class ClientKeys {
               + "half of it); the next call to that worker opens a new one.")
           .build();
 
+  public static final PropertyKey<Duration> CONF_SYNC_INTERVAL = PropertyKey.durationKey("strata.user.conf.sync.interval")
+      .defaultValue("1min")
+      .validate(d -> d.toMillis() >= 10, "at least 10ms")
+      .doc("How often a client asks the master for the hash of its cluster defaults (the strata.user.* keys set "
+          + "in the master's configuration, which apply unless the client sets the key itself); a changed hash "
+          + "re-initialises the client with the new defaults, while calls and streams already running finish "
+          + "on the old channels.")
+      .build();
+
   public static final PropertyKey<Integer> LIST_BATCH_SIZE = PropertyKey.intKey("strata.user.list.batch.size")
       .defaultValue(1000)
       .validate(v -> v >= 1 && v <= 100_000, "between 1 and 100000")

@@ -24,21 +24,58 @@ import java.util.concurrent.TimeUnit;
  * {@code strata.user.worker.channels.max} kept, idle ones closed by this context's maintenance thread,
  * never one with a call in flight; over the worker's data domain socket when it is on this host), the
  * lease renewer and the marshalling of block data calls ({@code strata.user.network.zerocopy.enabled}).
- * Thread-safe.
+ *
+ * <p>The one place that knows the cluster configuration: at start it fetches the master's cluster defaults
+ * for client keys ({@code strata.user.*}) and their hash; the configuration used is those defaults under
+ * the caller's own explicitly set keys (which win). Every {@code strata.user.conf.sync.interval} the
+ * maintenance thread asks for the hash again and, when it changed, re-initialises: a new
+ * {@link Generation} (configuration and worker channel pool) replaces the current one in one volatile
+ * write, so no call ever waits for it. Calls and streams already running finish on the old pool: its idle
+ * channels shut down at once, busy ones when their last call in flight ends, and the pool's event loops
+ * are let go once all are down. Read once, from the configuration at start: the lease renewal interval,
+ * the short-circuit settings, the idle check and the sync interval themselves.
+ *
+ * <p>Thread-safe.
  */
 public final class FileSystemContext implements Closeable {
-  private final StrataConf conf;
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileSystemContext.class);
+
+  /** What a configuration change replaces: the merged configuration and the worker channel pool it sets. */
+  private static final class Generation {
+    final int number;
+    final StrataConf conf;
+    final WorkerChannels channels;
+    final boolean zeroCopy;
+
+    Generation(int number, StrataConf conf, long maxMessageBytes, long flowWindowBytes) {
+      this.number = number;
+      this.conf = conf;
+      this.channels = new WorkerChannels(conf.get(ClientKeys.HOSTNAME),
+          conf.get(ClientKeys.DATA_DOMAIN_SOCKET_ENABLED), conf.get(ClientKeys.DATA_DOMAIN_SOCKET_PATH),
+          maxMessageBytes, flowWindowBytes, conf.get(ClientKeys.WORKER_CHANNELS_MAX),
+          conf.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT), System::nanoTime);
+      this.zeroCopy = conf.get(ClientKeys.NETWORK_ZEROCOPY_ENABLED);
+    }
+  }
+
+  /** The caller's own configuration: its explicitly set keys win over the cluster defaults. */
+  private final StrataConf ownConf;
+  private volatile Generation current;
+  /** Retired pools whose channels still carry calls; freed by the maintenance thread once drained. */
+  private final java.util.List<WorkerChannels> draining = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** The hash of the cluster defaults in use ("" before the first fetch); guarded by this. */
+  private String clusterHash = "";
+  private final java.util.Map<WorkerAddress, WorkerChannels.Handle> handles =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private final long maxMessageBytes;
   private final long flowWindowBytes;
   private final io.strata.common.master.MasterConnection master;
-  private final WorkerChannels workerChannels;
   /** Runs this context's periodic checks (idle worker channels); one daemon thread, stopped by close. */
   private final java.util.concurrent.ScheduledExecutorService maintenance;
   private final long rpcTimeoutMs;
   private final LeaseRenewer leases;
   private volatile boolean closed;
   private io.strata.client.shortcircuit.ShortCircuitClient shortCircuit;
-  private final boolean zeroCopy;
   private final BlockDataMarshalling marshalling = new BlockDataMarshalling();
   private static final Metadata PLAIN_HEADERS = new Metadata();
 
@@ -47,24 +84,114 @@ public final class FileSystemContext implements Closeable {
   }
 
   public FileSystemContext(StrataConf conf) {
-    this.conf = conf;
+    this.ownConf = conf;
     this.maxMessageBytes = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     this.flowWindowBytes = conf.get(CommonKeys.NETWORK_FLOW_CONTROL_WINDOW);
     this.rpcTimeoutMs = conf.get(CommonKeys.RPC_TIMEOUT).toMillis();
     this.master = new io.strata.common.master.MasterConnection(conf);
-    java.time.Duration idle = conf.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT);
-    this.workerChannels = new WorkerChannels(conf.get(ClientKeys.HOSTNAME),
-        conf.get(ClientKeys.DATA_DOMAIN_SOCKET_ENABLED), conf.get(ClientKeys.DATA_DOMAIN_SOCKET_PATH), maxMessageBytes,
-        flowWindowBytes, conf.get(ClientKeys.WORKER_CHANNELS_MAX), idle, System::nanoTime);
+    io.strata.proto.GetClusterConfigurationResponse defaults = fetchClusterDefaults(false);
+    StrataConf merged = conf;
+    if (defaults != null) {
+      clusterHash = defaults.getHash();
+      merged = merge(defaults);
+    }
+    this.current = new Generation(1, merged, maxMessageBytes, flowWindowBytes);
+    this.leases = new LeaseRenewer(this, merged.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
     this.maintenance = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "strata-client-maintenance");
       t.setDaemon(true);
       return t;
     });
-    long checkMs = Math.max(10, idle.toMillis() / 2);
-    maintenance.scheduleWithFixedDelay(workerChannels::evictIdle, checkMs, checkMs, TimeUnit.MILLISECONDS);
-    this.leases = new LeaseRenewer(this, conf.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
-    this.zeroCopy = conf.get(ClientKeys.NETWORK_ZEROCOPY_ENABLED);
+    long checkMs = Math.max(10, merged.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT).toMillis() / 2);
+    maintenance.scheduleWithFixedDelay(this::checkChannels, checkMs, checkMs, TimeUnit.MILLISECONDS);
+    long syncMs = merged.get(ClientKeys.CONF_SYNC_INTERVAL).toMillis();
+    maintenance.scheduleWithFixedDelay(this::syncQuietly, syncMs, syncMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** The cluster defaults under the caller's own keys. */
+  private StrataConf merge(io.strata.proto.GetClusterConfigurationResponse defaults) {
+    return StrataConf.of(defaults.getClientDefaultsMap()).withAll(ownConf.explicitValues());
+  }
+
+  /**
+   * The master's cluster defaults, or null when it cannot be asked now (logged; the periodic check tries
+   * again). At start one attempt only ({@code retry} false), so a client made while the master is down starts
+   * at once with its own configuration.
+   */
+  private io.strata.proto.GetClusterConfigurationResponse fetchClusterDefaults(boolean retry) {
+    io.strata.proto.GetClusterConfigurationRequest req =
+        io.strata.proto.GetClusterConfigurationRequest.getDefaultInstance();
+    try {
+      if (retry) {
+        return callMaster(m -> m.getClusterConfiguration(req));
+      }
+      return FileSystemMasterServiceGrpc.newBlockingStub(master.channel())
+          .withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS).getClusterConfiguration(req);
+    } catch (io.strata.common.exception.StrataException | io.grpc.StatusRuntimeException e) {
+      LOG.warn("Cannot fetch the cluster configuration from the master at {} ({}); using this client's own "
+          + "until the next check", master.describe(), e.getMessage());
+      return null;
+    }
+  }
+
+  private void syncQuietly() {
+    try {
+      freeDrainedPools();
+      syncClusterConfiguration();
+    } catch (RuntimeException e) {
+      LOG.warn("Checking the cluster configuration failed (tried again at the next interval)", e);
+    }
+  }
+
+  /**
+   * Asks the master for its cluster defaults; when their hash changed, re-initialises (a new generation;
+   * the old pool drains). True when it did. Called by the maintenance thread; tests may call it directly.
+   */
+  public boolean syncClusterConfiguration() {
+    io.strata.proto.GetClusterConfigurationResponse defaults = fetchClusterDefaults(true);
+    if (defaults == null || closed) {
+      return false;
+    }
+    Generation old;
+    synchronized (this) {
+      if (closed || defaults.getHash().equals(clusterHash)) {
+        return false;
+      }
+      clusterHash = defaults.getHash();
+      old = current;
+      current = new Generation(old.number + 1, merge(defaults), maxMessageBytes, flowWindowBytes);
+      draining.add(old.channels);
+    }
+    LOG.info("The cluster configuration changed (hash {}): client configuration generation {}",
+        defaults.getHash(), old.number + 1);
+    old.channels.retire();
+    freeDrainedPools();
+    return true;
+  }
+
+  /** Closes idle channels of the current pool and frees retired pools that have drained. */
+  private void checkChannels() {
+    current.channels.evictIdle();
+    freeDrainedPools();
+  }
+
+  /** Frees the retired pools whose last call in flight ended (checked every sync interval and idle check). */
+  private void freeDrainedPools() {
+    for (WorkerChannels old : draining) {
+      if (old.closeIfDrained()) {
+        draining.remove(old);
+      }
+    }
+  }
+
+  /** Which configuration generation is in use: 1 at start, one more with each re-initialisation. */
+  public int configurationGeneration() {
+    return current.number;
+  }
+
+  /** Retired worker channel pools still carrying calls in flight (0 once every old stream closed). */
+  public int drainingChannelPools() {
+    return draining.size();
   }
 
   /** Renews the write leases of this context's open files. */
@@ -72,8 +199,9 @@ public final class FileSystemContext implements Closeable {
     return leases;
   }
 
+  /** The configuration in use now: the cluster defaults under this client's own keys. */
   public StrataConf conf() {
-    return conf;
+    return current.conf;
   }
 
   public String masterAddress() {
@@ -93,11 +221,16 @@ public final class FileSystemContext implements Closeable {
     return master.call(ch -> call.apply(FileSystemMasterServiceGrpc.newBlockingStub(ch)));
   }
 
+  /** The worker's channel for stubs: each call takes the worker's channel in the current pool. */
+  private WorkerChannels.Handle handle(WorkerAddress address) {
+    return handles.computeIfAbsent(address, a -> new WorkerChannels.Handle(a, () -> current.channels));
+  }
+
   BlockWorkerServiceGrpc.BlockWorkerServiceStub worker(WorkerAddress address) {
     if (closed) {
       throw new IllegalStateException("FileSystemContext is closed");
     }
-    return BlockWorkerServiceGrpc.newStub(workerChannels.get(address));
+    return BlockWorkerServiceGrpc.newStub(handle(address));
   }
 
   /**
@@ -107,7 +240,7 @@ public final class FileSystemContext implements Closeable {
    */
   void readBlock(WorkerAddress address, ReadBlockRequest req, StreamObserver<ReadBlockResponse> o) {
     BlockWorkerServiceGrpc.BlockWorkerServiceStub stub = worker(address);
-    if (zeroCopy) {
+    if (current.zeroCopy) {
       ClientCalls.asyncServerStreamingCall(stub.getChannel().newCall(marshalling.readBlock(), stub.getCallOptions()),
           req, o);
     } else {
@@ -123,7 +256,7 @@ public final class FileSystemContext implements Closeable {
   /** Starts a block write on the worker's channel, marshalled as {@link #readBlock} is. */
   StreamObserver<WriteBlockRequest> writeBlock(WorkerAddress address, StreamObserver<WriteBlockResponse> o) {
     BlockWorkerServiceGrpc.BlockWorkerServiceStub stub = worker(address);
-    if (zeroCopy) {
+    if (current.zeroCopy) {
       return ClientCalls.asyncClientStreamingCall(stub.getChannel().newCall(marshalling.writeBlock(),
           stub.getCallOptions()), o);
     }
@@ -148,7 +281,7 @@ public final class FileSystemContext implements Closeable {
     if (closed) {
       throw new IllegalStateException("FileSystemContext is closed");
     }
-    return BlockWorkerServiceGrpc.newBlockingStub(workerChannels.get(address));
+    return BlockWorkerServiceGrpc.newBlockingStub(handle(address));
   }
 
   /**
@@ -156,32 +289,32 @@ public final class FileSystemContext implements Closeable {
    * sockets (short-circuit, data streaming) are reachable.
    */
   boolean onThisHost(WorkerAddress worker) {
-    return workerChannels.onThisHost(worker);
+    return current.channels.onThisHost(worker);
   }
 
   /** Whether this client's calls to the worker go over its data domain socket (once a call was made). */
   public boolean streamsOverDomainSocket(WorkerAddress worker) {
-    return workerChannels.overDomainSocket(worker);
+    return current.channels.overDomainSocket(worker);
   }
 
   /** Worker channels open now (at most strata.user.worker.channels.max unless more have calls in flight). */
   public int openWorkerChannels() {
-    return workerChannels.open();
+    return current.channels.open();
   }
 
   /** The most worker channels this context had open at once. */
   public int peakWorkerChannels() {
-    return workerChannels.peak();
+    return current.channels.peak();
   }
 
   /** Worker channels opened so far, reopenings after eviction included. */
   public long workerChannelsOpened() {
-    return workerChannels.openedTotal();
+    return current.channels.openedTotal();
   }
 
   /** Why workers on this host are reached over TCP rather than their data domain sockets, oldest first. */
   public java.util.List<String> domainSocketFallbackReasons() {
-    return workerChannels.fallbackReasons();
+    return current.channels.fallbackReasons();
   }
 
   /** Short-circuit reads from workers on this host (created on first use, closed with this context). */
@@ -189,8 +322,8 @@ public final class FileSystemContext implements Closeable {
     if (shortCircuit == null) {
       shortCircuit = new io.strata.client.shortcircuit.ShortCircuitClient(
           io.strata.client.shortcircuit.ShortCircuitClient.Mode.valueOf(
-              conf.get(ClientKeys.SHORT_CIRCUIT_MODE).toUpperCase(java.util.Locale.ROOT)),
-          conf.get(ClientKeys.SHORT_CIRCUIT_SOCKET_PATH), rpcTimeoutMs);
+              current.conf.get(ClientKeys.SHORT_CIRCUIT_MODE).toUpperCase(java.util.Locale.ROOT)),
+          current.conf.get(ClientKeys.SHORT_CIRCUIT_SOCKET_PATH), rpcTimeoutMs);
     }
     return shortCircuit;
   }
@@ -201,7 +334,11 @@ public final class FileSystemContext implements Closeable {
 
   @Override
   public void close() {
-    closed = true;
+    Generation last;
+    synchronized (this) {
+      closed = true;
+      last = current;
+    }
     synchronized (this) {
       if (shortCircuit != null) {
         shortCircuit.close();
@@ -210,6 +347,10 @@ public final class FileSystemContext implements Closeable {
     leases.close();
     maintenance.shutdownNow();
     master.close();
-    workerChannels.close();
+    last.channels.close();
+    for (WorkerChannels old : draining) {
+      old.close();
+    }
+    draining.clear();
   }
 }

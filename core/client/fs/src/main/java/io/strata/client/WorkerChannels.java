@@ -73,7 +73,6 @@ final class WorkerChannels implements Closeable {
   private final long idleNanos;
   private final LongSupplier nanoClock;
   private final Map<WorkerAddress, Pooled> channels = new ConcurrentHashMap<>();
-  private final Map<WorkerAddress, Channel> handles = new ConcurrentHashMap<>();
   private final Set<WorkerAddress> overDomainSocket = ConcurrentHashMap.newKeySet();
   private final List<String> fallbackReasons = new ArrayList<>();
   private final Set<WorkerAddress> loggedFallbacks = new HashSet<>();
@@ -87,6 +86,8 @@ final class WorkerChannels implements Closeable {
     final ManagedChannel channel;
     final AtomicInteger inFlight = new AtomicInteger();
     volatile long lastUsedNanos;
+    /** Set when its pool is retired: the last call to finish shuts the channel down. */
+    volatile boolean draining;
 
     Pooled(ManagedChannel channel, long now) {
       this.channel = channel;
@@ -107,7 +108,9 @@ final class WorkerChannels implements Closeable {
 
     void release(long now) {
       lastUsedNanos = now;
-      inFlight.decrementAndGet();
+      if (inFlight.decrementAndGet() == 0 && draining && tryRetire()) {
+        channel.shutdown();
+      }
     }
 
     /** Retires the channel if no call is in flight on it; true when this call retired it. */
@@ -138,15 +141,6 @@ final class WorkerChannels implements Closeable {
     return Path.of(socketPathTemplate.replace("${strata.worker.rpc.port}", Integer.toString(worker.rpcPort())));
   }
 
-  /** The handle whose calls go to this worker's pooled channel (valid across evictions, until close). */
-  Channel get(WorkerAddress worker) {
-    synchronized (this) {
-      if (closed) {
-        throw new IllegalStateException("FileSystemContext is closed");
-      }
-    }
-    return handles.computeIfAbsent(worker, Handle::new);
-  }
 
   /** Worker channels open now. */
   int open() {
@@ -163,12 +157,18 @@ final class WorkerChannels implements Closeable {
     return opened.get();
   }
 
-  /** Takes the worker's channel for one call, opening it if needed; the caller must {@link Pooled#release}. */
+  /**
+   * Takes the worker's channel for one call, opening it if needed (the caller must {@link Pooled#release});
+   * null once this pool is closed or retired.
+   */
   private Pooled acquire(WorkerAddress worker) {
     while (true) {
       Pooled p = channels.get(worker);
       if (p == null) {
         p = openPooled(worker);
+        if (p == null) {
+          return null;
+        }
       }
       if (p.tryAcquire()) {
         p.lastUsedNanos = nanoClock.getAsLong();
@@ -179,7 +179,23 @@ final class WorkerChannels implements Closeable {
   }
 
   private Pooled openPooled(WorkerAddress worker) {
-    Pooled made = new Pooled(openChannel(worker), nanoClock.getAsLong());
+    synchronized (this) {
+      if (closed) {
+        return null;
+      }
+    }
+    ManagedChannel ch;
+    try {
+      ch = openChannel(worker);
+    } catch (IllegalStateException e) {
+      synchronized (this) {
+        if (closed) {
+          return null; // retired or closed while opening
+        }
+      }
+      throw e;
+    }
+    Pooled made = new Pooled(ch, nanoClock.getAsLong());
     List<Pooled> retired = new ArrayList<>();
     Pooled won;
     synchronized (this) {
@@ -197,9 +213,6 @@ final class WorkerChannels implements Closeable {
     }
     if (won != made) {
       made.channel.shutdown();
-    }
-    if (won == null) {
-      throw new IllegalStateException("FileSystemContext is closed");
     }
     return won;
   }
@@ -240,50 +253,112 @@ final class WorkerChannels implements Closeable {
     }
   }
 
-  /** A worker's stable handle: each call runs on the worker's pooled channel, counted in flight. */
-  private final class Handle extends Channel {
-    private final WorkerAddress worker;
+  /**
+   * A call on the worker's pooled channel, counted in flight until it closes; null once this pool is
+   * closed or retired (the caller takes the context's current pool instead).
+   */
+  <Q, R> ClientCall<Q, R> newCall(WorkerAddress worker, MethodDescriptor<Q, R> method, CallOptions options) {
+    Pooled p = acquire(worker);
+    if (p == null) {
+      return null;
+    }
+    ClientCall<Q, R> call;
+    try {
+      call = p.channel.newCall(method, options);
+    } catch (RuntimeException e) {
+      p.release(nanoClock.getAsLong());
+      throw e;
+    }
+    AtomicBoolean released = new AtomicBoolean();
+    Runnable release = () -> {
+      if (released.compareAndSet(false, true)) {
+        p.release(nanoClock.getAsLong());
+      }
+    };
+    return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
+      @Override
+      public void start(Listener<R> listener, Metadata headers) {
+        try {
+          super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+              try {
+                super.onClose(status, trailers);
+              } finally {
+                release.run();
+              }
+            }
+          }, headers);
+        } catch (RuntimeException e) {
+          release.run();
+          throw e;
+        }
+      }
+    };
+  }
 
-    Handle(WorkerAddress worker) {
+  /**
+   * Retires this pool (the configuration changed): no new call takes it; idle channels shut down now, busy
+   * ones when their last call in flight finishes, so no stream is cut. {@link #closeIfDrained} frees the
+   * rest once all are down.
+   */
+  void retire() {
+    List<Pooled> all;
+    synchronized (this) {
+      closed = true;
+      all = new ArrayList<>(channels.values());
+    }
+    for (Pooled p : all) {
+      p.draining = true;
+      if (p.tryRetire()) {
+        p.channel.shutdown();
+      }
+    }
+  }
+
+  /** For a retired pool: true (and its event loops are let go) once no channel has a call in flight. */
+  boolean closeIfDrained() {
+    EventLoopGroup g;
+    synchronized (this) {
+      for (Pooled p : channels.values()) {
+        if (p.inFlight.get() >= 0) {
+          return false;
+        }
+      }
+      g = group;
+      group = null;
+    }
+    if (g != null) {
+      g.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+    }
+    return true;
+  }
+
+  /**
+   * A worker's stable channel for stubs: each call goes to that worker's channel in the context's current
+   * pool (so a stub kept across evictions or a configuration change keeps working). Thread-safe.
+   */
+  static final class Handle extends Channel {
+    private final WorkerAddress worker;
+    private final java.util.function.Supplier<WorkerChannels> current;
+
+    Handle(WorkerAddress worker, java.util.function.Supplier<WorkerChannels> current) {
       this.worker = worker;
+      this.current = current;
     }
 
     @Override
     public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
-      Pooled p = acquire(worker);
-      ClientCall<Q, R> call;
-      try {
-        call = p.channel.newCall(method, options);
-      } catch (RuntimeException e) {
-        p.release(nanoClock.getAsLong());
-        throw e;
+      while (true) {
+        WorkerChannels pool = current.get();
+        ClientCall<Q, R> call = pool.newCall(worker, method, options);
+        if (call != null) {
+          return call;
+        }
+        if (pool == current.get()) {
+          throw new IllegalStateException("FileSystemContext is closed");
+        }
       }
-      AtomicBoolean released = new AtomicBoolean();
-      Runnable release = () -> {
-        if (released.compareAndSet(false, true)) {
-          p.release(nanoClock.getAsLong());
-        }
-      };
-      return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
-        @Override
-        public void start(Listener<R> listener, Metadata headers) {
-          try {
-            super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-              @Override
-              public void onClose(Status status, Metadata trailers) {
-                try {
-                  super.onClose(status, trailers);
-                } finally {
-                  release.run();
-                }
-              }
-            }, headers);
-          } catch (RuntimeException e) {
-            release.run();
-            throw e;
-          }
-        }
-      };
     }
 
     @Override

@@ -196,7 +196,7 @@ public final class MasterProcess implements AutoCloseable {
     server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE),
         GrpcServer.Limits.from(conf), List.of(
         new FileSystemMasterService(state, host + ":" + port, startMs, conf.get(MasterKeys.LIST_BATCH_SIZE_MAX),
-            listings).bindService(),
+            listings, new ClusterDefaults(conf)).bindService(),
         new BlockMasterWorkerService(state).bindService()));
     try {
       server.start();

@@ -55,10 +55,12 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   private final int maxBatch;
   /** Runs listings (each one waits for its client's flow-control window). */
   private final java.util.concurrent.Executor listings;
+  private final io.strata.master.ClusterDefaults clusterDefaults;
 
   public FileSystemMasterService(MasterState state, String masterAddress, long startTimeMs, int maxBatch,
-      java.util.concurrent.Executor listings) {
+      java.util.concurrent.Executor listings, io.strata.master.ClusterDefaults clusterDefaults) {
     this.listings = listings;
+    this.clusterDefaults = clusterDefaults;
     this.state = state;
     this.masterAddress = masterAddress;
     this.startTimeMs = startTimeMs;
@@ -301,6 +303,16 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
         b.addLost(MasterProtoConverter.toProto(w));
       }
       return b.build();
+    });
+  }
+
+  @Override
+  public void getClusterConfiguration(io.strata.proto.GetClusterConfigurationRequest r,
+      StreamObserver<io.strata.proto.GetClusterConfigurationResponse> o) {
+    Rpc.unary(o, () -> {
+      state.leading();
+      return io.strata.proto.GetClusterConfigurationResponse.newBuilder()
+          .putAllClientDefaults(clusterDefaults.values()).setHash(clusterDefaults.hash()).build();
     });
   }
 }
