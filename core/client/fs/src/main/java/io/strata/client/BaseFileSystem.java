@@ -73,6 +73,10 @@ final class BaseFileSystem implements FileSystem {
     this.workers = new WorkerSelector(context.conf(), this::getWorkers);
   }
 
+  private MetadataCache cache() {
+    return context.metadataCache();
+  }
+
   private static String check(String path) throws StrataException {
     return StrataPath.of(path).toString();
   }
@@ -86,6 +90,7 @@ final class BaseFileSystem implements FileSystem {
     FileInfoProto info = context.callMaster(m -> m.createFile(CreateFileRequest.newBuilder()
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
         .setWriteType(writeType.name()).setClientId(context.leases().clientId()).build()).getFile());
+    cache().invalidate(path);
     return new FileOutStream(context, workers, ProtoConverter.toStatus(info), writeType);
   }
 
@@ -119,7 +124,20 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public URIStatus getStatus(String path, GetStatusOptions options) throws IOException {
     check(path);
-    long sync = options.syncIntervalMs().orElseGet(() -> ClientKeys.metadataSyncIntervalMs(context.conf()));
+    if (options.syncIntervalMs().isPresent()) {
+      return fetchStatus(path, options.syncIntervalMs().getAsLong());
+    }
+    URIStatus cached = cache().status(path);
+    if (cached != null) {
+      return cached;
+    }
+    URIStatus status = fetchStatus(path, ClientKeys.metadataSyncIntervalMs(context.conf()));
+    cache().putStatus(path, status);
+    return status;
+  }
+
+  /** The status from the master, never from the cache. */
+  private URIStatus fetchStatus(String path, long sync) throws StrataException {
     return ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(
         GetStatusRequest.newBuilder().setPath(path).setSyncIntervalMs(sync).build()).getFile()));
   }
@@ -128,6 +146,23 @@ final class BaseFileSystem implements FileSystem {
   public void iterateStatus(String path, ListStatusOptions options, Consumer<URIStatus> action)
       throws IOException {
     check(path);
+    boolean cacheable = cache().enabled() && !options.recursive() && options.syncIntervalMs().isEmpty();
+    if (cacheable) {
+      List<URIStatus> cached = cache().listing(path);
+      if (cached == null) {
+        List<URIStatus> fetched = new ArrayList<>();
+        listFromMaster(path, options, fetched::add);
+        cache().putListing(path, fetched);
+        cached = fetched;
+      }
+      cached.forEach(action);
+      return;
+    }
+    listFromMaster(path, options, action);
+  }
+
+  private void listFromMaster(String path, ListStatusOptions options, Consumer<URIStatus> action)
+      throws StrataException {
     long sync = options.syncIntervalMs().orElseGet(() -> ClientKeys.metadataSyncIntervalMs(context.conf()));
     ListStatusRequest req = ListStatusRequest.newBuilder().setPath(path).setRecursive(options.recursive())
         .setBatchSize(context.conf().get(ClientKeys.LIST_BATCH_SIZE)).setSyncIntervalMs(sync).build();
@@ -167,26 +202,42 @@ final class BaseFileSystem implements FileSystem {
         .setRecursive(options.recursive()).setAllowExists(options.allowExists()).setMode(options.mode())
         .setWriteType(options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf())).name())
         .build()));
+    cache().invalidate(path);
   }
 
   @Override
   public void delete(String path, DeleteOptions options) throws IOException {
     check(path);
-    context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(path)
-        .setRecursive(options.recursive()).setStrataOnly(options.strataOnly()).build()));
+    try {
+      context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(path)
+          .setRecursive(options.recursive()).setStrataOnly(options.strataOnly()).build()));
+    } finally {
+      cache().invalidate(path); // also when it failed: a lost reply may hide a delete that was applied
+    }
   }
 
   @Override
   public void rename(String src, String dst, RenameOptions options) throws IOException {
     check(src);
     check(dst);
-    context.callMaster(m -> m.rename(RenameRequest.newBuilder().setSrc(src).setDst(dst).build()));
+    try {
+      context.callMaster(m -> m.rename(RenameRequest.newBuilder().setSrc(src).setDst(dst).build()));
+    } finally {
+      cache().invalidate(src);
+      cache().invalidate(dst);
+    }
   }
 
   @Override
   public boolean exists(String path) throws IOException {
     check(path);
-    return context.callMaster(m -> m.exists(ExistsRequest.newBuilder().setPath(path).build()).getExists());
+    Boolean cached = cache().exists(path);
+    if (cached != null) {
+      return cached;
+    }
+    boolean exists = context.callMaster(m -> m.exists(ExistsRequest.newBuilder().setPath(path).build()).getExists());
+    cache().putExists(path, exists);
+    return exists;
   }
 
   @Override
@@ -219,12 +270,14 @@ final class BaseFileSystem implements FileSystem {
     }
     context.callMaster(m -> m.mount(MountRequest.newBuilder()
         .setMount(ProtoConverter.toMountProto(path, ufsUri, options)).build()));
+    cache().invalidate(path);
   }
 
   @Override
   public void unmount(String path) throws IOException {
     check(path);
     context.callMaster(m -> m.unmount(UnmountRequest.newBuilder().setPath(path).build()));
+    cache().invalidate(path);
   }
 
   @Override
@@ -243,6 +296,7 @@ final class BaseFileSystem implements FileSystem {
     check(path);
     FreeResponse r = context.callMaster(m -> m.free(FreeRequest.newBuilder().setPath(path)
         .setRecursive(recursive).setForce(force).build()));
+    cache().invalidate(path);
     return new FreeResult(r.getFilesFreed(), r.getBlocksFreed());
   }
 
@@ -253,13 +307,16 @@ final class BaseFileSystem implements FileSystem {
     options.pinned().ifPresent(req::setPinned);
     options.ttlMs().ifPresent(req::setTtlMs);
     options.ttlAction().ifPresent(a -> req.setTtlAction(a.name()));
-    return ProtoConverter.toStatus(context.callMaster(m -> m.setAttribute(req.build()).getFile()));
+    URIStatus status = ProtoConverter.toStatus(context.callMaster(m -> m.setAttribute(req.build()).getFile()));
+    cache().invalidate(path);
+    return status;
   }
 
   @Override
   public URIStatus persist(String path, Duration timeout) throws IOException {
     check(path);
-    URIStatus status = getStatus(path);
+    long sync = ClientKeys.metadataSyncIntervalMs(context.conf());
+    URIStatus status = fetchStatus(path, sync);
     if (status.isPersisted()) {
       return status;
     }
@@ -271,8 +328,9 @@ final class BaseFileSystem implements FileSystem {
     long deadline = Deadlines.nanoDeadline(System.nanoTime(), timeout);
     long pauseMs = 10;
     while (true) {
-      status = getStatus(path);
+      status = fetchStatus(path, sync);
       if (status.isPersisted()) {
+        cache().invalidate(path);
         return status;
       }
       if (URIStatus.LOST.equals(status.persistenceState())) {

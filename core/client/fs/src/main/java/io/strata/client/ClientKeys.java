@@ -226,6 +226,31 @@ public final class ClientKeys {
           + "on the old channels.")
       .build();
 
+  public static final PropertyKey<Boolean> METADATA_CACHE_ENABLED =
+      PropertyKey.booleanKey("strata.user.metadata.cache.enabled")
+          .defaultValue(false)
+          .doc("Whether the client caches getStatus, exists and non-recursive listing answers (default options "
+              + "only). Its own creates, mkdirs, completes, deletes, renames and attribute changes invalidate the "
+              + "path, its subtree and its ancestors at once; other clients' changes are seen after "
+              + "strata.user.metadata.cache.expiry.")
+          .build();
+
+  public static final PropertyKey<Long> METADATA_CACHE_MAX_SIZE =
+      PropertyKey.longKey("strata.user.metadata.cache.max.size")
+          .defaultValue(100_000L)
+          .validate(v -> v >= 1, "positive")
+          .doc("Most entries the metadata cache holds (a listing counts one plus one per child); the least "
+              + "recently used go first.")
+          .build();
+
+  public static final PropertyKey<Duration> METADATA_CACHE_EXPIRY =
+      PropertyKey.durationKey("strata.user.metadata.cache.expiry")
+          .defaultValue("10s")
+          .validate(d -> d.toMillis() >= 1, "at least 1ms")
+          .doc("How long a cached metadata answer is used after it was fetched: the longest another client's "
+              + "change can stay unseen by this client.")
+          .build();
+
   public static final PropertyKey<Integer> LIST_BATCH_SIZE = PropertyKey.intKey("strata.user.list.batch.size")
       .defaultValue(1000)
       .validate(v -> v >= 1 && v <= 100_000, "between 1 and 100000")

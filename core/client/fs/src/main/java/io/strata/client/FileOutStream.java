@@ -474,6 +474,8 @@ public final class FileOutStream extends OutputStream {
       // Not deleted: the master may have completed it and lost only the reply, or the path may now name
       // another writer's file. An incomplete file is refused by readers anyway.
       throw e.code().toException("Completing " + file.path() + " failed: " + e.getMessage(), e);
+    } finally {
+      context.metadataCache().invalidate(file.path());
     }
   }
 
@@ -511,6 +513,8 @@ public final class FileOutStream extends OutputStream {
           .setFileId(file.id()).build()));
     } catch (StrataException e) {
       LOG.debug("Could not delete {} after its write failed", file.path(), e);
+    } finally {
+      context.metadataCache().invalidate(file.path());
     }
   }
 }

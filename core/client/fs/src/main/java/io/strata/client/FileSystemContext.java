@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * write, so no call ever waits for it. Calls and streams already running finish on the old pool: its idle
  * channels shut down at once, busy ones when their last call in flight ends, and the pool's event loops
  * are let go once all are down. Read once, from the configuration at start: the lease renewal interval,
- * the short-circuit settings, the idle check and the sync interval themselves.
+ * the short-circuit and metadata cache settings, the idle check and the sync interval themselves.
  *
  * <p>Thread-safe.
  */
@@ -65,6 +65,7 @@ public final class FileSystemContext implements Closeable {
   private final java.util.List<WorkerChannels> draining = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The hash of the cluster defaults in use ("" before the first fetch); guarded by this. */
   private String clusterHash = "";
+  private final MetadataCache metadataCache;
   private final java.util.Map<WorkerAddress, WorkerChannels.Handle> handles =
       new java.util.concurrent.ConcurrentHashMap<>();
   private final long maxMessageBytes;
@@ -97,6 +98,7 @@ public final class FileSystemContext implements Closeable {
     }
     this.current = new Generation(1, merged, maxMessageBytes, flowWindowBytes);
     this.leases = new LeaseRenewer(this, merged.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
+    this.metadataCache = MetadataCache.from(merged, com.github.benmanes.caffeine.cache.Ticker.systemTicker());
     this.maintenance = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "strata-client-maintenance");
       t.setDaemon(true);
@@ -192,6 +194,11 @@ public final class FileSystemContext implements Closeable {
   /** Retired worker channel pools still carrying calls in flight (0 once every old stream closed). */
   public int drainingChannelPools() {
     return draining.size();
+  }
+
+  /** The metadata answers this context's file systems share (disabled unless the key is on). */
+  MetadataCache metadataCache() {
+    return metadataCache;
   }
 
   /** Renews the write leases of this context's open files. */

@@ -1,0 +1,109 @@
+package io.strata.client;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.strata.common.conf.StrataConf;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * The client's optional cache of metadata answers ({@code strata.user.metadata.cache.enabled}, off by
+ * default): getStatus, exists and non-recursive listings made with default options, each kept for
+ * {@code strata.user.metadata.cache.expiry} after it was fetched, within
+ * {@code strata.user.metadata.cache.max.size} weight (an entry weighs one, a listing one more per child).
+ *
+ * <p>Never stale for this client's own writes: every create, mkdir, complete, delete, rename and attribute
+ * change this client makes invalidates, once the master answered, the path's own entries, every entry under
+ * it (a directory's cached children) and every ancestor's (whose listing or existence it changes: a
+ * recursive mkdir creates them). Another client's change is seen after the expiry at the latest. Calls
+ * with an explicit metadata sync interval, reads (openFile fetches blocks afresh) and the client's own
+ * waits (persist, load) bypass the cache.
+ *
+ * <p>Thread-safe (Caffeine); a fetch that raced with an invalidation of the same key can put back an answer
+ * from just before the write only if the master answered it before the write, and never after this
+ * client's write call returned, since the invalidation follows the master's answer.
+ */
+final class MetadataCache {
+  private enum Kind { STATUS, EXISTS, LISTING }
+
+  private record Key(Kind kind, String path) {}
+
+  /** A disabled cache: misses always, remembers nothing. */
+  static final MetadataCache OFF = new MetadataCache(null);
+
+  private final Cache<Key, Object> cache;
+
+  private MetadataCache(Cache<Key, Object> cache) {
+    this.cache = cache;
+  }
+
+  static MetadataCache from(StrataConf conf, Ticker ticker) {
+    if (!conf.get(ClientKeys.METADATA_CACHE_ENABLED)) {
+      return OFF;
+    }
+    Duration expiry = conf.get(ClientKeys.METADATA_CACHE_EXPIRY);
+    return new MetadataCache(Caffeine.newBuilder().ticker(ticker)
+        .maximumWeight(conf.get(ClientKeys.METADATA_CACHE_MAX_SIZE))
+        .weigher((Key k, Object v) -> v instanceof List<?> l ? 1 + l.size() : 1)
+        .expireAfterWrite(expiry).build());
+  }
+
+  boolean enabled() {
+    return cache != null;
+  }
+
+  URIStatus status(String path) {
+    return cache == null ? null : (URIStatus) cache.getIfPresent(new Key(Kind.STATUS, path));
+  }
+
+  void putStatus(String path, URIStatus status) {
+    if (cache != null) {
+      cache.put(new Key(Kind.STATUS, path), status);
+    }
+  }
+
+  Boolean exists(String path) {
+    return cache == null ? null : (Boolean) cache.getIfPresent(new Key(Kind.EXISTS, path));
+  }
+
+  void putExists(String path, boolean exists) {
+    if (cache != null) {
+      cache.put(new Key(Kind.EXISTS, path), exists);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  List<URIStatus> listing(String path) {
+    return cache == null ? null : (List<URIStatus>) cache.getIfPresent(new Key(Kind.LISTING, path));
+  }
+
+  void putListing(String path, List<URIStatus> entries) {
+    if (cache != null) {
+      cache.put(new Key(Kind.LISTING, path), List.copyOf(entries));
+    }
+  }
+
+  /** Forgets {@code path}, everything under it and every ancestor's entries (after a change to it). */
+  void invalidate(String path) {
+    if (cache == null) {
+      return;
+    }
+    String under = path.equals("/") ? "/" : path + "/";
+    Predicate<Key> affected = k -> k.path.equals(path) || k.path.startsWith(under) || isAncestor(k.path, path);
+    cache.asMap().keySet().removeIf(affected);
+  }
+
+  private static boolean isAncestor(String candidate, String path) {
+    if (candidate.equals("/")) {
+      return true;
+    }
+    return path.startsWith(candidate) && path.length() > candidate.length() && path.charAt(candidate.length()) == '/';
+  }
+
+  /** Entries held now (for tests). */
+  long size() {
+    return cache == null ? 0 : cache.estimatedSize();
+  }
+}

@@ -1,0 +1,131 @@
+package io.strata.tests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.strata.client.ClientKeys;
+import io.strata.client.FileOutStream;
+import io.strata.client.FileSystem;
+import io.strata.client.URIStatus;
+import io.strata.client.options.CreateDirectoryOptions;
+import io.strata.client.options.DeleteOptions;
+import io.strata.client.options.WriteType;
+import io.strata.common.exception.NotFoundException;
+import io.strata.minicluster.LocalStrataCluster;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The client's metadata cache on a real master and worker: answers are cached (another client's change is
+ * not seen before the expiry), yet this client's own creates, completes, mkdirs, renames and deletes are
+ * seen at once, also through cached children and ancestors; another client's change is seen after the
+ * expiry.
+ */
+class MetadataCacheIntegrationTest {
+  private static LocalStrataCluster cluster;
+  private static FileSystem other;
+
+  @BeforeAll
+  static void start() throws IOException {
+    cluster = LocalStrataCluster.builder().workers(1)
+        .set(ClientKeys.WRITE_TYPE_DEFAULT.name(), WriteType.MUST_CACHE.name()).build().start();
+    other = cluster.client();
+  }
+
+  @AfterAll
+  static void stop() {
+    cluster.close();
+  }
+
+  private static FileSystem cachingClient(String expiry) {
+    return FileSystem.create(cluster.clientConf().withAll(Map.of(ClientKeys.METADATA_CACHE_ENABLED.name(), "true",
+        ClientKeys.METADATA_CACHE_EXPIRY.name(), expiry)));
+  }
+
+  private static void write(FileSystem fs, String path, int length) throws IOException {
+    try (FileOutStream out = fs.createFile(path)) {
+      out.write(new byte[length]);
+    }
+  }
+
+  private static List<String> names(List<URIStatus> entries) {
+    return entries.stream().map(URIStatus::name).toList();
+  }
+
+  @Test
+  void ownWrites_areSeenAtOnce_whileOtherClientsChangesWaitForTheExpiry() throws IOException {
+    try (FileSystem fs = cachingClient("10min")) {
+      fs.createDirectory("/mc1");
+      assertThat(fs.listStatus("/mc1")).isEmpty();
+      assertThat(fs.exists("/mc1/f")).isFalse();
+      assertThat(fs.getStatus("/mc1").directory()).isTrue();
+
+      assertThat(fs.exists("/mc1/theirs")).isFalse();
+      write(other, "/mc1/theirs", 1);
+      assertThat(fs.exists("/mc1/theirs")).as("another client's file: not seen before the expiry").isFalse();
+
+      write(fs, "/mc1/f", 3);
+      assertThat(fs.exists("/mc1/f")).isTrue();
+      URIStatus f = fs.getStatus("/mc1/f");
+      assertThat(f.length()).isEqualTo(3);
+      assertThat(f.complete()).isTrue();
+      assertThat(names(fs.listStatus("/mc1"))).containsExactly("f", "theirs"); // the parent's listing refetched
+
+      assertThat(fs.exists("/mc2")).isFalse();
+      fs.createDirectory("/mc2/x/y", CreateDirectoryOptions.defaults().withRecursive(true));
+      assertThat(fs.exists("/mc2")).as("an ancestor a recursive mkdir made").isTrue();
+      assertThat(fs.exists("/mc2/x/y")).isTrue();
+    }
+  }
+
+  @Test
+  void renameAndDeleteOfADirectory_invalidateItsCachedChildren() throws IOException {
+    try (FileSystem fs = cachingClient("10min")) {
+      fs.createDirectory("/mc3/d", CreateDirectoryOptions.defaults().withRecursive(true));
+      write(fs, "/mc3/d/c1", 5);
+      assertThat(fs.getStatus("/mc3/d/c1").length()).isEqualTo(5);
+      assertThat(names(fs.listStatus("/mc3/d"))).containsExactly("c1");
+      assertThat(fs.exists("/mc3/e/c1")).isFalse();
+
+      fs.rename("/mc3/d", "/mc3/e");
+      assertThat(fs.exists("/mc3/d/c1")).isFalse();
+      assertThatThrownBy(() -> fs.getStatus("/mc3/d/c1")).isInstanceOf(NotFoundException.class);
+      assertThatThrownBy(() -> fs.listStatus("/mc3/d")).isInstanceOf(NotFoundException.class);
+      assertThat(fs.exists("/mc3/e/c1")).isTrue();
+      assertThat(fs.getStatus("/mc3/e/c1").length()).isEqualTo(5);
+      assertThat(names(fs.listStatus("/mc3"))).containsExactly("e");
+
+      assertThat(names(fs.listStatus("/mc3/e"))).containsExactly("c1");
+      fs.delete("/mc3/e", DeleteOptions.defaults().withRecursive(true));
+      assertThat(fs.exists("/mc3/e/c1")).isFalse();
+      assertThat(fs.exists("/mc3/e")).isFalse();
+      assertThatThrownBy(() -> fs.getStatus("/mc3/e/c1")).isInstanceOf(NotFoundException.class);
+      assertThat(fs.listStatus("/mc3")).isEmpty();
+    }
+  }
+
+  @Test
+  void anotherClientsWrite_isSeenAfterTheExpiry() throws IOException {
+    Duration expiry = Duration.ofSeconds(2);
+    try (FileSystem fs = cachingClient(expiry.toMillis() + "ms")) {
+      fs.createDirectory("/mc4");
+      long cachedAt = System.nanoTime();
+      assertThat(fs.exists("/mc4/h")).isFalse();
+      write(other, "/mc4/h", 2);
+      boolean stale = !fs.exists("/mc4/h");
+      if (System.nanoTime() - cachedAt < expiry.toNanos()) {
+        assertThat(stale).as("within the expiry the cached answer stands").isTrue();
+      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> fs.exists("/mc4/h"));
+      assertThat(System.nanoTime() - cachedAt).as("seen only once the answer expired")
+          .isGreaterThanOrEqualTo(expiry.toNanos());
+      assertThat(fs.getStatus("/mc4/h").length()).isEqualTo(2);
+    }
+  }
+}
