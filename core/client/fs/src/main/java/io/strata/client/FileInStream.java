@@ -69,6 +69,15 @@ public final class FileInStream extends InputStream {
   private long pos;
   private BlockRangeReader reader;
   private FileBlockInfo readerBlock;
+  /**
+   * The block positioned reads last read short-circuit, kept open (and read-locked on its worker) until a
+   * positioned read needs another block, fails on it, or the stream closes: a pread then costs no socket
+   * round trip, where opening the block costs four (open, descriptor, checksums, close).
+   */
+  private KeptBlock kept;
+
+  private record KeptBlock(long blockId, WorkerAddress worker,
+      io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock open, int[] sums) {}
   private long readerEnd;
   private boolean closed;
 
@@ -227,13 +236,18 @@ public final class FileInStream extends InputStream {
     }
   }
 
-  private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
-    // A worker that failed is skipped for every block; one whose copy was corrupt only for that block.
-    Set<WorkerAddress> skip = failedWorkers;
-    if (corruptOn.containsKey(block.blockId())) {
-      skip = new HashSet<>(failedWorkers);
-      skip.addAll(corruptOn.get(block.blockId()));
+  /** A worker that failed is skipped for every block; one whose copy was corrupt only for that block. */
+  private Set<WorkerAddress> skipFor(FileBlockInfo block) {
+    if (!corruptOn.containsKey(block.blockId())) {
+      return failedWorkers;
     }
+    Set<WorkerAddress> skip = new HashSet<>(failedWorkers);
+    skip.addAll(corruptOn.get(block.blockId()));
+    return skip;
+  }
+
+  private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
+    Set<WorkerAddress> skip = skipFor(block);
     WorkerAddress chosen = selector.nearest(block.locations(), skip);
     boolean persisted = file.isPersisted();
     boolean unlisted = chosen == null;
@@ -406,7 +420,10 @@ public final class FileInStream extends InputStream {
       int n = (int) Math.min(total - done, block.length() - inBlock);
       BlockRetry r = new BlockRetry(retryPolicy);
       while (true) {
-        BlockRangeReader reading = openOrFail(block, inBlock, n, r, p);
+        BlockRangeReader reading = keptReader(block, inBlock, n);
+        if (reading == null) {
+          reading = openOrFail(block, inBlock, n, r, p);
+        }
         try (reading) {
           // A retry reads the whole range again into the same bytes of b: nothing is skipped or doubled.
           reading.readFully(b, off + done, n);
@@ -415,12 +432,56 @@ public final class FileInStream extends InputStream {
           }
           break;
         } catch (IOException e) {
+          dropKept(); // the retry chooses its copy afresh
           failedAttempt(r, reading, block, p, e);
         }
       }
       done += n;
     }
     return total;
+  }
+
+  /**
+   * A reader of the range from the block kept open for positioned reads, opening it (and dropping the one
+   * kept before) when the nearest copy of this block is on this host's worker; null to read it the usual
+   * way (another host, short-circuit not possible: {@link #open} says why).
+   */
+  private BlockRangeReader keptReader(FileBlockInfo block, long offset, long length) {
+    if (kept == null || kept.blockId() != block.blockId()) {
+      dropKept();
+      WorkerAddress chosen = selector.nearest(block.locations(), skipFor(block));
+      if (chosen == null || !context.onThisHost(chosen)) {
+        return null;
+      }
+      io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock opened =
+          context.shortCircuit().open(chosen, block.blockId(), readType == ReadType.CACHE_PROMOTE);
+      if (opened == null) {
+        return null;
+      }
+      int[] sums = null;
+      try {
+        if (opened.length() != block.length()) {
+          throw new IOException("the worker holds " + opened.length() + " bytes, the master lists " + block.length());
+        }
+        if (context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY) && block.length() > 0) {
+          sums = opened.checksums(0, io.strata.common.checksum.ChunkChecksums.chunkCount(block.length()));
+        }
+      } catch (IOException e) {
+        LOG.debug("Block {} on {} not kept open for positioned reads ({}); reading it the usual way",
+            block.blockId(), chosen, e.toString());
+        opened.close();
+        return null;
+      }
+      kept = new KeptBlock(block.blockId(), chosen, opened, sums);
+    }
+    return ShortCircuitBlockReader.ofKept(kept.open(), kept.worker(), offset, length, kept.sums());
+  }
+
+  private void dropKept() {
+    if (kept != null) {
+      kept.open().close();
+      kept = null;
+    }
   }
 
   /** Reads exactly len bytes at position or fails with OutOfRangeException. */
@@ -444,6 +505,7 @@ public final class FileInStream extends InputStream {
       reader.close();
       reader = null;
     }
+    dropKept();
     closed = true;
   }
 }
