@@ -420,10 +420,8 @@ public final class FileInStream extends InputStream {
       int n = (int) Math.min(total - done, block.length() - inBlock);
       BlockRetry r = new BlockRetry(retryPolicy);
       while (true) {
-        BlockRangeReader reading = keptReader(block, inBlock, n);
-        if (reading == null) {
-          reading = openOrFail(block, inBlock, n, r, p);
-        }
+        BlockRangeReader keptRange = keptReader(block, inBlock, n);
+        BlockRangeReader reading = keptRange != null ? keptRange : openOrFail(block, inBlock, n, r, p);
         try (reading) {
           // A retry reads the whole range again into the same bytes of b: nothing is skipped or doubled.
           reading.readFully(b, off + done, n);
@@ -446,7 +444,7 @@ public final class FileInStream extends InputStream {
    * kept before) when the nearest copy of this block is on this host's worker; null to read it the usual
    * way (another host, short-circuit not possible: {@link #open} says why).
    */
-  private BlockRangeReader keptReader(FileBlockInfo block, long offset, long length) {
+  private BlockRangeReader keptReader(FileBlockInfo block, long offset, long length) throws IOException {
     if (kept == null || kept.blockId() != block.blockId()) {
       dropKept();
       WorkerAddress chosen = selector.nearest(block.locations(), skipFor(block));
