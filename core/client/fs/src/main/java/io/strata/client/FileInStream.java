@@ -70,11 +70,13 @@ public final class FileInStream extends InputStream {
   private BlockRangeReader reader;
   private FileBlockInfo readerBlock;
   /**
-   * The block positioned reads last read short-circuit, kept open (and read-locked on its worker) until a
-   * positioned read needs another block, fails on it, or the stream closes: a pread then costs no socket
-   * round trip, where opening the block costs four (open, descriptor, checksums, close).
+   * The blocks positioned reads read short-circuit, kept open (and read-locked on their workers), least
+   * recently read first out, at most {@link ClientKeys#SHORT_CIRCUIT_PREAD_BLOCKS_KEPT}; a block leaves when a
+   * read fails on it or the stream closes. A pread in a kept block costs no socket round trip, where
+   * opening the block costs four (open, descriptor, checksums, close).
    */
-  private KeptBlock kept;
+  private final java.util.LinkedHashMap<Long, KeptBlock> kept = new java.util.LinkedHashMap<>(16, 0.75f, true);
+  private final int keepAtMost;
 
   private record KeptBlock(long blockId, WorkerAddress worker,
       io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock open, int[] sums) {}
@@ -89,6 +91,7 @@ public final class FileInStream extends InputStream {
     this.passiveCache = readType != ReadType.NO_CACHE && context.conf().get(ClientKeys.PASSIVE_CACHE_ENABLED);
     this.blocks = file.blocks();
     this.retryPolicy = BlockRetry.Policy.reads(context.conf());
+    this.keepAtMost = context.conf().get(ClientKeys.SHORT_CIRCUIT_PREAD_BLOCKS_KEPT);
   }
 
   /** Workers this stream stopped reading from after a failure (the next copy or the UFS served instead). */
@@ -430,7 +433,7 @@ public final class FileInStream extends InputStream {
           }
           break;
         } catch (IOException e) {
-          dropKept(); // the retry chooses its copy afresh
+          dropKept(block.blockId()); // the retry chooses its copy afresh
           failedAttempt(r, reading, block, p, e);
         }
       }
@@ -440,13 +443,17 @@ public final class FileInStream extends InputStream {
   }
 
   /**
-   * A reader of the range from the block kept open for positioned reads, opening it (and dropping the one
-   * kept before) when the nearest copy of this block is on this host's worker; null to read it the usual
+   * A reader of the range from the block kept open for positioned reads, opening it (and closing the least
+   * recently read one past the limit) when the nearest copy of this block is on this host's worker; null
+   * to read it the usual
    * way (another host, short-circuit not possible: {@link #open} says why).
    */
   private BlockRangeReader keptReader(FileBlockInfo block, long offset, long length) throws IOException {
-    if (kept == null || kept.blockId() != block.blockId()) {
-      dropKept();
+    if (keepAtMost == 0) {
+      return null;
+    }
+    KeptBlock k = kept.get(block.blockId());
+    if (k == null) {
       WorkerAddress chosen = selector.nearest(block.locations(), skipFor(block));
       if (chosen == null || !context.onThisHost(chosen)) {
         return null;
@@ -470,15 +477,22 @@ public final class FileInStream extends InputStream {
         opened.close();
         return null;
       }
-      kept = new KeptBlock(block.blockId(), chosen, opened, sums);
+      k = new KeptBlock(block.blockId(), chosen, opened, sums);
+      kept.put(block.blockId(), k);
+      if (kept.size() > keepAtMost) {
+        var eldest = kept.entrySet().iterator();
+        eldest.next().getValue().open().close();
+        eldest.remove();
+      }
     }
-    return ShortCircuitBlockReader.ofKept(kept.open(), kept.worker(), offset, length, kept.sums());
+    return ShortCircuitBlockReader.ofKept(k.open(), k.worker(), offset, length, k.sums());
   }
 
-  private void dropKept() {
-    if (kept != null) {
-      kept.open().close();
-      kept = null;
+  /** Closes the kept block {@code blockId}, if kept. */
+  private void dropKept(long blockId) {
+    KeptBlock k = kept.remove(blockId);
+    if (k != null) {
+      k.open().close();
     }
   }
 
@@ -503,7 +517,10 @@ public final class FileInStream extends InputStream {
       reader.close();
       reader = null;
     }
-    dropKept();
+    for (KeptBlock k : kept.values()) {
+      k.open().close();
+    }
+    kept.clear();
     closed = true;
   }
 }
