@@ -47,9 +47,12 @@ class FileSystemFactoryIntegrationTest {
     return cluster.clientConf().with(ClientKeys.LIST_BATCH_SIZE, 100 + tag);
   }
 
+  private static long threads(String name) {
+    return Thread.getAllStackTraces().keySet().stream().filter(t -> t.isAlive() && t.getName().equals(name)).count();
+  }
+
   private static long leaseRenewerThreads() {
-    return Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.isAlive() && t.getName().equals("strata-lease-renewer")).count();
+    return threads("strata-lease-renewer");
   }
 
   @Test
@@ -85,6 +88,7 @@ class FileSystemFactoryIntegrationTest {
 
   @Test
   void lastClose_stopsTheLeaseRenewer_andLaterCallsFail() throws IOException {
+    await().atMost(Duration.ofSeconds(10)).until(() -> threads("strata-client-maintenance") == 0);
     long before = leaseRenewerThreads();
     FileSystem a = FileSystem.Factory.get(conf(5));
     FileSystem b = FileSystem.Factory.get(conf(5));
@@ -95,8 +99,10 @@ class FileSystemFactoryIntegrationTest {
     a.close();
     assertThat(leaseRenewerThreads()).isEqualTo(before + 1); // b still holds it: nothing freed
     assertThat(b.getStatus("/factory-lease").length()).isEqualTo(3);
+    assertThat(threads("strata-client-maintenance")).isEqualTo(1);
     b.close();
     await().atMost(Duration.ofSeconds(10)).until(() -> leaseRenewerThreads() == before);
+    await().atMost(Duration.ofSeconds(10)).until(() -> threads("strata-client-maintenance") == 0);
     assertThatThrownBy(() -> b.exists("/")).isInstanceOf(FailedPreconditionException.class)
         .hasMessageContaining("closed");
   }
