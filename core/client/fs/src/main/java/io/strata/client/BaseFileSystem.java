@@ -208,24 +208,18 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public void delete(String path, DeleteOptions options) throws IOException {
     check(path);
-    try {
-      context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(path)
-          .setRecursive(options.recursive()).setStrataOnly(options.strataOnly()).build()));
-    } finally {
-      cache().invalidate(path); // also when it failed: a lost reply may hide a delete that was applied
-    }
+    context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(path)
+        .setRecursive(options.recursive()).setStrataOnly(options.strataOnly()).build()));
+    cache().invalidate(path);
   }
 
   @Override
   public void rename(String src, String dst, RenameOptions options) throws IOException {
     check(src);
     check(dst);
-    try {
-      context.callMaster(m -> m.rename(RenameRequest.newBuilder().setSrc(src).setDst(dst).build()));
-    } finally {
-      cache().invalidate(src);
-      cache().invalidate(dst);
-    }
+    context.callMaster(m -> m.rename(RenameRequest.newBuilder().setSrc(src).setDst(dst).build()));
+    cache().invalidate(src);
+    cache().invalidate(dst);
   }
 
   @Override
