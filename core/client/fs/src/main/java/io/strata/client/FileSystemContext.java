@@ -32,6 +32,7 @@ public final class FileSystemContext implements Closeable {
   private final WorkerChannels workerChannels;
   private final long rpcTimeoutMs;
   private final LeaseRenewer leases;
+  private final java.util.concurrent.atomic.AtomicLong callIds = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean closed;
   private io.strata.client.shortcircuit.ShortCircuitClient shortCircuit;
   private final boolean zeroCopy;
@@ -53,6 +54,17 @@ public final class FileSystemContext implements Closeable {
         flowWindowBytes);
     this.leases = new LeaseRenewer(this, conf.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
     this.zeroCopy = conf.get(ClientKeys.NETWORK_ZEROCOPY_ENABLED);
+  }
+
+  /**
+   * A new request id for one logical non-idempotent master call (create, complete, rename, delete): this
+   * context's client id and the next call number. Put it in the request once, outside the
+   * {@link #callMaster} lambda, so every retry carries the same id and the master answers a retry it
+   * already applied as it answered the first attempt.
+   */
+  io.strata.proto.RequestIdProto nextRequestId() {
+    return io.strata.proto.RequestIdProto.newBuilder().setClientId(leases.clientId())
+        .setCallId(callIds.incrementAndGet()).build();
   }
 
   /** Renews the write leases of this context's open files. */

@@ -79,7 +79,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       FileSystemMaster fs = state.leading();
       return CreateFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
         fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode(),
-            WriteType.parse(r.getWriteType()), r.getClientId()))).build();
+            WriteType.parse(r.getWriteType()), r.getClientId(),
+            MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId())))).build();
     });
   }
 
@@ -102,7 +103,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
       return CompleteFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
-        fs.completeFile(r.getPath(), r.getFileId(), r.getLength(), r.getUfsWritten()))).build();
+        fs.completeFile(r.getPath(), r.getFileId(), r.getLength(), r.getUfsWritten(),
+            MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId())))).build();
     });
   }
 
@@ -196,7 +198,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void delete(DeleteRequest r, StreamObserver<DeleteResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      fs.delete(r.getPath(), r.getRecursive(), r.getStrataOnly(), r.getFileId());
+      fs.delete(r.getPath(), r.getRecursive(), r.getStrataOnly(), r.getFileId(),
+          MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId()));
       return DeleteResponse.getDefaultInstance();
     });
   }
@@ -205,7 +208,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void rename(RenameRequest r, StreamObserver<RenameResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      fs.rename(r.getSrc(), r.getDst());
+      fs.rename(r.getSrc(), r.getDst(), MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId()));
       return RenameResponse.getDefaultInstance();
     });
   }
