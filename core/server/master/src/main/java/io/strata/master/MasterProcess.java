@@ -197,8 +197,8 @@ public final class MasterProcess implements AutoCloseable {
     server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE),
         GrpcServer.Limits.from(conf), List.of(
         new FileSystemMasterService(state, host + ":" + port, startMs, conf.get(MasterKeys.LIST_BATCH_SIZE_MAX),
-            listings).bindService(),
-        new BlockMasterWorkerService(state).bindService()));
+            listings, (work, refused) -> server.handOff(work, refused)).bindService(),
+        new BlockMasterWorkerService(state).bindService()), FileSystemMasterService.INLINE_METHODS);
     try {
       server.start();
     } catch (IOException e) {

@@ -613,6 +613,20 @@ public final class FileSystemMaster {
     return withUfs(tree.getStatus(p));
   }
 
+  /**
+   * {@link #getStatus(String, long)} answered from memory without waiting, or null when it might need
+   * the UFS (the path is not loaded, or a persisted path is due a sync) or a writer holds the tree right
+   * now: the caller then calls getStatus from a thread that may block. For the transport thread.
+   */
+  public FileInfo getStatusIfInMemory(String path, long syncIntervalMs) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    FileInfo f = tree.lookupIfFree(p);
+    if (f == null || (syncIntervalMs >= 0 && f.persisted() && !mounts.isEmpty())) {
+      return null;
+    }
+    return withUfs(f);
+  }
+
   /** The blocks of a complete file with their live locations, in order (lengths from the file's length). */
   public List<BlockState> blocksOf(FileInfo file) {
     List<BlockState> out = new ArrayList<>((int) file.blockCount());

@@ -795,6 +795,22 @@ public final class InodeTree {
     }
   }
 
+  /**
+   * As {@link #lookupOrNull}, but never waits: null also when a writer holds the lock right now (the
+   * caller then asks again from a thread that may wait). For answering on a transport thread.
+   */
+  public FileInfo lookupIfFree(StrataPath path) {
+    if (!lock.readLock().tryLock()) {
+      return null;
+    }
+    try {
+      Inode i = lookup(path);
+      return i == null ? null : snapshot(i, path.toString());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** The deepest existing ancestor-or-self of {@code path}. */
   public FileInfo deepestExisting(StrataPath path) {
     lock.readLock().lock();

@@ -55,10 +55,19 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   private final int maxBatch;
   /** Runs listings (each one waits for its client's flow-control window). */
   private final java.util.concurrent.Executor listings;
+  /** The server's handler pool, for the blocking part of the inline methods. */
+  private final HandOff handOff;
+
+  /** Where an inline method runs what may block: the server's handler pool ({@code GrpcServer#handOff}). */
+  @FunctionalInterface
+  public interface HandOff {
+    void handOff(Runnable work, java.util.function.Consumer<io.grpc.StatusException> refused);
+  }
 
   public FileSystemMasterService(MasterState state, String masterAddress, long startTimeMs, int maxBatch,
-      java.util.concurrent.Executor listings) {
+      java.util.concurrent.Executor listings, HandOff handOff) {
     this.listings = listings;
+    this.handOff = handOff;
     this.state = state;
     this.masterAddress = masterAddress;
     this.startTimeMs = startTimeMs;
@@ -118,9 +127,32 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     });
   }
 
+  /**
+   * The methods that run on the transport thread (see {@code GrpcServer}): they answer from memory without
+   * waiting, or hand their blocking part to the handler pool ({@link #blocking}). ListStatus only starts
+   * its listing on the listings pool.
+   */
+  public static final java.util.Set<String> INLINE_METHODS = java.util.Set.of(
+      FileSystemMasterServiceGrpc.getPingMethod().getFullMethodName(),
+      FileSystemMasterServiceGrpc.getGetStatusMethod().getFullMethodName(),
+      FileSystemMasterServiceGrpc.getExistsMethod().getFullMethodName(),
+      FileSystemMasterServiceGrpc.getListStatusMethod().getFullMethodName());
+
+  /** Runs a call that may block on the handler pool (or refuses it when the pool is saturated). */
+  private <T> void blocking(StreamObserver<T> o, Rpc.Call<T> call) {
+    handOff.handOff(() -> Rpc.unary(o, call), o::onError);
+  }
+
   @Override
   public void getStatus(GetStatusRequest r, StreamObserver<GetStatusResponse> o) {
-    Rpc.unary(o, () -> {
+    // Block locations take the block master's monitor, which a block report may hold: not on this thread.
+    if (!r.getIncludeBlocks() && Rpc.tryUnary(o, () -> {
+      FileInfo f = state.leading().getStatusIfInMemory(r.getPath(), r.getSyncIntervalMs());
+      return f == null ? null : GetStatusResponse.newBuilder().setFile(MasterProtoConverter.toProto(f)).build();
+    })) {
+      return;
+    }
+    blocking(o, () -> {
       FileSystemMaster fs = state.leading();
       FileInfo f = fs.getStatus(r.getPath(), r.getSyncIntervalMs());
       return GetStatusResponse.newBuilder().setFile(r.getIncludeBlocks() && !f.directory()
@@ -215,7 +247,11 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
 
   @Override
   public void exists(ExistsRequest r, StreamObserver<ExistsResponse> o) {
-    Rpc.unary(o, () -> {
+    if (Rpc.tryUnary(o, () -> state.leading().getStatusIfInMemory(r.getPath(), -1) == null ? null
+        : ExistsResponse.newBuilder().setExists(true).build())) {
+      return;
+    }
+    blocking(o, () -> { // absent here: the UFS may hold it
       FileSystemMaster fs = state.leading();
       return ExistsResponse.newBuilder().setExists(fs.exists(r.getPath())).build();
     });
