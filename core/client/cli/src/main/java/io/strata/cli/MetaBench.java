@@ -109,6 +109,7 @@ final class MetaBench implements Callable<Integer> {
         Result create = run(n, per, (t, i) -> fs.createFile(base + "/w" + t + "/f" + i,
             io.strata.client.options.CreateFileOptions.defaults()
                 .withWriteType(io.strata.client.options.WriteType.MUST_CACHE)).close());
+        run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i)); // warm up: reads repeat freely
         Result stat = run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i));
         Result rename = run(n, per, (t, i) -> fs.rename(base + "/w" + t + "/f" + i, base + "/w" + t + "/g" + i));
         Result delete = run(n, per, (t, i) -> fs.delete(base + "/w" + t + "/g" + i));

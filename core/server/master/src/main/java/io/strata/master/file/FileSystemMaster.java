@@ -627,6 +627,16 @@ public final class FileSystemMaster {
     return withUfs(f);
   }
 
+  /**
+   * A listing of a directory with at most {@code limit} children answered from memory without waiting,
+   * or null when it might need the UFS (a sync is due, or its UFS children were never merged in), is
+   * bigger, or a writer holds the tree right now: the caller then streams it with {@link #listStatus}.
+   */
+  public List<FileInfo> listSmallIfInMemory(String path, int limit, long syncIntervalMs) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    return syncIntervalMs >= 0 ? null : tree.listSmallIfFree(p, limit, !mounts.isEmpty());
+  }
+
   /** The blocks of a complete file with their live locations, in order (lengths from the file's length). */
   public List<BlockState> blocksOf(FileInfo file) {
     List<BlockState> out = new ArrayList<>((int) file.blockCount());

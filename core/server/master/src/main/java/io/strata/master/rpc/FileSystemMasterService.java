@@ -164,6 +164,9 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void listStatus(ListStatusRequest r, StreamObserver<ListStatusResponse> o) {
     ServerCallStreamObserver<ListStatusResponse> out = (ServerCallStreamObserver<ListStatusResponse>) o;
     int batch = r.getBatchSize() <= 0 ? 1000 : Math.min(r.getBatchSize(), maxBatch);
+    if (!r.getRecursive() && listedHere(r, out, batch)) {
+      return;
+    }
     // Flow control: the next batch is read from the tree only once the client has taken the previous
     // ones, so a huge directory is never buffered whole on the master.
     Object ready = new Object();
@@ -186,6 +189,29 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       out.onError(GrpcErrors.toStatus(new io.strata.common.exception.UnavailableException(
           "The master is shutting down")));
     }
+  }
+
+  /** A listing of one batch at most, answered on this (transport) thread when memory has it all. */
+  private boolean listedHere(ListStatusRequest r, ServerCallStreamObserver<ListStatusResponse> out, int batch) {
+    List<FileInfo> small;
+    try {
+      small = state.leading().listSmallIfInMemory(r.getPath(), batch, r.getSyncIntervalMs());
+    } catch (Exception e) {
+      out.onError(GrpcErrors.toStatus(e));
+      return true;
+    }
+    if (small == null) {
+      return false;
+    }
+    if (!small.isEmpty()) { // an empty directory sends no batch, as a streamed listing does
+      ListStatusResponse.Builder b = ListStatusResponse.newBuilder();
+      for (FileInfo f : small) {
+        b.addFiles(MasterProtoConverter.toProto(f));
+      }
+      out.onNext(b.build());
+    }
+    out.onCompleted();
+    return true;
   }
 
   private void list(ListStatusRequest r, ServerCallStreamObserver<ListStatusResponse> out, int batch, Object ready) {
