@@ -11,6 +11,7 @@ import io.strata.client.FileBlockInfo;
 import io.strata.client.FileInStream;
 import io.strata.client.FileOutStream;
 import io.strata.client.FileSystem;
+import io.strata.client.URIStatus;
 import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.WriteType;
 import io.strata.common.checksum.ChunkChecksums;
@@ -241,9 +242,10 @@ class ChecksumIntegrationTest {
           .hasMessageContaining("Block " + b0.blockId()).hasMessageContaining("corrupt at offset 0")
           .hasMessageContaining("not in the under file system");
     }
-    // The copy is kept (its other chunks are all that is left) and still listed.
+    // The copy is kept (its other chunks are all that is left) and still listed: in some tier (the 3 MB MEM
+    // tier may have moved it down to HDD meanwhile, with the other tests' blocks).
     assertThat(holders(path, 0)).containsExactly(holder);
-    assertThat(Files.exists(file)).isTrue();
+    assertThat(blockFile(holder, b0.blockId())).isNotNull();
   }
 
   @Test
@@ -274,6 +276,71 @@ class ChecksumIntegrationTest {
         assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith(blockId + ""));
       }
     }
+  }
+
+  /**
+   * The persist scheduler sends a file's persist to the worker holding most of its blocks: with that
+   * worker's copy of block 0 corrupt, every attempt went there and failed. The worker now reports the
+   * copy, the master drops it, and the next attempt persists the good copy (from the other worker).
+   */
+  @Test
+  void corruptCopy_foundByAPersist_isReportedAndDropped_andTheGoodCopyIsPersisted() throws IOException {
+    String path = "/crc/persist-corrupt";
+    byte[] data = new byte[3 * BLOCK];
+    new Random(11).nextBytes(data);
+    try (FileSystem rr = client("strata.user.block.write.location.policy", "ROUND_ROBIN");
+        FileOutStream out = rr.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK)
+            .withWriteType(WriteType.MUST_CACHE))) {
+      out.write(data);
+    }
+    FileBlockInfo b0 = scClient.getBlockLocations(path).get(0);
+    int bad = indexOf(b0.locations().get(0).address());
+    // `bad` gets every block, the other worker blocks 0 and 1 only: the persist goes to `bad`.
+    for (int i = 1; i < 3; i++) {
+      if (!holders(path, i).contains(bad)) {
+        copyToOtherWorker(path, i, 1 - bad);
+      }
+    }
+    copyToOtherWorker(path, 0, bad);
+    int badHolds = 0;
+    int goodHolds = 0;
+    for (int i = 0; i < 3; i++) {
+      badHolds += holders(path, i).contains(bad) ? 1 : 0;
+      goodHolds += holders(path, i).contains(1 - bad) ? 1 : 0;
+    }
+    assertThat(badHolds).as("blocks on the worker with the corrupt copy").isEqualTo(3);
+    assertThat(goodHolds).as("blocks on the other worker (round robin put one there)").isEqualTo(2);
+    flipByte(blockFile(bad, b0.blockId()), 77);
+
+    URIStatus done = scClient.persist(path, Duration.ofSeconds(30));
+
+    assertThat(done.isPersisted()).isTrue();
+    assertThat(Files.readAllBytes(cluster.rootUfsDir().resolve("crc").resolve("persist-corrupt"))).isEqualTo(data);
+    assertThat(holders(path, 0)).containsExactly(1 - bad);
+    await().atMost(Duration.ofSeconds(20)).until(() -> blockFile(bad, b0.blockId()) == null);
+  }
+
+  /** A worker caching a block from a peer whose copy is corrupt reports it, then loads the block from the UFS. */
+  @Test
+  void corruptPeerCopy_foundByACacheRequest_isReportedAndDropped_andTheUfsCopyIsCached() throws IOException {
+    String path = "/crc/peer-corrupt";
+    byte[] data = write(path, BLOCK / 2, WriteType.CACHE_THROUGH);
+    FileBlockInfo b0 = scClient.getBlockLocations(path).get(0);
+    int bad = indexOf(b0.locations().get(0).address());
+    flipByte(blockFile(bad, b0.blockId()), 1000);
+    WorkerProcess other = cluster.worker(1 - bad);
+    ManagedChannel ch = GrpcChannels.forAddress("localhost", other.rpcPort(), 8 << 20);
+    try {
+      assertThat(BlockWorkerServiceGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .cacheBlock(CacheBlockRequest.newBuilder().setBlockId(b0.blockId()).build()).getAccepted()).isTrue();
+    } finally {
+      GrpcChannels.close(ch);
+    }
+
+    // Only the copy cached from the under file system is left: the corrupt one is no longer listed.
+    await().atMost(Duration.ofSeconds(20)).until(() -> holders(path, 0).equals(List.of(1 - bad)));
+    await().atMost(Duration.ofSeconds(20)).until(() -> blockFile(bad, b0.blockId()) == null);
+    assertThat(readAll(streamClient, path)).isEqualTo(data);
   }
 
   @Test

@@ -261,7 +261,7 @@ class ShortCircuitWriteIntegrationTest {
       ShortCircuitWrite c = client.create(workerAddress(), noSums, BLOCK, false, BLOCK);
       c.channel().write(ByteBuffer.wrap(data(100 * 1024, 6)), 0);
       assertThatThrownBy(() -> c.commit(100 * 1024, new int[1], 0, 1)).isInstanceOf(InvalidArgumentException.class)
-          .hasMessage("Committing block " + noSums + " on worker " + workerAddress() + " short-circuit: Block "
+          .hasMessage("Committing block " + noSums + " on worker " + workerAddress() + " short-circuit: INVALID_ARGUMENT: Block "
               + noSums + ": the writer sent 1 checksums for 102400 bytes, which are 2 checksum chunks of 65536 bytes");
     }
     for (long id : List.of(over, mismatch, noSums)) {

@@ -47,6 +47,16 @@ public final class ClientKeys {
               + "strata.user.read.checksum.verify. Off trusts the local file.")
           .build();
 
+  public static final PropertyKey<Integer> SHORT_CIRCUIT_PREAD_BLOCKS_KEPT =
+      PropertyKey.intKey("strata.user.shortcircuit.pread.blocks.kept")
+          .defaultValue(16)
+          .validate(n -> n >= 0, "at least 0")
+          .doc("Blocks a stream keeps open short-circuit for its positioned reads (the least recently read is "
+              + "closed first): a positioned read in a kept block costs no domain-socket round trip. Each kept "
+              + "block stays read-locked on its worker (not evicted or moved) until it is closed or the stream "
+              + "is; 0 opens and closes the block for every positioned read.")
+          .build();
+
   public static final PropertyKey<Integer> READ_PREFETCH_CHUNKS = PropertyKey.intKey("strata.user.read.prefetch.chunks")
       .defaultValue(4)
       .validate(v -> v >= 1 && v <= 64, "between 1 and 64")

@@ -69,6 +69,17 @@ public final class FileInStream extends InputStream {
   private long pos;
   private BlockRangeReader reader;
   private FileBlockInfo readerBlock;
+  /**
+   * The blocks positioned reads read short-circuit, kept open (and read-locked on their workers), least
+   * recently read first out, at most {@link ClientKeys#SHORT_CIRCUIT_PREAD_BLOCKS_KEPT}; a block leaves when a
+   * read fails on it or the stream closes. A pread in a kept block costs no socket round trip, where
+   * opening the block costs four (open, descriptor, checksums, close).
+   */
+  private final java.util.LinkedHashMap<Long, KeptBlock> kept = new java.util.LinkedHashMap<>(16, 0.75f, true);
+  private final int keepAtMost;
+
+  private record KeptBlock(long blockId, WorkerAddress worker,
+      io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock open, int[] sums) {}
   private long readerEnd;
   private boolean closed;
 
@@ -80,6 +91,7 @@ public final class FileInStream extends InputStream {
     this.passiveCache = readType != ReadType.NO_CACHE && context.conf().get(ClientKeys.PASSIVE_CACHE_ENABLED);
     this.blocks = file.blocks();
     this.retryPolicy = BlockRetry.Policy.reads(context.conf());
+    this.keepAtMost = context.conf().get(ClientKeys.SHORT_CIRCUIT_PREAD_BLOCKS_KEPT);
   }
 
   /** Workers this stream stopped reading from after a failure (the next copy or the UFS served instead). */
@@ -227,13 +239,18 @@ public final class FileInStream extends InputStream {
     }
   }
 
-  private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
-    // A worker that failed is skipped for every block; one whose copy was corrupt only for that block.
-    Set<WorkerAddress> skip = failedWorkers;
-    if (corruptOn.containsKey(block.blockId())) {
-      skip = new HashSet<>(failedWorkers);
-      skip.addAll(corruptOn.get(block.blockId()));
+  /** A worker that failed is skipped for every block; one whose copy was corrupt only for that block. */
+  private Set<WorkerAddress> skipFor(FileBlockInfo block) {
+    if (!corruptOn.containsKey(block.blockId())) {
+      return failedWorkers;
     }
+    Set<WorkerAddress> skip = new HashSet<>(failedWorkers);
+    skip.addAll(corruptOn.get(block.blockId()));
+    return skip;
+  }
+
+  private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
+    Set<WorkerAddress> skip = skipFor(block);
     WorkerAddress chosen = selector.nearest(block.locations(), skip);
     boolean persisted = file.isPersisted();
     boolean unlisted = chosen == null;
@@ -406,7 +423,8 @@ public final class FileInStream extends InputStream {
       int n = (int) Math.min(total - done, block.length() - inBlock);
       BlockRetry r = new BlockRetry(retryPolicy);
       while (true) {
-        BlockRangeReader reading = openOrFail(block, inBlock, n, r, p);
+        BlockRangeReader keptRange = keptReader(block, inBlock, n);
+        BlockRangeReader reading = keptRange != null ? keptRange : openOrFail(block, inBlock, n, r, p);
         try (reading) {
           // A retry reads the whole range again into the same bytes of b: nothing is skipped or doubled.
           reading.readFully(b, off + done, n);
@@ -415,12 +433,67 @@ public final class FileInStream extends InputStream {
           }
           break;
         } catch (IOException e) {
+          dropKept(block.blockId()); // the retry chooses its copy afresh
           failedAttempt(r, reading, block, p, e);
         }
       }
       done += n;
     }
     return total;
+  }
+
+  /**
+   * A reader of the range from the block kept open for positioned reads, opening it (and closing the least
+   * recently read one past the limit) when the nearest copy of this block is on this host's worker; null
+   * to read it the usual
+   * way (another host, short-circuit not possible: {@link #open} says why).
+   */
+  private BlockRangeReader keptReader(FileBlockInfo block, long offset, long length) throws IOException {
+    if (keepAtMost == 0) {
+      return null;
+    }
+    KeptBlock k = kept.get(block.blockId());
+    if (k == null) {
+      WorkerAddress chosen = selector.nearest(block.locations(), skipFor(block));
+      if (chosen == null || !context.onThisHost(chosen)) {
+        return null;
+      }
+      io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock opened =
+          context.shortCircuit().open(chosen, block.blockId(), readType == ReadType.CACHE_PROMOTE);
+      if (opened == null) {
+        return null;
+      }
+      int[] sums = null;
+      try {
+        if (opened.length() != block.length()) {
+          throw new IOException("the worker holds " + opened.length() + " bytes, the master lists " + block.length());
+        }
+        if (context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY) && block.length() > 0) {
+          sums = opened.checksums(0, io.strata.common.checksum.ChunkChecksums.chunkCount(block.length()));
+        }
+      } catch (IOException e) {
+        LOG.debug("Block {} on {} not kept open for positioned reads ({}); reading it the usual way",
+            block.blockId(), chosen, e.toString());
+        opened.close();
+        return null;
+      }
+      k = new KeptBlock(block.blockId(), chosen, opened, sums);
+      kept.put(block.blockId(), k);
+      if (kept.size() > keepAtMost) {
+        var eldest = kept.entrySet().iterator();
+        eldest.next().getValue().open().close();
+        eldest.remove();
+      }
+    }
+    return ShortCircuitBlockReader.ofKept(k.open(), k.worker(), offset, length, k.sums());
+  }
+
+  /** Closes the kept block {@code blockId}, if kept. */
+  private void dropKept(long blockId) {
+    KeptBlock k = kept.remove(blockId);
+    if (k != null) {
+      k.open().close();
+    }
   }
 
   /** Reads exactly len bytes at position or fails with OutOfRangeException. */
@@ -444,6 +517,10 @@ public final class FileInStream extends InputStream {
       reader.close();
       reader = null;
     }
+    for (KeptBlock k : kept.values()) {
+      k.open().close();
+    }
+    kept.clear();
     closed = true;
   }
 }

@@ -132,7 +132,7 @@ public final class FileOutStream extends OutputStream {
         openBlock();
       }
       if (chunk == null) {
-        chunk = new byte[chunkSize];
+        chunk = replay.reuse(chunkSize);
         chunkFill = 0;
       }
       // Chunks never straddle a block boundary, whether or not blocks are written.
@@ -435,7 +435,13 @@ public final class FileOutStream extends OutputStream {
       throw e;
     }
     block = null;
-    replay.clear();
+    if (ufs == null) {
+      // The block's writer is done with its chunks (committed: everything was sent), and no UFS stream
+      // holds them (its sends may still be in flight), so their arrays serve the next block's chunks.
+      replay.clearAndRecycle();
+    } else {
+      replay.clear();
+    }
     blockRetry = null;
     blockIndex++;
   }

@@ -30,8 +30,31 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
   /** Checksums of chunks firstChunk.. (null when not verifying). */
   private final int[] sums;
   private final int firstChunk;
+  /** Whether closing this reader closes the block (false: its stream keeps it open for more reads). */
+  private final boolean owns;
   private ByteBuffer scratch;
   private int scratchChunk = -1;
+
+  /**
+   * A range of a block its stream keeps open for positioned reads: {@code allSums} holds every chunk's
+   * stored checksum (fetched once for the block; null when not verifying), and closing this reader leaves
+   * the block open.
+   */
+  static ShortCircuitBlockReader ofKept(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset,
+      long length, int[] allSums) {
+    return new ShortCircuitBlockReader(block, worker, offset, length, allSums);
+  }
+
+  private ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length,
+      int[] allSums) {
+    this.block = block;
+    this.worker = worker;
+    this.pos = offset;
+    this.end = offset + length;
+    this.firstChunk = 0;
+    this.sums = allSums;
+    this.owns = false;
+  }
 
   ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length,
       boolean verify) throws IOException {
@@ -40,6 +63,7 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
     this.pos = offset;
     this.end = offset + length;
     this.firstChunk = ChunkChecksums.chunkOf(offset);
+    this.owns = true;
     if (verify && length > 0) {
       int count = ChunkChecksums.chunkOf(end - 1) - firstChunk + 1;
       int[] got;
@@ -145,6 +169,8 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
 
   @Override
   public void close() {
-    block.close();
+    if (owns) {
+      block.close();
+    }
   }
 }

@@ -319,6 +319,16 @@ final class MasterSync implements StoreEvents, MasterClient {
   }
 
   @Override
+  public boolean reportCorrupt(long blockId, WorkerAddress holder, long offset, String reason)
+      throws StrataException {
+    io.strata.proto.ReportCorruptBlockRequest req = io.strata.proto.ReportCorruptBlockRequest.newBuilder()
+        .setBlockId(blockId).setOffset(offset).setReason(reason)
+        .setWorker(WorkerAddressProto.newBuilder().setHost(holder.host()).setRpcPort(holder.rpcPort())).build();
+    return master.call(ch -> io.strata.proto.FileSystemMasterServiceGrpc.newBlockingStub(ch)
+        .withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS).reportCorruptBlock(req)).getRemoved();
+  }
+
+  @Override
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
     GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId)
         .setWorkerId(workerId).setWorkerToken(workerToken).build();

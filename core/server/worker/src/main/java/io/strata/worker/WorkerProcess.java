@@ -315,6 +315,12 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     @Override
+    public boolean reportCorrupt(long blockId, WorkerAddress holder, long offset, String reason)
+        throws StrataException {
+      return sync().reportCorrupt(blockId, holder, offset, reason);
+    }
+
+    @Override
     public long workerId() {
       MasterSync s = sync;
       return s == null ? -1 : s.workerId();

@@ -103,7 +103,8 @@ public final class ShortCircuitWrite {
     } catch (IllegalArgumentException e) {
       code = ErrorCode.INTERNAL;
     }
-    return code.toException(what + " short-circuit: " + r.getErrorMessage(), null);
+    // The code in the message too, as a streamed write's gRPC status shows it (RESOURCE_EXHAUSTED: ...).
+    return code.toException(what + " short-circuit: " + code.name() + ": " + r.getErrorMessage(), null);
   }
 
   public long blockId() {

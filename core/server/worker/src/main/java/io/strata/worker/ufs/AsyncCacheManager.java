@@ -118,6 +118,9 @@ final class AsyncCacheManager {
       peers.read(loc.address(), src.blockId(), src.length(), temp::append);
     } catch (StrataException | RuntimeException e) {
       store.abort(temp);
+      if (e instanceof io.strata.common.exception.CorruptBlockException c) {
+        CorruptReports.report(master, src.blockId(), loc.address(), c);
+      }
       throw e;
     }
     try {

@@ -140,6 +140,26 @@ final class FilePersister {
   }
 
   private void copyBlock(long fileId, BlockInfo b, OutputStream out, byte[] scratch) throws IOException {
+    try {
+      copyLocal(fileId, b, out, scratch);
+      return;
+    } catch (NotFoundException e) {
+      // Not on this worker: read it from one that has it.
+    } catch (io.strata.common.exception.CorruptBlockException e) {
+      // The master drops this copy if another or the UFS holds the bytes, so the next attempt is sent to
+      // a worker with a good one; told nothing, it would send every attempt here.
+      long self = master.workerId();
+      for (Location loc : b.locations()) {
+        if (loc.workerId() == self) {
+          CorruptReports.report(master, b.blockId(), loc.address(), e);
+        }
+      }
+      throw e;
+    }
+    copyFromPeer(fileId, b, out, scratch);
+  }
+
+  private void copyLocal(long fileId, BlockInfo b, OutputStream out, byte[] scratch) throws IOException {
     try (BlockStore.ReadHandle h = store.openForRead(b.blockId(), false)) {
       if (h.meta().length() != b.length()) {
         throw new DataLossException("Block " + b.blockId() + " of file " + fileId + " has " + h.meta().length()
@@ -166,10 +186,10 @@ final class FilePersister {
       }
       seen.finish();
       checkChunks(b.blockId(), seen, stored.length, stored, checked);
-      return;
-    } catch (NotFoundException e) {
-      // Not on this worker: read it from one that has it.
     }
+  }
+
+  private void copyFromPeer(long fileId, BlockInfo b, OutputStream out, byte[] scratch) throws IOException {
     long self = master.workerId();
     StrataException last = null;
     for (Location loc : b.locations()) {
@@ -184,6 +204,9 @@ final class FilePersister {
         });
         return;
       } catch (StrataException e) {
+        if (e instanceof io.strata.common.exception.CorruptBlockException c) {
+          CorruptReports.report(master, b.blockId(), loc.address(), c);
+        }
         if (sent[0] > 0) {
           throw e; // part of it is in the file already: no other copy can continue it
         }

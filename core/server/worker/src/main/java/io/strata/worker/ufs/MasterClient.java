@@ -28,6 +28,13 @@ public interface MasterClient {
     commitBlock(blockId, length, tier);
   }
 
+  /**
+   * Tells the master that the copy of {@code blockId} on {@code holder} (this worker or a peer) failed its
+   * checksums at {@code offset}: the master drops that copy unless it is the last one of a file the
+   * under file system does not hold. Answers whether it was dropped.
+   */
+  boolean reportCorrupt(long blockId, WorkerAddress holder, long offset, String reason) throws StrataException;
+
   /** This worker's id at the master, or -1 while it is not registered. */
   long workerId();
 

@@ -97,6 +97,8 @@ final class PeerClient implements Closeable {
         }
         return null;
       });
+    } catch (io.strata.common.exception.CorruptBlockException e) {
+      throw e; // as it is: its caller reports the peer's copy to the master
     } catch (Exception e) {
       StrataException s = e instanceof StrataException se ? se
           : (e instanceof IOException || e instanceof InterruptedException) ? UfsErrors.wrap(doing, e)

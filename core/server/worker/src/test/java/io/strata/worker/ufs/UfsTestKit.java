@@ -71,6 +71,7 @@ final class UfsTestKit {
     final Map<Long, BlockSource> sources = new ConcurrentHashMap<>();
     final Map<Long, UfsTarget> targets = new ConcurrentHashMap<>();
     final List<String> commits = new CopyOnWriteArrayList<>();
+    final List<String> corruptReports = new CopyOnWriteArrayList<>();
     volatile long workerId = 7;
     volatile StrataException commitFailure;
 
@@ -98,6 +99,12 @@ final class UfsTestKit {
         throw commitFailure;
       }
       commits.add(blockId + ":" + length + ":" + tier);
+    }
+
+    @Override
+    public boolean reportCorrupt(long blockId, io.strata.common.net.WorkerAddress holder, long offset, String reason) {
+      corruptReports.add(blockId + "@" + holder + ":" + offset);
+      return true;
     }
 
     @Override
