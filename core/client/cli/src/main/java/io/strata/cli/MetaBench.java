@@ -24,7 +24,7 @@ import picocli.CommandLine.Option;
  * {@code strata bench meta}: metadata operation rates against a running master with its journal on,
  * beside baselines measured in the same run ({@link MetaBaselines}): the rate of a bare grpc-java unary
  * server (one trivial method on the transport thread, in a JVM of its own on a free loopback port) called
- * with as many threads, and the cost of one fsync in the master's journal dir (or a temp dir, said on
+ * with as many threads, measured again right before each op (the line's figure), and the cost of one fsync in the master's journal dir (or a temp dir, said on
  * stderr). One line per measurement:
  * {@code bench op=<op> threads=<n> entries=<n> ops_per_s=<x> p99_ms=<y> bare_unary_ops_per_s=<z>
  * ratio_to_bare=<x/z>}, create lines also {@code fsync_ms=<f>}. {@code ping} is a Ping to the master: its
@@ -101,22 +101,31 @@ final class MetaBench implements Callable<Integer> {
         }
         FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub stub =
             FileSystemMasterServiceGrpc.newBlockingStub(ch);
-        run(n, Math.min(per * 2, 20_000), (t, i) -> bare.bareCall()); // warm up
-        run(n, Math.min(per * 2, 20_000), (t, i) -> stub.ping(PingRequest.getDefaultInstance()));
-        Result unary = run(n, per * 2, (t, i) -> bare.bareCall());
+        // Warm up both servers' JITs (the bare one starts cold in its own JVM): 10,000 calls at least.
+        int warm = Math.max(per * 2, 10_000 / n);
+        run(n, warm, (t, i) -> bare.bareCall());
+        run(n, warm, (t, i) -> stub.ping(PingRequest.getDefaultInstance()));
+        // The bare rate is measured again right before each op (the machine is shared and its speed drifts
+        // within a run), and each line is set against its own.
+        Op bareOp = (t, i) -> bare.bareCall();
+        Result unary = run(n, per * 2, bareOp);
         Result ping = run(n, per * 2, (t, i) -> stub.ping(PingRequest.getDefaultInstance()));
+        print(out, "ping", n, 0, ping, unary, -1);
         // MUST_CACHE: the figures are the namespace's own, without background persistence beside them.
+        unary = run(n, per * 2, bareOp);
         Result create = run(n, per, (t, i) -> fs.createFile(base + "/w" + t + "/f" + i,
             io.strata.client.options.CreateFileOptions.defaults()
                 .withWriteType(io.strata.client.options.WriteType.MUST_CACHE)).close());
-        run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i)); // warm up: reads repeat freely
-        Result stat = run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i));
-        Result rename = run(n, per, (t, i) -> fs.rename(base + "/w" + t + "/f" + i, base + "/w" + t + "/g" + i));
-        Result delete = run(n, per, (t, i) -> fs.delete(base + "/w" + t + "/g" + i));
-        print(out, "ping", n, 0, ping, unary, -1);
         print(out, "create", n, 0, create, unary, fsyncMs);
+        run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i)); // warm up: reads repeat freely
+        unary = run(n, per * 2, bareOp);
+        Result stat = run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i));
         print(out, "getStatus", n, 0, stat, unary, -1);
+        unary = run(n, per * 2, bareOp);
+        Result rename = run(n, per, (t, i) -> fs.rename(base + "/w" + t + "/f" + i, base + "/w" + t + "/g" + i));
         print(out, "rename", n, 0, rename, unary, -1);
+        unary = run(n, per * 2, bareOp);
+        Result delete = run(n, per, (t, i) -> fs.delete(base + "/w" + t + "/g" + i));
         print(out, "delete", n, 0, delete, unary, -1);
         for (int size : listSizes) {
           String dir = root + "/list" + size;
@@ -131,6 +140,7 @@ final class MetaBench implements Callable<Integer> {
             });
           }
           int reps = Math.max(1, Math.min(200, 2_000_000 / Math.max(1, size)) / n);
+          Result listUnary = run(n, per * 2, bareOp);
           Result list = run(n, reps, (t, i) -> {
             int[] count = {0};
             fs.iterateStatus(dir, io.strata.client.options.ListStatusOptions.defaults(), s -> count[0]++);
@@ -138,7 +148,7 @@ final class MetaBench implements Callable<Integer> {
               throw new IllegalStateException("listed " + count[0] + " of " + size + " entries");
             }
           });
-          print(out, "listStatus", n, size, list, unary, -1);
+          print(out, "listStatus", n, size, list, listUnary, -1);
         }
       }
     } finally {
