@@ -18,7 +18,10 @@ public final class Rpc {
   }
 
   public static <T> void unary(StreamObserver<T> observer, Call<T> call) {
-    tryUnary(observer, call);
+    if (!tryUnary(observer, call)) {
+      // A service bug: never leave the call open.
+      observer.onError(GrpcErrors.toStatus(new IllegalStateException("The call returned no reply")));
+    }
   }
 
   /**
