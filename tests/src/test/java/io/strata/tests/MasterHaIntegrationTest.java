@@ -339,4 +339,54 @@ class MasterHaIntegrationTest {
     assertThat(leader.isLeading()).isTrue();
     assertThat(standby.isLeading()).isFalse();
   }
+
+  @Test
+  void retriedCalls_whoseFirstAttemptTheOldLeaderApplied_succeedOnTheNewLeader_withTheFirstAnswer()
+      throws Exception {
+    List<MasterProcess> ms = masters(2);
+    MasterProcess old = awaitSoleLeader(ms);
+    io.grpc.ManagedChannel toOld = io.strata.common.grpc.GrpcChannels.forAddress("localhost", old.rpcPort(), 4 << 20);
+    io.strata.proto.FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub m =
+        io.strata.proto.FileSystemMasterServiceGrpc.newBlockingStub(toOld);
+    // First attempts, all applied by the old leader (whose replies the client is taken to have lost).
+    long created = m.createFile(RequestIdIntegrationTest.create("/r/f", RequestIdIntegrationTest.id("c", 1)))
+        .getFile().getId();
+    io.strata.proto.CompleteFileRequest complete = io.strata.proto.CompleteFileRequest.newBuilder().setPath("/r/f")
+        .setFileId(created).setLength(0).setRequestId(RequestIdIntegrationTest.id("c", 2)).build();
+    m.completeFile(complete);
+    m.createFile(RequestIdIntegrationTest.create("/r/g", RequestIdIntegrationTest.id("c", 3)));
+    io.strata.proto.RenameRequest rename = io.strata.proto.RenameRequest.newBuilder().setSrc("/r/g").setDst("/r/h")
+        .setRequestId(RequestIdIntegrationTest.id("c", 4)).build();
+    m.rename(rename);
+    io.strata.proto.DeleteRequest delete = io.strata.proto.DeleteRequest.newBuilder().setPath("/r/h")
+        .setRequestId(RequestIdIntegrationTest.id("c", 5)).build();
+    m.delete(delete);
+    io.strata.common.grpc.GrpcChannels.close(toOld);
+
+    old.close();
+    MasterProcess leader = awaitSoleLeader(ms);
+    assertThat(leader).isNotSameAs(old);
+    io.grpc.ManagedChannel toNew = io.strata.common.grpc.GrpcChannels.forAddress("localhost", leader.rpcPort(),
+        4 << 20);
+    open.add(() -> io.strata.common.grpc.GrpcChannels.close(toNew));
+    io.strata.proto.FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub n =
+        io.strata.proto.FileSystemMasterServiceGrpc.newBlockingStub(toNew);
+    // The retries: the new leader learned the ids from the journal and answers as the old one did.
+    assertThat(n.createFile(RequestIdIntegrationTest.create("/r/f", RequestIdIntegrationTest.id("c", 1)))
+        .getFile().getId()).isEqualTo(created);
+    io.strata.proto.FileInfoProto completed = n.completeFile(complete).getFile();
+    assertThat(completed.getId()).isEqualTo(created);
+    assertThat(completed.getComplete()).isTrue();
+    n.rename(rename);
+    n.delete(delete);
+    // The same calls without their ids fail as they always did.
+    assertThat(RequestIdIntegrationTest.failure(() -> n.createFile(RequestIdIntegrationTest.create("/r/f", null))))
+        .isInstanceOf(io.strata.common.exception.AlreadyExistsException.class);
+    assertThat(RequestIdIntegrationTest.failure(() -> n.rename(rename.toBuilder().clearRequestId().build())))
+        .isInstanceOf(io.strata.common.exception.NotFoundException.class);
+    assertThat(RequestIdIntegrationTest.failure(() -> n.delete(delete.toBuilder().clearRequestId().build())))
+        .isInstanceOf(io.strata.common.exception.NotFoundException.class);
+    assertThat(leader.fileSystemMaster().exists("/r/h")).isFalse();
+    assertThat(leader.fileSystemMaster().getStatus("/r/f").complete()).isTrue();
+  }
 }

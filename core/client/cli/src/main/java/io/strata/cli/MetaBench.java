@@ -22,12 +22,16 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code strata bench meta}: metadata operation rates against a running master with its journal on,
- * beside the rate of a bare gRPC unary call (empty request and reply) to the same master from the same
- * process: the limit of our own RPC stack, measured in the same run. One line per measurement:
- * {@code bench op=<op> threads=<n> entries=<n> ops_per_s=<x> p99_ms=<y> baseline_unary_ops_per_s=<z> ratio=<x/z>}.
+ * beside baselines measured in the same run ({@link MetaBaselines}): the rate of a bare grpc-java unary
+ * server (one trivial method on the transport thread, in a JVM of its own on a free loopback port) called
+ * with as many threads, measured again right before each op (the line's figure), and the cost of one fsync in the master's journal dir (or a temp dir, said on
+ * stderr). One line per measurement:
+ * {@code bench op=<op> threads=<n> entries=<n> ops_per_s=<x> p99_ms=<y> bare_unary_ops_per_s=<z>
+ * ratio_to_bare=<x/z>}, create lines also {@code fsync_ms=<f>}. {@code ping} is a Ping to the master: its
+ * RPC stack with no namespace work.
  *
  * <p>{@code create} is createFile plus close (an empty file: two round trips, create and complete,
- * as in HDFS). Built per run; not thread-safe.
+ * as in HDFS, each waiting for one journal sync). Built per run; not thread-safe.
  */
 @Command(name = "meta", description = "Metadata operation rates (create, getStatus, listStatus, rename, delete) "
     + "against a running master, with a bare-unary-RPC baseline.")
@@ -43,6 +47,10 @@ final class MetaBench implements Callable<Integer> {
   @Option(names = "--list-sizes", defaultValue = "10,1000,100000", split = ",",
       description = "Directory sizes for listStatus.")
   List<Integer> listSizes;
+
+  @Option(names = "--journal-dir", description = "Dir of the fsync baseline (default: the master's journal dir "
+      + "when it is on this host, else a temp dir).")
+  java.nio.file.Path journalDir;
 
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
   boolean helpRequested;
@@ -70,6 +78,19 @@ final class MetaBench implements Callable<Integer> {
     ManagedChannel ch = GrpcChannels.forAddress(ctx.conf().get(CommonKeys.MASTER_HOSTNAME),
         ctx.conf().get(CommonKeys.MASTER_RPC_PORT), 8 << 20);
     PrintStream out = ctx.out();
+    java.nio.file.Path fsyncDir = fsyncDir();
+    boolean temp = fsyncDir == null;
+    if (temp) {
+      fsyncDir = java.nio.file.Files.createTempDirectory("strata-bench-fsync");
+    }
+    ctx.err().println("bench: fsync baseline in " + fsyncDir + (temp ? " (a temp dir: the master's journal dir "
+        + "is not on this host)" : " (the master's journal dir)"));
+    double fsyncMs = MetaBaselines.fsyncMs(fsyncDir, 20);
+    if (temp) {
+      java.nio.file.Files.deleteIfExists(fsyncDir);
+    }
+    MetaBaselines bare = MetaBaselines.start();
+    ctx.err().println("bench: bare unary server (pid " + bare.pid() + ") on 127.0.0.1:" + bare.port());
     try {
       fs.createDirectory(root, CreateDirectoryOptions.defaults().withRecursive(true));
       for (int n : threads) {
@@ -80,19 +101,32 @@ final class MetaBench implements Callable<Integer> {
         }
         FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub stub =
             FileSystemMasterServiceGrpc.newBlockingStub(ch);
-        run(n, Math.min(per * 2, 20_000), (t, i) -> stub.ping(PingRequest.getDefaultInstance())); // warm up
-        Result unary = run(n, per * 2, (t, i) -> stub.ping(PingRequest.getDefaultInstance()));
+        // Warm up both servers' JITs (the bare one starts cold in its own JVM): 10,000 calls at least.
+        int warm = Math.max(per * 2, 10_000 / n);
+        run(n, warm, (t, i) -> bare.bareCall());
+        run(n, warm, (t, i) -> stub.ping(PingRequest.getDefaultInstance()));
+        // The bare rate is measured again right before each op (the machine is shared and its speed drifts
+        // within a run), and each line is set against its own.
+        Op bareOp = (t, i) -> bare.bareCall();
+        Result unary = run(n, per * 2, bareOp);
+        Result ping = run(n, per * 2, (t, i) -> stub.ping(PingRequest.getDefaultInstance()));
+        print(out, "ping", n, 0, ping, unary, -1);
         // MUST_CACHE: the figures are the namespace's own, without background persistence beside them.
+        unary = run(n, per * 2, bareOp);
         Result create = run(n, per, (t, i) -> fs.createFile(base + "/w" + t + "/f" + i,
             io.strata.client.options.CreateFileOptions.defaults()
                 .withWriteType(io.strata.client.options.WriteType.MUST_CACHE)).close());
+        print(out, "create", n, 0, create, unary, fsyncMs);
+        run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i)); // warm up: reads repeat freely
+        unary = run(n, per * 2, bareOp);
         Result stat = run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i));
+        print(out, "getStatus", n, 0, stat, unary, -1);
+        unary = run(n, per * 2, bareOp);
         Result rename = run(n, per, (t, i) -> fs.rename(base + "/w" + t + "/f" + i, base + "/w" + t + "/g" + i));
+        print(out, "rename", n, 0, rename, unary, -1);
+        unary = run(n, per * 2, bareOp);
         Result delete = run(n, per, (t, i) -> fs.delete(base + "/w" + t + "/g" + i));
-        print(out, "create", n, 0, create, unary);
-        print(out, "getStatus", n, 0, stat, unary);
-        print(out, "rename", n, 0, rename, unary);
-        print(out, "delete", n, 0, delete, unary);
+        print(out, "delete", n, 0, delete, unary, -1);
         for (int size : listSizes) {
           String dir = root + "/list" + size;
           if (!fs.exists(dir)) {
@@ -106,6 +140,7 @@ final class MetaBench implements Callable<Integer> {
             });
           }
           int reps = Math.max(1, Math.min(200, 2_000_000 / Math.max(1, size)) / n);
+          Result listUnary = run(n, per * 2, bareOp);
           Result list = run(n, reps, (t, i) -> {
             int[] count = {0};
             fs.iterateStatus(dir, io.strata.client.options.ListStatusOptions.defaults(), s -> count[0]++);
@@ -113,10 +148,11 @@ final class MetaBench implements Callable<Integer> {
               throw new IllegalStateException("listed " + count[0] + " of " + size + " entries");
             }
           });
-          print(out, "listStatus", n, size, list, unary);
+          print(out, "listStatus", n, size, list, listUnary, -1);
         }
       }
     } finally {
+      bare.close();
       GrpcChannels.close(ch);
       if (fs.exists(root)) {
         fs.delete(root, DeleteOptions.defaults().withRecursive(true));
@@ -125,14 +161,38 @@ final class MetaBench implements Callable<Integer> {
     return 0;
   }
 
-  private static void print(PrintStream out, String op, int threads, int entries, Result r, Result unary) {
+  /** The master's journal dir when the configuration names one that exists on this host, else null. */
+  private java.nio.file.Path fsyncDir() {
+    if (journalDir != null) {
+      return journalDir;
+    }
+    // The master's own keys (strata.master.journal.dir, strata.data.dir) resolved as the master does; the
+    // client cannot import them (layering), so by name.
+    java.nio.file.Path home = java.nio.file.Path.of(ctx.conf().get(CommonKeys.HOME));
+    String set = ctx.conf().getRaw("strata.master.journal.dir");
+    String data = ctx.conf().getRaw("strata.data.dir");
+    java.nio.file.Path dir = set != null ? home.resolve(set) : home.resolve(data == null ? "data" : data)
+        .resolve("journal");
+    return java.nio.file.Files.isDirectory(dir) ? dir : null;
+  }
+
+  private static void print(PrintStream out, String op, int threads, int entries, Result r, Result unary,
+      double fsyncMs) {
+    // Rounded once; the ratio is the quotient of the printed figures, so a reader can check it.
+    double rate = round(r.opsPerSec(), r.opsPerSec() < 10 ? 4 : 1);
+    double bare = round(unary.opsPerSec(), 1);
     // Listings of huge directories run well under one per second: keep their digits.
-    String rate = r.opsPerSec() < 10 ? String.format(Locale.ROOT, "%.4f", r.opsPerSec())
-        : String.format(Locale.ROOT, "%.1f", r.opsPerSec());
+    String rateText = r.opsPerSec() < 10 ? String.format(Locale.ROOT, "%.4f", rate)
+        : String.format(Locale.ROOT, "%.1f", rate);
     out.println(String.format(Locale.ROOT,
-        "bench op=%s threads=%d entries=%d ops_per_s=%s p99_ms=%.3f baseline_unary_ops_per_s=%.1f ratio=%.5f",
-        op, threads, entries, rate, r.p99Ms(), unary.opsPerSec(), r.opsPerSec() / unary.opsPerSec()));
+        "bench op=%s threads=%d entries=%d ops_per_s=%s p99_ms=%.3f bare_unary_ops_per_s=%.1f ratio_to_bare=%.5f%s",
+        op, threads, entries, rateText, r.p99Ms(), bare, rate / bare,
+        fsyncMs < 0 ? "" : String.format(Locale.ROOT, " fsync_ms=%.3f", fsyncMs)));
     out.flush();
+  }
+
+  private static double round(double v, int digits) {
+    return java.math.BigDecimal.valueOf(v).setScale(digits, java.math.RoundingMode.HALF_UP).doubleValue();
   }
 
   /** Runs {@code perThread} ops on each of {@code n} threads; returns the aggregate rate and p99 latency. */

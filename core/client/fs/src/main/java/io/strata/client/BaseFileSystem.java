@@ -87,9 +87,12 @@ final class BaseFileSystem implements FileSystem {
     long blockSize = options.blockSize() > 0 ? options.blockSize()
         : context.conf().get(ClientKeys.BLOCK_SIZE_DEFAULT);
     WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
-    FileInfoProto info = context.callMaster(m -> m.createFile(CreateFileRequest.newBuilder()
+    // Built once: its request id stays the same on every retry (see FileSystemContext#nextRequestId).
+    CreateFileRequest req = CreateFileRequest.newBuilder()
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
-        .setWriteType(writeType.name()).setClientId(context.leases().clientId()).build()).getFile());
+        .setWriteType(writeType.name()).setClientId(context.leases().clientId())
+        .setRequestId(context.nextRequestId()).build();
+    FileInfoProto info = context.callMaster(m -> m.createFile(req).getFile());
     cache().invalidate(path);
     return new FileOutStream(context, workers, ProtoConverter.toStatus(info), writeType);
   }
@@ -208,8 +211,9 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public void delete(String path, DeleteOptions options) throws IOException {
     check(path);
-    context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(path)
-        .setRecursive(options.recursive()).setStrataOnly(options.strataOnly()).build()));
+    DeleteRequest req = DeleteRequest.newBuilder().setPath(path).setRecursive(options.recursive())
+        .setStrataOnly(options.strataOnly()).setRequestId(context.nextRequestId()).build();
+    context.callMaster(m -> m.delete(req));
     cache().invalidate(path);
   }
 
@@ -217,7 +221,9 @@ final class BaseFileSystem implements FileSystem {
   public void rename(String src, String dst, RenameOptions options) throws IOException {
     check(src);
     check(dst);
-    context.callMaster(m -> m.rename(RenameRequest.newBuilder().setSrc(src).setDst(dst).build()));
+    RenameRequest req = RenameRequest.newBuilder().setSrc(src).setDst(dst)
+        .setRequestId(context.nextRequestId()).build();
+    context.callMaster(m -> m.rename(req));
     cache().invalidate(src);
     cache().invalidate(dst);
   }

@@ -474,8 +474,10 @@ public final class FileOutStream extends OutputStream {
     closed = true;
     try {
       context.leases().remove(file.id()); // the master drops its lease when the file completes
-      context.callMaster(m -> m.completeFile(CompleteFileRequest.newBuilder()
-          .setPath(file.path()).setFileId(file.id()).setLength(length).setUfsWritten(throughUfs).build()));
+      // One request, so one request id, for every retry: a retry the master already applied gets its answer.
+      CompleteFileRequest req = CompleteFileRequest.newBuilder().setPath(file.path()).setFileId(file.id())
+          .setLength(length).setUfsWritten(throughUfs).setRequestId(context.nextRequestId()).build();
+      context.callMaster(m -> m.completeFile(req));
     } catch (StrataException e) {
       // Not deleted: the master may have completed it and lost only the reply, or the path may now name
       // another writer's file. An incomplete file is refused by readers anyway.
@@ -515,8 +517,9 @@ public final class FileOutStream extends OutputStream {
     try {
       // Strata only: the partial UFS copy was a temporary name the worker deletes; whatever the UFS holds at
       // the file's own path is not this writer's.
-      context.callMaster(m -> m.delete(DeleteRequest.newBuilder().setPath(file.path()).setStrataOnly(true)
-          .setFileId(file.id()).build()));
+      DeleteRequest req = DeleteRequest.newBuilder().setPath(file.path()).setStrataOnly(true)
+          .setFileId(file.id()).setRequestId(context.nextRequestId()).build();
+      context.callMaster(m -> m.delete(req));
     } catch (StrataException e) {
       LOG.debug("Could not delete {} after its write failed", file.path(), e);
     } finally {

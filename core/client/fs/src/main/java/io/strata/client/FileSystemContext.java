@@ -75,6 +75,7 @@ public final class FileSystemContext implements Closeable {
   private final java.util.concurrent.ScheduledExecutorService maintenance;
   private final long rpcTimeoutMs;
   private final LeaseRenewer leases;
+  private final java.util.concurrent.atomic.AtomicLong callIds = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean closed;
   private io.strata.client.shortcircuit.ShortCircuitClient shortCircuit;
   private final BlockDataMarshalling marshalling = new BlockDataMarshalling();
@@ -199,6 +200,17 @@ public final class FileSystemContext implements Closeable {
   /** The metadata answers this context's file systems share (disabled unless the key is on). */
   MetadataCache metadataCache() {
     return metadataCache;
+  }
+
+  /**
+   * A new request id for one logical non-idempotent master call (create, complete, rename, delete): this
+   * context's client id and the next call number. Put it in the request once, outside the
+   * {@link #callMaster} lambda, so every retry carries the same id and the master answers a retry it
+   * already applied as it answered the first attempt.
+   */
+  io.strata.proto.RequestIdProto nextRequestId() {
+    return io.strata.proto.RequestIdProto.newBuilder().setClientId(leases.clientId())
+        .setCallId(callIds.incrementAndGet()).build();
   }
 
   /** Renews the write leases of this context's open files. */

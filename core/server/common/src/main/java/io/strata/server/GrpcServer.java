@@ -49,6 +49,8 @@ public final class GrpcServer implements AutoCloseable {
   private final long maxMessageBytes;
   private final Limits limits;
   private final List<ServerServiceDefinition> services;
+  /** Full names of the methods run on the transport thread; empty: every call on the handler pool. */
+  private final java.util.Set<String> inlineMethods;
   private final CallCounts tcpCalls = new CallCounts();
   private final CallCounts domainSocketCalls = new CallCounts();
   private Server domainSocketServer;
@@ -78,6 +80,17 @@ public final class GrpcServer implements AutoCloseable {
 
   public GrpcServer(String name, String bindHost, int port, long maxMessageBytes, Limits limits,
       List<ServerServiceDefinition> services) {
+    this(name, bindHost, port, maxMessageBytes, limits, services, java.util.Set.of());
+  }
+
+  /**
+   * As above; the methods named in {@code inlineMethods} (full names, {@code service/Method}) run on the
+   * transport thread, every other call on the handler pool ({@link CallDispatch}). An inline method must
+   * never wait: what may block it hands to {@link #handOff}.
+   */
+  public GrpcServer(String name, String bindHost, int port, long maxMessageBytes, Limits limits,
+      List<ServerServiceDefinition> services, java.util.Set<String> inlineMethods) {
+    this.inlineMethods = java.util.Set.copyOf(inlineMethods);
     this.name = name;
     this.executor = new RpcAdmission(name, limits.threads(), limits.queueMax());
     this.maxMessageBytes = maxMessageBytes;
@@ -95,9 +108,14 @@ public final class GrpcServer implements AutoCloseable {
         .permitKeepAliveTime(limits.permitKeepAliveMin().toMillis(), TimeUnit.MILLISECONDS)
         .permitKeepAliveWithoutCalls(true)
         .maxConnectionIdle(limits.connectionIdleMax().toMillis(), TimeUnit.MILLISECONDS)
-        .executor(executor)
         .intercept(executor.interceptor())
         .intercept(counts);
+    if (inlineMethods.isEmpty()) {
+      builder.executor(executor);
+    } else {
+      // Added last, so it runs first: it decides the thread before the admission check runs on it.
+      builder.directExecutor().intercept(new CallDispatch(inlineMethods, executor));
+    }
     for (ServerServiceDefinition s : services) {
       builder.addService(s);
     }
@@ -243,9 +261,29 @@ public final class GrpcServer implements AutoCloseable {
     return server.getPort();
   }
 
+  /**
+   * Runs {@code work} on the handler pool: the blocking part of an inline method. When the pool and its
+   * queue are full, {@code refused} gets the RESOURCE_EXHAUSTED status instead (on a refusing thread), as
+   * a call dispatched to the pool would.
+   */
+  public void handOff(Runnable work, java.util.function.Consumer<io.grpc.StatusException> refused) {
+    executor.execute(() -> {
+      if (executor.saturatedHere()) {
+        refused.accept(executor.refusal());
+      } else {
+        work.run();
+      }
+    });
+  }
+
   /** Calls refused so far because every handler thread was busy and the queue full. */
   public long refusedCalls() {
     return executor.refused();
+  }
+
+  /** Tasks waiting in the handler pool's queue now. */
+  public int queuedTasks() {
+    return executor.queued();
   }
 
   /** Handler threads running now (never more than {@link Limits#threads()}). */

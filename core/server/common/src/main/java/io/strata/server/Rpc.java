@@ -18,6 +18,18 @@ public final class Rpc {
   }
 
   public static <T> void unary(StreamObserver<T> observer, Call<T> call) {
+    if (!tryUnary(observer, call)) {
+      // A service bug: never leave the call open.
+      observer.onError(GrpcErrors.toStatus(new IllegalStateException("The call returned no reply")));
+    }
+  }
+
+  /**
+   * As {@link #unary}, except that a null reply sends nothing and returns false: the call could not be
+   * answered here (an inline fast path), and the caller answers it elsewhere. True when a reply or an
+   * error was sent.
+   */
+  public static <T> boolean tryUnary(StreamObserver<T> observer, Call<T> call) {
     T reply;
     try {
       reply = call.call();
@@ -26,9 +38,13 @@ public final class Rpc {
         throw (Error) t;
       }
       observer.onError(GrpcErrors.toStatus(t));
-      return;
+      return true;
+    }
+    if (reply == null) {
+      return false;
     }
     observer.onNext(reply);
     observer.onCompleted();
+    return true;
   }
 }

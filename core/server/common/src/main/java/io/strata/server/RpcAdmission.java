@@ -75,6 +75,11 @@ final class RpcAdmission implements Executor {
     return refused.get();
   }
 
+  /** Tasks waiting for a thread now. */
+  int queued() {
+    return pool.getQueue().size();
+  }
+
   /** Threads running RPC callbacks now. */
   int activeThreads() {
     return pool.getActiveCount();
@@ -83,6 +88,16 @@ final class RpcAdmission implements Executor {
   void shutdownNow() {
     pool.shutdownNow();
     overflow.shutdownNow();
+  }
+
+  /** True on a thread running a task the pool had no room for (it must refuse, not run, its call). */
+  boolean saturatedHere() {
+    return SATURATED.get();
+  }
+
+  /** The refusal of a call the pool had no room for (counted). */
+  StatusException refusal() {
+    return saturated();
   }
 
   private StatusException saturated() {

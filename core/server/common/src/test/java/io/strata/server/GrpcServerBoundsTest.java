@@ -127,6 +127,75 @@ class GrpcServerBoundsTest {
     }
   }
 
+  private static MethodDescriptor<byte[], byte[]> method(String name) {
+    return WAIT.toBuilder().setFullMethodName("test.Blocking/" + name).build();
+  }
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void inlineMethods_answerOnTheTransportThread_whileEveryHandlerThreadIsHeld_andHandOffsRefuseWhenSaturated()
+      throws Exception {
+    MethodDescriptor<byte[], byte[]> now = method("Now");
+    MethodDescriptor<byte[], byte[]> handOff = method("HandOff");
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch holding = new CountDownLatch(1);
+    List<String> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
+    GrpcServer[] server = {null};
+    ServerServiceDefinition service = ServerServiceDefinition.builder("test.Blocking")
+        .addMethod(WAIT, ServerCalls.asyncUnaryCall((req, out) -> {
+          threads.add("Wait " + Thread.currentThread().getName());
+          holding.countDown();
+          try {
+            release.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          out.onNext(req);
+          out.onCompleted();
+        }))
+        .addMethod(now, ServerCalls.asyncUnaryCall((req, out) -> {
+          threads.add("Now " + Thread.currentThread().getName());
+          out.onNext(req);
+          out.onCompleted();
+        }))
+        .addMethod(handOff, ServerCalls.asyncUnaryCall((req, out) -> server[0].handOff(() -> {
+          out.onNext(req);
+          out.onCompleted();
+        }, out::onError))).build();
+    GrpcServer.Limits limits = new GrpcServer.Limits(1, 1, 100, Duration.ofMinutes(1), Duration.ofSeconds(20),
+        Duration.ofSeconds(10), Duration.ofMinutes(30));
+    server[0] = new GrpcServer("inline", "127.0.0.1", 0, 1 << 20, limits, List.of(service),
+        java.util.Set.of(now.getFullMethodName(), handOff.getFullMethodName())).start();
+    ManagedChannel ch = GrpcChannels.forAddress("127.0.0.1", server[0].port(), 1 << 20);
+    ExecutorService clients = Executors.newFixedThreadPool(2);
+    try {
+      Future<byte[]> held = clients.submit(() -> ClientCalls.blockingUnaryCall(ch, WAIT, CallOptions.DEFAULT,
+          new byte[] {1}));
+      assertThat(holding.await(20, TimeUnit.SECONDS)).isTrue(); // the only handler thread is held
+      // An inline method is answered all the same, on a transport thread.
+      assertThat(ClientCalls.blockingUnaryCall(ch, now, CallOptions.DEFAULT, new byte[] {2})).containsExactly(2);
+      // A hand-off takes the one queue slot; the next finds the pool saturated and is refused at once.
+      Future<byte[]> queued = clients.submit(() -> ClientCalls.blockingUnaryCall(ch, handOff, CallOptions.DEFAULT,
+          new byte[] {3}));
+      await().atMost(Duration.ofSeconds(20)).until(() -> server[0].queuedTasks() == 1);
+      StatusRuntimeException refused = org.assertj.core.api.Assertions.catchThrowableOfType(StatusRuntimeException.class,
+          () -> ClientCalls.blockingUnaryCall(ch, handOff, CallOptions.DEFAULT, new byte[] {4}));
+      assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(server[0].refusedCalls()).isEqualTo(1);
+      release.countDown();
+      assertThat(held.get(20, TimeUnit.SECONDS)).containsExactly(1);
+      assertThat(queued.get(20, TimeUnit.SECONDS)).containsExactly(3);
+      assertThat(threads).hasSize(2);
+      assertThat(threads.get(0)).startsWith("Wait inline-rpc-");
+      assertThat(threads.get(1)).startsWith("Now ").doesNotContain("-rpc-");
+    } finally {
+      release.countDown();
+      clients.shutdownNow();
+      GrpcChannels.close(ch);
+      server[0].close();
+    }
+  }
+
   private static long serverThreads() {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(t -> t.getName().startsWith("bounded-rpc-") && !t.getName().startsWith("bounded-rpc-refuse")).count();

@@ -168,6 +168,25 @@ public final class MasterKeys {
           .doc("How often the master applies the TTLs that ran out (FREE or DELETE).")
           .build();
 
+  public static final PropertyKey<Integer> REQUEST_IDS_PER_CLIENT_MAX =
+      PropertyKey.intKey("strata.master.request.ids.per.client.max")
+          .defaultValue(1000)
+          .validate(v -> v >= 1, "at least 1")
+          .doc("Request ids (with their answers) the master keeps per client, newest first: a create, "
+              + "complete, rename or delete retried with one of them (across a lost reply or a failover) gets "
+              + "the first attempt's answer instead of running again. One client retries one call at a time, "
+              + "so a few suffice; older ones are dropped.")
+          .build();
+
+  public static final PropertyKey<Duration> REQUEST_IDS_RETENTION =
+      PropertyKey.durationKey("strata.master.request.ids.retention")
+          .defaultValue("10min")
+          .validate(d -> d.toMillis() >= 1, "positive")
+          .doc("How long the master keeps a request id after the call it names was applied; keep it longer "
+              + "than strata.user.master.retry.window, the longest a client retries. Clients silent for longer "
+              + "are forgotten, which bounds the table.")
+          .build();
+
   public static final PropertyKey<Duration> LEASE_TIMEOUT = PropertyKey.durationKey("strata.master.lease.timeout")
       .defaultValue("5min")
       .validate(d -> d.toMillis() >= 100, "at least 100ms")

@@ -101,6 +101,7 @@ public final class MasterProcess implements AutoCloseable {
     FileSystemMaster m = new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT),
         conf.get(MasterKeys.BLOCK_SIZE_MAX), journal, ufsConfig);
     m.setLeaseTimeout(conf.get(MasterKeys.LEASE_TIMEOUT));
+    m.setRequestIdLimits(conf.get(MasterKeys.REQUEST_IDS_PER_CLIENT_MAX), conf.get(MasterKeys.REQUEST_IDS_RETENTION));
     m.setMountGuard(mountGuard());
     m.blockMaster().limits(conf.get(MasterKeys.REMOVALS_PER_HEARTBEAT_MAX),
         conf.get(MasterKeys.LOST_WORKER_FORGET_AFTER));
@@ -196,8 +197,8 @@ public final class MasterProcess implements AutoCloseable {
     server = new GrpcServer("master", bind, port, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE),
         GrpcServer.Limits.from(conf), List.of(
         new FileSystemMasterService(state, host + ":" + port, startMs, conf.get(MasterKeys.LIST_BATCH_SIZE_MAX),
-            listings, new ClusterDefaults(conf)).bindService(),
-        new BlockMasterWorkerService(state).bindService()));
+            listings, (work, refused) -> server.handOff(work, refused), new ClusterDefaults(conf)).bindService(),
+        new BlockMasterWorkerService(state).bindService()), FileSystemMasterService.INLINE_METHODS);
     try {
       server.start();
     } catch (IOException e) {

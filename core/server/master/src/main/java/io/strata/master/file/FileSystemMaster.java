@@ -78,6 +78,8 @@ public final class FileSystemMaster {
   private final LeaseRecovery leaseRecovery;
   private final WorkerAccess workerAccess = new WorkerAccess();
   private volatile MountGuard mountGuard = MountGuard.NONE;
+  /** The tree's journal sink: tags the operations of calls with request ids, and answers their retries. */
+  private final IdempotentCalls calls;
 
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize) {
     this(clock, workerTimeout, maxBlockSize, null);
@@ -92,7 +94,11 @@ public final class FileSystemMaster {
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize, Journal journal, UfsConfig ufs) {
     this.clock = clock;
     this.journal = journal;
-    this.tree = new InodeTree(clock, journal == null ? JournalSink.NONE : journal);
+    this.calls = new IdempotentCalls(journal == null ? JournalSink.NONE : journal, clock,
+        new RequestIdTable(io.strata.common.conf.StrataConf.defaults().get(
+            io.strata.master.MasterKeys.REQUEST_IDS_PER_CLIENT_MAX),
+            io.strata.common.conf.StrataConf.defaults().get(io.strata.master.MasterKeys.REQUEST_IDS_RETENTION)));
+    this.tree = new InodeTree(clock, calls);
     this.blocks = new BlockMaster(clock, workerTimeout, new FileLookup() {
       @Override
       public FileState stateOf(long fileId) {
@@ -148,8 +154,22 @@ public final class FileSystemMaster {
     }
   }
 
+  /** The bounds of the request-id table (strata.master.request.ids.*); call before replaying or serving. */
+  public void setRequestIdLimits(int perClientMax, Duration retention) {
+    calls.limits(perClientMax, retention);
+  }
+
+  /** Request ids kept now (all clients; for tests). */
+  public int requestIdCount() {
+    return calls.table().size();
+  }
+
   /** Applies one journaled change during recovery. */
   public void replay(JournalEntry entry) throws StrataException {
+    if (entry instanceof JournalEntry.RequestDone r) {
+      calls.table().record(r);
+      return;
+    }
     if (entry instanceof JournalEntry.CommitBlock c) {
       blocks.restoreBlock(c.blockId(), c.length());
       return;
@@ -192,6 +212,7 @@ public final class FileSystemMaster {
           }
         }
         all.addAll(blocks.snapshotEntries());
+        all.addAll(calls.table().snapshotEntries());
         return all;
       });
       seq = s[0];
@@ -592,6 +613,30 @@ public final class FileSystemMaster {
     return withUfs(tree.getStatus(p));
   }
 
+  /**
+   * {@link #getStatus(String, long)} answered from memory without waiting, or null when it might need
+   * the UFS (the path is not loaded, or a persisted path is due a sync) or a writer holds the tree right
+   * now: the caller then calls getStatus from a thread that may block. For the transport thread.
+   */
+  public FileInfo getStatusIfInMemory(String path, long syncIntervalMs) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    FileInfo f = tree.lookupIfFree(p);
+    if (f == null || (syncIntervalMs >= 0 && f.persisted() && !mounts.isEmpty())) {
+      return null;
+    }
+    return withUfs(f);
+  }
+
+  /**
+   * A listing of a directory with at most {@code limit} children answered from memory without waiting,
+   * or null when it might need the UFS (a sync is due, or its UFS children were never merged in), is
+   * bigger, or a writer holds the tree right now: the caller then streams it with {@link #listStatus}.
+   */
+  public List<FileInfo> listSmallIfInMemory(String path, int limit, long syncIntervalMs) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    return syncIntervalMs >= 0 ? null : tree.listSmallIfFree(p, limit, !mounts.isEmpty());
+  }
+
   /** The blocks of a complete file with their live locations, in order (lengths from the file's length). */
   public List<BlockState> blocksOf(FileInfo file) {
     List<BlockState> out = new ArrayList<>((int) file.blockCount());
@@ -769,6 +814,67 @@ public final class FileSystemMaster {
       throw e;
     }
     sync();
+  }
+
+  // ---- retries of non-idempotent calls (request ids, see IdempotentCalls) ----
+
+  /** {@link #createFile(String, long, boolean, int, WriteType, String)}, answered once per request id. */
+  public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
+      String clientId, RequestId id) throws StrataException {
+    return calls.run(id, e -> e instanceof JournalEntry.CreateFile c && c.path().equals(path),
+        e -> ((JournalEntry.CreateFile) e).id(),
+        () -> createFile(path, blockSize, recursive, mode, writeType, clientId), first -> {
+          FileInfo f = answerOf(first, path, "created");
+          if (!f.complete()) {
+            leaseRecovery.created(clientId, f.id()); // a new leader learns the writer's lease here
+          }
+          return f;
+        });
+  }
+
+  /** {@link #completeFile(String, long, long, boolean)}, answered once per request id. */
+  public FileInfo completeFile(String path, long fileId, long length, boolean ufsWritten, RequestId id)
+      throws StrataException {
+    return calls.run(id, e -> e instanceof JournalEntry.CompleteFile, e -> ((JournalEntry.CompleteFile) e).id(),
+        () -> completeFile(path, fileId, length, ufsWritten), first -> answerOf(first, path, "completed"));
+  }
+
+  /** {@link #delete(String, boolean, boolean, long)}, applied once per request id. */
+  public void delete(String path, boolean recursive, boolean strataOnly, long fileId, RequestId id)
+      throws StrataException {
+    calls.run(id, e -> e instanceof JournalEntry.Delete d && d.path().equals(path), e -> 0, () -> {
+      delete(path, recursive, strataOnly, fileId);
+      return null;
+    }, first -> {
+      sync();
+      return null;
+    });
+  }
+
+  /** {@link #rename(String, String)}, applied once per request id. */
+  public void rename(String src, String dst, RequestId id) throws StrataException {
+    calls.run(id, e -> e instanceof JournalEntry.Rename r && r.src().equals(src) && r.dst().equals(dst), e -> 0,
+        () -> {
+          rename(src, dst);
+          return null;
+        }, first -> {
+          sync();
+          return null;
+        });
+  }
+
+  /**
+   * The file a retried create or complete answers with: as it is now (the first attempt's own reply is
+   * not kept; its inode is). Waits for the first attempt's entries to be durable, as that attempt would.
+   */
+  private FileInfo answerOf(JournalEntry.RequestDone first, String path, String did) throws StrataException {
+    sync();
+    FileInfo f = tree.getFile(first.inodeId());
+    if (f == null) {
+      throw new NotFoundException("Cannot answer the retry of " + new RequestId(first.clientId(), first.callId())
+          + ": the file it " + did + " at " + path + " (inode " + first.inodeId() + ") no longer exists");
+    }
+    return withUfs(f);
   }
 
   public boolean exists(String path) throws StrataException {

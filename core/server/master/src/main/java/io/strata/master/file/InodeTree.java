@@ -387,6 +387,33 @@ public final class InodeTree {
     }
   }
 
+  /**
+   * The children of the directory at {@code path} when they are at most {@code limit}, without waiting:
+   * null when a writer holds the lock right now, the path is missing or no directory, it has more
+   * children, or ({@code requireLoaded}) its under file system children were never merged in. For
+   * answering a small listing on a transport thread.
+   */
+  public List<FileInfo> listSmallIfFree(StrataPath path, int limit, boolean requireLoaded) {
+    if (!lock.readLock().tryLock()) {
+      return null;
+    }
+    try {
+      Inode inode = lookup(path);
+      if (!(inode instanceof InodeDirectory dir) || dir.children.size() > limit
+          || (requireLoaded && !dir.childrenLoaded)) {
+        return null;
+      }
+      List<FileInfo> out = new ArrayList<>(dir.children.size());
+      String base = path.toString();
+      for (Inode child : dir.children.values()) {
+        out.add(snapshot(child, childPath(base, child.name)));
+      }
+      return out;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** Deletes path and everything under it; returns the ids of the files removed. */
   public List<Long> delete(StrataPath path, boolean recursive) throws StrataException {
     return delete(path, recursive, List.of());
@@ -787,6 +814,22 @@ public final class InodeTree {
   /** What the tree holds at a path, for the loader's decisions; null when nothing is there. */
   public FileInfo lookupOrNull(StrataPath path) {
     lock.readLock().lock();
+    try {
+      Inode i = lookup(path);
+      return i == null ? null : snapshot(i, path.toString());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * As {@link #lookupOrNull}, but never waits: null also when a writer holds the lock right now (the
+   * caller then asks again from a thread that may wait). For answering on a transport thread.
+   */
+  public FileInfo lookupIfFree(StrataPath path) {
+    if (!lock.readLock().tryLock()) {
+      return null;
+    }
     try {
       Inode i = lookup(path);
       return i == null ? null : snapshot(i, path.toString());

@@ -66,6 +66,9 @@ final class JournalCodec {
           .setShared(m.shared()).putAllOptions(m.options()));
     } else if (e instanceof JournalEntry.DeleteMount m) {
       b.setDeleteMount(DeleteMountEntry.newBuilder().setPath(m.path()));
+    } else if (e instanceof JournalEntry.RequestDone r) {
+      b.setRequestDone(io.strata.proto.journal.RequestDoneEntry.newBuilder().setClientId(r.clientId())
+          .setCallId(r.callId()).setInodeId(r.inodeId()).setTimeMs(r.timeMs()));
     } else {
       throw new IllegalArgumentException("Unknown journal entry " + e);
     }
@@ -113,6 +116,10 @@ final class JournalCodec {
       }
       case DELETE_MOUNT:
         return new JournalEntry.DeleteMount(p.getDeleteMount().getPath());
+      case REQUEST_DONE: {
+        io.strata.proto.journal.RequestDoneEntry r = p.getRequestDone();
+        return new JournalEntry.RequestDone(r.getClientId(), r.getCallId(), r.getInodeId(), r.getTimeMs());
+      }
       default:
         throw new IllegalArgumentException("Journal entry " + p.getSequence() + " has no known kind: "
             + p.getEntryCase());

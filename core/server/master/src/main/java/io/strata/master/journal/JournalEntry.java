@@ -72,4 +72,11 @@ public sealed interface JournalEntry {
 
   /** The mount at a path was removed. */
   record DeleteMount(String path) implements JournalEntry {}
+
+  /**
+   * The call {@code callId} of client {@code clientId} was applied (the operation this entry ends);
+   * {@code inodeId} is the file it created or completed (0 for a rename or delete). Kept by the master's
+   * request-id table so a retry gets the first answer, also after a failover.
+   */
+  record RequestDone(String clientId, long callId, long inodeId, long timeMs) implements JournalEntry {}
 }

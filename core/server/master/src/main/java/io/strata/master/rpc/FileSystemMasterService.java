@@ -55,11 +55,21 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   private final int maxBatch;
   /** Runs listings (each one waits for its client's flow-control window). */
   private final java.util.concurrent.Executor listings;
+  /** The server's handler pool, for the blocking part of the inline methods. */
+  private final HandOff handOff;
+
+  /** Where an inline method runs what may block: the server's handler pool ({@code GrpcServer#handOff}). */
+  @FunctionalInterface
+  public interface HandOff {
+    void handOff(Runnable work, java.util.function.Consumer<io.grpc.StatusException> refused);
+  }
+
   private final io.strata.master.ClusterDefaults clusterDefaults;
 
   public FileSystemMasterService(MasterState state, String masterAddress, long startTimeMs, int maxBatch,
-      java.util.concurrent.Executor listings, io.strata.master.ClusterDefaults clusterDefaults) {
+      java.util.concurrent.Executor listings, HandOff handOff, io.strata.master.ClusterDefaults clusterDefaults) {
     this.listings = listings;
+    this.handOff = handOff;
     this.clusterDefaults = clusterDefaults;
     this.state = state;
     this.masterAddress = masterAddress;
@@ -81,7 +91,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       FileSystemMaster fs = state.leading();
       return CreateFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
         fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode(),
-            WriteType.parse(r.getWriteType()), r.getClientId()))).build();
+            WriteType.parse(r.getWriteType()), r.getClientId(),
+            MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId())))).build();
     });
   }
 
@@ -104,7 +115,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
       return CompleteFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
-        fs.completeFile(r.getPath(), r.getFileId(), r.getLength(), r.getUfsWritten()))).build();
+        fs.completeFile(r.getPath(), r.getFileId(), r.getLength(), r.getUfsWritten(),
+            MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId())))).build();
     });
   }
 
@@ -118,9 +130,32 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     });
   }
 
+  /**
+   * The methods that run on the transport thread (see {@code GrpcServer}): they answer from memory without
+   * waiting, or hand their blocking part to the handler pool ({@link #blocking}). ListStatus only starts
+   * its listing on the listings pool.
+   */
+  public static final java.util.Set<String> INLINE_METHODS = java.util.Set.of(
+      FileSystemMasterServiceGrpc.getPingMethod().getFullMethodName(),
+      FileSystemMasterServiceGrpc.getGetStatusMethod().getFullMethodName(),
+      FileSystemMasterServiceGrpc.getExistsMethod().getFullMethodName(),
+      FileSystemMasterServiceGrpc.getListStatusMethod().getFullMethodName());
+
+  /** Runs a call that may block on the handler pool (or refuses it when the pool is saturated). */
+  private <T> void blocking(StreamObserver<T> o, Rpc.Call<T> call) {
+    handOff.handOff(() -> Rpc.unary(o, call), o::onError);
+  }
+
   @Override
   public void getStatus(GetStatusRequest r, StreamObserver<GetStatusResponse> o) {
-    Rpc.unary(o, () -> {
+    // Block locations take the block master's monitor, which a block report may hold: not on this thread.
+    if (!r.getIncludeBlocks() && Rpc.tryUnary(o, () -> {
+      FileInfo f = state.leading().getStatusIfInMemory(r.getPath(), r.getSyncIntervalMs());
+      return f == null ? null : GetStatusResponse.newBuilder().setFile(MasterProtoConverter.toProto(f)).build();
+    })) {
+      return;
+    }
+    blocking(o, () -> {
       FileSystemMaster fs = state.leading();
       FileInfo f = fs.getStatus(r.getPath(), r.getSyncIntervalMs());
       return GetStatusResponse.newBuilder().setFile(r.getIncludeBlocks() && !f.directory()
@@ -132,6 +167,9 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void listStatus(ListStatusRequest r, StreamObserver<ListStatusResponse> o) {
     ServerCallStreamObserver<ListStatusResponse> out = (ServerCallStreamObserver<ListStatusResponse>) o;
     int batch = r.getBatchSize() <= 0 ? 1000 : Math.min(r.getBatchSize(), maxBatch);
+    if (!r.getRecursive() && listedHere(r, out, batch)) {
+      return;
+    }
     // Flow control: the next batch is read from the tree only once the client has taken the previous
     // ones, so a huge directory is never buffered whole on the master.
     Object ready = new Object();
@@ -154,6 +192,29 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       out.onError(GrpcErrors.toStatus(new io.strata.common.exception.UnavailableException(
           "The master is shutting down")));
     }
+  }
+
+  /** A listing of one batch at most, answered on this (transport) thread when memory has it all. */
+  private boolean listedHere(ListStatusRequest r, ServerCallStreamObserver<ListStatusResponse> out, int batch) {
+    List<FileInfo> small;
+    try {
+      small = state.leading().listSmallIfInMemory(r.getPath(), batch, r.getSyncIntervalMs());
+    } catch (Exception e) {
+      out.onError(GrpcErrors.toStatus(e));
+      return true;
+    }
+    if (small == null) {
+      return false;
+    }
+    if (!small.isEmpty()) { // an empty directory sends no batch, as a streamed listing does
+      ListStatusResponse.Builder b = ListStatusResponse.newBuilder();
+      for (FileInfo f : small) {
+        b.addFiles(MasterProtoConverter.toProto(f));
+      }
+      out.onNext(b.build());
+    }
+    out.onCompleted();
+    return true;
   }
 
   private void list(ListStatusRequest r, ServerCallStreamObserver<ListStatusResponse> out, int batch, Object ready) {
@@ -198,7 +259,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void delete(DeleteRequest r, StreamObserver<DeleteResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      fs.delete(r.getPath(), r.getRecursive(), r.getStrataOnly(), r.getFileId());
+      fs.delete(r.getPath(), r.getRecursive(), r.getStrataOnly(), r.getFileId(),
+          MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId()));
       return DeleteResponse.getDefaultInstance();
     });
   }
@@ -207,14 +269,18 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   public void rename(RenameRequest r, StreamObserver<RenameResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      fs.rename(r.getSrc(), r.getDst());
+      fs.rename(r.getSrc(), r.getDst(), MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId()));
       return RenameResponse.getDefaultInstance();
     });
   }
 
   @Override
   public void exists(ExistsRequest r, StreamObserver<ExistsResponse> o) {
-    Rpc.unary(o, () -> {
+    if (Rpc.tryUnary(o, () -> state.leading().getStatusIfInMemory(r.getPath(), -1) == null ? null
+        : ExistsResponse.newBuilder().setExists(true).build())) {
+      return;
+    }
+    blocking(o, () -> { // absent here: the UFS may hold it
       FileSystemMaster fs = state.leading();
       return ExistsResponse.newBuilder().setExists(fs.exists(r.getPath())).build();
     });

@@ -96,6 +96,12 @@ final class MasterProtoConverter {
         .setNode(a.identity().node()).setRack(a.identity().rack()).build();
   }
 
+  /** A call's request id, or null when the client sent none (or one without a client id). */
+  static io.strata.master.file.RequestId requestId(boolean set, io.strata.proto.RequestIdProto p) {
+    return !set || p.getClientId().isEmpty() ? null
+        : new io.strata.master.file.RequestId(p.getClientId(), p.getCallId());
+  }
+
   static WorkerAddress fromProto(WorkerAddressProto p) {
     return new WorkerAddress(p.getHost(), p.getRpcPort(), new TieredIdentity(p.getNode(), p.getRack()));
   }
