@@ -261,6 +261,46 @@ public final class ClientKeys {
               + "change can stay unseen by this client.")
           .build();
 
+  public static final PropertyKey<Boolean> PAGE_CACHE_ENABLED =
+      PropertyKey.booleanKey("strata.user.client.cache.enabled")
+          .defaultValue(false)
+          .doc("Whether the client keeps fixed-size pages of the file data it reads as files in "
+              + "strata.user.client.cache.dir (shared by the streams of one client) and serves later reads of "
+              + "the same bytes from them; each page is checksummed, a page that fails is dropped and read "
+              + "again from Strata. A rewritten file never serves old pages.")
+          .build();
+
+  public static final PropertyKey<String> PAGE_CACHE_DIR = PropertyKey.stringKey("strata.user.client.cache.dir")
+      .defaultValue("/tmp/strata-client-cache")
+      .validate(v -> !v.isBlank(), "a local directory")
+      .doc("The local directory of the client's page cache (created if missing). One client at a time: a "
+          + "client that finds it in use by another runs without the page cache (logged). Pages kept here "
+          + "survive a client restart.")
+      .build();
+
+  public static final PropertyKey<Long> PAGE_CACHE_SIZE = PropertyKey.bytesKey("strata.user.client.cache.size")
+      .defaultValue("1GB")
+      .validate(v -> v > 0, "positive")
+      .doc("Most bytes the page cache's files take in strata.user.client.cache.dir (page files with their "
+          + "16-byte headers); at least one page (strata.user.client.cache.page.size).")
+      .build();
+
+  public static final PropertyKey<Long> PAGE_CACHE_PAGE_SIZE =
+      PropertyKey.bytesKey("strata.user.client.cache.page.size")
+          .defaultValue("1MB")
+          .validate(v -> v >= 4096 && v <= 64L * 1024 * 1024, "between 4KB and 64MB")
+          .doc("Bytes of file data per page of the client's page cache: a read that misses reads the whole page "
+              + "from Strata. Pages of another page size found in the directory are dropped.")
+          .build();
+
+  public static final PropertyKey<String> PAGE_CACHE_EVICTION =
+      PropertyKey.stringKey("strata.user.client.cache.eviction")
+          .defaultValue("LRU")
+          .validate(v -> v.equals("LRU") || v.equals("LFU"), "LRU or LFU")
+          .doc("Which pages leave the full page cache: LRU (the least recently read page first) or LFU "
+              + "(Caffeine's W-TinyLFU: a page read often outlives a scan of pages read once).")
+          .build();
+
   public static final PropertyKey<Integer> LIST_BATCH_SIZE = PropertyKey.intKey("strata.user.list.batch.size")
       .defaultValue(1000)
       .validate(v -> v >= 1 && v <= 100_000, "between 1 and 100000")

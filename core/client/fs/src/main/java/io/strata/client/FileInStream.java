@@ -46,6 +46,10 @@ import org.slf4j.LoggerFactory;
  * worker on another host, a worker on this host, if any, is asked to cache it (CacheBlock, fire and
  * forget), once per block per stream.
  *
+ * <p>Local page cache ({@code strata.user.client.cache.enabled}): reads are served by a {@link PagedReader} over
+ * the context's {@link LocalPageCache}, which reads missing pages through a second stream of this class
+ * without the cache.
+ *
  * <p>Not thread-safe: one reader.
  */
 public final class FileInStream extends InputStream {
@@ -82,8 +86,17 @@ public final class FileInStream extends InputStream {
       io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock open, int[] sums) {}
   private long readerEnd;
   private boolean closed;
+  /** Serves reads from the local page cache, or null when the cache is off (or for the stream under it). */
+  private final PagedReader paged;
 
   FileInStream(FileSystemContext context, WorkerSelector selector, URIStatus file, ReadType readType) {
+    this(context, selector, file, readType, context.pageCache());
+  }
+
+  private FileInStream(FileSystemContext context, WorkerSelector selector, URIStatus file, ReadType readType,
+      LocalPageCache pages) {
+    this.paged = pages == null ? null
+        : new PagedReader(pages, file, new FileInStream(context, selector, file, readType, null));
     this.context = context;
     this.selector = selector;
     this.file = file;
@@ -96,6 +109,9 @@ public final class FileInStream extends InputStream {
 
   /** Workers this stream stopped reading from after a failure (the next copy or the UFS served instead). */
   public Set<WorkerAddress> failedWorkers() {
+    if (paged != null) {
+      return paged.raw().failedWorkers();
+    }
     return Set.copyOf(failedWorkers);
   }
 
@@ -144,6 +160,11 @@ public final class FileInStream extends InputStream {
     }
     if (pos >= file.length()) {
       return -1;
+    }
+    if (paged != null) {
+      int n = paged.read(pos, b, off, len, true);
+      pos += n;
+      return n;
     }
     while (true) {
       if (reader == null) {
@@ -414,6 +435,9 @@ public final class FileInStream extends InputStream {
     if (position >= file.length()) {
       return -1;
     }
+    if (paged != null) {
+      return paged.read(position, b, off, len, false);
+    }
     int total = (int) Math.min(len, file.length() - position);
     int done = 0;
     while (done < total) {
@@ -513,6 +537,9 @@ public final class FileInStream extends InputStream {
 
   @Override
   public void close() {
+    if (paged != null) {
+      paged.close();
+    }
     if (reader != null) {
       reader.close();
       reader = null;

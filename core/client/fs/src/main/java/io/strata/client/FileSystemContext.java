@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * write, so no call ever waits for it. Calls and streams already running finish on the old pool: its idle
  * channels shut down at once, busy ones when their last call in flight ends, and the pool's event loops
  * are let go once all are down. Read once, from the configuration at start: the lease renewal interval,
- * the short-circuit and metadata cache settings, the idle check and the sync interval themselves.
+ * the short-circuit, metadata cache and page cache settings, the idle check and the sync interval themselves.
  *
  * <p>Thread-safe.
  */
@@ -66,6 +66,8 @@ public final class FileSystemContext implements Closeable {
   /** The hash of the cluster defaults in use ("" before the first fetch); guarded by this. */
   private String clusterHash = "";
   private final MetadataCache metadataCache;
+  /** The local page cache shared by this context's streams, or null when off. */
+  private final LocalPageCache pageCache;
   private final java.util.Map<WorkerAddress, WorkerChannels.Handle> handles =
       new java.util.concurrent.ConcurrentHashMap<>();
   private final long maxMessageBytes;
@@ -96,6 +98,12 @@ public final class FileSystemContext implements Closeable {
     if (defaults != null) {
       clusterHash = defaults.getHash();
       merged = merge(defaults);
+    }
+    try {
+      this.pageCache = LocalPageCache.open(merged);
+    } catch (IllegalArgumentException e) {
+      master.close();
+      throw e;
     }
     this.current = new Generation(1, merged, maxMessageBytes, flowWindowBytes);
     this.leases = new LeaseRenewer(this, merged.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
@@ -347,6 +355,11 @@ public final class FileSystemContext implements Closeable {
     return shortCircuit;
   }
 
+  /** The local page cache ({@code strata.user.client.cache.*}), or null when it is off or its dir is in use. */
+  LocalPageCache pageCache() {
+    return pageCache;
+  }
+
   long rpcTimeoutMs() {
     return rpcTimeoutMs;
   }
@@ -364,6 +377,9 @@ public final class FileSystemContext implements Closeable {
       }
     }
     leases.close();
+    if (pageCache != null) {
+      pageCache.close();
+    }
     maintenance.shutdownNow();
     master.close();
     last.channels.close();

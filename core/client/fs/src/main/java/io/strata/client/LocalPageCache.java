@@ -1,0 +1,308 @@
+package io.strata.client;
+
+import io.strata.common.checksum.ChunkChecksums;
+import io.strata.common.conf.StrataConf;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client's local page cache ({@code strata.user.client.cache.*}, off by default): fixed-size pages of file
+ * data this client read, kept as files in a local directory within a byte quota, indexed by {@link PageIndex}
+ * (LRU or LFU). One per {@link FileSystemContext}, shared by its streams ({@link PagedReader} reads through it).
+ *
+ * <p>Directory layout: {@code <dir>/.lock} (held with an OS file lock while a client uses the directory: a
+ * second client that finds it locked runs without the page cache), and one file per page named
+ * {@link PageKey#fileName} ({@code <fileId>_<fileLength>_<modificationTimeMs>_<index>.page}) holding a 16-byte
+ * header (magic {@code STPG}, page size, data length, CRC32C of the data, big-endian ints) and then the data:
+ * the page size bytes of the file from {@code index * pageSize}, fewer for the file's last page. A page is
+ * written to {@code .<name>.<n>.tmp} and renamed onto its name atomically, so a name never holds a
+ * half-written page; leftover temp files are deleted at start. Invariants: a page file's data are the bytes of
+ * the file its name names (files are immutable once complete, and a rewritten file has another id); the sum of
+ * the indexed page files' sizes stays within the quota (past it only between a new page's rename and the
+ * eviction {@link #store} then does, by at most one page per storing thread).
+ *
+ * <p>At start the index is rebuilt from the directory, oldest file first (so under LRU the most recently
+ * written pages are the most recent): a file whose name, size or header is wrong (partial, another page size)
+ * is deleted; then the quota is applied. Data checksums are checked on every read, not at start: a page that
+ * fails is deleted and missed, so the caller reads the bytes from Strata again; a wrong page is never returned.
+ *
+ * <p>Thread-safe: no lock of this class is held across disk I/O; the index's own lock (LRU) is held only to
+ * update the map. Reads and stores of the same page by several threads race harmlessly (the same bytes are
+ * renamed onto the same name; the loser of a race with an eviction sees a miss). Lock order: none (the index
+ * lock is a leaf, and eviction callbacks run after it is released).
+ */
+final class LocalPageCache implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(LocalPageCache.class);
+  static final int MAGIC = 0x53545047;
+  static final int HEADER_BYTES = 16;
+
+  private final Path dir;
+  private final int pageSize;
+  private final PageIndex index;
+  private final FileChannel lockChannel;
+  private final FileLock lock;
+  private final AtomicLong tmpNames = new AtomicLong();
+  private final AtomicLong hits = new AtomicLong();
+  private final AtomicLong misses = new AtomicLong();
+  private final AtomicLong corruptPages = new AtomicLong();
+
+  private LocalPageCache(Path dir, int pageSize, long quotaBytes, boolean lfu, FileChannel lockChannel,
+      FileLock lock) {
+    this.dir = dir;
+    this.pageSize = pageSize;
+    this.lockChannel = lockChannel;
+    this.lock = lock;
+    this.index = lfu ? PageIndex.lfu(quotaBytes, this::delete) : PageIndex.lru(quotaBytes, this::delete);
+  }
+
+  /**
+   * The page cache {@code conf} asks for, its index rebuilt from the directory; null when it is off, or when
+   * the directory cannot be used or another client holds it (logged: this client then reads without it).
+   */
+  static LocalPageCache open(StrataConf conf) {
+    if (!conf.get(ClientKeys.PAGE_CACHE_ENABLED)) {
+      return null;
+    }
+    long pageSize = conf.get(ClientKeys.PAGE_CACHE_PAGE_SIZE);
+    long quota = conf.get(ClientKeys.PAGE_CACHE_SIZE);
+    if (quota < pageSize + HEADER_BYTES) {
+      throw new IllegalArgumentException(ClientKeys.PAGE_CACHE_SIZE.name() + "=" + quota + " is smaller than one "
+          + "page (" + ClientKeys.PAGE_CACHE_PAGE_SIZE.name() + "=" + pageSize + " plus a " + HEADER_BYTES
+          + "-byte header)");
+    }
+    Path dir = Path.of(conf.get(ClientKeys.PAGE_CACHE_DIR)).toAbsolutePath();
+    FileChannel ch = null;
+    try {
+      Files.createDirectories(dir);
+      ch = FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileLock lock;
+      try {
+        lock = ch.tryLock();
+      } catch (OverlappingFileLockException e) {
+        lock = null;
+      }
+      if (lock == null) {
+        LOG.warn("The page cache directory {} is in use by another client; this one reads without the page cache",
+            dir);
+        ch.close();
+        return null;
+      }
+      LocalPageCache cache = new LocalPageCache(dir, (int) pageSize, quota,
+          conf.get(ClientKeys.PAGE_CACHE_EVICTION).equals("LFU"), ch, lock);
+      cache.rebuild();
+      return cache;
+    } catch (IOException e) {
+      LOG.warn("Cannot use the page cache directory {} ({}); reading without the page cache", dir, e.toString());
+      if (ch != null) {
+        try {
+          ch.close();
+        } catch (IOException ignored) {
+          // nothing held
+        }
+      }
+      return null;
+    }
+  }
+
+  int pageSize() {
+    return pageSize;
+  }
+
+  Path dir() {
+    return dir;
+  }
+
+  long hits() {
+    return hits.get();
+  }
+
+  long misses() {
+    return misses.get();
+  }
+
+  /** Pages found corrupt on read (and dropped) since start. */
+  long corruptPages() {
+    return corruptPages.get();
+  }
+
+  /** Bytes of the indexed page files. */
+  long bytes() {
+    return index.bytes();
+  }
+
+  int pages() {
+    return index.pages();
+  }
+
+  /**
+   * Reads page {@code key}, which holds {@code length} bytes, into {@code dst} from 0: true when they are
+   * there and pass their checksum; false (a miss) otherwise, and a page found bad is deleted.
+   */
+  boolean read(PageKey key, byte[] dst, int length) {
+    if (!index.touch(key)) {
+      misses.incrementAndGet();
+      return false;
+    }
+    Path file = dir.resolve(key.fileName());
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
+      readFully(ch, header);
+      header.flip();
+      int magic = header.getInt();
+      int size = header.getInt();
+      int len = header.getInt();
+      int crc = header.getInt();
+      String bad = null;
+      if (magic != MAGIC || size != pageSize || len != length || ch.size() != HEADER_BYTES + (long) length) {
+        bad = "wrong header or size";
+      } else {
+        readFully(ch, ByteBuffer.wrap(dst, 0, length));
+        if (ChunkChecksums.crc(dst, 0, length) != crc) {
+          bad = "checksum mismatch";
+        }
+      }
+      if (bad == null) {
+        hits.incrementAndGet();
+        return true;
+      }
+      corruptPages.incrementAndGet();
+      LOG.warn("Page file {} is corrupt ({}); dropped, its bytes are read from Strata again", file, bad);
+    } catch (NoSuchFileException e) {
+      LOG.debug("Page file {} is gone (evicted meanwhile)", file);
+    } catch (IOException e) {
+      LOG.warn("Cannot read page file {} ({}); dropped, its bytes are read from Strata again", file, e.toString());
+    }
+    index.remove(key);
+    delete(key);
+    misses.incrementAndGet();
+    return false;
+  }
+
+  /**
+   * Stores {@code length} bytes of {@code data} from 0 as page {@code key} (evicting others past the quota).
+   * Best effort: a disk error is logged and the page is not kept.
+   */
+  void store(PageKey key, byte[] data, int length) {
+    Path target = dir.resolve(key.fileName());
+    Path tmp = dir.resolve("." + key.fileName() + "." + tmpNames.incrementAndGet() + ".tmp");
+    ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).putInt(MAGIC).putInt(pageSize).putInt(length)
+        .putInt(ChunkChecksums.crc(data, 0, length)).flip();
+    try {
+      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        writeFully(ch, header);
+        writeFully(ch, ByteBuffer.wrap(data, 0, length));
+      }
+      Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      LOG.warn("Cannot store page file {} ({}); the page is not cached", target, e.toString());
+      deleteQuietly(tmp);
+      return;
+    }
+    index.add(key, HEADER_BYTES + (long) length);
+  }
+
+  /** Indexes the page files found in the directory; deletes temp files and files that are not whole pages. */
+  private void rebuild() throws IOException {
+    record Found(Path path, PageKey key, long size, long modified) {}
+    List<Found> found = new ArrayList<>();
+    int dropped = 0;
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+      for (Path p : files) {
+        String name = p.getFileName().toString();
+        if (name.endsWith(".tmp") && name.startsWith(".")) {
+          deleteQuietly(p);
+          dropped++;
+          continue;
+        }
+        PageKey key = PageKey.parse(name);
+        if (key == null) {
+          continue; // not ours (the lock file, or something the user put there): left alone
+        }
+        long size = Files.size(p);
+        if (!wholePage(p, key, size)) {
+          deleteQuietly(p);
+          dropped++;
+          continue;
+        }
+        found.add(new Found(p, key, size, Files.getLastModifiedTime(p).toMillis()));
+      }
+    }
+    found.sort(Comparator.comparingLong(Found::modified));
+    for (Found f : found) {
+      index.add(f.key(), f.size());
+    }
+    LOG.info("Page cache {}: {} pages ({} bytes) kept from before, {} files dropped", dir, index.pages(),
+        index.bytes(), dropped);
+  }
+
+  /** True when the file's size and header are those of page {@code key} at this page size. */
+  private boolean wholePage(Path p, PageKey key, long size) throws IOException {
+    long start = key.index() * pageSize;
+    if (start >= key.fileLength()) {
+      return false;
+    }
+    long expected = Math.min(pageSize, key.fileLength() - start);
+    if (size != HEADER_BYTES + expected) {
+      return false;
+    }
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+      ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
+      readFully(ch, header);
+      header.flip();
+      return header.getInt() == MAGIC && header.getInt() == pageSize && header.getInt() == expected;
+    }
+  }
+
+  private void delete(PageKey key) {
+    deleteQuietly(dir.resolve(key.fileName()));
+  }
+
+  private static void deleteQuietly(Path p) {
+    try {
+      Files.deleteIfExists(p);
+    } catch (IOException e) {
+      LOG.warn("Cannot delete page cache file {} ({})", p, e.toString());
+    }
+  }
+
+  private static void readFully(FileChannel ch, ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      if (ch.read(b) < 0) {
+        throw new java.io.EOFException("page file shorter than its header says");
+      }
+    }
+  }
+
+  private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      ch.write(b);
+    }
+  }
+
+  /** Releases the directory (the pages stay for the next client). */
+  @Override
+  public void close() {
+    try {
+      lock.release();
+      lockChannel.close();
+    } catch (IOException e) {
+      LOG.warn("Cannot release the page cache directory {} ({})", dir, e.toString());
+    }
+  }
+}
