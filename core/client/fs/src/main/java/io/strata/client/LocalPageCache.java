@@ -161,19 +161,13 @@ final class LocalPageCache implements Closeable {
     }
     Path file = dir.resolve(key.fileName());
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-      ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
-      readFully(ch, header);
-      header.flip();
-      int magic = header.getInt();
-      int size = header.getInt();
-      int len = header.getInt();
-      int crc = header.getInt();
+      Header h = Header.read(ch);
       String bad = null;
-      if (magic != MAGIC || size != pageSize || len != length || ch.size() != HEADER_BYTES + (long) length) {
+      if (!h.isPage(pageSize, length) || ch.size() != HEADER_BYTES + (long) length) {
         bad = "wrong header or size";
       } else {
         readFully(ch, ByteBuffer.wrap(dst, 0, length));
-        if (ChunkChecksums.crc(dst, 0, length) != crc) {
+        if (ChunkChecksums.crc(dst, 0, length) != h.crc()) {
           bad = "checksum mismatch";
         }
       }
@@ -262,10 +256,21 @@ final class LocalPageCache implements Closeable {
       return false;
     }
     try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
-      ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES);
-      readFully(ch, header);
-      header.flip();
-      return header.getInt() == MAGIC && header.getInt() == pageSize && header.getInt() == expected;
+      return Header.read(ch).isPage(pageSize, expected);
+    }
+  }
+
+  /** A page file's header: magic, page size, data length, CRC32C of the data. */
+  private record Header(int magic, int pageSize, int length, int crc) {
+    static Header read(FileChannel ch) throws IOException {
+      ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES);
+      readFully(ch, b);
+      b.flip();
+      return new Header(b.getInt(), b.getInt(), b.getInt(), b.getInt());
+    }
+
+    boolean isPage(int expectedPageSize, long expectedLength) {
+      return magic == MAGIC && pageSize == expectedPageSize && length == expectedLength;
     }
   }
 
