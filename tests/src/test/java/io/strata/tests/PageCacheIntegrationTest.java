@@ -260,6 +260,47 @@ class PageCacheIntegrationTest {
   }
 
   @Test
+  void streamsOfOneClient_shareTheCacheConcurrently_byteExact_withinTheQuota() throws Exception {
+    Path dir = tmp.resolve("concurrent");
+    byte[] data = data(12 * PAGE + 77, 10);
+    write("/pc/concurrent", data);
+    long quota = 6L * PAGE_FILE;
+    try (FileSystem fs = client(dir, quota, "LRU")) {
+      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+      try {
+        List<java.util.concurrent.Future<Boolean>> results = new java.util.ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+          int seed = t;
+          results.add(pool.submit(() -> {
+            Random r = new Random(seed);
+            boolean exact = true;
+            for (int i = 0; i < 20; i++) {
+              if (i % 5 == 0) {
+                exact &= java.util.Arrays.equals(readAll(fs, "/pc/concurrent"), data);
+              } else {
+                int pos = r.nextInt(data.length - 100);
+                int len = 1 + r.nextInt(Math.min(3 * PAGE, data.length - pos));
+                exact &= java.util.Arrays.equals(pread(fs, "/pc/concurrent", pos, len),
+                    java.util.Arrays.copyOfRange(data, pos, pos + len));
+              }
+            }
+            return exact;
+          }));
+        }
+        for (java.util.concurrent.Future<Boolean> f : results) {
+          assertThat(f.get(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      assertThat(pageBytes(dir)).isLessThanOrEqualTo(quota);
+      try (Stream<Path> files = Files.list(dir)) {
+        assertThat(files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".tmp"))).isEmpty();
+      }
+    }
+  }
+
+  @Test
   void fileRewrittenAtTheSamePath_neverReturnsOldPages() throws IOException {
     Path dir = tmp.resolve("rewrite");
     byte[] first = data(2 * PAGE + 9, 7);

@@ -176,6 +176,14 @@ class PageIndexTest {
     }
   }
 
+  @Test
+  void aQuotaSmallerThanOnePage_isRefusedNamingBothKeys(@TempDir Path dir) {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> LocalPageCache.open(conf(dir, "4KB")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("strata.user.client.cache.size=4096")
+        .hasMessageContaining("strata.user.client.cache.page.size=4096");
+  }
+
   private static long diskBytes(Path dir) throws java.io.IOException {
     try (var files = Files.list(dir)) {
       return files.filter(p -> p.getFileName().toString().endsWith(PageKey.SUFFIX)).mapToLong(p -> p.toFile().length())
