@@ -143,6 +143,31 @@ class PageCacheIntegrationTest {
   }
 
   @Test
+  void shortCircuitReads_fillThePages_andTheSecondReadOpensNoBlock() throws IOException {
+    Path dir = tmp.resolve("shortcircuit");
+    byte[] data = data(3 * PAGE + 5, 11);
+    write("/pc/shortcircuit", data);
+    Map<String, String> s = Map.of(ClientKeys.PAGE_CACHE_ENABLED.name(), "true",
+        ClientKeys.PAGE_CACHE_DIR.name(), dir.toString(), ClientKeys.PAGE_CACHE_PAGE_SIZE.name(), "4KB");
+    try (FileSystem fs = FileSystem.create(cluster.clientConf().withAll(s))) {
+      long opens;
+      try (FileInStream in = fs.openFile("/pc/shortcircuit")) {
+        byte[] all = new byte[data.length];
+        in.readFully(0, all, 0, all.length);
+        assertThat(all).isEqualTo(data);
+        opens = in.shortCircuit().opens();
+        assertThat(opens).as("the worker is on this host: read short-circuit").isPositive();
+      }
+      try (FileInStream in = fs.openFile("/pc/shortcircuit")) {
+        byte[] all = new byte[data.length];
+        assertThat(in.read(all, 0, all.length)).isEqualTo(data.length);
+        assertThat(all).isEqualTo(data);
+        assertThat(in.shortCircuit().opens()).as("served from the pages").isEqualTo(opens);
+      }
+    }
+  }
+
+  @Test
   void positionedReadMiss_storesThePage_andTheNextPositionedReadHitsIt() throws IOException {
     Path dir = tmp.resolve("pread");
     byte[] data = data(3 * PAGE, 2);
