@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * is deleted; then the quota is applied. Data checksums are checked on every read, not at start: a page that
  * fails is deleted and missed, so the caller reads the bytes from Strata again; a wrong page is never returned.
  *
- * <p>Thread-safe: no lock of this class is held across disk I/O; the index's own lock (LRU) is held only to
+ * <p>Thread-safe: no lock of this class is held across disk I/O (its monitor guards only {@link #close}); the index's own lock (LRU) is held only to
  * update the map. Reads and stores of the same page by several threads race harmlessly (the same bytes are
  * renamed onto the same name; the loser of a race with an eviction sees a miss). Lock order: none (the index
  * lock is a leaf, and eviction callbacks run after it is released).
@@ -61,6 +61,8 @@ final class LocalPageCache implements Closeable {
   private final AtomicLong hits = new AtomicLong();
   private final AtomicLong misses = new AtomicLong();
   private final AtomicLong corruptPages = new AtomicLong();
+  /** Set by close: the directory may belong to another client now, so nothing more is read or stored. */
+  private volatile boolean closed;
 
   private LocalPageCache(Path dir, int pageSize, long quotaBytes, boolean lfu, FileChannel lockChannel,
       FileLock lock) {
@@ -155,7 +157,7 @@ final class LocalPageCache implements Closeable {
    * there and pass their checksum; false (a miss) otherwise, and a page found bad is deleted.
    */
   boolean read(PageKey key, byte[] dst, int length) {
-    if (!index.touch(key)) {
+    if (closed || !index.touch(key)) {
       misses.incrementAndGet();
       return false;
     }
@@ -193,6 +195,9 @@ final class LocalPageCache implements Closeable {
    * Best effort: a disk error is logged and the page is not kept.
    */
   void store(PageKey key, byte[] data, int length) {
+    if (closed) {
+      return;
+    }
     Path target = dir.resolve(key.fileName());
     Path tmp = dir.resolve("." + key.fileName() + "." + tmpNames.incrementAndGet() + ".tmp");
     ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).putInt(MAGIC).putInt(pageSize).putInt(length)
@@ -300,9 +305,17 @@ final class LocalPageCache implements Closeable {
     }
   }
 
-  /** Releases the directory (the pages stay for the next client). */
+  /**
+   * Releases the directory (the pages stay for the next client); streams still open read through to Strata
+   * from now on and store nothing. A store already past its check may still rename its page in (not indexed
+   * by the next client, which sees it only at its own start).
+   */
   @Override
-  public void close() {
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
     try {
       lock.release();
       lockChannel.close();

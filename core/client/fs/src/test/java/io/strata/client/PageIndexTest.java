@@ -166,14 +166,20 @@ class PageIndexTest {
   }
 
   @Test
-  void aSecondClientOnTheSameDir_runsWithoutTheCache(@TempDir Path dir) {
+  void aSecondClientOnTheSameDir_runsWithoutTheCache_andAClosedCacheNeitherServesNorStores(@TempDir Path dir) {
     try (LocalPageCache first = LocalPageCache.open(conf(dir, "1MB"))) {
       assertThat(first).isNotNull();
       assertThat(LocalPageCache.open(conf(dir, "1MB"))).isNull();
     }
-    try (LocalPageCache again = LocalPageCache.open(conf(dir, "1MB"))) {
-      assertThat(again).as("free again once the first closed").isNotNull();
-    }
+    LocalPageCache again = LocalPageCache.open(conf(dir, "1MB"));
+    assertThat(again).as("free again once the first closed").isNotNull();
+    PageKey k = new PageKey(1, 4096, 1, 0);
+    again.store(k, bytes(4096, 1), 4096);
+    again.close();
+    again.close(); // a second close is a no-op
+    assertThat(again.read(k, new byte[4096], 4096)).as("a closed cache serves nothing").isFalse();
+    again.store(new PageKey(1, 4096, 1, 1), bytes(4096, 2), 4096);
+    assertThat(Files.exists(dir.resolve(new PageKey(1, 4096, 1, 1).fileName()))).isFalse();
   }
 
   @Test
