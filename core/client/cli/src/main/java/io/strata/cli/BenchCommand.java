@@ -33,6 +33,7 @@ final class BenchCommand implements Callable<Integer> {
     cl.addSubcommand("io", new Io(ctx));
     cl.addSubcommand("meta", new MetaBench(ctx));
     cl.addSubcommand("ufs", new UfsBench(ctx));
+    cl.addSubcommand("memory", new MemoryBench(ctx));
     return cl;
   }
 

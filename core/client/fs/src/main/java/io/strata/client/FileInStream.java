@@ -469,8 +469,7 @@ public final class FileInStream extends InputStream {
   /**
    * A reader of the range from the block kept open for positioned reads, opening it (and closing the least
    * recently read one past the limit) when the nearest copy of this block is on this host's worker; null
-   * to read it the usual
-   * way (another host, short-circuit not possible: {@link #open} says why).
+   * to read it the usual way (another host, short-circuit not possible: {@link #open} says why).
    */
   private BlockRangeReader keptReader(FileBlockInfo block, long offset, long length) throws IOException {
     if (keepAtMost == 0) {

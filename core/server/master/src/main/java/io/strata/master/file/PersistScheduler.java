@@ -295,8 +295,18 @@ final class PersistScheduler {
       }
       String dst = now2.ufsUri();
       FileSystemMaster.replaceableTarget(u, dst, StrataPath.of(f.path()));
-      u.mkdirs(UfsManager.parent(dst));
+      // The file's directory may have been renamed or deleted since its path was read: directories made
+      // for a path it no longer has are removed again, or a listing would load them back into Strata.
+      String at = f.path();
+      UfsDirsCreated made = UfsDirsCreated.mkdirs(u, UfsManager.parent(dst));
+      if (!tree.isFileAt(fileId, at)) {
+        made.undo();
+        u.delete(job.tempUri, false);
+        fail(fileId, job, at + " moved while it was persisted", now);
+        return;
+      }
       if (!u.rename(job.tempUri, dst)) {
+        made.undo();
         fail(fileId, job, "cannot rename " + job.tempUri + " to " + dst, now);
         return;
       }
