@@ -130,13 +130,15 @@ final class MemoryBench implements Callable<Integer> {
   /**
    * What the configuration lets the client hold while reading {@code streams} files at once: per stream
    * its HTTP/2 flow-control window (bytes a worker may send before the stream asks for them; the transport
-   * holds them) and its prefetched chunks plus the one being consumed, and a fixed part.
+   * holds them) and its prefetched chunks plus the one being consumed, with the local page cache on its page
+   * buffer ({@code strata.user.client.cache.page.size}), and a fixed part.
    */
   static long bound(StrataConf conf, int streams) {
     long chunk = conf.get(ClientKeys.STREAM_CHUNK_SIZE);
     long prefetch = conf.get(ClientKeys.READ_PREFETCH_CHUNKS);
     long window = conf.get(CommonKeys.NETWORK_FLOW_CONTROL_WINDOW);
-    return streams * (window + (prefetch + 1) * chunk) + FIXED_BYTES;
+    long page = conf.get(ClientKeys.PAGE_CACHE_ENABLED) ? conf.get(ClientKeys.PAGE_CACHE_PAGE_SIZE) : 0;
+    return streams * (window + (prefetch + 1) * chunk + page) + FIXED_BYTES;
   }
 
   /** Opens every file, reads a first piece of each (all streams open and mid-file), forces one GC, reads the rest. */
