@@ -177,6 +177,8 @@ final class MemoryBench implements Callable<Integer> {
         throw new IllegalStateException("bench: the readers did not all start within 5 minutes");
       }
       System.gc(); // every stream open with its prefetch in flight: the live heap now
+      // Read at once (a collection's notification comes later, on another thread, maybe after the run).
+      peaks.heapLive.accumulateAndGet(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max);
       peaks.sample();
       measured.countDown();
       for (Future<Long> f : done) {
