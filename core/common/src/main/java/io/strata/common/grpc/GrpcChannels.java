@@ -25,8 +25,12 @@ public final class GrpcChannels {
    * listener on such a channel must only record, enqueue or signal, never block.
    */
   public static ManagedChannel forAddress(String host, int port, long maxMessageBytes, long flowWindowBytes) {
-    return NettyChannelBuilder.forAddress(host, port)
-        .usePlaintext()
+    return bulkData(NettyChannelBuilder.forAddress(host, port), maxMessageBytes, flowWindowBytes);
+  }
+
+  /** The settings every bulk-data channel shares, whatever its transport. */
+  private static ManagedChannel bulkData(NettyChannelBuilder b, long maxMessageBytes, long flowWindowBytes) {
+    return b.usePlaintext()
         .maxInboundMessageSize((int) maxMessageBytes)
         .flowControlWindow((int) flowWindowBytes)
         .directExecutor()
@@ -50,20 +54,15 @@ public final class GrpcChannels {
    */
   public static ManagedChannel forDomainSocket(java.nio.file.Path socket, long maxMessageBytes,
       long flowWindowBytes, io.netty.channel.EventLoopGroup group) {
-    return NettyChannelBuilder.forAddress(new io.netty.channel.unix.DomainSocketAddress(socket.toFile()))
+    NettyChannelBuilder b = NettyChannelBuilder.forAddress(
+        new io.netty.channel.unix.DomainSocketAddress(socket.toFile()))
         .eventLoopGroup(group)
         .channelType(io.netty.channel.epoll.EpollDomainSocketChannel.class)
         // A Unix socket's default buffers hold a fifth of a 1 MiB chunk (see the worker's GrpcServer).
         .withOption(io.netty.channel.ChannelOption.SO_SNDBUF, DOMAIN_SOCKET_BUFFER_BYTES)
         .withOption(io.netty.channel.ChannelOption.SO_RCVBUF, DOMAIN_SOCKET_BUFFER_BYTES)
-        .overrideAuthority("localhost")
-        .usePlaintext()
-        .maxInboundMessageSize((int) maxMessageBytes)
-        .flowControlWindow((int) flowWindowBytes)
-        .directExecutor()
-        .keepAliveTime(30, TimeUnit.SECONDS)
-        .keepAliveWithoutCalls(false)
-        .build();
+        .overrideAuthority("localhost");
+    return bulkData(b, maxMessageBytes, flowWindowBytes);
   }
 
   /** Closes a channel, waiting briefly for calls in flight. */
