@@ -185,6 +185,43 @@ class FailoverIntegrationTest {
     }
   }
 
+  @Test
+  void read_triesTheOnlyCopyAgain_whenItsWorkerComesBack_insteadOfFailingAtOnce() throws Exception {
+    // One worker, a file in no under file system: the worker's copy is the only one. The retries are
+    // generous so the worker's restart (and gRPC's reconnect backoff) fits within them.
+    FileSystem fs = start(1, "strata.user.block.retry.backoff.base", "200ms",
+        "strata.user.block.retry.backoff.max", "2s", "strata.user.block.read.retry.max", "10");
+    byte[] data = content(2 * BLOCK + 500, 5);
+    write(fs, "/comeback", WriteType.MUST_CACHE, data);
+    String address = fs.getBlockLocations("/comeback").get(0).locations().get(0).address().toString();
+
+    byte[] back = new byte[data.length];
+    try (FileInStream in = fs.openFile("/comeback")) {
+      int first = BLOCK / 4;
+      assertThat(in.readNBytes(back, 0, first)).isEqualTo(first);
+      cluster.stopWorker(0);
+      Thread restarter = new Thread(() -> {
+        try {
+          Thread.sleep(1000);
+          cluster.restartWorker(0);
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      restarter.start();
+      // Back within block 0 (bytes the stopped worker sent ahead are buffered): the stream asks the worker
+      // again while it is down, fails, and tries it again until it is back. The bytes are held by the
+      // worker's dir, which the restart keeps.
+      in.seek(first / 2);
+      int rest = in.readNBytes(back, first / 2, data.length - first / 2);
+      restarter.join();
+      assertThat(first / 2 + rest).isEqualTo(data.length);
+      assertThat(in.failedWorkers()).as("the read failed on the stopped worker first")
+          .extracting(Object::toString).containsExactly(address);
+    }
+    assertThat(back).isEqualTo(data);
+  }
+
   @ParameterizedTest
   @EnumSource(value = WriteType.class, names = {"MUST_CACHE", "ASYNC_THROUGH"})
   void write_failsOverMidBlockToAnotherWorker_whenItsWorkerStops_andTheFileReadsBackExact(WriteType type)

@@ -33,7 +33,10 @@ import org.slf4j.LoggerFactory;
  * failed for the rest of this stream, backs off, and reads on from the block's next copy, then, for a
  * persisted file, from the under file system through another worker. It resumes at the exact position: a
  * sequential read has delivered nothing of the failed call, so the block is opened again at {@link #getPos};
- * a positioned read reads its whole range again into the same bytes of the caller's array. After the last
+ * a positioned read reads its whole range again into the same bytes of the caller's array. When every copy
+ * of a block of a file not persisted is on a worker that failed before, those workers are tried again (HDFS
+ * does the same with its dead nodes): a worker restarted or a deadline missed under load is not a lost
+ * block, and the block's retries bound the attempts. After the last
  * retry ({@link ClientKeys#BLOCK_READ_RETRY_MAX}, {@link ClientKeys#BLOCK_RETRY_TOTAL_TIMEOUT}) or when no
  * copy is left, the error names the file, the position, the block and every worker tried with its failure.
  *
@@ -62,7 +65,8 @@ public final class FileInStream extends InputStream {
   private final Set<Long> cacheRequested = new HashSet<>();
   private final URIStatus file;
   private final List<FileBlockInfo> blocks;
-  private final Set<WorkerAddress> failedWorkers = new HashSet<>();
+  /** Workers a read of this stream failed on (not for a corrupt copy), each with its last failure. */
+  private final java.util.Map<WorkerAddress, String> failedWorkers = new java.util.LinkedHashMap<>();
   /** Blocks with a copy found corrupt by this stream: the last finding, and the workers of those copies. */
   private final java.util.Map<Long, CorruptBlockException> corrupt = new java.util.HashMap<>();
   private final java.util.Map<Long, Set<WorkerAddress>> corruptOn = new java.util.HashMap<>();
@@ -112,7 +116,7 @@ public final class FileInStream extends InputStream {
     if (paged != null) {
       return paged.raw().failedWorkers();
     }
-    return Set.copyOf(failedWorkers);
+    return Set.copyOf(failedWorkers.keySet());
   }
 
   /** Short-circuit reads of this stream's client: blocks opened, and why reads fell back to streaming. */
@@ -218,7 +222,8 @@ public final class FileInStream extends InputStream {
       throw r.finalError(describe(block, position), e);
     }
     if (!corruptCopy(e, block.blockId(), failed.worker())) {
-      failedWorkers.add(failed.worker());
+      failedWorkers.put(failed.worker(), e instanceof io.strata.common.exception.StrataException se
+          ? se.code() + ": " + e.getMessage() : e.toString());
     }
     LOG.info("Reading block {} of {} at position {} from {} failed ({}); trying another copy", block.blockId(),
         file.path(), position, failed.source(), e.getMessage());
@@ -263,9 +268,9 @@ public final class FileInStream extends InputStream {
   /** A worker that failed is skipped for every block; one whose copy was corrupt only for that block. */
   private Set<WorkerAddress> skipFor(FileBlockInfo block) {
     if (!corruptOn.containsKey(block.blockId())) {
-      return failedWorkers;
+      return failedWorkers.keySet();
     }
-    Set<WorkerAddress> skip = new HashSet<>(failedWorkers);
+    Set<WorkerAddress> skip = new HashSet<>(failedWorkers.keySet());
     skip.addAll(corruptOn.get(block.blockId()));
     return skip;
   }
@@ -274,6 +279,16 @@ public final class FileInStream extends InputStream {
     Set<WorkerAddress> skip = skipFor(block);
     WorkerAddress chosen = selector.nearest(block.locations(), skip);
     boolean persisted = file.isPersisted();
+    if (chosen == null && !persisted && !failedWorkers.isEmpty()) {
+      // Every listed copy is on a worker that failed earlier in this stream, and the under file system holds
+      // no copy: as HDFS does with its dead nodes, those workers get another try (a worker restarted, a
+      // connection reset, a deadline missed under load), after the backoff. The block's retries bound it.
+      chosen = selector.nearest(block.locations(), corruptOn.getOrDefault(block.blockId(), Set.of()));
+      if (chosen != null) {
+        LOG.info("Every copy of block {} of {} is on a worker that failed earlier; trying {} again", block.blockId(),
+            file.path(), chosen);
+      }
+    }
     boolean unlisted = chosen == null;
     if (chosen == null) {
       CorruptBlockException bad = corrupt.get(block.blockId());
@@ -286,7 +301,8 @@ public final class FileInStream extends InputStream {
       if (!persisted) {
         throw new UnavailableException("Block " + block.blockId() + " of " + file.path()
             + " is on no reachable worker (locations: " + block.locations().size() + ", failed: "
-            + failedWorkers + ") and the file is not in the under file system (persistence state "
+            + failedWorkers + ", corrupt: " + corruptOn.getOrDefault(block.blockId(), Set.of())
+            + ") and the file is not in the under file system (persistence state "
             + file.persistenceState() + "), so no copy is left to try");
       }
       chosen = selector.ufsReadWorker(block.blockId(), skip);
