@@ -16,8 +16,6 @@ import io.strata.proto.CacheBlockRequest;
 import io.strata.proto.CacheBlockResponse;
 import io.strata.proto.ReadBlockRequest;
 import io.strata.proto.ReadBlockResponse;
-import io.strata.proto.RemoveBlockRequest;
-import io.strata.proto.RemoveBlockResponse;
 import io.strata.proto.ReserveBlockRequest;
 import io.strata.proto.ReserveBlockResponse;
 import io.strata.proto.WriteBlockRequest;
@@ -188,15 +186,6 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
         throw new InvalidArgumentException("Block id " + req.getBlockId() + " is negative");
       }
       return CacheBlockResponse.newBuilder().setAccepted(res.ufs().cacheBlock(req.getBlockId())).build();
-    });
-  }
-
-  @Override
-  public void removeBlock(RemoveBlockRequest req, StreamObserver<RemoveBlockResponse> o) {
-    Rpc.unary(o, () -> {
-      res.store().get(req.getBlockId());
-      res.store().remove(req.getBlockId());
-      return RemoveBlockResponse.getDefaultInstance();
     });
   }
 }
