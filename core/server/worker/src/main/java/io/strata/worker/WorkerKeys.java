@@ -171,6 +171,16 @@ public final class WorkerKeys {
               + "RESOURCE_EXHAUSTED and the client tries another worker. 0 refuses at once.")
           .build();
 
+  public static final PropertyKey<Integer> WRITE_SPACE_WAITERS_MAX =
+      PropertyKey.intKey("strata.worker.write.space.waiters.max")
+          .defaultValue(32)
+          .validate(v -> v >= 0, "0 or more")
+          .doc("Most whole-block reservations that wait for room at once, each on an RPC handler thread; one "
+              + "more does not wait (it gets room now or fails with RESOURCE_EXHAUSTED, and its ASYNC_THROUGH "
+              + "writer tries another worker or writes through), so waiting writers never take every "
+              + "handler thread, the commits that would free room among them.")
+          .build();
+
   public static final PropertyKey<Duration> HEARTBEAT_INTERVAL =
       PropertyKey.durationKey("strata.worker.heartbeat.interval")
           .defaultValue("1s")
