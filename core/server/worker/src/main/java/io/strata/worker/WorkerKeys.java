@@ -291,6 +291,15 @@ public final class WorkerKeys {
               + "worker grants space for and commits).")
           .build();
 
+  public static final PropertyKey<Integer> SHORT_CIRCUIT_CONNECTIONS_MAX =
+      PropertyKey.intKey("strata.worker.shortcircuit.connections.max")
+          .defaultValue(1024)
+          .validate(v -> v >= 1, "positive")
+          .doc("Most short-circuit connections the worker serves at once (each holds a descriptor, and its open "
+              + "blocks theirs); one more is closed at once and its client streams over the data port instead, "
+              + "saying why.")
+          .build();
+
   public static final PropertyKey<String> DOMAIN_SOCKET_PATH =
       PropertyKey.stringKey("strata.worker.domain.socket.path")
           .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}.sock")

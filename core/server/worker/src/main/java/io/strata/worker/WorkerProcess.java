@@ -179,7 +179,8 @@ public final class WorkerProcess implements AutoCloseable {
       try {
         shortCircuit = new io.strata.worker.shortcircuit.ShortCircuitServer(store, Path.of(
             WorkerKeys.socketPath(conf.get(WorkerKeys.DOMAIN_SOCKET_PATH), port)),
-            (id, len, tier) -> sync.commitBlock(id, len, tier)).start();
+            (id, len, tier) -> sync.commitBlock(id, len, tier), conf.get(WorkerKeys.SHORT_CIRCUIT_CONNECTIONS_MAX))
+            .start();
       } catch (IOException e) {
         close();
         throw e;
