@@ -20,22 +20,6 @@ import picocli.CommandLine.Parameters;
 final class ListCommands {
   private ListCommands() {}
 
-  /** Normalised forms of path arguments; {@code /} when there are none. */
-  static List<String> pathsOrRoot(List<String> args) {
-    if (args == null || args.isEmpty()) {
-      return List.of("/");
-    }
-    return normalise(args);
-  }
-
-  static List<String> normalise(List<String> args) {
-    List<String> out = new ArrayList<>(args.size());
-    for (String a : args) {
-      out.add(CliPaths.normalise(a));
-    }
-    return out;
-  }
-
   @Command(name = "ls", description = "List the contents of directories, or files themselves, like hdfs dfs -ls.")
   static final class Ls extends FsSubcommand {
     @Option(names = "-R", description = "List subdirectories recursively.")
@@ -59,7 +43,7 @@ final class ListCommands {
 
     @Override
     protected void execute() {
-      forEach(pathsOrRoot(paths), this::list);
+      forEach(expandOrRoot(paths), this::list);
     }
 
     private void list(String path) throws IOException {
@@ -98,7 +82,7 @@ final class ListCommands {
 
     @Override
     protected void execute() {
-      forEach(normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         if (fs().getStatus(path).directory()) {
           fail(path, "Is a directory");
           return;
@@ -140,7 +124,7 @@ final class ListCommands {
       }
       String fmt = format;
       boolean[] first = {true};
-      forEach(normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         URIStatus status = fs().getStatus(path);
         if (fmt != null) {
           ctx.out().println(Formats.formatStat(fmt, status));
@@ -176,7 +160,7 @@ final class ListCommands {
 
     @Override
     protected void execute() {
-      forEach(pathsOrRoot(paths), this::du);
+      forEach(expandOrRoot(paths), this::du);
     }
 
     private void du(String path) throws IOException {
@@ -240,7 +224,7 @@ final class ListCommands {
 
     @Override
     protected void execute() {
-      forEach(List.of(CliPaths.normalise(path)), p -> {
+      forEach(resolveEach(List.of(path)), p -> {
         URIStatus s = statusOrNull(p);
         boolean holds;
         if (check.exists) {

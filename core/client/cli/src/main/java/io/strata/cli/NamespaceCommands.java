@@ -17,7 +17,7 @@ import picocli.CommandLine.Parameters;
 
 /**
  * The {@code strata fs} commands that change the namespace without moving data: {@code mkdir},
- * {@code touch}, {@code rm} and {@code mv}. Each is a picocli command object used for one run, on one
+ * {@code touch}, {@code rm}, {@code rmdir} and {@code mv}. Each is a picocli command object used for one run, on one
  * thread.
  */
 final class NamespaceCommands {
@@ -44,7 +44,7 @@ final class NamespaceCommands {
     protected void execute() {
       CreateDirectoryOptions options = CreateDirectoryOptions.defaults()
           .withRecursive(parents).withAllowExists(parents).withWriteType(writeType);
-      forEach(ListCommands.normalise(paths), path -> fs().createDirectory(path, options));
+      forEach(resolveEach(paths), path -> fs().createDirectory(path, options));
     }
   }
 
@@ -61,7 +61,7 @@ final class NamespaceCommands {
 
     @Override
     protected void execute() {
-      forEach(ListCommands.normalise(paths), this::touch);
+      forEach(resolveEach(paths), this::touch);
     }
 
     private void touch(String path) throws IOException, PathFailure {
@@ -107,7 +107,7 @@ final class NamespaceCommands {
 
     @Override
     protected void execute() {
-      forEach(ListCommands.normalise(paths), this::rm);
+      forEach(expand(paths), this::rm);
     }
 
     private void rm(String path) throws IOException, PathFailure {
@@ -133,6 +133,36 @@ final class NamespaceCommands {
     }
   }
 
+  @Command(name = "rmdir", description = "Delete empty directories (a directory with anything in it is kept).")
+  static final class Rmdir extends FsSubcommand {
+    @Option(names = "--ignore-fail-on-non-empty", description = "A directory that is not empty is not an error.")
+    boolean ignoreNonEmpty;
+
+    @Parameters(paramLabel = "DIR", arity = "1..*")
+    List<String> paths;
+
+    Rmdir(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(expand(paths), path -> {
+        if (!fs().getStatus(path).directory()) {
+          throw new PathFailure(path, Failures.IS_NOT_A_DIRECTORY);
+        }
+        try {
+          // Not recursive: the master refuses a directory that has children, even ones added just now.
+          fs().delete(path, DeleteOptions.defaults().withRecursive(false));
+        } catch (io.strata.common.exception.DirectoryNotEmptyException e) {
+          if (!ignoreNonEmpty) {
+            throw new PathFailure(path, Failures.DIRECTORY_NOT_EMPTY);
+          }
+        }
+      });
+    }
+  }
+
   @Command(name = "mv", description = {
       "Move or rename files and directories.",
       "When DST is an existing directory the sources move into it (it must be one for several sources)."})
@@ -147,8 +177,8 @@ final class NamespaceCommands {
 
     @Override
     protected void execute() throws PathFailure {
-      List<String> srcs = ListCommands.normalise(args.subList(0, args.size() - 1));
-      String dst = CliPaths.normalise(args.get(args.size() - 1));
+      String dst = resolve(args.get(args.size() - 1)); // first: its authority may pick the master
+      List<String> srcs = expand(args.subList(0, args.size() - 1));
       URIStatus dstStatus;
       try {
         dstStatus = statusOrNull(dst);
