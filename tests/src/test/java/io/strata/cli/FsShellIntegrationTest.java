@@ -72,7 +72,8 @@ class FsShellIntegrationTest {
 
   @BeforeAll
   static void startCluster() throws IOException {
-    cluster = LocalStrataCluster.builder().workers(2).build().start();
+    // Files are created under this name (owner and group), which the ls and stat lines below show.
+    cluster = LocalStrataCluster.builder().workers(2).set("strata.user.login.name", "strata").build().start();
     conf = cluster.clientConf();
     fs = cluster.client();
   }

@@ -2,6 +2,7 @@ package io.strata.cli;
 
 import io.strata.client.URIStatus;
 import io.strata.client.options.ListStatusOptions;
+import io.strata.client.options.SetAttributeOptions;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -12,8 +13,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * The {@code strata fs} commands of hdfs that set a file's attributes: {@code setrep} (accepted; Strata
- * stores no replication factor). Each is a picocli command object used for one run, on one thread.
+ * The {@code strata fs} commands of hdfs that set a file's attributes: {@code chmod}, {@code chown} and
+ * {@code chgrp} (stored by the master and shown by {@code ls} and {@code stat}; nothing enforces them
+ * until permissions are checked), and {@code setrep} (accepted; Strata stores no replication factor).
+ * Each is a picocli command object used for one run, on one thread.
  */
 final class AttributeCommands {
   /** What {@code setrep} prints on stderr once: what it does and does not do. */
@@ -51,7 +54,8 @@ final class AttributeCommands {
       } catch (NumberFormatException e) {
         // fall through to the message
       }
-      throw new IllegalArgumentException("'" + value + "' is not a replication factor (1 to " + Short.MAX_VALUE + ")");
+      throw new picocli.CommandLine.TypeConversionException(
+          "'" + value + "' is not a replication factor (1 to " + Short.MAX_VALUE + ")");
     }
   }
 
@@ -86,6 +90,131 @@ final class AttributeCommands {
           ctx.out().println("Replication " + replication + " not stored: " + file.path());
         }
       });
+    }
+  }
+
+  /** Names hdfs accepts for owners and groups (its chown pattern's characters). */
+  private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[-_./@a-zA-Z0-9]+");
+
+  /** A mode for chmod; a bad one is a usage error. */
+  static final class ModeConverter implements ITypeConverter<ModeChange> {
+    @Override
+    public ModeChange convert(String value) {
+      try {
+        return ModeChange.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new picocli.CommandLine.TypeConversionException(e.getMessage());
+      }
+    }
+  }
+
+  @Command(name = "chmod", description = {
+      "Change the permission mode of paths: octal (755) or symbolic (u+x,go-w, a=r, +t, X for",
+      "directories). Stored by the master and shown by ls; not enforced until permissions are checked."})
+  static final class Chmod extends FsSubcommand {
+    @Option(names = "-R", description = "Also everything under directories.")
+    boolean recursive;
+
+    @Parameters(index = "0", paramLabel = "MODE", converter = ModeConverter.class,
+        description = "Octal digits or [ugoa][+-=][rwxXt] clauses, comma-separated.")
+    ModeChange mode;
+
+    @Parameters(index = "1..*", arity = "1..*", paramLabel = "PATH")
+    List<String> paths;
+
+    Chmod(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(expand(paths), path -> {
+        URIStatus status = fs().getStatus(path);
+        if (mode.isAbsolute() || !recursive || status.isFile()) {
+          // One call: an octal mode is the same for the whole tree, which the master sets at once.
+          fs().setAttribute(path, SetAttributeOptions.defaults()
+              .withMode(mode.apply(status.mode(), status.directory())).withRecursive(recursive));
+          return;
+        }
+        // A symbolic mode depends on each path's own mode (and X on its type): one call per path.
+        List<URIStatus> all = new ArrayList<>();
+        all.add(status);
+        fs().iterateStatus(path, ListStatusOptions.defaults().withRecursive(true), s -> {
+          if (!s.path().equals(path)) {
+            all.add(s);
+          }
+        });
+        for (URIStatus s : all) {
+          try {
+            fs().setAttribute(s.path(), SetAttributeOptions.defaults().withMode(mode.apply(s.mode(), s.directory())));
+          } catch (IOException e) {
+            report(Failures.PathFailure.of(s.path(), e));
+          }
+        }
+      });
+    }
+  }
+
+  @Command(name = "chown", description = {
+      "Change the owner (and, with OWNER:GROUP or :GROUP, the group) of paths. Stored by the master and",
+      "shown by ls; not enforced until permissions are checked."})
+  static final class Chown extends FsSubcommand {
+    @Option(names = "-R", description = "Also everything under directories.")
+    boolean recursive;
+
+    @Parameters(index = "0", paramLabel = "OWNER[:GROUP]")
+    String owner;
+
+    @Parameters(index = "1..*", arity = "1..*", paramLabel = "PATH")
+    List<String> paths;
+
+    Chown(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      int colon = owner.indexOf(':');
+      String user = colon < 0 ? owner : owner.substring(0, colon);
+      String group = colon < 0 ? "" : owner.substring(colon + 1);
+      if ((user.isEmpty() && group.isEmpty()) || (!user.isEmpty() && !NAME.matcher(user).matches())
+          || (!group.isEmpty() && !NAME.matcher(group).matches())) {
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "'" + owner
+            + "' is not OWNER[:GROUP]: names of letters, digits and - _ . / @");
+      }
+      SetAttributeOptions options = SetAttributeOptions.defaults().withRecursive(recursive);
+      options = user.isEmpty() ? options : options.withOwner(user);
+      options = group.isEmpty() ? options : options.withGroup(group);
+      SetAttributeOptions change = options;
+      forEach(expand(paths), path -> fs().setAttribute(path, change));
+    }
+  }
+
+  @Command(name = "chgrp", description = {
+      "Change the group of paths. Stored by the master and shown by ls; not enforced until permissions",
+      "are checked."})
+  static final class Chgrp extends FsSubcommand {
+    @Option(names = "-R", description = "Also everything under directories.")
+    boolean recursive;
+
+    @Parameters(index = "0", paramLabel = "GROUP")
+    String group;
+
+    @Parameters(index = "1..*", arity = "1..*", paramLabel = "PATH")
+    List<String> paths;
+
+    Chgrp(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      if (!NAME.matcher(group).matches()) {
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "'" + group
+            + "' is not a group name: letters, digits and - _ . / @");
+      }
+      SetAttributeOptions change = SetAttributeOptions.defaults().withGroup(group).withRecursive(recursive);
+      forEach(expand(paths), path -> fs().setAttribute(path, change));
     }
   }
 }

@@ -59,6 +59,9 @@ final class FsCommand implements Callable<Integer> {
     add(cl, "moveFromLocal", new CopyCommands.MoveFromLocal(ctx));
     add(cl, "getmerge", new MergeCommands.GetMerge(ctx));
     add(cl, "setrep", new AttributeCommands.SetRep(ctx));
+    add(cl, "chmod", new AttributeCommands.Chmod(ctx));
+    add(cl, "chown", new AttributeCommands.Chown(ctx));
+    add(cl, "chgrp", new AttributeCommands.Chgrp(ctx));
     add(cl, "mount", new UfsCommands.Mount(ctx));
     add(cl, "unmount", new UfsCommands.Unmount(ctx));
     add(cl, "loadMetadata", new UfsCommands.LoadMetadata(ctx));
