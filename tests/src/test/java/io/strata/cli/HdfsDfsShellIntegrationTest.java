@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The {@code hdfs dfs} forms of {@code strata fs} against a real master and two real workers in this JVM,
  * through the public entry point: dash commands, glob patterns, {@code strata://} paths, and count, cp,
- * df, text, getmerge, find, rmdir, moveFromLocal and setrep with their outputs and exit codes.
+ * df, text, getmerge, find, rmdir, moveFromLocal, setrep, chmod, chown and chgrp with their outputs and exit
+ * codes.
  *
  * <p>One cluster for the class; each test works under {@code /h-<test method>}, made by {@link #setUp}
  * with {@code d/f} (10 bytes), {@code d/sub/g} (1500 bytes), {@code top} (5 bytes) and {@code data/}
@@ -53,7 +54,8 @@ class HdfsDfsShellIntegrationTest {
 
   @BeforeAll
   static void startCluster() throws IOException {
-    cluster = LocalStrataCluster.builder().workers(2).build().start();
+    // Creates record this user as owner and group; chown and chgrp change them.
+    cluster = LocalStrataCluster.builder().workers(2).set("strata.user.login.name", "alice").build().start();
     conf = cluster.clientConf();
     fs = cluster.client();
   }
@@ -304,9 +306,19 @@ class HdfsDfsShellIntegrationTest {
 
   @Test
   void df_printsTheClustersCapacity_asHdfsLaysItOut() throws IOException {
-    ClusterInfo info = fs.getClusterInfo();
+    // Workers report their usage by heartbeat, so it may move while the writes of setUp settle: compare
+    // with a report the cluster gave both just before and just after the command.
+    ClusterInfo[] seen = new ClusterInfo[1];
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() -> {
+      ClusterInfo before = fs.getClusterInfo();
+      assertThat(run("fs", "df", base)).isEqualTo(0);
+      ClusterInfo after = fs.getClusterInfo();
+      seen[0] = before;
+      return before.usedBytes() == after.usedBytes() && before.capacityBytes() == after.capacityBytes();
+    });
+    ClusterInfo info = seen[0];
     assertThat(info.capacityBytes()).isPositive();
-    assertThat(run("fs", "df", base)).isEqualTo(0);
+    assertThat(info.usedBytes()).isPositive();
     assertThat(out.lines().toList()).isEqualTo(SummaryCommands.dfLines("strata://" + masterAuthority(),
         info.capacityBytes(), info.usedBytes(), false));
     List<String> lines = out.lines().toList();
@@ -455,5 +467,73 @@ class HdfsDfsShellIntegrationTest {
     assertThat(err).contains("'0' is not a replication factor (1 to 32767)");
     assertThat(run("fs", "setrep", "2", base + "/nope")).isEqualTo(1);
     assertThat(err).endsWith("setrep: " + base + "/nope: No such file or directory\n");
+  }
+
+  // ---- chmod, chown, chgrp ----
+
+  private static int mode(String path) throws IOException {
+    return fs.getStatus(path).mode();
+  }
+
+  @Test
+  void chmod_octalAndSymbolic_areStored_andLsShowsThem() throws IOException {
+    assertThat(mode(base + "/top")).isEqualTo(0644);
+    assertThat(run("fs", "chmod", "600", base + "/top")).isEqualTo(0);
+    assertThat(out).isEmpty();
+    assertThat(mode(base + "/top")).isEqualTo(0600);
+    assertThat(run("fs", "ls", base + "/top")).isEqualTo(0);
+    assertThat(out).startsWith("-rw-------   1 alice alice          5 ");
+    assertThat(run("fs", "-chmod", "-R", "750", base + "/d")).isEqualTo(0);
+    for (String p : List.of("/d", "/d/f", "/d/sub", "/d/sub/g")) {
+      assertThat(mode(base + p)).as(p).isEqualTo(0750);
+    }
+    // Symbolic with -R: each path from its own mode; X only for directories and executable files.
+    fs.setAttribute(base + "/data/a.bin", io.strata.client.options.SetAttributeOptions.defaults().withMode(0744));
+    assertThat(run("fs", "chmod", "-R", "go-r,a+X", base + "/data")).isEqualTo(0);
+    assertThat(mode(base + "/data")).isEqualTo(0711);
+    assertThat(mode(base + "/data/a.bin")).isEqualTo(0711);
+    assertThat(mode(base + "/data/b.bin")).isEqualTo(0600);
+    assertThat(mode(base + "/data/sub")).isEqualTo(0711);
+    assertThat(mode(base + "/data/sub/x.bin")).isEqualTo(0600);
+    assertThat(run("fs", "chmod", "+t", base + "/data/*.bin")).isEqualTo(0);
+    assertThat(mode(base + "/data/b.bin")).isEqualTo(01600);
+  }
+
+  @Test
+  void chmod_badModeIsAUsageError_andAMissingPathExits1() throws IOException {
+    assertThat(run("fs", "chmod", "u+q", base + "/top")).isEqualTo(2);
+    assertThat(err).contains("'u+q' is not a mode: give octal digits (755, 1777) or comma-separated clauses");
+    assertThat(mode(base + "/top")).isEqualTo(0644);
+    assertThat(run("fs", "chmod", "700", base + "/nope", base + "/top")).isEqualTo(1);
+    assertThat(err).isEqualTo("chmod: " + base + "/nope: No such file or directory\n");
+    assertThat(mode(base + "/top")).isEqualTo(0700);
+  }
+
+  @Test
+  void chownAndChgrp_storeOwnerAndGroup() throws IOException {
+    assertThat(fs.getStatus(base + "/top").owner()).isEqualTo("alice");
+    assertThat(run("fs", "chown", "bob:staff", base + "/top")).isEqualTo(0);
+    assertThat(fs.getStatus(base + "/top").owner()).isEqualTo("bob");
+    assertThat(fs.getStatus(base + "/top").group()).isEqualTo("staff");
+    assertThat(run("fs", "ls", base + "/top")).isEqualTo(0);
+    assertThat(out).startsWith("-rw-r--r--   1 bob staff          5 ");
+    assertThat(run("fs", "-chown", "-R", "carol", base + "/d")).isEqualTo(0);
+    for (String p : List.of("/d", "/d/f", "/d/sub", "/d/sub/g")) {
+      assertThat(fs.getStatus(base + p).owner()).as(p).isEqualTo("carol");
+      assertThat(fs.getStatus(base + p).group()).as(p).isEqualTo("alice"); // OWNER alone leaves the group
+    }
+    assertThat(run("fs", "chown", ":ops", base + "/d/f")).isEqualTo(0);
+    assertThat(fs.getStatus(base + "/d/f").owner()).isEqualTo("carol");
+    assertThat(fs.getStatus(base + "/d/f").group()).isEqualTo("ops");
+    assertThat(run("fs", "chgrp", "-R", "eng", base + "/data")).isEqualTo(0);
+    assertThat(fs.getStatus(base + "/data/sub/x.bin").group()).isEqualTo("eng");
+    assertThat(fs.getStatus(base + "/data/sub/x.bin").owner()).isEqualTo("alice");
+    assertThat(fs.getStatus(base + "/top").group()).isEqualTo("staff"); // outside the tree: unchanged
+    assertThat(run("fs", "chgrp", "eng", base + "/nope")).isEqualTo(1);
+    assertThat(err).isEqualTo("chgrp: " + base + "/nope: No such file or directory\n");
+    assertThat(run("fs", "chown", "bad name", base + "/top")).isEqualTo(2);
+    assertThat(err).contains("'bad name' is not OWNER[:GROUP]");
+    assertThat(run("fs", "chown", ":", base + "/top")).isEqualTo(2);
+    assertThat(fs.getStatus(base + "/top").owner()).isEqualTo("bob");
   }
 }
