@@ -536,4 +536,43 @@ class HdfsDfsShellIntegrationTest {
     assertThat(run("fs", "chown", ":", base + "/top")).isEqualTo(2);
     assertThat(fs.getStatus(base + "/top").owner()).isEqualTo("bob");
   }
+
+  // ---- ls sort orders, touchz ----
+
+  @Test
+  void ls_sortsBySizeOrTime_withinEachDirectory_andCPrintsPathsOnly() throws IOException {
+    assertThat(run("fs", "ls", "-C", "-S", base + "/data")).isEqualTo(0);
+    assertThat(out).isEqualTo("Found 4 items\n" + base + "/data/b.bin\n" + base + "/data/a.bin\n"
+        + base + "/data/c.txt\n" + base + "/data/sub\n");
+    assertThat(run("fs", "ls", "-C", "-S", "-r", base + "/data")).isEqualTo(0);
+    assertThat(out.lines().skip(1).toList()).containsExactly(base + "/data/sub", base + "/data/c.txt",
+        base + "/data/a.bin", base + "/data/b.bin");
+    long t = fs.getStatus(base + "/data/a.bin").modificationTimeMs();
+    fs.setAttribute(base + "/data/c.txt", io.strata.client.options.SetAttributeOptions.defaults()
+        .withModificationTimeMs(t + 60_000));
+    fs.setAttribute(base + "/data/sub/x.bin", io.strata.client.options.SetAttributeOptions.defaults()
+        .withModificationTimeMs(1_000));
+    fs.setAttribute(base + "/data/sub", io.strata.client.options.SetAttributeOptions.defaults()
+        .withModificationTimeMs(2_000));
+    fs.setAttribute(base + "/data/b.bin", io.strata.client.options.SetAttributeOptions.defaults()
+        .withModificationTimeMs(3_000));
+    write(base + "/data/sub/y", new byte[1]);
+    fs.setAttribute(base + "/data/sub", io.strata.client.options.SetAttributeOptions.defaults()
+        .withModificationTimeMs(2_000));
+    assertThat(run("fs", "-ls", "-C", "-R", "-t", base + "/data")).isEqualTo(0);
+    // Newest first in each directory; sub's entries right after sub.
+    assertThat(out).isEqualTo(base + "/data/c.txt\n" + base + "/data/a.bin\n" + base + "/data/b.bin\n"
+        + base + "/data/sub\n" + base + "/data/sub/y\n" + base + "/data/sub/x.bin\n");
+  }
+
+  @Test
+  void touchz_createsEmptyFiles_andRefusesOnesWithBytes() throws IOException {
+    write(base + "/empty", new byte[0]);
+    assertThat(run("fs", "-touchz", base + "/new", base + "/empty", base + "/top", base + "/d")).isEqualTo(1);
+    assertThat(err).isEqualTo("touchz: " + base + "/top: Not a zero-length file\n"
+        + "touchz: " + base + "/d: Is a directory\n");
+    assertThat(fs.getStatus(base + "/new").length()).isZero();
+    assertThat(fs.getStatus(base + "/new").complete()).isTrue();
+    assertThat(read(base + "/top")).isEqualTo(data(3, 5));
+  }
 }

@@ -60,10 +60,11 @@ final class AttributeCommands {
   }
 
   @Command(name = "setrep", description = {
-      "Accepted for scripts written for hdfs dfs: checks that the paths exist and prints",
-      "Replication N not stored: PATH for each file (every file under a directory), changing nothing.",
-      "Strata keeps no replication factor: a block is cached on as many workers as reads and eviction",
-      "leave it on, and a persisted file is also in the under file system."})
+      "Accepted for hdfs dfs scripts; changes nothing (no replication factor is stored).",
+      "Checks that the paths exist and prints Replication N not stored: PATH for each file "
+          + "(every file under a directory).",
+      "Strata keeps no replication factor: a block is cached on as many workers as reads and eviction leave it on, "
+          + "and a persisted file is also in the under file system."})
   static final class SetRep extends FsSubcommand {
     @Option(names = "-R", description = "Accepted (a directory always means every file under it, as in hdfs).")
     boolean recursive;
@@ -109,8 +110,9 @@ final class AttributeCommands {
   }
 
   @Command(name = "chmod", description = {
-      "Change the permission mode of paths: octal (755) or symbolic (u+x,go-w, a=r, +t, X for",
-      "directories). Stored by the master and shown by ls; not enforced until permissions are checked."})
+      "Change the permission mode of paths.",
+      "MODE is octal (755) or symbolic (u+x,go-w, a=r, +t, X for directories).",
+      "Stored by the master and shown by ls; not enforced until permissions are checked."})
   static final class Chmod extends FsSubcommand {
     @Option(names = "-R", description = "Also everything under directories.")
     boolean recursive;
@@ -156,8 +158,8 @@ final class AttributeCommands {
   }
 
   @Command(name = "chown", description = {
-      "Change the owner (and, with OWNER:GROUP or :GROUP, the group) of paths. Stored by the master and",
-      "shown by ls; not enforced until permissions are checked."})
+      "Change the owner of paths (and the group, with OWNER:GROUP or :GROUP).",
+      "Stored by the master and shown by ls; not enforced until permissions are checked."})
   static final class Chown extends FsSubcommand {
     @Option(names = "-R", description = "Also everything under directories.")
     boolean recursive;
@@ -191,8 +193,8 @@ final class AttributeCommands {
   }
 
   @Command(name = "chgrp", description = {
-      "Change the group of paths. Stored by the master and shown by ls; not enforced until permissions",
-      "are checked."})
+      "Change the group of paths.",
+      "Stored by the master and shown by ls; not enforced until permissions are checked."})
   static final class Chgrp extends FsSubcommand {
     @Option(names = "-R", description = "Also everything under directories.")
     boolean recursive;

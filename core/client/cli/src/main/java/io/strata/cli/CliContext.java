@@ -154,7 +154,8 @@ final class CliContext implements AutoCloseable {
     boolean portOk = port == null ? !portRequired : port.matches("\\d{1,5}") && Integer.parseInt(port) <= 65535;
     if (host.isEmpty() || host.contains("@") || !portOk) {
       throw new IllegalArgumentException("strata://" + authority + ": the authority is not "
-          + (portRequired ? "host:port,host:port or zk@host:port" : "host, host:port, host:port,host:port or zk@host:port"));
+          + (portRequired ? "host:port,host:port or zk@host:port"
+              : "host, host:port, host:port,host:port or zk@host:port"));
     }
     return new String[] {host, port};
   }

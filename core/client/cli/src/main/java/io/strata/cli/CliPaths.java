@@ -65,6 +65,12 @@ final class CliPaths {
     return parent.equals("/") ? "/" + name : parent + "/" + name;
   }
 
+  /** The parent of a normalised path other than {@code /}. */
+  static String parent(String path) {
+    int slash = path.lastIndexOf('/');
+    return slash == 0 ? "/" : path.substring(0, slash);
+  }
+
   /** The last component of a normalised path; empty for {@code /}. */
   static String name(String path) {
     return path.substring(path.lastIndexOf('/') + 1);

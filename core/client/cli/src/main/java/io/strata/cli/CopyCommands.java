@@ -28,12 +28,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code put} / {@code copyFromLocal}, {@code moveFromLocal} and {@code get} / {@code copyToLocal}: copies between the local file
- * system and Strata, files and (recursively) directories, with hdfs's rules: a destination that is an
- * existing directory receives the source under its own name, an existing file is refused unless
- * {@code -f}. Each file is written under {@code <target>._COPYING_} and renamed into place once complete,
- * so a failed copy never leaves a partial file at the target nor loses the file {@code -f} replaces.
- * {@code moveFromLocal} is {@code put} that deletes each local file once its copy is complete.
+ * {@code put} / {@code copyFromLocal}, {@code moveFromLocal} and {@code get} / {@code copyToLocal}: copies
+ * between the local file system and Strata, files and (recursively) directories, with hdfs's rules: a
+ * destination that is an existing directory receives the source under its own name, an existing file is
+ * refused unless {@code -f}. Each file is written under {@code <target>._COPYING_} and renamed into place
+ * once complete, so a failed copy never leaves a partial file at the target nor loses the file {@code -f}
+ * replaces. {@code moveFromLocal} is {@code put} that deletes each local file once its copy is complete.
  *
  * <p>Each is a picocli command object used for one run, on one thread.
  */
@@ -277,8 +277,10 @@ final class CopyCommands {
   }
 
   @Command(name = "moveFromLocal", description = {
-      "Move local files and directories to Strata: as put, then each local file is deleted once its copy",
-      "in Strata is complete (a directory once all of it moved). A file that failed to copy stays."})
+      "Move local files and directories to Strata.",
+      "As put, then each local file is deleted once its copy in Strata is complete "
+          + "(a directory once all of it moved).",
+      "A file that failed to copy stays."})
   static final class MoveFromLocal extends Put {
     MoveFromLocal(CliContext ctx) {
       super(ctx);

@@ -10,19 +10,21 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code strata fs}: the file system shell, a subcommand per operation, modelled on {@code hdfs dfs}:
- * {@code strata fs ls /} and, as hdfs users type it, {@code strata fs -ls /} ({@link #undash}). hdfs's alias pairs ({@code put}/{@code copyFromLocal},
- * {@code get}/{@code copyToLocal}) are registered as separate instances so that each reports errors
- * under the name the user typed.
+ * {@code strata fs}: the file system shell, a subcommand per operation, modelled on {@code hdfs dfs}: {@code
+ * strata fs ls /} and, as hdfs users type it, {@code strata fs -ls /} ({@link #undash}). hdfs's alias pairs
+ * ({@code put}/{@code copyFromLocal}, {@code get}/{@code copyToLocal}) are registered as separate instances
+ * so that each reports errors under the name the user typed.
  *
  * <p>Built per run by {@link #commandLine}; not thread-safe.
  */
 @Command(name = "fs", description = "Work with files and directories in Strata, like hdfs dfs.",
     synopsisSubcommandLabel = "COMMAND", subcommands = HelpCommand.class,
     footer = {"", "Every command also answers to its hdfs dfs form with a dash: -ls, -mkdir -p, -du -s -h, -help.",
-        "A path is /a/b, a/b (under /), strata:///a/b or strata://host:port/a/b (that master, for the whole",
-        "command). Paths may hold glob patterns as in hdfs dfs: * ? [abc] [^a] {a,b}, \\ to escape; quote them",
-        "from the shell. Exit codes: 0 success, 1 a command failed, 2 a usage error."})
+        "A path is /a/b, a/b (under /), strata:///a/b or strata://host:port/a/b (that master, for the whole "
+            + "command).",
+        "Paths may hold glob patterns as in hdfs dfs (* ? [abc] [^a] {a,b}, \\ to escape): quote them from "
+            + "the shell.",
+        "Exit codes: 0 success, 1 a command failed, 2 a usage error."})
 final class FsCommand implements Callable<Integer> {
   @Spec
   CommandSpec spec;
@@ -44,6 +46,7 @@ final class FsCommand implements Callable<Integer> {
     add(cl, "find", new SummaryCommands.Find(ctx));
     add(cl, "mkdir", new NamespaceCommands.Mkdir(ctx));
     add(cl, "touch", new NamespaceCommands.Touch(ctx));
+    add(cl, "touchz", new NamespaceCommands.Touchz(ctx));
     add(cl, "rm", new NamespaceCommands.Rm(ctx));
     add(cl, "rmdir", new NamespaceCommands.Rmdir(ctx));
     add(cl, "mv", new NamespaceCommands.Mv(ctx));

@@ -122,8 +122,9 @@ final class MergeCommands {
   }
 
   @Command(name = "getmerge", description = {
-      "Concatenate files into one local file: each SRC file, and the files directly in each SRC directory",
-      "(by name), in order. LOCALDST is replaced once the merge is complete."})
+      "Concatenate files into one local file.",
+      "Each SRC file, and the files directly in each SRC directory (by name), in order.",
+      "LOCALDST is replaced once the merge is complete."})
   static final class GetMerge extends FsSubcommand {
     @Option(names = "-nl", description = "Add a newline after each file.")
     boolean newline;

@@ -64,7 +64,7 @@ final class NamespaceCommands {
       forEach(resolveEach(paths), this::touch);
     }
 
-    private void touch(String path) throws IOException, PathFailure {
+    void touch(String path) throws IOException, PathFailure {
       URIStatus status = statusOrNull(path);
       if (status != null) {
         if (status.directory()) {
@@ -84,6 +84,32 @@ final class NamespaceCommands {
         throw e;
       }
       Streams.complete(out);
+    }
+  }
+
+  @Command(name = "touchz", description = {
+      "Create empty files, like hdfs dfs -touchz.",
+      "An existing empty file is left as it is; one with bytes in it is an error (Not a zero-length file)."})
+  static final class Touchz extends FsSubcommand {
+    @Parameters(paramLabel = "PATH", arity = "1..*")
+    List<String> paths;
+
+    private final Touch touch;
+
+    Touchz(CliContext ctx) {
+      super(ctx);
+      this.touch = new Touch(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(resolveEach(paths), path -> {
+        URIStatus status = statusOrNull(path);
+        if (status != null && status.isFile() && status.length() > 0) {
+          throw new PathFailure(path, "Not a zero-length file");
+        }
+        touch.touch(path);
+      });
     }
   }
 

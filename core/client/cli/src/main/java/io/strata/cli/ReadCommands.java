@@ -16,9 +16,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * The {@code strata fs} commands that print file contents to stdout: {@code cat} (raw bytes),
- * {@code text} (gzip decompressed), {@code head} (the first KiB) and {@code tail} (the last KiB). Each is a picocli command object used for
- * one run, on one thread.
+ * The {@code strata fs} commands that print file contents to stdout: {@code cat} (raw bytes), {@code text}
+ * (gzip decompressed), {@code head} (the first KiB) and {@code tail} (the last KiB). Each is a picocli
+ * command object used for one run, on one thread.
  */
 final class ReadCommands {
   static final int HEAD_TAIL_BYTES = 1024;
@@ -95,8 +95,9 @@ final class ReadCommands {
   }
 
   @Command(name = "text", description = {
-      "Print files to stdout as text: a gzip file (by its magic bytes) is decompressed, anything else is",
-      "printed as it is. SequenceFile, Avro and other Hadoop codecs are not decoded (their bytes are printed)."})
+      "Print files to stdout, decompressing gzip files.",
+      "A gzip file (known by its magic bytes) is decompressed, anything else is printed as it is.",
+      "SequenceFile, Avro and other Hadoop codecs are not decoded (their bytes are printed)."})
   static final class Text extends FsSubcommand {
     @Mixin
     ReadTypeOption read;

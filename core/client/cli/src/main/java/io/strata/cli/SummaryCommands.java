@@ -26,8 +26,8 @@ final class SummaryCommands {
   private SummaryCommands() {}
 
   @Command(name = "count", description = {
-      "Count the directories, files and bytes under paths, as hdfs dfs -count prints them:",
-      "DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME (a directory counts itself).",
+      "Count the directories, files and bytes under paths, like hdfs dfs -count.",
+      "Columns DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME (a directory counts itself).",
       "Strata has no quotas: with -q the quota columns say none and inf."})
   static final class Count extends FsSubcommand {
     @Option(names = "-q", description = "Also print the quota columns: QUOTA REM_QUOTA SPACE_QUOTA REM_SPACE_QUOTA.")
@@ -87,9 +87,10 @@ final class SummaryCommands {
   }
 
   @Command(name = "df", description = {
-      "Show the cluster's capacity as hdfs dfs -df does: Filesystem Size Used Available Use%.",
-      "Size and Used are the workers' cache capacity and usage (as fsadmin report counts them);",
-      "a PATH only has to exist: every path shares the one cluster."})
+      "Show the cluster's capacity and usage, like hdfs dfs -df.",
+      "Columns Filesystem Size Used Available Use%%.",
+      "Size and Used are the workers' cache capacity and usage, as fsadmin report counts them.",
+      "A PATH only has to exist: every path shares the one cluster."})
   static final class Df extends FsSubcommand {
     @Option(names = "-h", description = "Print sizes in human readable form (1.5 G).")
     boolean human;
@@ -146,7 +147,8 @@ final class SummaryCommands {
   }
 
   @Command(name = "find", description = {
-      "Print the paths under PATH (itself included, depth first) whose name matches, like hdfs dfs -find.",
+      "Print the paths under PATH whose name matches, like hdfs dfs -find.",
+      "PATH itself is included, then what is under it depth first.",
       "PATTERN is a glob (* ? [abc] {a,b}) over the last path component."})
   static final class Find extends FsSubcommand {
     @Option(names = "-name", paramLabel = "PATTERN", description = "Names matching PATTERN.")
