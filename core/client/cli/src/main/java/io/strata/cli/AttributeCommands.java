@@ -26,22 +26,6 @@ final class AttributeCommands {
 
   private AttributeCommands() {}
 
-  /** The files a path stands for: itself, or every file under a directory (depth first). */
-  static List<URIStatus> filesOf(FsSubcommand cmd, String path) throws IOException {
-    URIStatus status = cmd.fs().getStatus(path);
-    if (status.isFile()) {
-      return List.of(status);
-    }
-    List<URIStatus> files = new ArrayList<>();
-    cmd.fs().iterateStatus(path, ListStatusOptions.defaults().withRecursive(true), s -> {
-      if (s.isFile()) {
-        files.add(s);
-      }
-    });
-    files.sort(Comparator.comparing(URIStatus::path, CliPaths.TREE_ORDER));
-    return files;
-  }
-
   /** A replication factor: a whole number from 1 to 32767 (HDFS's range); else a usage error. */
   static final class ReplicationConverter implements ITypeConverter<Short> {
     @Override
@@ -87,7 +71,9 @@ final class AttributeCommands {
     protected void execute() {
       ctx.err().println(SETREP_NOTE);
       forEach(expand(paths), path -> {
-        for (URIStatus file : filesOf(this, path)) {
+        List<URIStatus> files = new ArrayList<>(UfsCommands.filesUnder(this, path));
+        files.sort(Comparator.comparing(URIStatus::path, CliPaths.TREE_ORDER));
+        for (URIStatus file : files) {
           ctx.out().println("Replication " + replication + " not stored: " + file.path());
         }
       });
@@ -157,66 +143,81 @@ final class AttributeCommands {
     }
   }
 
-  @Command(name = "chown", description = {
-      "Change the owner of paths (and the group, with OWNER:GROUP or :GROUP).",
-      "Stored by the master and shown by ls; not enforced until permissions are checked."})
-  static final class Chown extends FsSubcommand {
+  /**
+   * chown and chgrp: an owner/group argument, then paths, each given the same change (with -R, in one
+   * call for a whole tree).
+   */
+  abstract static class OwnershipCommand extends FsSubcommand {
     @Option(names = "-R", description = "Also everything under directories.")
     boolean recursive;
 
-    @Parameters(index = "0", paramLabel = "OWNER[:GROUP]")
-    String owner;
-
     @Parameters(index = "1..*", arity = "1..*", paramLabel = "PATH")
     List<String> paths;
+
+    OwnershipCommand(CliContext ctx) {
+      super(ctx);
+    }
+
+    /** The change the argument asks for; a malformed argument is a usage error. */
+    abstract SetAttributeOptions change();
+
+    /** True when {@code name} is a name hdfs accepts for an owner or a group. */
+    static boolean validName(String name) {
+      return NAME.matcher(name).matches();
+    }
+
+    @Override
+    protected final void execute() {
+      SetAttributeOptions change = change().withRecursive(recursive);
+      forEach(expand(paths), path -> fs().setAttribute(path, change));
+    }
+  }
+
+  @Command(name = "chown", description = {
+      "Change the owner of paths (and the group, with OWNER:GROUP or :GROUP).",
+      "Stored by the master and shown by ls; not enforced until permissions are checked."})
+  static final class Chown extends OwnershipCommand {
+    @Parameters(index = "0", paramLabel = "OWNER[:GROUP]")
+    String owner;
 
     Chown(CliContext ctx) {
       super(ctx);
     }
 
     @Override
-    protected void execute() {
+    SetAttributeOptions change() {
       int colon = owner.indexOf(':');
       String user = colon < 0 ? owner : owner.substring(0, colon);
       String group = colon < 0 ? "" : owner.substring(colon + 1);
-      if ((user.isEmpty() && group.isEmpty()) || (!user.isEmpty() && !NAME.matcher(user).matches())
-          || (!group.isEmpty() && !NAME.matcher(group).matches())) {
+      if ((user.isEmpty() && group.isEmpty()) || (!user.isEmpty() && !validName(user))
+          || (!group.isEmpty() && !validName(group))) {
         throw new picocli.CommandLine.ParameterException(spec.commandLine(), "'" + owner
             + "' is not OWNER[:GROUP]: names of letters, digits and - _ . / @");
       }
-      SetAttributeOptions options = SetAttributeOptions.defaults().withRecursive(recursive);
+      SetAttributeOptions options = SetAttributeOptions.defaults();
       options = user.isEmpty() ? options : options.withOwner(user);
-      options = group.isEmpty() ? options : options.withGroup(group);
-      SetAttributeOptions change = options;
-      forEach(expand(paths), path -> fs().setAttribute(path, change));
+      return group.isEmpty() ? options : options.withGroup(group);
     }
   }
 
   @Command(name = "chgrp", description = {
       "Change the group of paths.",
       "Stored by the master and shown by ls; not enforced until permissions are checked."})
-  static final class Chgrp extends FsSubcommand {
-    @Option(names = "-R", description = "Also everything under directories.")
-    boolean recursive;
-
+  static final class Chgrp extends OwnershipCommand {
     @Parameters(index = "0", paramLabel = "GROUP")
     String group;
-
-    @Parameters(index = "1..*", arity = "1..*", paramLabel = "PATH")
-    List<String> paths;
 
     Chgrp(CliContext ctx) {
       super(ctx);
     }
 
     @Override
-    protected void execute() {
-      if (!NAME.matcher(group).matches()) {
+    SetAttributeOptions change() {
+      if (!validName(group)) {
         throw new picocli.CommandLine.ParameterException(spec.commandLine(), "'" + group
             + "' is not a group name: letters, digits and - _ . / @");
       }
-      SetAttributeOptions change = SetAttributeOptions.defaults().withGroup(group).withRecursive(recursive);
-      forEach(expand(paths), path -> fs().setAttribute(path, change));
+      return SetAttributeOptions.defaults().withGroup(group);
     }
   }
 }
