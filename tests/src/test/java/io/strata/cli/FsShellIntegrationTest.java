@@ -75,8 +75,7 @@ class FsShellIntegrationTest {
 
   @BeforeAll
   static void startCluster() throws IOException {
-    // Files are created under this name (owner and group), which the ls and stat lines below show.
-    cluster = LocalStrataCluster.builder().workers(2).set("strata.user.login.name", "strata").build().start();
+    cluster = LocalStrataCluster.builder().workers(2).build().start();
     conf = cluster.clientConf();
     fs = cluster.client();
   }
