@@ -575,4 +575,24 @@ class HdfsDfsShellIntegrationTest {
     assertThat(fs.getStatus(base + "/new").complete()).isTrue();
     assertThat(read(base + "/top")).isEqualTo(data(3, 5));
   }
+
+  @Test
+  void rmF_ofAPatternMatchingNothing_isQuiet_withoutFItFails() {
+    assertThat(run("fs", "rm", "-f", base + "/x*")).isEqualTo(0);
+    assertThat(err).isEmpty();
+    assertThat(run("fs", "rm", base + "/x*")).isEqualTo(1);
+    assertThat(err).isEqualTo("rm: `" + base + "/x*': No such file or directory\n");
+  }
+
+  @Test
+  void localFileUris_workForPutAndGet() throws IOException {
+    Path src = Files.write(local.resolve("u.bin"), data(21, 1234));
+    assertThat(run("fs", "-put", src.toUri().toString(), "strata://" + base + "/u.bin")).isEqualTo(0);
+    assertThat(read(base + "/u.bin")).isEqualTo(data(21, 1234));
+    Path back = local.resolve("back.bin");
+    assertThat(run("fs", "-get", base + "/u.bin", "file:" + back)).isEqualTo(0);
+    assertThat(Files.readAllBytes(back)).isEqualTo(data(21, 1234));
+    assertThat(run("fs", "put", "file://host/x", base + "/v")).isEqualTo(1);
+    assertThat(err).startsWith("put: file://host/x: 'file://host/x' is not a local file URI (file:///dir/file): ");
+  }
 }

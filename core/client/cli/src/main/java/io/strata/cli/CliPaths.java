@@ -55,6 +55,22 @@ final class CliPaths {
     return new Argument(authority.isEmpty() ? null : authority, normalise(path));
   }
 
+  /**
+   * A local path argument: a plain path, or a {@code file:} URI ({@code file:///tmp/a}, {@code file:/tmp/a})
+   * as hdfs dfs users give local sources and destinations. A malformed URI throws IllegalArgumentException.
+   */
+  static java.nio.file.Path local(String arg) {
+    if (!arg.regionMatches(true, 0, "file:", 0, 5)) {
+      return java.nio.file.Path.of(arg);
+    }
+    try {
+      return java.nio.file.Path.of(java.net.URI.create(arg));
+    } catch (IllegalArgumentException | java.nio.file.FileSystemNotFoundException e) {
+      throw new IllegalArgumentException("'" + arg + "' is not a local file URI (file:///dir/file): "
+          + e.getMessage(), e);
+    }
+  }
+
   /** The normalised absolute form of a path argument; an empty argument stays empty (and is refused later). */
   static String normalise(String arg) {
     return StrataPath.normalise(arg);

@@ -54,6 +54,15 @@ final class CopyCommands {
     }
   }
 
+  /** A local path argument (a plain path or a {@code file:} URI); a malformed one fails against it. */
+  static Path localArg(String arg) throws PathFailure {
+    try {
+      return CliPaths.local(arg);
+    } catch (IllegalArgumentException e) {
+      throw new PathFailure(arg, e.getMessage());
+    }
+  }
+
   /**
    * Whether the sources of a copy or move go under {@code dst} (an existing directory) or become it;
    * several sources need a directory, else the failure names {@code dst}.
@@ -193,7 +202,7 @@ final class CopyCommands {
           writer.write(ctx.in(), "-", dst);
           return;
         }
-        Path local = Path.of(src);
+        Path local = localArg(src);
         if (!Files.exists(local)) {
           throw new PathFailure(src, Failures.NO_SUCH_FILE);
         }
@@ -314,7 +323,7 @@ final class CopyCommands {
     protected void execute() throws PathFailure {
       List<String> srcs = expand(args.subList(0, args.size() - 1));
       String dstArg = args.get(args.size() - 1);
-      Path dst = Path.of(dstArg);
+      Path dst = localArg(dstArg);
       boolean intoDir = Files.isDirectory(dst);
       if (srcs.size() > 1 && !intoDir) {
         throw new PathFailure(dstArg, Files.exists(dst) ? Failures.IS_NOT_A_DIRECTORY : Failures.NO_SUCH_FILE);

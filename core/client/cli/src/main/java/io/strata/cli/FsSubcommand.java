@@ -150,6 +150,11 @@ abstract class FsSubcommand implements Callable<Integer> {
    * expanded, so the master the URIs name is chosen before the client is opened.
    */
   protected final List<String> expand(List<String> args) {
+    return expand(args, false);
+  }
+
+  /** As {@link #expand(List)}; with {@code quiet} a pattern that matches nothing is no failure (rm -f). */
+  protected final List<String> expand(List<String> args, boolean quiet) {
     List<String> resolved = new java.util.ArrayList<>(args.size());
     List<String> shown = new java.util.ArrayList<>(args.size());
     for (String arg : args) {
@@ -169,7 +174,7 @@ abstract class FsSubcommand implements Callable<Integer> {
       }
       try {
         List<String> matches = Globber.glob(fs(), path);
-        if (matches.isEmpty()) {
+        if (matches.isEmpty() && !quiet) {
           fail("`" + shown.get(i) + "'", Failures.NO_SUCH_FILE);
         }
         out.addAll(matches);

@@ -146,7 +146,7 @@ final class MergeCommands {
     @Override
     protected void execute() throws PathFailure {
       String dstArg = args.get(args.size() - 1);
-      Path dst = Path.of(dstArg);
+      Path dst = CopyCommands.localArg(dstArg);
       if (Files.isDirectory(dst)) {
         throw new PathFailure(dstArg, Failures.IS_A_DIRECTORY);
       }

@@ -133,7 +133,7 @@ final class NamespaceCommands {
 
     @Override
     protected void execute() {
-      forEach(expand(paths), this::rm);
+      forEach(expand(paths, force), this::rm);
     }
 
     private void rm(String path) throws IOException, PathFailure {
