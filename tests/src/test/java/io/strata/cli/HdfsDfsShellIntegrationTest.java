@@ -144,7 +144,10 @@ class HdfsDfsShellIntegrationTest {
     assertThat(run("fs", "-mkdir", "-p", base + "/m/n")).isEqualTo(0);
     assertThat(fs.getStatus(base + "/m/n").directory()).isTrue();
     Path src = Files.write(local.resolve("in.bin"), data(9, 3000));
-    assertThat(run("fs", "-copyFromLocal", src.toString(), base + "/m/in.bin")).isEqualTo(0);
+    assertThat(run("fs", "-copyFromLocal", "-p", "-d", src.toString(), base + "/m/in.bin")).isEqualTo(0);
+    assertThat(run("fs", "-get", "-p", "-ignoreCrc", base + "/m/in.bin", local.resolve("got").toString()))
+        .isEqualTo(0);
+    assertThat(Files.readAllBytes(local.resolve("got"))).isEqualTo(data(9, 3000));
     assertThat(run("fs", "-cat", base + "/m/in.bin")).isEqualTo(0);
     assertThat(outBytes).isEqualTo(data(9, 3000));
     assertThat(run("fs", "-du", "-s", "-h", base + "/m")).isEqualTo(0);

@@ -161,6 +161,10 @@ final class CopyCommands {
     @Option(names = "-f", description = "Overwrite existing files.")
     boolean force;
 
+    @Option(names = {"-p", "-l", "-d"}, description = "Accepted for hdfs dfs scripts and ignored: times, owner "
+        + "and mode are not copied (-p), there is no lazy persist (-l), and the ._COPYING_ file is always used (-d).")
+    boolean[] hdfsFlags;
+
     @Option(names = "--block-size", paramLabel = "SIZE", converter = SizeConverter.class,
         description = "Block size of the new files, like 64MB (default: strata.user.block.size.default).")
     long blockSize;
@@ -307,6 +311,10 @@ final class CopyCommands {
   static final class Get extends FsSubcommand {
     @Option(names = "-f", description = "Overwrite existing local files.")
     boolean force;
+
+    @Option(names = {"-p", "-ignoreCrc", "-crc"}, description = "Accepted for hdfs dfs scripts and ignored: times "
+        + "and modes are not copied (-p); blocks are always checked and no .crc files are written.")
+    boolean[] hdfsFlags;
 
     @Mixin
     ReadCommands.ReadTypeOption read;
