@@ -1,13 +1,12 @@
 package io.strata.cli;
 
+import static io.strata.cli.CliFiles.concat;
+import static io.strata.cli.CliFiles.data;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.client.ClusterInfo;
-import io.strata.client.FileInStream;
-import io.strata.client.FileOutStream;
 import io.strata.client.FileSystem;
 import io.strata.client.options.CreateDirectoryOptions;
-import io.strata.client.options.CreateFileOptions;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
 import io.strata.minicluster.LocalStrataCluster;
@@ -20,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Random;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -83,30 +81,12 @@ class HdfsDfsShellIntegrationTest {
 
   // ---- helpers ----
 
-  private static byte[] data(long seed, int length) {
-    byte[] b = new byte[length];
-    new Random(seed).nextBytes(b);
-    return b;
-  }
-
   private static void write(String path, byte[] content) throws IOException {
-    try (FileOutStream o = fs.createFile(path, CreateFileOptions.defaults())) {
-      o.write(content);
-    }
+    CliFiles.write(fs, path, content);
   }
 
   private static byte[] read(String path) throws IOException {
-    try (FileInStream in = fs.openFile(path)) {
-      return in.readAllBytes();
-    }
-  }
-
-  private static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream b = new ByteArrayOutputStream();
-    for (byte[] p : parts) {
-      b.writeBytes(p);
-    }
-    return b.toByteArray();
+    return CliFiles.read(fs, path);
   }
 
   private int run(String... args) {
