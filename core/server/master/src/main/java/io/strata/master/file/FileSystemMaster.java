@@ -1005,6 +1005,11 @@ public final class FileSystemMaster {
   }
 
   /** A worker registered: the token it must show to get mount credentials (see {@link WorkerAccess}). */
+  /** Refuses a heartbeat or commit naming a live worker without its registration token. */
+  public void checkWorkerCaller(long workerId, String token, String call) throws StrataException {
+    workerAccess.checkIfLive(workerId, token, blocks, call);
+  }
+
   public String issueWorkerToken(long workerId) {
     return workerAccess.issue(workerId);
   }
