@@ -190,7 +190,9 @@ final class Mover {
     }
     synchronized (index.lock) {
       if (!from.isGood() || index.committed.get(blockId) != from) {
-        // The source dir failed during the copy and the block was reported lost: drop the copy too.
+        // The source dir failed during the copy and the block was reported lost: drop the copy too. The one
+        // file deletion under the store monitor, on this rare path: outside it, a new copy of the block
+        // committed to this dir meanwhile (same path) could be deleted instead.
         if (to.isGood()) {
           to.used -= length;
         }
