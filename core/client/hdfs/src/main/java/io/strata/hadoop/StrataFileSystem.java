@@ -29,6 +29,7 @@ import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileAlreadyExistsException;
 import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.LeaseRecoverable;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.ParentNotDirectoryException;
 import org.apache.hadoop.fs.Path;
@@ -56,7 +57,7 @@ import org.apache.hadoop.util.Progressable;
  * <p>Thread-safe, as Hadoop file systems are shared by every thread of a process; the only mutable state
  * is the working directory (volatile). The streams it returns are for one thread at a time.
  */
-public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem {
+public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements LeaseRecoverable {
   public static final String SCHEME = "strata";
 
   private URI uri;
@@ -160,7 +161,7 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem {
   }
 
   private FileNotFoundException fileNotFound(String p, Exception cause) {
-    FileNotFoundException e = new FileNotFoundException("No such file or directory: " + qualify(p));
+    FileNotFoundException e = new FileNotFoundException("File does not exist: " + qualify(p));
     e.initCause(cause);
     return e;
   }
@@ -505,6 +506,31 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem {
     }
   }
 
+  // ------------------------------------------------------------------ leases
+
+  /**
+   * True when the file is closed. Strata cannot take over a file another writer still holds: its master
+   * recovers such a file when the writer's lease runs out ({@code strata.master.lease.timeout}), by deleting
+   * it, since nothing of an unclosed file was ever published. Until then this returns false.
+   */
+  @Override
+  public boolean recoverLease(Path file) throws IOException {
+    return isFileClosed(file);
+  }
+
+  @Override
+  public boolean isFileClosed(Path file) throws IOException {
+    String p = strataPath(file);
+    URIStatus s = statusOrNull(p);
+    if (s == null) {
+      throw fileNotFound(p, null);
+    }
+    if (s.directory()) {
+      throw new FileNotFoundException("Path is not a file: " + qualify(p));
+    }
+    return s.complete();
+  }
+
   // ------------------------------------------------------------------ attributes (need master support)
 
   @Override
@@ -531,6 +557,7 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem {
   public boolean hasPathCapability(Path path, String capability) throws IOException {
     switch (org.apache.hadoop.fs.impl.PathCapabilitiesSupport.validatePathCapabilityArgs(makeQualified(path), capability)) {
       case CommonPathCapabilities.BULK_DELETE:
+      case CommonPathCapabilities.LEASE_RECOVERABLE:
         return true;
       case CommonPathCapabilities.FS_APPEND:
       case CommonPathCapabilities.FS_CONCAT:
@@ -545,7 +572,6 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem {
       case CommonPathCapabilities.FS_STORAGEPOLICY:
       case CommonPathCapabilities.FS_MULTIPART_UPLOADER:
       case CommonPathCapabilities.ETAGS_AVAILABLE:
-      case CommonPathCapabilities.LEASE_RECOVERABLE:
         return false;
       default:
         return super.hasPathCapability(path, capability);
