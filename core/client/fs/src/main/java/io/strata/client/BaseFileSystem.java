@@ -91,7 +91,7 @@ final class BaseFileSystem implements FileSystem {
     CreateFileRequest req = CreateFileRequest.newBuilder()
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
         .setWriteType(writeType.name()).setClientId(context.leases().clientId())
-        .setRequestId(context.nextRequestId()).build();
+        .setOwner(ClientKeys.loginName(context.conf())).setRequestId(context.nextRequestId()).build();
     FileInfoProto info = context.callMaster(m -> m.createFile(req).getFile());
     cache().invalidate(path);
     return new FileOutStream(context, workers, ProtoConverter.toStatus(info), writeType);
@@ -204,7 +204,7 @@ final class BaseFileSystem implements FileSystem {
     context.callMaster(m -> m.createDirectory(CreateDirectoryRequest.newBuilder().setPath(path)
         .setRecursive(options.recursive()).setAllowExists(options.allowExists()).setMode(options.mode())
         .setWriteType(options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf())).name())
-        .build()));
+        .setOwner(ClientKeys.loginName(context.conf())).build()));
     cache().invalidate(path);
   }
 
@@ -307,6 +307,12 @@ final class BaseFileSystem implements FileSystem {
     options.pinned().ifPresent(req::setPinned);
     options.ttlMs().ifPresent(req::setTtlMs);
     options.ttlAction().ifPresent(a -> req.setTtlAction(a.name()));
+    options.owner().ifPresent(req::setOwner);
+    options.group().ifPresent(req::setGroup);
+    options.mode().ifPresent(req::setMode);
+    options.modificationTimeMs().ifPresent(req::setModificationTimeMs);
+    options.accessTimeMs().ifPresent(req::setAccessTimeMs);
+    req.setRecursive(options.recursive());
     URIStatus status = ProtoConverter.toStatus(context.callMaster(m -> m.setAttribute(req.build()).getFile()));
     cache().invalidate(path);
     return status;

@@ -167,6 +167,13 @@ public final class ClientKeys {
           .doc("The worker host (advertised host name or node) the SPECIFIC_HOST location policy sends blocks to.")
           .build();
 
+  public static final PropertyKey<String> LOGIN_NAME = PropertyKey.stringKey("strata.user.login.name")
+      .defaultValue("")
+      .doc("The user name this client sends with each create and mkdir; the master records it as the new "
+          + "file's or directory's owner and group. Empty: the JVM's user.name. Not authenticated: permissions "
+          + "are not enforced yet.")
+      .build();
+
   public static final PropertyKey<Long> AVOID_EVICTION_RESERVED =
       PropertyKey.bytesKey("strata.user.block.avoid.eviction.reserved.size")
           .defaultValue("0")
@@ -343,6 +350,12 @@ public final class ClientKeys {
           .doc("After reading a block from a worker on another host, ask a worker on this host to cache a copy "
               + "(in the background). Not done for read type NO_CACHE.")
           .build();
+
+  /** The user name creates are owned by: {@link #LOGIN_NAME}, else the JVM's {@code user.name}. */
+  public static String loginName(StrataConf conf) {
+    String name = conf.get(LOGIN_NAME);
+    return name.isEmpty() ? System.getProperty("user.name", "") : name;
+  }
 
   /** The configured default write type. */
   public static WriteType writeTypeDefault(StrataConf conf) {

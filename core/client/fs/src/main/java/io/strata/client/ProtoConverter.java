@@ -29,7 +29,7 @@ final class ProtoConverter {
     return new URIStatus(p.getId(), p.getPath(), p.getName(), p.getDirectory(), p.getLength(),
         p.getBlockSize(), p.getComplete(), p.getCreationTimeMs(), p.getModificationTimeMs(), p.getOwner(),
         p.getGroup(), p.getMode(), p.getChildCount(), blocks, p.getPersistenceState(), p.getPinned(), p.getTtlMs(),
-        p.getTtlAction(), p.getUfsPath(), p.getMountPoint());
+        p.getTtlAction(), p.getUfsPath(), p.getMountPoint(), p.getAccessTimeMs());
   }
 
   static MountInfo toMount(MountInfoProto p) {

@@ -9,6 +9,7 @@ import io.strata.common.exception.StrataException;
 import io.strata.common.id.BlockId;
 import io.strata.common.net.WorkerAddress;
 import io.strata.master.block.BlockReport;
+import io.strata.master.file.AttributeChange;
 import io.strata.master.file.FileInfo;
 import io.strata.master.file.FileSystemMaster;
 import io.strata.master.journal.CorruptJournalException;
@@ -243,6 +244,52 @@ class MasterRecoveryTest {
     assertThat(root(second.fs())).isEqualTo(rootBefore);
     assertThat(blockLengths(second.fs(), blocks)).isEqualTo(blocksBefore);
     assertThat(blocksBefore.get(lateBlock)).isEqualTo(7);
+  }
+
+  @Test
+  void ownersModesAndTimes_areTheSameAfterReplay_andAfterACheckpointPlusReplay() throws Exception {
+    Master first = open();
+    FileSystemMaster fs = first.fs();
+    fs.createFile("/o/p/f", 100, true, 0, io.strata.master.file.WriteType.MUST_CACHE, "", "alice");
+    FileInfo done = fs.createFile("/o/done", 100, false, 0, io.strata.master.file.WriteType.MUST_CACHE, "", "bob");
+    fs.completeFile("/o/done", done.id(), 0);
+    fs.createDirectory("/o/q", false, false, 0, io.strata.master.file.WriteType.MUST_CACHE, "carol");
+    tick();
+    // Recursive over /o/p, then a later change to the file alone; times on an incomplete and a complete file.
+    fs.setAttribute("/o/p", new AttributeChange(null, null, null, "dave", "staff", 0700, null, null, true));
+    fs.setAttribute("/o/p/f", new AttributeChange(null, null, null, null, null, 0604, 1_234L, 5_678L, false));
+    fs.setAttribute("/o/done", new AttributeChange(null, null, null, null, "g2", null, 42L, 43L, false));
+    fs.setAttribute("/", new AttributeChange(null, null, null, "root", "wheel", 0711, null, 99L, false));
+    Map<String, FileInfo> before = namespace(fs);
+    FileInfo rootBefore = fs.getStatus("/");
+    first.journal().close();
+
+    assertThat(before.get("/o").owner()).isEqualTo("alice"); // a recursive create's parents: the creator's
+    assertThat(before.get("/o/p").owner()).isEqualTo("dave");
+    assertThat(before.get("/o/p").group()).isEqualTo("staff");
+    assertThat(before.get("/o/p").mode()).isEqualTo(0700);
+    FileInfo f = before.get("/o/p/f");
+    assertThat(List.of(f.owner(), f.group(), f.mode(), f.modificationTimeMs(), f.accessTimeMs()))
+        .containsExactly("dave", "staff", 0604, 1_234L, 5_678L);
+    FileInfo d = before.get("/o/done");
+    assertThat(List.of(d.owner(), d.group(), d.modificationTimeMs(), d.accessTimeMs()))
+        .containsExactly("bob", "g2", 42L, 43L);
+    assertThat(before.get("/o/q").owner()).isEqualTo("carol");
+    assertThat(before.get("/o/q").group()).isEqualTo("carol");
+
+    Master second = open();
+    assertThat(namespace(second.fs())).isEqualTo(before);
+    assertThat(rootAttributes(second.fs().getStatus("/"))).isEqualTo(rootAttributes(rootBefore));
+    second.fs().checkpoint();
+    second.journal().close();
+
+    Master third = open();
+    assertThat(namespace(third.fs())).isEqualTo(before);
+    assertThat(rootAttributes(third.fs().getStatus("/"))).isEqualTo(rootAttributes(rootBefore));
+  }
+
+  private static List<Object> rootAttributes(FileInfo root) {
+    return List.of(root.owner(), root.group(), root.mode(), root.accessTimeMs());
   }
 
   @Test

@@ -1,7 +1,6 @@
 package io.strata.master.file;
 
 import io.strata.common.exception.FailedPreconditionException;
-import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.path.StrataPath;
 import io.strata.master.block.BlockMaster;
@@ -16,7 +15,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What decides how long data stays cached: free (drop the cached blocks of persisted files), pins, TTLs
- * and asking for persistence. Each change is journaled through the tree; the TTL check applies the TTLs
+ * and asking for persistence; and, since they arrive in the same call, the other attributes a client sets
+ * (owner, group, mode, times). Each change is journaled through the tree; the TTL check applies the TTLs
  * that ran out (DELETE through the master's delete, so the UFS copy goes too; FREE, then the TTL is
  * cleared). The file system master owns it and delegates to it.
  *
@@ -101,16 +101,16 @@ final class CachePolicies {
     return new FreeResult(toFree.size(), blocksFreed);
   }
 
-  /** Sets pinned, TTL and TTL action (null: unchanged; TTL -1 removes it). */
-  FileInfo setAttribute(String path, Boolean pinned, Long ttlMs, String ttlAction) throws StrataException {
+  /**
+   * Applies a client's attribute change (pins, TTLs, and also owner, group, mode and times, which are
+   * Strata's metadata only: the UFS copy keeps its own) after refusing bad values; journaled, durable
+   * before it returns.
+   */
+  FileInfo setAttribute(String path, AttributeChange change) throws StrataException {
     StrataPath p = StrataPath.of(path);
-    if (ttlMs != null && ttlMs < -1) {
-      throw new InvalidArgumentException("Cannot set a TTL of " + ttlMs + " ms on " + path
-          + ": it must be 0 or more (or -1 to remove it)");
-    }
-    TtlAction action = ttlAction == null ? null : TtlAction.parse(ttlAction);
+    AttributeChange checked = change.checked(path);
     sync.ensure(p, -1);
-    FileInfo f = tree.setAttribute(p, pinned, ttlMs, action, null, null, cur -> { });
+    FileInfo f = tree.setAttribute(p, checked);
     flush.run();
     return f;
   }

@@ -2,12 +2,13 @@ package io.strata.master.file;
 
 /**
  * An immutable snapshot of an inode, as the tree hands it out. {@code ufsPath} and {@code mountPoint}
- * come from the mount table ({@link #withUfs}); the tree leaves them empty.
+ * come from the mount table ({@link #withUfs}); the tree leaves them empty. {@code accessTimeMs} is the
+ * creation time until an attribute change sets it.
  */
 public record FileInfo(long id, String path, String name, boolean directory, long length, long blockSize,
     boolean complete, long creationTimeMs, long modificationTimeMs, String owner, String group, int mode,
     int childCount, PersistenceState persistence, WriteType writeType, boolean pinned, long ttlMs,
-    TtlAction ttlAction, long ufsMtimeMs, String ufsPath, boolean mountPoint) {
+    TtlAction ttlAction, long ufsMtimeMs, String ufsPath, boolean mountPoint, long accessTimeMs) {
 
   /** A file or directory with no UFS state (tests of the namespace alone). */
   public FileInfo(long id, String path, String name, boolean directory, long length, long blockSize,
@@ -15,7 +16,7 @@ public record FileInfo(long id, String path, String name, boolean directory, lon
       int childCount) {
     this(id, path, name, directory, length, blockSize, complete, creationTimeMs, modificationTimeMs, owner, group,
         mode, childCount, PersistenceState.NOT_PERSISTED, WriteType.MUST_CACHE, false, -1, TtlAction.DELETE, 0, "",
-        false);
+        false, creationTimeMs);
   }
 
   /** Blocks of a complete file. */
@@ -39,6 +40,6 @@ public record FileInfo(long id, String path, String name, boolean directory, lon
   public FileInfo withUfs(String ufsPath, boolean mountPoint) {
     return new FileInfo(id, path, name, directory, length, blockSize, complete, creationTimeMs, modificationTimeMs,
         owner, group, mode, childCount, persistence, writeType, pinned, ttlMs, ttlAction, ufsMtimeMs, ufsPath,
-        mountPoint);
+        mountPoint, accessTimeMs);
   }
 }

@@ -318,6 +318,12 @@ public final class FileSystemMaster {
   /** As above, the new file's write lease held by {@code clientId} ("": by the file alone, renewed by nobody). */
   public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
       String clientId) throws StrataException {
+    return createFile(path, blockSize, recursive, mode, writeType, clientId, "");
+  }
+
+  /** As above, owned by {@code owner} (its group: the same name; "": the default owner, strata). */
+  public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
+      String clientId, String owner) throws StrataException {
     StrataPath p = StrataPath.of(path);
     if (!p.isRoot()) {
       UfsTempNames.refuseUserName(path, p.name());
@@ -343,7 +349,7 @@ public final class FileSystemMaster {
       sync.ensure(p.parent(), -1);
       sync.ensure(p, -1);
     }
-    FileInfo f = tree.createFile(p, blockSize, recursive, mode, writeType);
+    FileInfo f = tree.createFile(p, blockSize, recursive, mode, writeType, owner);
     leaseRecovery.created(clientId, f.id());
     sync();
     return f;
@@ -567,6 +573,12 @@ public final class FileSystemMaster {
   /** CACHE_THROUGH and THROUGH also create the directory (and its parents) in the UFS. */
   public FileInfo createDirectory(String path, boolean recursive, boolean allowExists, int mode, WriteType writeType)
       throws StrataException {
+    return createDirectory(path, recursive, allowExists, mode, writeType, "");
+  }
+
+  /** As above, owned by {@code owner} (as for {@code createFile}). */
+  public FileInfo createDirectory(String path, boolean recursive, boolean allowExists, int mode, WriteType writeType,
+      String owner) throws StrataException {
     StrataPath p = StrataPath.of(path);
     PersistenceState state = PersistenceState.NOT_PERSISTED;
     UfsDirsCreated madeInUfs = null;
@@ -591,7 +603,7 @@ public final class FileSystemMaster {
     }
     FileInfo f;
     try {
-      f = tree.createDirectory(p, recursive, allowExists, mode, state, List.of());
+      f = tree.createDirectory(p, recursive, allowExists, mode, state, List.of(), owner);
     } catch (StrataException e) {
       if (madeInUfs != null) {
         madeInUfs.undo();
@@ -821,9 +833,15 @@ public final class FileSystemMaster {
   /** {@link #createFile(String, long, boolean, int, WriteType, String)}, answered once per request id. */
   public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
       String clientId, RequestId id) throws StrataException {
+    return createFile(path, blockSize, recursive, mode, writeType, clientId, "", id);
+  }
+
+  /** {@link #createFile(String, long, boolean, int, WriteType, String, String)}, answered once per request id. */
+  public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
+      String clientId, String owner, RequestId id) throws StrataException {
     return calls.run(id, e -> e instanceof JournalEntry.CreateFile c && c.path().equals(path),
         e -> ((JournalEntry.CreateFile) e).id(),
-        () -> createFile(path, blockSize, recursive, mode, writeType, clientId), first -> {
+        () -> createFile(path, blockSize, recursive, mode, writeType, clientId, owner), first -> {
           FileInfo f = answerOf(first, path, "created");
           if (!f.complete()) {
             leaseRecovery.created(clientId, f.id()); // a new leader learns the writer's lease here
@@ -892,7 +910,13 @@ public final class FileSystemMaster {
 
   /** Sets pinned, TTL and TTL action (null: unchanged; TTL -1 removes it). */
   public FileInfo setAttribute(String path, Boolean pinned, Long ttlMs, String ttlAction) throws StrataException {
-    return withUfs(policies.setAttribute(path, pinned, ttlMs, ttlAction));
+    return setAttribute(path, AttributeChange.cache(pinned, ttlMs, ttlAction == null ? null
+        : TtlAction.parse(ttlAction)));
+  }
+
+  /** See {@link CachePolicies#setAttribute}. */
+  public FileInfo setAttribute(String path, AttributeChange change) throws StrataException {
+    return withUfs(policies.setAttribute(path, change));
   }
 
   /** See {@link CachePolicies#scheduleAsyncPersistence}. */

@@ -10,8 +10,11 @@ abstract class Inode {
   InodeDirectory parent;
   final long creationTimeMs;
   long modificationTimeMs;
-  final String owner;
-  final String group;
+  /** Set at creation and by attribute changes only (reads do not move it). */
+  long accessTimeMs;
+  /** Plain names, recorded as given; nothing checks permissions against them yet. */
+  String owner;
+  String group;
   int mode;
   PersistenceState persistence = PersistenceState.NOT_PERSISTED;
   boolean pinned;
@@ -32,6 +35,7 @@ abstract class Inode {
     this.parent = parent;
     this.creationTimeMs = nowMs;
     this.modificationTimeMs = nowMs;
+    this.accessTimeMs = nowMs;
     this.owner = owner;
     this.group = group;
     this.mode = mode;

@@ -110,6 +110,12 @@ public final class InodeTree {
    */
   private InodeDirectory parentFor(StrataPath path, boolean recursive, String op, List<JournalEntry> entries)
       throws StrataException {
+    return parentFor(path, recursive, op, entries, DEFAULT_OWNER);
+  }
+
+  /** As above; the directories it creates belong to {@code owner} (group: the same name). */
+  private InodeDirectory parentFor(StrataPath path, boolean recursive, String op, List<JournalEntry> entries,
+      String owner) throws StrataException {
     StrataPath parentPath = path.parent();
     Inode cur = root;
     StrataPath walked = StrataPath.ROOT;
@@ -126,13 +132,14 @@ public final class InodeTree {
         if (entries == null) {
           return null; // a check: everything from here down would be created
         }
-        next = new InodeDirectory(nextId++, part, dir, now, DEFAULT_OWNER, DEFAULT_GROUP, 0755);
+        next = new InodeDirectory(nextId++, part, dir, now, owner, owner, 0755);
         stamp(next);
         dirsById.put(next.id, (InodeDirectory) next);
         dir.children.put(part, next);
         dir.modificationTimeMs = now;
         directoryCount++;
-        entries.add(new JournalEntry.Mkdir(next.id, walked.toString(), 0755, now));
+        entries.add(new JournalEntry.Mkdir(next.id, walked.toString(), 0755, now,
+            PersistenceState.NOT_PERSISTED.name(), owner, owner));
       } else if (!next.isDirectory()) {
         throw new FailedPreconditionException("Cannot " + op + " " + path + ": " + walked
             + " is a file, not a directory");
@@ -162,12 +169,12 @@ public final class InodeTree {
       InodeDirectory d = (InodeDirectory) inode;
       return new FileInfo(d.id, path, d.name, true, 0, 0, true, d.creationTimeMs, d.modificationTimeMs,
           d.owner, d.group, d.mode, d.children.size(), d.persistence, WriteType.MUST_CACHE, d.pinned, d.ttlMs,
-          d.ttlAction, 0, "", false);
+          d.ttlAction, 0, "", false, d.accessTimeMs);
     }
     InodeFile f = (InodeFile) inode;
     return new FileInfo(f.id, path, f.name, false, f.length, f.blockSize, f.complete, f.creationTimeMs,
         f.modificationTimeMs, f.owner, f.group, f.mode, 0, f.persistence, f.writeType, f.pinned, f.ttlMs,
-        f.ttlAction, f.ufsMtimeMs, "", false);
+        f.ttlAction, f.ufsMtimeMs, "", false, f.accessTimeMs);
   }
 
   private static String childPath(String parent, String name) {
@@ -182,21 +189,31 @@ public final class InodeTree {
 
   public FileInfo createFile(StrataPath path, long blockSize, boolean recursive, int mode, WriteType writeType)
       throws StrataException {
+    return createFile(path, blockSize, recursive, mode, writeType, "");
+  }
+
+  /**
+   * Creates an incomplete file owned by {@code owner} (group: the same name; "": the default owner), as are
+   * the parents a recursive create makes.
+   */
+  public FileInfo createFile(StrataPath path, long blockSize, boolean recursive, int mode, WriteType writeType,
+      String owner) throws StrataException {
+    String who = ownerOrDefault(owner);
     List<JournalEntry> entries = new ArrayList<>(1);
     lock.writeLock().lock();
     try {
       if (path.isRoot()) {
         throw new AlreadyExistsException("Cannot create file /: the root directory exists");
       }
-      InodeDirectory parent = parentFor(path, recursive, "create file", entries);
+      InodeDirectory parent = parentFor(path, recursive, "create file", entries, who);
       Inode existing = parent.children.get(path.name());
       if (existing != null) {
         throw new AlreadyExistsException("Cannot create file " + path + ": a "
             + (existing.isDirectory() ? "directory" : "file") + " with that path exists");
       }
       long now = clock.millis();
-      InodeFile file = new InodeFile(nextId++, path.name(), parent, now, DEFAULT_OWNER, DEFAULT_GROUP,
-          mode == 0 ? 0644 : mode, blockSize);
+      InodeFile file = new InodeFile(nextId++, path.name(), parent, now, who, who, mode == 0 ? 0644 : mode,
+          blockSize);
       file.writeType = writeType;
       stamp(file);
       parent.children.put(file.name, file);
@@ -206,7 +223,8 @@ public final class InodeTree {
       if (isPinned(parent)) {
         pinVersion++;
       }
-      entries.add(new JournalEntry.CreateFile(file.id, path.toString(), blockSize, file.mode, now, writeType.name()));
+      entries.add(new JournalEntry.CreateFile(file.id, path.toString(), blockSize, file.mode, now, writeType.name(),
+          who, who));
       return snapshot(file, path.toString());
     } finally {
       journalAndUnlock(entries);
@@ -274,6 +292,13 @@ public final class InodeTree {
    */
   public FileInfo createDirectory(StrataPath path, boolean recursive, boolean allowExists, int mode,
       PersistenceState persistence, List<JournalEntry> extra) throws StrataException {
+    return createDirectory(path, recursive, allowExists, mode, persistence, extra, "");
+  }
+
+  /** As above, owned by {@code owner} (see {@link #createFile(StrataPath, long, boolean, int, WriteType, String)}). */
+  public FileInfo createDirectory(StrataPath path, boolean recursive, boolean allowExists, int mode,
+      PersistenceState persistence, List<JournalEntry> extra, String owner) throws StrataException {
+    String who = ownerOrDefault(owner);
     List<JournalEntry> entries = new ArrayList<>(1 + extra.size());
     lock.writeLock().lock();
     try {
@@ -283,7 +308,7 @@ public final class InodeTree {
         }
         throw new AlreadyExistsException("Cannot create directory /: it exists");
       }
-      InodeDirectory parent = parentFor(path, recursive, "create directory", entries);
+      InodeDirectory parent = parentFor(path, recursive, "create directory", entries, who);
       Inode existing = parent.children.get(path.name());
       if (existing != null) {
         if (existing.isDirectory() && allowExists) {
@@ -294,7 +319,7 @@ public final class InodeTree {
             + (existing.isDirectory() ? "directory" : "file") + " with that path exists");
       }
       long now = clock.millis();
-      InodeDirectory dir = new InodeDirectory(nextId++, path.name(), parent, now, DEFAULT_OWNER, DEFAULT_GROUP,
+      InodeDirectory dir = new InodeDirectory(nextId++, path.name(), parent, now, who, who,
           mode == 0 ? 0755 : mode);
       dir.persistence = persistence;
       stamp(dir);
@@ -302,12 +327,20 @@ public final class InodeTree {
       parent.children.put(dir.name, dir);
       parent.modificationTimeMs = now;
       directoryCount++;
-      entries.add(new JournalEntry.Mkdir(dir.id, path.toString(), dir.mode, now, persistence.name()));
+      entries.add(new JournalEntry.Mkdir(dir.id, path.toString(), dir.mode, now, persistence.name(), who, who));
       entries.addAll(extra);
       return snapshot(dir, path.toString());
     } finally {
       journalAndUnlock(entries);
     }
+  }
+
+  private static String ownerOrDefault(String owner) {
+    return owner == null || owner.isEmpty() ? DEFAULT_OWNER : owner;
+  }
+
+  private static String groupOrDefault(String group) {
+    return group == null || group.isEmpty() ? DEFAULT_GROUP : group;
   }
 
   /**
@@ -640,6 +673,38 @@ public final class InodeTree {
     if (a.ufsMtimeMs() != null && inode instanceof InodeFile f) {
       f.ufsMtimeMs = a.ufsMtimeMs();
     }
+    if (a.owner() != null) {
+      inode.owner = a.owner();
+    }
+    if (a.group() != null) {
+      inode.group = a.group();
+    }
+    if (a.mode() != null) {
+      inode.mode = a.mode();
+    }
+    if (a.modificationTimeMs() != null) {
+      inode.modificationTimeMs = a.modificationTimeMs();
+    }
+    if (a.accessTimeMs() != null) {
+      inode.accessTimeMs = a.accessTimeMs();
+    }
+  }
+
+  /** {@link #applyAttributes} on {@code top} and, for a recursive change, on everything under it. */
+  private void applyAttributesTree(Inode top, JournalEntry.SetAttribute a) {
+    if (!a.recursive()) {
+      applyAttributes(top, a);
+      return;
+    }
+    List<Inode> stack = new ArrayList<>();
+    stack.add(top);
+    while (!stack.isEmpty()) {
+      Inode cur = stack.remove(stack.size() - 1);
+      applyAttributes(cur, a);
+      if (cur instanceof InodeDirectory d) {
+        stack.addAll(d.children.values());
+      }
+    }
   }
 
   /** A precondition on the inode an attribute change applies to, checked under the lock. */
@@ -667,6 +732,26 @@ public final class InodeTree {
         markAncestorsPersisted(inode, entries);
       }
       journal.append(entries);
+      return snapshot(inode, path.toString());
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /**
+   * Applies a client's attribute change (checked already, see {@link AttributeChange#checked}) to the inode at
+   * {@code path} and, when recursive, to everything under it, as one journaled entry under the write lock
+   * (which a recursive change holds for its whole walk). Returns the new snapshot of {@code path}.
+   */
+  public FileInfo setAttribute(StrataPath path, AttributeChange c) throws StrataException {
+    lock.writeLock().lock();
+    try {
+      Inode inode = require(path);
+      JournalEntry.SetAttribute a = new JournalEntry.SetAttribute(inode.id, c.pinned(), c.ttlMs(),
+          c.ttlAction() == null ? null : c.ttlAction().name(), null, null, c.owner(), c.group(), c.mode(),
+          c.modificationTimeMs(), c.accessTimeMs(), c.recursive() && inode.isDirectory());
+      applyAttributesTree(inode, a);
+      journal.append(List.of(a));
       return snapshot(inode, path.toString());
     } finally {
       lock.writeLock().unlock();
@@ -879,17 +964,18 @@ public final class InodeTree {
     long mtime = s.modificationTimeMs() > 0 ? s.modificationTimeMs() : now;
     Inode child;
     if (s.directory()) {
-      InodeDirectory d = new InodeDirectory(nextId++, path.name(), dir, now, DEFAULT_OWNER, DEFAULT_GROUP,
-          s.mode() == 0 ? 0755 : s.mode());
+      InodeDirectory d = new InodeDirectory(nextId++, path.name(), dir, now, ownerOrDefault(s.owner()),
+          groupOrDefault(s.group()), s.mode() == 0 ? 0755 : s.mode());
       d.persistence = PersistenceState.PERSISTED;
       dirsById.put(d.id, d);
       directoryCount++;
-      entries.add(new JournalEntry.Mkdir(d.id, path.toString(), d.mode, now, PersistenceState.PERSISTED.name()));
+      entries.add(new JournalEntry.Mkdir(d.id, path.toString(), d.mode, now, PersistenceState.PERSISTED.name(),
+          d.owner, d.group));
       child = d;
     } else {
       // Created (for TTLs) when Strata learned of it; modified when the UFS says.
-      InodeFile f = new InodeFile(nextId++, path.name(), dir, now, DEFAULT_OWNER, DEFAULT_GROUP,
-          s.mode() == 0 ? 0644 : s.mode(), blockSize);
+      InodeFile f = new InodeFile(nextId++, path.name(), dir, now, ownerOrDefault(s.owner()),
+          groupOrDefault(s.group()), s.mode() == 0 ? 0644 : s.mode(), blockSize);
       f.modificationTimeMs = mtime;
       f.length = s.length();
       f.complete = true;
@@ -898,7 +984,7 @@ public final class InodeTree {
       filesById.put(f.id, f);
       fileCount++;
       entries.add(new JournalEntry.CreateFile(f.id, path.toString(), blockSize, f.mode, now,
-          WriteType.MUST_CACHE.name()));
+          WriteType.MUST_CACHE.name(), f.owner, f.group));
       entries.add(new JournalEntry.CompleteFile(f.id, f.length, mtime, PersistenceState.PERSISTED.name(),
           f.ufsMtimeMs));
       child = f;
@@ -952,8 +1038,8 @@ public final class InodeTree {
       if (entry instanceof JournalEntry.Mkdir m) {
         StrataPath p = StrataPath.of(m.path());
         InodeDirectory parent = (InodeDirectory) require(p.parent());
-        InodeDirectory d = new InodeDirectory(m.id(), p.name(), parent, m.timeMs(), DEFAULT_OWNER, DEFAULT_GROUP,
-            m.mode());
+        InodeDirectory d = new InodeDirectory(m.id(), p.name(), parent, m.timeMs(), ownerOrDefault(m.owner()),
+            groupOrDefault(m.group()), m.mode());
         d.persistence = PersistenceState.parse(m.persistenceState());
         dirsById.put(d.id, d);
         parent.children.put(d.name, d);
@@ -963,8 +1049,8 @@ public final class InodeTree {
       } else if (entry instanceof JournalEntry.CreateFile c) {
         StrataPath p = StrataPath.of(c.path());
         InodeDirectory parent = (InodeDirectory) require(p.parent());
-        InodeFile f = new InodeFile(c.id(), p.name(), parent, c.timeMs(), DEFAULT_OWNER, DEFAULT_GROUP, c.mode(),
-            c.blockSize());
+        InodeFile f = new InodeFile(c.id(), p.name(), parent, c.timeMs(), ownerOrDefault(c.owner()),
+            groupOrDefault(c.group()), c.mode(), c.blockSize());
         f.writeType = WriteType.parse(c.writeType());
         parent.children.put(f.name, f);
         parent.modificationTimeMs = c.timeMs();
@@ -1011,7 +1097,7 @@ public final class InodeTree {
         if (inode == null) {
           throw new NotFoundException("Journal sets attributes of inode " + a.id() + ", which does not exist");
         }
-        applyAttributes(inode, a);
+        applyAttributesTree(inode, a);
       }
       return List.of();
     } finally {
@@ -1029,6 +1115,13 @@ public final class InodeTree {
     try {
       List<JournalEntry> out = new ArrayList<>();
       out.add(new JournalEntry.NextInodeId(nextId));
+      if (!root.owner.equals(DEFAULT_OWNER) || !root.group.equals(DEFAULT_GROUP) || root.mode != 0755
+          || root.accessTimeMs != root.creationTimeMs || root.pinned || root.ttlMs >= 0) {
+        // The root is in no Mkdir entry: its own attributes.
+        out.add(new JournalEntry.SetAttribute(root.id, root.pinned ? Boolean.TRUE : null,
+            root.ttlMs >= 0 ? root.ttlMs : null, root.ttlMs >= 0 ? root.ttlAction.name() : null, null, null,
+            root.owner, root.group, root.mode, null, root.accessTimeMs, false));
+      }
       // Last, once nothing re-created under them can move them again.
       List<JournalEntry> dirTimes = new ArrayList<>();
       dirTimes.add(new JournalEntry.DirectoryModified("/", root.modificationTimeMs));
@@ -1038,7 +1131,8 @@ public final class InodeTree {
         Inode inode = stack.remove(stack.size() - 1);
         String path = pathOf(inode);
         if (inode instanceof InodeDirectory d) {
-          out.add(new JournalEntry.Mkdir(d.id, path, d.mode, d.creationTimeMs, d.persistence.name()));
+          out.add(new JournalEntry.Mkdir(d.id, path, d.mode, d.creationTimeMs, d.persistence.name(), d.owner,
+              d.group));
           dirTimes.add(new JournalEntry.DirectoryModified(path, d.modificationTimeMs));
           List<Inode> kids = new ArrayList<>(d.children.values());
           java.util.Collections.reverse(kids);
@@ -1046,15 +1140,20 @@ public final class InodeTree {
         } else {
           InodeFile f = (InodeFile) inode;
           out.add(new JournalEntry.CreateFile(f.id, path, f.blockSize, f.mode, f.creationTimeMs,
-              f.writeType.name()));
+              f.writeType.name(), f.owner, f.group));
           if (f.complete) {
             out.add(new JournalEntry.CompleteFile(f.id, f.length, f.modificationTimeMs, f.persistence.name(),
                 f.ufsMtimeMs));
           }
         }
-        if (inode.pinned || inode.ttlMs >= 0) {
+        // Times no other entry carries: the access time once set, an incomplete file's modification time.
+        Long atime = inode.accessTimeMs != inode.creationTimeMs ? inode.accessTimeMs : null;
+        Long mtime = inode instanceof InodeFile f && !f.complete && f.modificationTimeMs != f.creationTimeMs
+            ? f.modificationTimeMs : null;
+        if (inode.pinned || inode.ttlMs >= 0 || atime != null || mtime != null) {
           out.add(new JournalEntry.SetAttribute(inode.id, inode.pinned ? Boolean.TRUE : null,
-              inode.ttlMs >= 0 ? inode.ttlMs : null, inode.ttlMs >= 0 ? inode.ttlAction.name() : null, null, null));
+              inode.ttlMs >= 0 ? inode.ttlMs : null, inode.ttlMs >= 0 ? inode.ttlAction.name() : null, null, null,
+              null, null, null, mtime, atime, false));
         }
       }
       out.addAll(dirTimes);

@@ -26,10 +26,11 @@ final class JournalCodec {
     JournalEntryProto.Builder b = JournalEntryProto.newBuilder().setSequence(sequence).setContinues(continues);
     if (e instanceof JournalEntry.Mkdir m) {
       b.setMkdir(MkdirEntry.newBuilder().setId(m.id()).setPath(m.path()).setMode(m.mode()).setTimeMs(m.timeMs())
-          .setPersistenceState(m.persistenceState()));
+          .setPersistenceState(m.persistenceState()).setOwner(m.owner()).setGroup(m.group()));
     } else if (e instanceof JournalEntry.CreateFile c) {
       b.setCreateFile(CreateFileEntry.newBuilder().setId(c.id()).setPath(c.path()).setBlockSize(c.blockSize())
-          .setMode(c.mode()).setTimeMs(c.timeMs()).setWriteType(c.writeType()));
+          .setMode(c.mode()).setTimeMs(c.timeMs()).setWriteType(c.writeType()).setOwner(c.owner())
+          .setGroup(c.group()));
     } else if (e instanceof JournalEntry.CompleteFile c) {
       b.setCompleteFile(CompleteFileEntry.newBuilder().setId(c.id()).setLength(c.length()).setTimeMs(c.timeMs())
           .setPersistenceState(c.persistenceState()).setUfsMtimeMs(c.ufsMtimeMs()));
@@ -60,7 +61,22 @@ final class JournalCodec {
       if (a.ufsMtimeMs() != null) {
         sa.setUfsMtimeMs(a.ufsMtimeMs());
       }
-      b.setSetAttribute(sa);
+      if (a.owner() != null) {
+        sa.setOwner(a.owner());
+      }
+      if (a.group() != null) {
+        sa.setGroup(a.group());
+      }
+      if (a.mode() != null) {
+        sa.setMode(a.mode());
+      }
+      if (a.modificationTimeMs() != null) {
+        sa.setModificationTimeMs(a.modificationTimeMs());
+      }
+      if (a.accessTimeMs() != null) {
+        sa.setAccessTimeMs(a.accessTimeMs());
+      }
+      b.setSetAttribute(sa.setRecursive(a.recursive()));
     } else if (e instanceof JournalEntry.AddMount m) {
       b.setAddMount(AddMountEntry.newBuilder().setPath(m.path()).setUfsUri(m.ufsUri()).setReadOnly(m.readOnly())
           .setShared(m.shared()).putAllOptions(m.options()));
@@ -80,12 +96,13 @@ final class JournalCodec {
       case MKDIR: {
         MkdirEntry m = p.getMkdir();
         return new JournalEntry.Mkdir(m.getId(), m.getPath(), m.getMode(), m.getTimeMs(),
-            m.getPersistenceState().isEmpty() ? "NOT_PERSISTED" : m.getPersistenceState());
+            m.getPersistenceState().isEmpty() ? "NOT_PERSISTED" : m.getPersistenceState(), m.getOwner(),
+            m.getGroup());
       }
       case CREATE_FILE: {
         CreateFileEntry c = p.getCreateFile();
         return new JournalEntry.CreateFile(c.getId(), c.getPath(), c.getBlockSize(), c.getMode(), c.getTimeMs(),
-            c.getWriteType().isEmpty() ? "MUST_CACHE" : c.getWriteType());
+            c.getWriteType().isEmpty() ? "MUST_CACHE" : c.getWriteType(), c.getOwner(), c.getGroup());
       }
       case COMPLETE_FILE: {
         CompleteFileEntry c = p.getCompleteFile();
@@ -107,7 +124,10 @@ final class JournalCodec {
         SetAttributeEntry a = p.getSetAttribute();
         return new JournalEntry.SetAttribute(a.getId(), a.hasPinned() ? a.getPinned() : null,
             a.hasTtlMs() ? a.getTtlMs() : null, a.hasTtlAction() ? a.getTtlAction() : null,
-            a.hasPersistenceState() ? a.getPersistenceState() : null, a.hasUfsMtimeMs() ? a.getUfsMtimeMs() : null);
+            a.hasPersistenceState() ? a.getPersistenceState() : null, a.hasUfsMtimeMs() ? a.getUfsMtimeMs() : null,
+            a.hasOwner() ? a.getOwner() : null, a.hasGroup() ? a.getGroup() : null, a.hasMode() ? a.getMode() : null,
+            a.hasModificationTimeMs() ? a.getModificationTimeMs() : null,
+            a.hasAccessTimeMs() ? a.getAccessTimeMs() : null, a.getRecursive());
       }
       case ADD_MOUNT: {
         AddMountEntry m = p.getAddMount();

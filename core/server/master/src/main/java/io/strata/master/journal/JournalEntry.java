@@ -8,16 +8,28 @@ import java.util.Map;
  * Enum-like values (persistence state, write type, TTL action) travel as their names.
  */
 public sealed interface JournalEntry {
-  /** A directory was created (explicitly, as a missing parent, or loaded from the under file system). */
-  record Mkdir(long id, String path, int mode, long timeMs, String persistenceState) implements JournalEntry {
+  /**
+   * A directory was created (explicitly, as a missing parent, or loaded from the under file system), owned
+   * by {@code owner} and {@code group} ("" for the default owner, as in entries written before owners).
+   */
+  record Mkdir(long id, String path, int mode, long timeMs, String persistenceState, String owner, String group)
+      implements JournalEntry {
+    public Mkdir(long id, String path, int mode, long timeMs, String persistenceState) {
+      this(id, path, mode, timeMs, persistenceState, "", "");
+    }
+
     public Mkdir(long id, String path, int mode, long timeMs) {
       this(id, path, mode, timeMs, "NOT_PERSISTED");
     }
   }
 
-  /** A file was created (incomplete), with the write type it is written with. */
-  record CreateFile(long id, String path, long blockSize, int mode, long timeMs, String writeType)
-      implements JournalEntry {
+  /** A file was created (incomplete), with the write type it is written with; owners as in {@link Mkdir}. */
+  record CreateFile(long id, String path, long blockSize, int mode, long timeMs, String writeType, String owner,
+      String group) implements JournalEntry {
+    public CreateFile(long id, String path, long blockSize, int mode, long timeMs, String writeType) {
+      this(id, path, blockSize, mode, timeMs, writeType, "", "");
+    }
+
     public CreateFile(long id, String path, long blockSize, int mode, long timeMs) {
       this(id, path, blockSize, mode, timeMs, "MUST_CACHE");
     }
@@ -52,9 +64,20 @@ public sealed interface JournalEntry {
    */
   record DirectoryModified(String path, long timeMs) implements JournalEntry {}
 
-  /** Attributes of an inode changed; a null field is unchanged. */
+  /**
+   * Attributes of an inode changed; a null field is unchanged. {@code recursive}: the same change applies to
+   * every inode under it too, as the tree is when the entry is applied (so replay, which rebuilds the tree in
+   * the same order, changes the same inodes).
+   */
   record SetAttribute(long id, Boolean pinned, Long ttlMs, String ttlAction, String persistenceState,
-      Long ufsMtimeMs) implements JournalEntry {}
+      Long ufsMtimeMs, String owner, String group, Integer mode, Long modificationTimeMs, Long accessTimeMs,
+      boolean recursive) implements JournalEntry {
+    /** A change of cache and persistence attributes only. */
+    public SetAttribute(long id, Boolean pinned, Long ttlMs, String ttlAction, String persistenceState,
+        Long ufsMtimeMs) {
+      this(id, pinned, ttlMs, ttlAction, persistenceState, ufsMtimeMs, null, null, null, null, null, false);
+    }
+  }
 
   /** A under file system was mounted at a Strata path. */
   record AddMount(String path, String ufsUri, boolean readOnly, boolean shared, Map<String, String> options)

@@ -91,7 +91,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       FileSystemMaster fs = state.leading();
       return CreateFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
         fs.createFile(r.getPath(), r.getBlockSize(), r.getRecursive(), r.getMode(),
-            WriteType.parse(r.getWriteType()), r.getClientId(),
+            WriteType.parse(r.getWriteType()), r.getClientId(), r.getOwner(),
             MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId())))).build();
     });
   }
@@ -126,7 +126,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       FileSystemMaster fs = state.leading();
       return CreateDirectoryResponse.newBuilder().setFile(MasterProtoConverter.toProto(
         fs.createDirectory(r.getPath(), r.getRecursive(), r.getAllowExists(), r.getMode(),
-            WriteType.parse(r.getWriteType())))).build();
+            WriteType.parse(r.getWriteType()), r.getOwner()))).build();
     });
   }
 
@@ -325,8 +325,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   @Override
   public void setAttribute(SetAttributeRequest r, StreamObserver<SetAttributeResponse> o) {
     Rpc.unary(o, () -> SetAttributeResponse.newBuilder().setFile(MasterProtoConverter.toProto(
-        state.leading().setAttribute(r.getPath(), r.hasPinned() ? r.getPinned() : null,
-            r.hasTtlMs() ? r.getTtlMs() : null, r.hasTtlAction() ? r.getTtlAction() : null))).build());
+        state.leading().setAttribute(r.getPath(), MasterProtoConverter.fromProto(r)))).build());
   }
 
   @Override

@@ -34,7 +34,18 @@ final class MasterProtoConverter {
         .setModificationTimeMs(f.modificationTimeMs()).setOwner(f.owner()).setGroup(f.group())
         .setMode(f.mode()).setChildCount(f.childCount()).setPersistenceState(f.persistence().name())
         .setPinned(f.pinned()).setTtlMs(f.ttlMs()).setTtlAction(f.ttlAction().name()).setUfsPath(f.ufsPath())
-        .setMountPoint(f.mountPoint()).build();
+        .setMountPoint(f.mountPoint()).setAccessTimeMs(f.accessTimeMs()).build();
+  }
+
+  /** A client's attribute change; an unset field is left alone. */
+  static io.strata.master.file.AttributeChange fromProto(io.strata.proto.SetAttributeRequest r)
+      throws io.strata.common.exception.InvalidArgumentException {
+    return new io.strata.master.file.AttributeChange(r.hasPinned() ? r.getPinned() : null,
+        r.hasTtlMs() ? r.getTtlMs() : null,
+        r.hasTtlAction() ? io.strata.master.file.TtlAction.parse(r.getTtlAction()) : null,
+        r.hasOwner() ? r.getOwner() : null, r.hasGroup() ? r.getGroup() : null, r.hasMode() ? r.getMode() : null,
+        r.hasModificationTimeMs() ? r.getModificationTimeMs() : null,
+        r.hasAccessTimeMs() ? r.getAccessTimeMs() : null, r.getRecursive());
   }
 
   /** Option names whose values are credentials: clients see them masked. */
