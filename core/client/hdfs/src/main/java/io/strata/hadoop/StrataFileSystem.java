@@ -10,6 +10,7 @@ import io.strata.client.options.CreateDirectoryOptions;
 import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.DeleteOptions;
 import io.strata.client.options.ListStatusOptions;
+import io.strata.client.options.SetAttributeOptions;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.AlreadyExistsException;
@@ -37,6 +38,7 @@ import org.apache.hadoop.fs.PathFilter;
 import org.apache.hadoop.fs.PathIsNotEmptyDirectoryException;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.util.Progressable;
 
 /**
@@ -49,8 +51,8 @@ import org.apache.hadoop.util.Progressable;
  * <p>Semantics are HDFS's (docs/HADOOP.md has the table): rename into an existing directory moves under
  * it, rename onto an existing file, from a missing source or to a missing parent returns false; a
  * non-recursive delete of a non-empty directory throws {@link PathIsNotEmptyDirectoryException}; the root
- * is never deleted. Not supported, each with a clear {@link UnsupportedOperationException}: append, and
- * (until the master stores them) setOwner, setPermission and setTimes. Replication is accepted and ignored
+ * is never deleted. Not supported: append ({@link UnsupportedOperationException}). Owners, groups, modes and
+ * times are stored (not enforced yet). Files carry etags ({@link StrataFileStatus}). Replication is accepted and ignored
  * (Strata keeps as many cached copies as its policies decide). hflush/hsync publish nothing before close
  * (see {@link StrataOutputStream}).
  *
@@ -65,6 +67,7 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
   private volatile Path workingDir;
   private long defaultBlockSize;
+  private String user;
 
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
@@ -74,6 +77,11 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
       throw new IllegalArgumentException("StrataFileSystem serves strata:// URIs, not " + name);
     }
     StrataConf client = ClientConfs.of(name, conf, StrataConf.load());
+    this.user = UserGroupInformation.getCurrentUser().getShortUserName();
+    if (client.get(ClientKeys.LOGIN_NAME).isEmpty()) {
+      // As HDFS: new files and directories belong to Hadoop's user (HADOOP_USER_NAME, Kerberos, ...).
+      client = client.with(ClientKeys.LOGIN_NAME, user);
+    }
     this.uri = URI.create(SCHEME + "://" + (name.getRawAuthority() == null ? "" : name.getRawAuthority()) + "/");
     this.defaultBlockSize = client.get(ClientKeys.BLOCK_SIZE_DEFAULT);
     this.fs = io.strata.client.FileSystem.Factory.get(client);
@@ -110,6 +118,12 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
     return 1;
   }
 
+  /** {@code /user/<name>} of Hadoop's current user, as in HDFS. */
+  @Override
+  public Path getHomeDirectory() {
+    return makeQualified(new Path(USER_HOME_PREFIX + "/" + user));
+  }
+
   @Override
   public Path getWorkingDirectory() {
     return workingDir;
@@ -133,10 +147,8 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
 
   // ------------------------------------------------------------------ statuses
 
-  FileStatus toFileStatus(URIStatus s) {
-    return new FileStatus(s.directory() ? 0 : s.length(), s.directory(), s.directory() ? 0 : 1,
-        s.directory() ? 0 : s.blockSize(), s.modificationTimeMs(), s.modificationTimeMs(),
-        new FsPermission((short) (s.mode() & 07777)), s.owner(), s.group(), qualify(s.path()));
+  StrataFileStatus toFileStatus(URIStatus s) {
+    return new StrataFileStatus(s, qualify(s.path()));
   }
 
   /** The status, or null when nothing is at {@code path}. */
@@ -199,8 +211,8 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
         while (next == null && all.hasNext()) {
           URIStatus s = all.next();
           if (filter.accept(qualify(s.path()))) {
-            FileStatus st = toFileStatus(s);
-            next = new LocatedFileStatus(st, s.directory() ? null : locations(s.path(), 0, s.length()));
+            next = new StrataFileStatus.Located(toFileStatus(s),
+                s.directory() ? null : locations(s.path(), 0, s.length()));
           }
         }
         return next != null;
@@ -531,24 +543,47 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
     return s.complete();
   }
 
-  // ------------------------------------------------------------------ attributes (need master support)
+  // ------------------------------------------------------------------ attributes
 
+  /**
+   * Changes the owner, the group, or both (null leaves one as it is; both null is refused, as in HDFS).
+   * Strata stores owners, groups and modes but does not enforce them yet.
+   */
   @Override
   public void setOwner(Path path, String user, String group) throws IOException {
-    throw new UnsupportedOperationException("Cannot set the owner of " + makeQualified(path)
-        + ": this Strata client cannot change owners yet");
+    if (user == null && group == null) {
+      throw new IOException("Cannot set the owner of " + makeQualified(path) + ": both user and group are null");
+    }
+    SetAttributeOptions o = SetAttributeOptions.defaults();
+    if (user != null) {
+      o = o.withOwner(user);
+    }
+    if (group != null) {
+      o = o.withGroup(group);
+    }
+    setAttribute(path, o);
   }
 
   @Override
   public void setPermission(Path path, FsPermission permission) throws IOException {
-    throw new UnsupportedOperationException("Cannot set the permission of " + makeQualified(path)
-        + ": this Strata client cannot change modes yet");
+    setAttribute(path, SetAttributeOptions.defaults().withMode(permission.toShort() & 07777));
   }
 
+  /** Sets the modification and access times in ms since the epoch; -1 leaves a time as it is. */
   @Override
   public void setTimes(Path path, long mtime, long atime) throws IOException {
-    throw new UnsupportedOperationException("Cannot set the times of " + makeQualified(path)
-        + ": this Strata client cannot change times yet");
+    setAttribute(path, SetAttributeOptions.defaults().withModificationTimeMs(mtime).withAccessTimeMs(atime));
+  }
+
+  private void setAttribute(Path path, SetAttributeOptions options) throws IOException {
+    String p = strataPath(path);
+    try {
+      fs.setAttribute(p, options);
+    } catch (NotFoundException e) {
+      throw fileNotFound(p, e);
+    } catch (StrataException e) {
+      throw HadoopErrors.translate(e);
+    }
   }
 
   // ------------------------------------------------------------------ capabilities and lifecycle
@@ -558,20 +593,21 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
     switch (org.apache.hadoop.fs.impl.PathCapabilitiesSupport.validatePathCapabilityArgs(makeQualified(path), capability)) {
       case CommonPathCapabilities.BULK_DELETE:
       case CommonPathCapabilities.LEASE_RECOVERABLE:
+      case CommonPathCapabilities.FS_PERMISSIONS:
+      case CommonPathCapabilities.ETAGS_AVAILABLE:
+      case CommonPathCapabilities.ETAGS_PRESERVED_IN_RENAME:
         return true;
       case CommonPathCapabilities.FS_APPEND:
       case CommonPathCapabilities.FS_CONCAT:
       case CommonPathCapabilities.FS_SYMLINKS:
       case CommonPathCapabilities.FS_PATHHANDLES:
       case CommonPathCapabilities.FS_CHECKSUMS:
-      case CommonPathCapabilities.FS_PERMISSIONS:
       case CommonPathCapabilities.FS_TRUNCATE:
       case CommonPathCapabilities.FS_XATTRS:
       case CommonPathCapabilities.FS_ACLS:
       case CommonPathCapabilities.FS_SNAPSHOTS:
       case CommonPathCapabilities.FS_STORAGEPOLICY:
       case CommonPathCapabilities.FS_MULTIPART_UPLOADER:
-      case CommonPathCapabilities.ETAGS_AVAILABLE:
         return false;
       default:
         return super.hasPathCapability(path, capability);
