@@ -87,16 +87,16 @@ final class ClientConfs {
   }
 
   private static java.net.InetSocketAddress parse(URI uri, String hostPort) {
-    java.net.InetSocketAddress a;
+    int colon = hostPort.lastIndexOf(':');
+    String port = colon < 0 ? "" : hostPort.substring(colon + 1);
+    if (port.matches("[0-9]{1,9}") && (Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535)) {
+      throw new IllegalArgumentException("Bad strata URI " + uri + ": port " + port + " in '" + hostPort
+          + "' is not between 1 and 65535");
+    }
     try {
-      a = MasterInquireClient.parse(hostPort);
+      return MasterInquireClient.parse(hostPort);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("Bad strata URI " + uri + ": '" + hostPort + "' is not host:port", e);
     }
-    if (a.getPort() < 1 || a.getPort() > 65535) {
-      throw new IllegalArgumentException("Bad strata URI " + uri + ": port " + a.getPort() + " in '" + hostPort
-          + "' is not between 1 and 65535");
-    }
-    return a;
   }
 }
