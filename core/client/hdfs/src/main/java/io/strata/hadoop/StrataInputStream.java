@@ -4,12 +4,20 @@ import io.strata.client.FileInStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import java.util.function.IntFunction;
 import org.apache.hadoop.fs.ByteBufferPositionedReadable;
 import org.apache.hadoop.fs.ByteBufferReadable;
 import org.apache.hadoop.fs.CanUnbuffer;
 import org.apache.hadoop.fs.FSExceptionMessages;
 import org.apache.hadoop.fs.FSInputStream;
+import org.apache.hadoop.fs.FileRange;
 import org.apache.hadoop.fs.StreamCapabilities;
+import org.apache.hadoop.fs.VectoredReadUtils;
+import org.apache.hadoop.fs.impl.CombinedFileRange;
 import org.apache.hadoop.fs.statistics.IOStatistics;
 import org.apache.hadoop.fs.statistics.IOStatisticsSource;
 import org.apache.hadoop.fs.statistics.StreamStatisticNames;
@@ -17,8 +25,8 @@ import org.apache.hadoop.fs.statistics.impl.IOStatisticsBinding;
 import org.apache.hadoop.fs.statistics.impl.IOStatisticsStore;
 
 /**
- * A Strata file read through Hadoop: {@link FSInputStream} (seek, positioned reads, vectored reads by
- * Hadoop's default over positioned reads), {@link ByteBufferReadable}, {@link ByteBufferPositionedReadable},
+ * A Strata file read through Hadoop: {@link FSInputStream} (seek, positioned reads, vectored reads that
+ * merge neighbouring ranges into one positioned read), {@link ByteBufferReadable}, {@link ByteBufferPositionedReadable},
  * {@link CanUnbuffer} (gives back the block streams and their worker locks; the next read opens what it
  * needs) and {@link IOStatisticsSource} (bytes read, seeks, reads, unbuffers). Errors as HDFS gives them:
  * {@link EOFException} for a seek before 0 or past the end and for a readFully past the end, an
@@ -216,6 +224,47 @@ final class StrataInputStream extends FSInputStream
       buf.put(tmp, 0, n);
       p += n;
     }
+  }
+
+  /**
+   * Vectored reads: the ranges are checked against the file's length first (a range past the end fails the
+   * call with EOFException; overlapping ranges are refused with IllegalArgumentException, as by Hadoop's own
+   * implementation), sorted, and ranges less than {@link #minSeekForVectorReads} apart merged up to
+   * {@link #maxReadSizeForVectorReads}, so that one positioned read (one block stream per block) serves
+   * neighbouring ranges; each range's buffer is then filled from it. The reads happen in the caller's
+   * thread: every future is complete, or failed with its read's error, when this returns.
+   */
+  @Override
+  public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate,
+      Consumer<ByteBuffer> release) throws IOException {
+    java.util.Objects.requireNonNull(allocate, "allocate");
+    java.util.Objects.requireNonNull(release, "release");
+    checkOpen();
+    List<? extends FileRange> sorted = VectoredReadUtils.validateAndSortRanges(ranges, Optional.of(length));
+    for (FileRange r : ranges) {
+      r.setData(new CompletableFuture<>());
+    }
+    for (CombinedFileRange merged : VectoredReadUtils.mergeSortedRanges(sorted, 1, minSeekForVectorReads(),
+        maxReadSizeForVectorReads())) {
+      byte[] data = new byte[Math.toIntExact(merged.getLength())];
+      try {
+        readFully(merged.getOffset(), data, 0, data.length);
+      } catch (IOException | RuntimeException e) {
+        merged.getUnderlying().forEach(r -> r.getData().completeExceptionally(e));
+        continue;
+      }
+      for (FileRange r : merged.getUnderlying()) {
+        ByteBuffer b = allocate.apply(r.getLength());
+        b.put(data, Math.toIntExact(r.getOffset() - merged.getOffset()), r.getLength());
+        b.flip();
+        r.getData().complete(b);
+      }
+    }
+  }
+
+  @Override
+  public void readVectored(List<? extends FileRange> ranges, IntFunction<ByteBuffer> allocate) throws IOException {
+    readVectored(ranges, allocate, b -> { });
   }
 
   @Override
