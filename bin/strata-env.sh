@@ -17,10 +17,17 @@ strata_classpath() {
   echo "$STRATA_LIB_DIR/*"
 }
 
+# What a Hadoop or Spark program needs for strata:// (and the Java client API): the one shaded client jar,
+# which bundles everything but Hadoop and slf4j (both programs bring their own).
+strata_client_classpath() {
+  echo "$STRATA_LIB_DIR/client/strata-client.jar"
+}
+
 # Builds the jars when they are missing (a fresh clone).
 strata_ensure_built() {
   if ! ls "$STRATA_LIB_DIR"/strata-tests-*-lib.jar >/dev/null 2>&1 \
-     || ! ls "$STRATA_LIB_DIR"/strata-client-cli-*.jar >/dev/null 2>&1; then
+     || ! ls "$STRATA_LIB_DIR"/strata-client-cli-*.jar >/dev/null 2>&1 \
+     || [ ! -f "$STRATA_LIB_DIR/client/strata-client.jar" ]; then
     echo "Strata jars not found in $STRATA_LIB_DIR: building (mvn -DskipTests package) ..." >&2
     (cd "$STRATA_HOME" && mvn -B -q -DskipTests package) >&2 || {
       echo "Build failed; run 'mvn -DskipTests package' in $STRATA_HOME to see why." >&2

@@ -49,6 +49,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code top} (5 bytes).
  */
 class FsShellIntegrationTest {
+  /** Creates record the client's login name as owner and group (strata.user.login.name unset here). */
+  private static final String USER = System.getProperty("user.name");
+  private static final String OWNERS = USER + " " + USER;
   private static final int KB = 1024;
   private static final DateTimeFormatter LS_TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm", Locale.ROOT).withZone(ZoneOffset.UTC);
@@ -201,9 +204,9 @@ class FsShellIntegrationTest {
     URIStatus sub = fs.getStatus(base + "/d/sub");
     assertThat(run("fs", "ls", base + "/d/")).isEqualTo(0);
     assertThat(out).isEqualTo("Found 2 items\n"
-        + "-rw-r--r--   1 strata strata         10 " + LS_TIME.format(Instant.ofEpochMilli(f.modificationTimeMs()))
+        + "-rw-r--r--   1 " + OWNERS + "         10 " + LS_TIME.format(Instant.ofEpochMilli(f.modificationTimeMs()))
         + " " + base + "/d/f\n"
-        + "drwxr-xr-x   - strata strata          0 "
+        + "drwxr-xr-x   - " + OWNERS + "          0 "
         + LS_TIME.format(Instant.ofEpochMilli(sub.modificationTimeMs())) + " " + base + "/d/sub\n");
     assertThat(err).isEmpty();
     assertThat(opened).hasSize(1);
@@ -223,7 +226,7 @@ class FsShellIntegrationTest {
   void ls_carriesOnAfterAFailedPath_andStillExits1() {
     assertThat(run("fs", "ls", base + "/nope", base + "/top")).isEqualTo(1);
     assertThat(err).isEqualTo("ls: " + base + "/nope: No such file or directory\n");
-    assertThat(out).matches("-rw-r--r--   1 strata strata          5 \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d "
+    assertThat(out).matches("-rw-r--r--   1 " + OWNERS + "          5 \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d "
         + base + "/top\n");
   }
 
@@ -231,7 +234,7 @@ class FsShellIntegrationTest {
   void lsHuman_printsSizesInBinaryUnits() throws IOException {
     URIStatus g = fs.getStatus(base + "/d/sub/g");
     assertThat(run("fs", "ls", "-h", base + "/d/sub")).isEqualTo(0);
-    assertThat(out).isEqualTo("Found 1 items\n-rw-r--r--   1 strata strata      1.5 K "
+    assertThat(out).isEqualTo("Found 1 items\n-rw-r--r--   1 " + OWNERS + "      1.5 K "
         + LS_TIME.format(Instant.ofEpochMilli(g.modificationTimeMs())) + " " + base + "/d/sub/g\n");
   }
 
@@ -344,7 +347,7 @@ class FsShellIntegrationTest {
     assertThat(run("fs", "stat", base + "/d/sub/g")).isEqualTo(0);
     List<String> lines = out.lines().collect(Collectors.toList());
     assertThat(lines.subList(0, 12)).containsExactly("path=" + base + "/d/sub/g", "type=file", "length=1500",
-        "block_size=" + g.blockSize(), "complete=true", "mode=644", "owner=strata", "group=strata",
+        "block_size=" + g.blockSize(), "complete=true", "mode=644", "owner=" + USER, "group=" + USER,
         "modification_time=" + ISO_UTC.format(Instant.ofEpochMilli(g.modificationTimeMs())),
         "creation_time=" + ISO_UTC.format(Instant.ofEpochMilli(g.creationTimeMs())),
         "id=" + g.id(), "blocks=1");
@@ -355,7 +358,7 @@ class FsShellIntegrationTest {
     assertThat(run("fs", "stat", "%n %b", base + "/d/sub/g", base + "/top")).isEqualTo(0);
     assertThat(out).isEqualTo("g 1500\ntop 5\n");
     assertThat(run("fs", "stat", "%F %a %u:%g %Y", base + "/d")).isEqualTo(0);
-    assertThat(out).isEqualTo("directory 755 strata:strata " + fs.getStatus(base + "/d").modificationTimeMs() + "\n");
+    assertThat(out).isEqualTo("directory 755 " + USER + ":" + USER + " " + fs.getStatus(base + "/d").modificationTimeMs() + "\n");
   }
 
   @Test

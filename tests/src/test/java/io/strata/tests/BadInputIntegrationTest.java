@@ -31,7 +31,6 @@ import io.strata.proto.FileSystemMasterServiceGrpc;
 import io.strata.proto.GetStatusRequest;
 import io.strata.proto.ReadBlockRequest;
 import io.strata.proto.ReadBlockResponse;
-import io.strata.proto.RemoveBlockRequest;
 import io.strata.proto.WriteBlockHeader;
 import io.strata.proto.WriteBlockRequest;
 import io.strata.proto.WriteBlockResponse;
@@ -163,11 +162,55 @@ class BadInputIntegrationTest {
   }
 
   @Test
-  void blockThatDoesNotExist_isNotFound_forReadAndRemove() {
+  void blockThatDoesNotExist_isNotFound_forRead() {
     assertThat(rawError(() -> drain(worker().readBlock(ReadBlockRequest.newBuilder().setBlockId(987654321L)
         .setLength(1).build())))).isInstanceOf(NotFoundException.class).hasMessageContaining("987654321");
-    assertThat(rawError(() -> worker().removeBlock(RemoveBlockRequest.newBuilder().setBlockId(987654321L).build())))
-        .isInstanceOf(NotFoundException.class);
+  }
+
+  @Test
+  void aWorkerServesNoBlockRemovalToClients_andTheBlockStays() throws Exception {
+    // The call an older worker served (strata.BlockWorkerService/RemoveBlock, field 1 = the block id): any
+    // client could delete the only copy of a file. Now only the master's heartbeat reply removes blocks.
+    try (FileOutStream out = fs.createFile("/kept", CreateFileOptions.defaults().withWriteType(
+        io.strata.client.options.WriteType.MUST_CACHE))) {
+      out.write(new byte[] {1, 2, 3});
+    }
+    long blockId = fs.getBlockLocations("/kept").get(0).blockId();
+    io.grpc.MethodDescriptor<byte[], byte[]> removal = io.grpc.MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+        .setFullMethodName("strata.BlockWorkerService/RemoveBlock")
+        .setRequestMarshaller(RawBytes.INSTANCE).setResponseMarshaller(RawBytes.INSTANCE).build();
+    java.io.ByteArrayOutputStream req = new java.io.ByteArrayOutputStream();
+    com.google.protobuf.CodedOutputStream c = com.google.protobuf.CodedOutputStream.newInstance(req);
+    c.writeInt64(1, blockId);
+    c.flush();
+    io.grpc.StatusRuntimeException e = org.junit.jupiter.api.Assertions.assertThrows(
+        io.grpc.StatusRuntimeException.class, () -> io.grpc.stub.ClientCalls.blockingUnaryCall(workerChannel,
+            removal, io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), req.toByteArray()));
+    assertThat(e.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.UNIMPLEMENTED);
+    // What holds the bytes: the worker's copy, still there and read back.
+    try (var in = fs.openFile("/kept")) {
+      assertThat(in.readAllBytes()).containsExactly(1, 2, 3);
+    }
+  }
+
+  /** A marshaller of raw bytes, for a call no generated stub has. */
+  private enum RawBytes implements io.grpc.MethodDescriptor.Marshaller<byte[]> {
+    INSTANCE;
+
+    @Override
+    public java.io.InputStream stream(byte[] value) {
+      return new java.io.ByteArrayInputStream(value);
+    }
+
+    @Override
+    public byte[] parse(java.io.InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
   }
 
   @Test

@@ -175,6 +175,20 @@ class LeaseAndMountSafetyIntegrationTest {
     StrataException e = BadInputIntegrationTest.rawError(() -> raw.getUfsWriteTarget(GetUfsWriteTargetRequest.newBuilder()
         .setFileId(open.status().id()).setWorkerId(workerId).build()));
     assertThat(e).isInstanceOf(PermissionDeniedException.class);
+    // A heartbeat or a commit in the live worker's name, without its token: refused, so no persist command
+    // (with the mount's options) goes out and no block location is added or dropped.
+    StrataException hb = BadInputIntegrationTest.rawError(() -> raw.heartbeat(
+        io.strata.proto.WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId).setWorkerToken("guessed")
+            .addRemovedBlockIds(BlockId.of(fileId, 0)).build()));
+    assertThat(hb).isInstanceOf(PermissionDeniedException.class);
+    assertThat(hb.getMessage()).contains("Heartbeat").contains("registration token");
+    StrataException commit = BadInputIntegrationTest.rawError(() -> raw.commitBlock(
+        io.strata.proto.CommitBlockRequest.newBuilder().setWorkerId(workerId).setBlockId(BlockId.of(fileId, 1))
+            .setLength(1).setTier("MEM").build()));
+    assertThat(commit).isInstanceOf(PermissionDeniedException.class);
+    assertThat(commit.getMessage()).contains("CommitBlock");
+    assertThat(cluster.master().fileSystemMaster().blockMaster().getBlock(BlockId.of(fileId, 0)).locations())
+        .as("the spoofed removal dropped nothing").hasSize(1);
     open.write(new byte[] {7});
     open.close();
     // The real worker still gets both: through writes complete, and freed blocks come back from the UFS.

@@ -85,10 +85,17 @@ class LocalScriptsIT {
   }
 
   @Test
-  void classpath_listsTheLibDir() throws Exception {
+  void classpath_printsTheShadedClientJar_andTheServersClasspathOnRequest() throws Exception {
     Result r = run("bin/strata", "classpath");
     assertThat(r.exit()).isZero();
-    assertThat(r.out().trim()).isEqualTo(Scripts.ROOT.resolve("lib") + "/*");
+    assertThat(r.out().trim()).isEqualTo(Scripts.ROOT.resolve("lib/client/strata-client.jar").toString());
+    assertThat(Path.of(r.out().trim())).isRegularFile();
+    Result servers = run("bin/strata", "classpath", "--servers");
+    assertThat(servers.exit()).isZero();
+    assertThat(servers.out().trim()).isEqualTo(Scripts.ROOT.resolve("lib") + "/*");
+    Result bad = run("bin/strata", "classpath", "--bogus");
+    assertThat(bad.exit()).isEqualTo(2);
+    assertThat(bad.err()).contains("--bogus");
   }
 
   static String sha256(byte[] b) throws Exception {

@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The client's metadata cache on a real master and worker: answers are cached (another client's change is
  * not seen before the expiry), yet this client's own creates, completes, mkdirs, renames and deletes are
- * seen at once, also through cached children and ancestors; another client's change is seen after the
- * expiry.
+ * seen at once, also through cached children and ancestors, and a change that fails drops what it named
+ * (the failure may have taken effect, or may show the cache stale); another client's change is seen after
+ * the expiry.
  */
 class MetadataCacheIntegrationTest {
   private static LocalStrataCluster cluster;
@@ -81,6 +82,25 @@ class MetadataCacheIntegrationTest {
       fs.createDirectory("/mc2/x/y", CreateDirectoryOptions.defaults().withRecursive(true));
       assertThat(fs.exists("/mc2")).as("an ancestor a recursive mkdir made").isTrue();
       assertThat(fs.exists("/mc2/x/y")).isTrue();
+    }
+  }
+
+  @Test
+  void aFailedChange_dropsTheCachedEntriesItNamed() throws IOException {
+    try (FileSystem fs = cachingClient("10min")) {
+      write(fs, "/mcf/gone", 2);
+      assertThat(fs.getStatus("/mcf/gone").length()).isEqualTo(2);
+      assertThat(names(fs.listStatus("/mcf"))).containsExactly("gone");
+      assertThat(fs.exists("/mcf/gone")).isTrue();
+      other.delete("/mcf/gone");
+      assertThat(fs.exists("/mcf/gone")).as("another client's delete: not seen before the expiry").isTrue();
+      assertThat(fs.getStatus("/mcf/gone").length()).isEqualTo(2);
+
+      // This client's rename fails (the source is gone): the failure says its cached entries are stale.
+      assertThatThrownBy(() -> fs.rename("/mcf/gone", "/mcf/moved")).isInstanceOf(NotFoundException.class);
+      assertThat(fs.exists("/mcf/gone")).isFalse();
+      assertThatThrownBy(() -> fs.getStatus("/mcf/gone")).isInstanceOf(NotFoundException.class);
+      assertThat(fs.listStatus("/mcf")).isEmpty();
     }
   }
 

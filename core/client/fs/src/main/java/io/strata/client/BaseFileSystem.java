@@ -77,6 +77,23 @@ final class BaseFileSystem implements FileSystem {
     return context.metadataCache();
   }
 
+  /**
+   * A master call that changes the namespace at {@code paths}: their cached entries (and those of their
+   * parents and children) go whether it succeeds or fails. A failure may still have taken effect (an answer
+   * lost after the master applied it), or may say the cache was stale (a NotFound for a path another client
+   * deleted).
+   */
+  private <T> T changing(java.util.function.Function<io.strata.proto.FileSystemMasterServiceGrpc
+      .FileSystemMasterServiceBlockingStub, T> call, String... paths) throws StrataException {
+    try {
+      return context.callMaster(call);
+    } finally {
+      for (String p : paths) {
+        cache().invalidate(p);
+      }
+    }
+  }
+
   private static String check(String path) throws StrataException {
     return StrataPath.of(path).toString();
   }
@@ -92,8 +109,7 @@ final class BaseFileSystem implements FileSystem {
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
         .setWriteType(writeType.name()).setClientId(context.leases().clientId())
         .setOwner(ClientKeys.loginName(context.conf())).setRequestId(context.nextRequestId()).build();
-    FileInfoProto info = context.callMaster(m -> m.createFile(req).getFile());
-    cache().invalidate(path);
+    FileInfoProto info = changing(m -> m.createFile(req).getFile(), path);
     return new FileOutStream(context, workers, ProtoConverter.toStatus(info), writeType);
   }
 
@@ -201,11 +217,10 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public void createDirectory(String path, CreateDirectoryOptions options) throws IOException {
     check(path);
-    context.callMaster(m -> m.createDirectory(CreateDirectoryRequest.newBuilder().setPath(path)
+    changing(m -> m.createDirectory(CreateDirectoryRequest.newBuilder().setPath(path)
         .setRecursive(options.recursive()).setAllowExists(options.allowExists()).setMode(options.mode())
         .setWriteType(options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf())).name())
-        .setOwner(ClientKeys.loginName(context.conf())).build()));
-    cache().invalidate(path);
+        .setOwner(ClientKeys.loginName(context.conf())).build()), path);
   }
 
   @Override
@@ -213,8 +228,7 @@ final class BaseFileSystem implements FileSystem {
     check(path);
     DeleteRequest req = DeleteRequest.newBuilder().setPath(path).setRecursive(options.recursive())
         .setStrataOnly(options.strataOnly()).setRequestId(context.nextRequestId()).build();
-    context.callMaster(m -> m.delete(req));
-    cache().invalidate(path);
+    changing(m -> m.delete(req), path);
   }
 
   @Override
@@ -223,9 +237,7 @@ final class BaseFileSystem implements FileSystem {
     check(dst);
     RenameRequest req = RenameRequest.newBuilder().setSrc(src).setDst(dst)
         .setRequestId(context.nextRequestId()).build();
-    context.callMaster(m -> m.rename(req));
-    cache().invalidate(src);
-    cache().invalidate(dst);
+    changing(m -> m.rename(req), src, dst);
   }
 
   @Override
@@ -268,16 +280,14 @@ final class BaseFileSystem implements FileSystem {
     if (ufsUri == null || ufsUri.isBlank()) {
       throw new InvalidArgumentException("Cannot mount at " + path + ": the under file system URI is empty");
     }
-    context.callMaster(m -> m.mount(MountRequest.newBuilder()
-        .setMount(ProtoConverter.toMountProto(path, ufsUri, options)).build()));
-    cache().invalidate(path);
+    changing(m -> m.mount(MountRequest.newBuilder()
+        .setMount(ProtoConverter.toMountProto(path, ufsUri, options)).build()), path);
   }
 
   @Override
   public void unmount(String path) throws IOException {
     check(path);
-    context.callMaster(m -> m.unmount(UnmountRequest.newBuilder().setPath(path).build()));
-    cache().invalidate(path);
+    changing(m -> m.unmount(UnmountRequest.newBuilder().setPath(path).build()), path);
   }
 
   @Override
@@ -294,9 +304,8 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public FreeResult free(String path, boolean recursive, boolean force) throws IOException {
     check(path);
-    FreeResponse r = context.callMaster(m -> m.free(FreeRequest.newBuilder().setPath(path)
-        .setRecursive(recursive).setForce(force).build()));
-    cache().invalidate(path);
+    FreeResponse r = changing(m -> m.free(FreeRequest.newBuilder().setPath(path)
+        .setRecursive(recursive).setForce(force).build()), path);
     return new FreeResult(r.getFilesFreed(), r.getBlocksFreed());
   }
 
@@ -313,8 +322,7 @@ final class BaseFileSystem implements FileSystem {
     options.modificationTimeMs().ifPresent(req::setModificationTimeMs);
     options.accessTimeMs().ifPresent(req::setAccessTimeMs);
     req.setRecursive(options.recursive());
-    URIStatus status = ProtoConverter.toStatus(context.callMaster(m -> m.setAttribute(req.build()).getFile()));
-    cache().invalidate(path);
+    URIStatus status = ProtoConverter.toStatus(changing(m -> m.setAttribute(req.build()).getFile(), path));
     return status;
   }
 

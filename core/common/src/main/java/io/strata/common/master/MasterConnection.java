@@ -11,6 +11,7 @@ import io.strata.common.grpc.GrpcErrors;
 import io.strata.common.time.Deadlines;
 import java.io.Closeable;
 import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -19,7 +20,8 @@ import java.util.function.Function;
  * channel, ask the {@link MasterInquireClient} for the leader again, and retry with backoff within the
  * retry window. With a single configured master there is nothing to fail over to, so the window is 0
  * (the first UNAVAILABLE is final); with a master list or ZooKeeper it is
- * {@link CommonKeys#MASTER_RETRY_WINDOW}. Thread-safe.
+ * {@link CommonKeys#MASTER_RETRY_WINDOW}. Thread-safe; the monitor guards the channel only and is never held
+ * across the leader lookup or a call.
  */
 public final class MasterConnection implements Closeable {
   private final MasterInquireClient inquire;
@@ -27,6 +29,8 @@ public final class MasterConnection implements Closeable {
   private final long windowMs;
   private ManagedChannel channel;
   private InetSocketAddress address;
+  /** The leader lookup in progress, if any (guarded by this). */
+  private CompletableFuture<ManagedChannel> finding;
   private boolean closed;
 
   public MasterConnection(StrataConf conf) {
@@ -36,16 +40,74 @@ public final class MasterConnection implements Closeable {
     this.windowMs = ha ? conf.get(CommonKeys.MASTER_RETRY_WINDOW).toMillis() : 0;
   }
 
-  /** The channel to the current leader, found first if needed. */
-  public synchronized ManagedChannel channel() throws StrataException {
-    if (closed) {
-      throw new io.strata.common.exception.FailedPreconditionException("This client is closed");
+  /**
+   * The channel to the current leader, found first if needed. The lookup (a ZooKeeper read, or a Ping to each
+   * configured master) runs with no lock held; callers that need a channel meanwhile wait for that one
+   * lookup instead of starting their own.
+   */
+  public ManagedChannel channel() throws StrataException {
+    CompletableFuture<ManagedChannel> pending;
+    boolean finder = false;
+    synchronized (this) {
+      if (closed) {
+        throw new io.strata.common.exception.FailedPreconditionException("This client is closed");
+      }
+      if (channel != null) {
+        return channel;
+      }
+      if (finding == null) {
+        finding = new CompletableFuture<>();
+        finder = true;
+      }
+      pending = finding;
     }
-    if (channel == null) {
-      address = inquire.leader();
-      channel = GrpcChannels.forAddress(address.getHostString(), address.getPort(), maxMessage);
+    if (finder) {
+      find(pending);
     }
-    return channel;
+    try {
+      return pending.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof StrataException se) {
+        throw se;
+      }
+      throw e;
+    }
+  }
+
+  /** Looks the leader up (no lock held), installs its channel and completes {@code pending} with it. */
+  private void find(CompletableFuture<ManagedChannel> pending) {
+    ManagedChannel fresh = null;
+    ManagedChannel installed = null;
+    StrataException failure = null;
+    try {
+      InetSocketAddress found = inquire.leader();
+      fresh = GrpcChannels.forAddress(found.getHostString(), found.getPort(), maxMessage);
+      synchronized (this) {
+        finding = null;
+        if (!closed) {
+          channel = fresh;
+          address = found;
+          installed = fresh;
+          fresh = null;
+        } else {
+          failure = new io.strata.common.exception.FailedPreconditionException("This client is closed");
+        }
+      }
+    } catch (StrataException | RuntimeException e) {
+      synchronized (this) {
+        finding = null;
+      }
+      failure = e instanceof StrataException se ? se
+          : new UnavailableException("Cannot find the leading master: " + e, e);
+    }
+    if (fresh != null) {
+      fresh.shutdownNow(); // closed while looking
+    }
+    if (failure != null) {
+      pending.completeExceptionally(failure);
+    } else {
+      pending.complete(installed);
+    }
   }
 
   /** Drops the current channel (its master failed or stepped down); the next call finds the leader. */

@@ -53,6 +53,15 @@ public final class MasterKeys {
       .doc("Most entries the master sends in one listStatus message; it takes the lock once per batch.")
       .build();
 
+  public static final PropertyKey<Integer> LISTING_THREADS_MAX =
+      PropertyKey.intKey("strata.master.listing.threads.max")
+          .defaultValue(64)
+          .validate(v -> v >= 1, "positive")
+          .doc("Most streamed listings (directories of more than one batch, and recursive listings) the master "
+              + "runs at once, a thread each, since each waits for its client to take the batches sent; one more "
+              + "is refused RESOURCE_EXHAUSTED instead of queued behind slow clients.")
+          .build();
+
   public static final PropertyKey<String> JOURNAL_DIR = PropertyKey.stringKey("strata.master.journal.dir")
       .doc("The master's journal dir (relative paths resolve against strata.home). Unset: "
           + "<strata.home>/<strata.data.dir>/journal.")

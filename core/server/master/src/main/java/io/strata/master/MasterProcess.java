@@ -69,7 +69,7 @@ public final class MasterProcess implements AutoCloseable {
   private GrpcServer server;
   private ScheduledExecutorService background;
   private ExecutorService roles;
-  private final ExecutorService listings = Executors.newCachedThreadPool(GrpcServer.namedDaemon("master-list"));
+  private final io.strata.master.rpc.ListingPool listings;
   private CuratorFramework zk;
   private LeaderLatch latch;
   private String id;
@@ -78,6 +78,8 @@ public final class MasterProcess implements AutoCloseable {
   public MasterProcess(StrataConf conf, Clock clock) {
     this.conf = conf;
     this.clock = clock;
+    this.listings = new io.strata.master.rpc.ListingPool(conf.get(MasterKeys.LISTING_THREADS_MAX),
+        GrpcServer.namedDaemon("master-list"));
     this.ufsManager = UfsManager.fromConf(conf);
     this.fatalHandler = () -> new Thread(this::close, "master-step-down").start();
   }
@@ -376,6 +378,11 @@ public final class MasterProcess implements AutoCloseable {
   }
 
   /** The under file system clients of this master (tests check what is open). */
+  /** Streamed listings running now (each on a thread of the bounded listing pool). */
+  public int listingsRunning() {
+    return listings.running();
+  }
+
   public UfsManager ufsManager() {
     return ufsManager;
   }
@@ -416,7 +423,7 @@ public final class MasterProcess implements AutoCloseable {
     if (server != null) {
       server.close();
     }
-    listings.shutdownNow();
+    listings.close();
     if (journal != null) {
       journal.close();
     }

@@ -81,6 +81,9 @@ final class MasterSync implements StoreEvents, MasterClient {
   private long evictableSeq;
   /** Shown with the calls that return mount credentials; from the last registration. */
   private volatile String workerToken = "";
+  /** The id and token of the current registration, read together by commits on other threads. */
+  private record Registration(long id, String token) {}
+  private volatile Registration registration = new Registration(-1, "");
   /** Removal events not yet carried by a successful heartbeat, in order: {sequence, block id}. */
   private final java.util.ArrayDeque<long[]> removed = new java.util.ArrayDeque<>();
   private long removalSeq;
@@ -135,6 +138,7 @@ final class MasterSync implements StoreEvents, MasterClient {
         // A master that does not know this worker did not take the persist results: they go again.
         LOG.info("The master does not know worker {}: registering again", workerId);
         workerId = -1;
+        registration = new Registration(-1, "");
       }
       if (workerId < 0) {
         register();
@@ -203,6 +207,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     io.strata.proto.RegisterWorkerResponse registered = call(s -> s.registerWorker(built));
     workerToken = registered.getWorkerToken();
     workerId = registered.getWorkerId();
+    registration = new Registration(registered.getWorkerId(), registered.getWorkerToken());
     LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
   }
 
@@ -231,6 +236,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     WorkerUfs u = ufs;
     List<PersistResult> results = u == null ? List.of() : u.persistResults();
     WorkerHeartbeatRequest.Builder b = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
+        .setWorkerToken(workerToken)
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes())
         .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).setPinVersion(pins.version())
         .setAwaitedBytes(store.awaitedBytes()).setEvictableAckedSeq(evictableSeq);
@@ -376,7 +382,8 @@ final class MasterSync implements StoreEvents, MasterClient {
    * under way is skipped (it would re-announce what is going).
    */
   private void commitAtMaster(long blockId, long length, String tier, boolean announce) throws StrataException {
-    long id = workerId;
+    Registration reg = registration;
+    long id = reg.id();
     if (id < 0) {
       throw new UnavailableException("This worker is not registered with the master yet; retry shortly");
     }
@@ -399,8 +406,8 @@ final class MasterSync implements StoreEvents, MasterClient {
       if (s != null) {
         s.get(blockId); // removed before this commit started (its removal was just dropped): do not commit
       }
-      CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setBlockId(blockId).setLength(length)
-          .setTier(tier).build();
+      CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setWorkerToken(reg.token())
+          .setBlockId(blockId).setLength(length).setTier(tier).build();
       call(st -> st.commitBlock(req));
       ok = true;
     } finally {

@@ -74,6 +74,8 @@ public final class FileSystemMaster {
   private final CachePolicies policies;
   /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
+  /** Files whose through-written UFS copy a complete is moving into place now (one attempt at a time). */
+  private final java.util.Set<Long> placing = ConcurrentHashMap.newKeySet();
   /** Write leases of incomplete files and their recovery. */
   private final LeaseRecovery leaseRecovery;
   private final WorkerAccess workerAccess = new WorkerAccess();
@@ -377,15 +379,26 @@ public final class FileSystemMaster {
         || (ufsWritten && current.writeType() == WriteType.ASYNC_THROUGH);
     if (!current.directory() && through && !current.complete()
         && (fileId == 0 || fileId == current.id()) && length >= 0) {
-      long ufsMtime = placeUfsCopy(p, current, length);
-      synchronized (commitLock) {
-        done = tree.completeFile(p, fileId, length,
-            current.writeType().caches() ? this::checkCachedBlocks : (f, len) -> { }, PersistenceState.PERSISTED,
-            ufsMtime);
-        blocks.removeFileBlocks(done.id(), done.blockCount());
-        blocks.filePersisted(done.id()); // its cached copies exist elsewhere now: workers may evict them
+      // One placement of a file's UFS copy at a time: a retry arriving while the first attempt still renames
+      // (a slow S3 copy) would otherwise see the temporary copy, clear the target the first attempt just
+      // placed, and leave the file PERSISTED with no UFS copy.
+      if (!placing.add(current.id())) {
+        throw new UnavailableException("Cannot complete " + p + " now: an earlier attempt is still placing its "
+            + "under file system copy; retry");
       }
-      ufsWriteTargets.remove(done.id());
+      try {
+        long ufsMtime = placeUfsCopy(p, current, length);
+        synchronized (commitLock) {
+          done = tree.completeFile(p, fileId, length,
+              current.writeType().caches() ? this::checkCachedBlocks : (f, len) -> { }, PersistenceState.PERSISTED,
+              ufsMtime);
+          blocks.removeFileBlocks(done.id(), done.blockCount());
+          blocks.filePersisted(done.id()); // its cached copies exist elsewhere now: workers may evict them
+        }
+        ufsWriteTargets.remove(done.id());
+      } finally {
+        placing.remove(current.id());
+      }
     } else {
       PersistenceState state = current.writeType() == WriteType.ASYNC_THROUGH
           ? PersistenceState.TO_BE_PERSISTED : PersistenceState.NOT_PERSISTED;
@@ -992,6 +1005,11 @@ public final class FileSystemMaster {
   }
 
   /** A worker registered: the token it must show to get mount credentials (see {@link WorkerAccess}). */
+  /** Refuses a heartbeat or commit naming a live worker without its registration token. */
+  public void checkWorkerCaller(long workerId, String token, String call) throws StrataException {
+    workerAccess.checkIfLive(workerId, token, blocks, call);
+  }
+
   public String issueWorkerToken(long workerId) {
     return workerAccess.issue(workerId);
   }

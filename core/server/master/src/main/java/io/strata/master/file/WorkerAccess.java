@@ -11,7 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Which callers may have mount credentials: the worker-facing calls that return a mount's options
  * (GetBlockSource, GetUfsWriteTarget) answer only a live registered worker that shows the random token
- * it got when it registered. Worker ids are visible to clients (GetWorkers), tokens are not. This is not
+ * it got when it registered; heartbeats and block commits naming a live worker must show it too (a reply
+ * to a heartbeat carries persist commands with mount options, and its reports change block locations). Worker ids are visible to clients (GetWorkers), tokens are not. This is not
  * authentication (the wire is not encrypted and clients are not authenticated yet): it keeps the
  * credentials from being one unauthenticated call away for any client.
  *
@@ -29,6 +30,19 @@ final class WorkerAccess {
     String token = HexFormat.of().formatHex(b);
     tokens.put(workerId, token);
     return token;
+  }
+
+  /**
+   * Refuses a caller that names a live registered worker without showing its token (a worker this master
+   * does not know passes: it is told to register, or its call fails as it would have).
+   */
+  void checkIfLive(long workerId, String token, BlockMaster blocks, String call) throws PermissionDeniedException {
+    for (WorkerState w : blocks.liveWorkers()) {
+      if (w.id() == workerId) {
+        check(workerId, token, blocks, call);
+        return;
+      }
+    }
   }
 
   /** Refuses a caller that is not a live registered worker showing its token. */

@@ -48,6 +48,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   public void heartbeat(WorkerHeartbeatRequest r, StreamObserver<WorkerHeartbeatResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
+      fs.checkWorkerCaller(r.getWorkerId(), r.getWorkerToken(), "Heartbeat");
       MasterReplies.WorkerReply res = fs.workerHeartbeat(r.getWorkerId(), r.getCapacityBytes(), r.getUsedBytes(),
           MasterProtoConverter.fromProto(r.getAddedBlocksList()), r.getRemovedBlockIdsList(),
           r.getDirsCount() == 0 ? null : MasterProtoConverter.fromDirProtos(r.getDirsList()), r.getPinVersion(),
@@ -75,6 +76,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   public void commitBlock(CommitBlockRequest r, StreamObserver<CommitBlockResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
+      fs.checkWorkerCaller(r.getWorkerId(), r.getWorkerToken(), "CommitBlock");
       fs.commitBlock(r.getWorkerId(), r.getBlockId(), r.getLength(), r.getTier());
       return CommitBlockResponse.getDefaultInstance();
     });

@@ -53,8 +53,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   private final String masterAddress;
   private final long startTimeMs;
   private final int maxBatch;
-  /** Runs listings (each one waits for its client's flow-control window). */
-  private final java.util.concurrent.Executor listings;
+  /** Runs streamed listings (each one waits for its client's flow-control window), a bounded number at once. */
+  private final ListingPool listings;
   /** The server's handler pool, for the blocking part of the inline methods. */
   private final HandOff handOff;
 
@@ -67,7 +67,7 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   private final io.strata.master.ClusterDefaults clusterDefaults;
 
   public FileSystemMasterService(MasterState state, String masterAddress, long startTimeMs, int maxBatch,
-      java.util.concurrent.Executor listings, HandOff handOff, io.strata.master.ClusterDefaults clusterDefaults) {
+      ListingPool listings, HandOff handOff, io.strata.master.ClusterDefaults clusterDefaults) {
     this.listings = listings;
     this.handOff = handOff;
     this.clusterDefaults = clusterDefaults;
@@ -187,10 +187,9 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     // serialises its callbacks, which is busy while this handler runs, so waiting here would only ever end
     // by timeout.
     try {
-      listings.execute(() -> list(r, out, batch, ready));
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      out.onError(GrpcErrors.toStatus(new io.strata.common.exception.UnavailableException(
-          "The master is shutting down")));
+      listings.start(() -> list(r, out, batch, ready));
+    } catch (io.strata.common.exception.StrataException e) {
+      out.onError(GrpcErrors.toStatus(e));
     }
   }
 

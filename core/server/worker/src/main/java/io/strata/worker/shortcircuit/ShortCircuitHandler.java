@@ -44,7 +44,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   /** Temp blocks written on this connection (short-circuit writes). */
   private final WriteSessions writes;
 
-  ShortCircuitHandler(BlockStore store, io.strata.worker.rpc.BlockWorkerService.Committer committer,
+  ShortCircuitHandler(BlockStore store, io.strata.worker.rpc.Committer committer,
       ShortCircuitServer.Counters counters) {
     this.store = store;
     this.counters = counters;

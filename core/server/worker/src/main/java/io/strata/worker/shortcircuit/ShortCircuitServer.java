@@ -44,7 +44,7 @@ public final class ShortCircuitServer implements AutoCloseable {
 
   private final BlockStore store;
   private final Path socketPath;
-  private final io.strata.worker.rpc.BlockWorkerService.Committer committer;
+  private final io.strata.worker.rpc.Committer committer;
   private final Counters counters = new Counters();
   private EventLoopGroup group;
   private EventExecutorGroup handlers;
@@ -64,7 +64,7 @@ public final class ShortCircuitServer implements AutoCloseable {
   }
 
   /** A server whose short-circuit writes commit their blocks at the master through {@code committer}. */
-  public ShortCircuitServer(BlockStore store, Path socketPath, io.strata.worker.rpc.BlockWorkerService.Committer committer) {
+  public ShortCircuitServer(BlockStore store, Path socketPath, io.strata.worker.rpc.Committer committer) {
     this.store = store;
     this.socketPath = socketPath;
     this.committer = committer;

@@ -8,8 +8,9 @@ import io.strata.proto.CommitTempBlockProto;
 import io.strata.proto.CreateTempBlockProto;
 import io.strata.proto.GrantSpaceProto;
 import io.strata.proto.ShortCircuitResponse;
-import io.strata.worker.rpc.BlockWorkerService;
+import io.strata.worker.rpc.Committer;
 import io.strata.worker.store.BlockStore;
+import io.strata.worker.store.SentChecksums;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * within what was granted (the grants are reserved through the store's normal accounting, so the store
  * never counts less than a committed block holds), with one CRC32C per checksum chunk, sent with the
  * GRANTs and the COMMIT, which become the block's stored checksums. Then the block is committed as a streamed one is
- * ({@link BlockWorkerService.Committer#commitTemp}: fsync on fsync tiers, rename, the master).
+ * ({@link Committer#commitTemp}: fsync on fsync tiers, rename, the master).
  *
  * <p>Every temp block belongs to its connection: a failed grant, a refused commit, an abort, and the end
  * of the connection drop it (file deleted, space returned). Limit of descriptor passing: the client
@@ -41,41 +42,13 @@ final class WriteSessions {
   private static final Logger LOG = LoggerFactory.getLogger(WriteSessions.class);
 
   private final BlockStore store;
-  private final BlockWorkerService.Committer committer;
+  private final Committer committer;
   private final ShortCircuitServer.Counters counters;
   private final Map<Long, BlockStore.TempBlock> temps = new HashMap<>();
   /** The checksums each temp block's writer sent so far (with its GRANTs), in chunk order. */
-  private final Map<Long, Sums> sums = new HashMap<>();
+  private final Map<Long, SentChecksums> sums = new HashMap<>();
 
-  /** A growing list of a writer's chunk checksums, bounded by its block's chunk count. */
-  private static final class Sums {
-    private final long max;
-    private int[] crcs = new int[16];
-    private int count;
-
-    Sums(long maxLength) {
-      this.max = Math.max(0, maxLength) / io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES + 1;
-    }
-
-    void add(long blockId, List<Integer> more) throws InvalidArgumentException {
-      if (count + more.size() > max) {
-        throw new InvalidArgumentException("Block " + blockId + ": the writer sent " + (count + more.size())
-            + " checksums, more than a block of its maximum length can have");
-      }
-      if (count + more.size() > crcs.length) {
-        crcs = java.util.Arrays.copyOf(crcs, Math.max(count + more.size(), crcs.length * 2));
-      }
-      for (int c : more) {
-        crcs[count++] = c;
-      }
-    }
-
-    int[] all() {
-      return java.util.Arrays.copyOf(crcs, count);
-    }
-  }
-
-  WriteSessions(BlockStore store, BlockWorkerService.Committer committer, ShortCircuitServer.Counters counters) {
+  WriteSessions(BlockStore store, Committer committer, ShortCircuitServer.Counters counters) {
     this.store = store;
     this.committer = committer;
     this.counters = counters;
@@ -102,7 +75,7 @@ final class WriteSessions {
       throw e;
     }
     temps.put(id, temp);
-    sums.put(id, new Sums(c.getMaxLength()));
+    sums.put(id, SentChecksums.bounded(id, c.getMaxLength()));
     counters.tempsCreated.incrementAndGet();
     counters.writesNow.incrementAndGet();
     return ShortCircuitResponse.newBuilder().setPath(path).setGranted(granted).build();
@@ -115,7 +88,7 @@ final class WriteSessions {
   ShortCircuitResponse grant(GrantSpaceProto g) throws IOException {
     BlockStore.TempBlock temp = mine(g.getBlockId());
     try {
-      sums.get(g.getBlockId()).add(g.getBlockId(), g.getChunkCrc32CList());
+      sums.get(g.getBlockId()).add(g.getChunkCrc32CList());
       return ShortCircuitResponse.newBuilder().setGranted(temp.grant(g.getBytes())).build();
     } catch (StrataException | RuntimeException e) {
       drop(temp);
@@ -148,12 +121,12 @@ final class WriteSessions {
   ShortCircuitResponse commit(CommitTempBlockProto c) throws IOException {
     BlockStore.TempBlock temp = mine(c.getBlockId());
     temps.remove(c.getBlockId());
-    Sums sent = sums.remove(c.getBlockId());
+    SentChecksums sent = sums.remove(c.getBlockId());
     counters.writesNow.decrementAndGet();
     BlockStore.BlockMeta meta;
     try {
-      sent.add(c.getBlockId(), c.getChunkCrc32CList());
-      temp.written(c.getLength(), sent.all());
+      sent.add(c.getChunkCrc32CList());
+      temp.written(c.getLength(), sent.toArray());
       meta = committer.commitTemp(store, temp);
     } catch (IOException | RuntimeException e) {
       store.abort(temp); // nothing once committed; a refused commit deletes the file and returns its space

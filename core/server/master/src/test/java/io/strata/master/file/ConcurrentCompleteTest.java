@@ -1,0 +1,108 @@
+package io.strata.master.file;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.strata.common.exception.UnavailableException;
+import io.strata.master.MutableClock;
+import io.strata.master.journal.Journal;
+import io.strata.server.ufs.UfsManager;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two completes of one through-written file at once (a client's retry that arrives while its first attempt
+ * is still moving the UFS copy into place, as a slow S3 copy would): the second is refused UNAVAILABLE
+ * instead of clearing the target the first attempt is placing, and the first completes PERSISTED with the
+ * bytes at the file's UFS path. The UFS is a real local dir whose first rename waits for the test (Hadoop's
+ * RawLocalFileSystem, chosen through the root mount's {@code fs.file.impl} option).
+ */
+class ConcurrentCompleteTest {
+  /** Hadoop's local file system whose first rename, once armed, waits until released. */
+  public static final class GatedRenameFileSystem extends RawLocalFileSystem {
+    static final AtomicBoolean ARMED = new AtomicBoolean();
+    static final CountDownLatch ENTERED = new CountDownLatch(1);
+    static final CountDownLatch RELEASE = new CountDownLatch(1);
+
+    @Override
+    public boolean rename(org.apache.hadoop.fs.Path src, org.apache.hadoop.fs.Path dst) throws IOException {
+      if (ARMED.compareAndSet(true, false)) {
+        ENTERED.countDown();
+        try {
+          if (!RELEASE.await(30, TimeUnit.SECONDS)) {
+            throw new IOException("the test never released the rename");
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IOException(e);
+        }
+      }
+      return super.rename(src, dst);
+    }
+  }
+
+  @TempDir
+  Path tmp;
+  private final UfsManager manager = new UfsManager();
+  private Journal journal;
+
+  @AfterEach
+  void tearDown() {
+    GatedRenameFileSystem.RELEASE.countDown();
+    if (journal != null) {
+      journal.close();
+    }
+    manager.close();
+  }
+
+  @Test
+  void aSecondCompleteWhileTheFirstPlacesTheUfsCopy_isRefused_andTheFirstPersistsTheBytes() throws Exception {
+    Path ufs = Files.createDirectories(tmp.resolve("ufs"));
+    journal = new Journal(tmp.resolve("journal"), 1 << 20);
+    UfsConfig conf = new UfsConfig(manager, new MountTable.MountInfo("/", UfsManager.normalize(ufs.toString(), tmp),
+        false, false, Map.of("fs.file.impl", GatedRenameFileSystem.class.getName())), tmp, 100,
+        Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofSeconds(30), Duration.ofSeconds(5),
+        List.of(UfsManager.normalize(tmp.toString(), tmp)), 1000);
+    FileSystemMaster fs = new FileSystemMaster(new MutableClock(1_700_000_000_000L), Duration.ofSeconds(30),
+        1 << 20, journal, conf);
+    FileSystemMasterUfsTest.recover(journal, fs);
+
+    FileInfo f = fs.createFile("/out/t", 100, true, 0, WriteType.THROUGH);
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.createDirectories(temp.getParent());
+    Files.writeString(temp, "abcd");
+
+    GatedRenameFileSystem.ARMED.set(true);
+    CompletableFuture<FileInfo> first = CompletableFuture.supplyAsync(() -> {
+      try {
+        return fs.completeFile("/out/t", f.id(), 4);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    assertThat(GatedRenameFileSystem.ENTERED.await(30, TimeUnit.SECONDS)).as("the first complete renames").isTrue();
+
+    assertThatThrownBy(() -> fs.completeFile("/out/t", f.id(), 4)).isInstanceOf(UnavailableException.class)
+        .hasMessageContaining("/out/t").hasMessageContaining("still placing");
+
+    GatedRenameFileSystem.RELEASE.countDown();
+    FileInfo done = first.get(30, TimeUnit.SECONDS);
+    assertThat(done.persistence()).isEqualTo(PersistenceState.PERSISTED);
+    // What holds the bytes: the file's UFS path (the temporary copy moved there, nothing deleted it).
+    assertThat(Files.readString(ufs.resolve("out/t"))).isEqualTo("abcd");
+    assertThat(temp).doesNotExist();
+  }
+}
