@@ -1,8 +1,6 @@
 package io.strata.hadoop;
 
-import io.strata.client.BlockLocation;
 import io.strata.client.ClientKeys;
-import io.strata.client.FileBlockInfo;
 import io.strata.client.FileInStream;
 import io.strata.client.FileOutStream;
 import io.strata.client.URIStatus;
@@ -21,7 +19,6 @@ import io.strata.common.exception.StrataException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonPathCapabilities;
@@ -108,11 +105,25 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
     return Integer.parseInt(CommonKeys.MASTER_RPC_PORT.defaultValue());
   }
 
+  /** {@code strata.user.block.size.default} of the client's configuration. */
+  @Override
+  public long getDefaultBlockSize(Path path) {
+    return defaultBlockSize;
+  }
+
+  @Deprecated
   @Override
   public long getDefaultBlockSize() {
     return defaultBlockSize;
   }
 
+  /** 1: replication is accepted and ignored (Strata's policies decide how many copies are cached). */
+  @Override
+  public short getDefaultReplication(Path path) {
+    return 1;
+  }
+
+  @Deprecated
   @Override
   public short getDefaultReplication() {
     return 1;
@@ -202,32 +213,8 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
 
   @Override
   protected RemoteIterator<LocatedFileStatus> listLocatedStatus(Path path, PathFilter filter) throws IOException {
-    StreamedListing<URIStatus> all = new StreamedListing<>(fs, strataPath(path), s -> s);
-    return new RemoteIterator<>() {
-      private LocatedFileStatus next;
-
-      @Override
-      public boolean hasNext() throws IOException {
-        while (next == null && all.hasNext()) {
-          URIStatus s = all.next();
-          if (filter.accept(qualify(s.path()))) {
-            next = new StrataFileStatus.Located(toFileStatus(s),
-                s.directory() ? null : locations(s.path(), 0, s.length()));
-          }
-        }
-        return next != null;
-      }
-
-      @Override
-      public LocatedFileStatus next() throws IOException {
-        if (!hasNext()) {
-          throw new java.util.NoSuchElementException("No more entries in the listing of " + path);
-        }
-        LocatedFileStatus out = next;
-        next = null;
-        return out;
-      }
-    };
+    return new StreamedListing<>(fs, strataPath(path), s -> !filter.accept(qualify(s.path())) ? null
+        : new StrataFileStatus.Located(toFileStatus(s), s.directory() ? null : locations(s.path(), 0, s.length())));
   }
 
   @Override
@@ -278,44 +265,14 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
     return locations(strataPath(file.getPath()), start, len);
   }
 
-  /**
-   * The blocks overlapping [start, start + len), each naming the workers that cache it (host and the
-   * worker's RPC address; hosts holding it in the MEM tier are also its cached hosts). A block no worker
-   * holds (a persisted file not cached) has no hosts: any node may read it, through a worker, from the
-   * under file system.
-   */
   private org.apache.hadoop.fs.BlockLocation[] locations(String p, long start, long len) throws IOException {
-    List<FileBlockInfo> blocks;
     try {
-      blocks = fs.getBlockLocations(p);
+      return BlockLocations.overlapping(fs.getBlockLocations(p), start, len);
     } catch (NotFoundException e) {
       throw fileNotFound(p, e);
     } catch (StrataException e) {
       throw HadoopErrors.translate(e);
     }
-    long end = len == 0 ? start + 1 : start + len;
-    List<org.apache.hadoop.fs.BlockLocation> out = new ArrayList<>();
-    for (FileBlockInfo b : blocks) {
-      if (b.offset() + b.length() <= start || b.offset() >= end) {
-        continue;
-      }
-      List<String> names = new ArrayList<>();
-      List<String> hosts = new ArrayList<>();
-      List<String> cached = new ArrayList<>();
-      List<String> topology = new ArrayList<>();
-      for (BlockLocation l : b.locations()) {
-        String name = l.address().host() + ":" + l.address().rpcPort();
-        names.add(name);
-        hosts.add(l.address().host());
-        topology.add("/default-rack/" + name);
-        if ("MEM".equalsIgnoreCase(l.tier())) {
-          cached.add(l.address().host());
-        }
-      }
-      out.add(new org.apache.hadoop.fs.BlockLocation(names.toArray(new String[0]), hosts.toArray(new String[0]),
-          cached.toArray(new String[0]), topology.toArray(new String[0]), b.offset(), b.length(), false));
-    }
-    return out.toArray(new org.apache.hadoop.fs.BlockLocation[0]);
   }
 
   // ------------------------------------------------------------------ read and write

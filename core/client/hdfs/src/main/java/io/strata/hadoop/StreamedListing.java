@@ -17,7 +17,8 @@ import org.apache.hadoop.fs.RemoteIterator;
  * {@code listLocatedStatus}): memory stays bounded by one page whatever the directory's size.
  *
  * <p>One daemon thread per listing runs the client's streamed listing ({@link FileSystem#iterateStatus}) and
- * puts each entry into a queue of {@link #PAGE} entries; the caller's thread takes them. When the queue is
+ * puts each entry into a queue of {@link #PAGE} entries; the caller's thread takes them and converts them
+ * (a conversion may leave an entry out: a PathFilter). When the queue is
  * full the producer waits, and the gRPC stream's flow control holds the master back. The constructor waits
  * for the first entry, so a missing path fails at the call ({@link java.io.FileNotFoundException}) as in
  * HDFS. A listing the caller abandons without {@link #close} ends when its producer has waited
@@ -29,7 +30,7 @@ final class StreamedListing<T> implements RemoteIterator<T>, Closeable {
   static final int PAGE = 1000;
   static final long ABANDON_AFTER_MS = 120_000;
 
-  /** Turns a listed entry into what the caller gets; runs in the caller's thread. */
+  /** Turns a listed entry into what the caller gets, or null to leave it out; runs in the caller's thread. */
   interface Convert<T> {
     T apply(URIStatus status) throws IOException;
   }
@@ -49,6 +50,7 @@ final class StreamedListing<T> implements RemoteIterator<T>, Closeable {
   private final Thread producer;
   private volatile boolean closed;
   private Object next;
+  private T ready;
   private boolean done;
 
   StreamedListing(FileSystem fs, String path, Convert<T> convert) throws IOException {
@@ -106,21 +108,22 @@ final class StreamedListing<T> implements RemoteIterator<T>, Closeable {
 
   @Override
   public boolean hasNext() throws IOException {
-    if (done) {
-      return false;
+    while (ready == null && !done) {
+      if (next == null) {
+        advance();
+      }
+      if (next == END) {
+        done = true;
+      } else if (next instanceof IOException) {
+        done = true;
+        throw HadoopErrors.translate((IOException) next);
+      } else {
+        URIStatus s = (URIStatus) next;
+        next = null;
+        ready = convert.apply(s);
+      }
     }
-    if (next == null) {
-      advance();
-    }
-    if (next == END) {
-      done = true;
-      return false;
-    }
-    if (next instanceof IOException) {
-      done = true;
-      throw HadoopErrors.translate((IOException) next);
-    }
-    return true;
+    return ready != null;
   }
 
   @Override
@@ -128,9 +131,9 @@ final class StreamedListing<T> implements RemoteIterator<T>, Closeable {
     if (!hasNext()) {
       throw new NoSuchElementException("No more entries in the listing of " + path);
     }
-    URIStatus s = (URIStatus) next;
-    next = null;
-    return convert.apply(s);
+    T out = ready;
+    ready = null;
+    return out;
   }
 
   /** Stops the listing: the producer gives up its stream at its next entry. */
