@@ -1,15 +1,14 @@
 package io.strata.cli;
 
+import static io.strata.cli.CliFiles.concat;
+import static io.strata.cli.CliFiles.data;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.strata.client.FileInStream;
-import io.strata.client.FileOutStream;
 import io.strata.client.FileSystem;
 import io.strata.client.URIStatus;
 import io.strata.client.WorkerInfo;
 import io.strata.client.options.CreateDirectoryOptions;
-import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.ListStatusOptions;
 import io.strata.common.conf.StrataConf;
 import io.strata.minicluster.LocalStrataCluster;
@@ -29,7 +28,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Random;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -98,23 +96,12 @@ class FsShellIntegrationTest {
 
   // ---- helpers ----
 
-  /** Deterministic content: {@code length} bytes from a seeded generator. */
-  private static byte[] data(long seed, int length) {
-    byte[] b = new byte[length];
-    new Random(seed).nextBytes(b);
-    return b;
-  }
-
   private static void write(String path, byte[] content) throws IOException {
-    try (FileOutStream o = fs.createFile(path, CreateFileOptions.defaults())) {
-      o.write(content);
-    }
+    CliFiles.write(fs, path, content);
   }
 
   private static byte[] read(String path) throws IOException {
-    try (FileInStream in = fs.openFile(path)) {
-      return in.readAllBytes();
-    }
+    return CliFiles.read(fs, path);
   }
 
   private int run(String... args) {
@@ -154,14 +141,6 @@ class FsShellIntegrationTest {
     outBytes = o.toByteArray();
     out = o.toString(StandardCharsets.UTF_8);
     err = e.toString(StandardCharsets.UTF_8);
-  }
-
-  private static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream b = new ByteArrayOutputStream();
-    for (byte[] p : parts) {
-      b.writeBytes(p);
-    }
-    return b.toByteArray();
   }
 
   /** The files under {@code root} by path relative to it, with their bytes; directories map to null. */

@@ -71,6 +71,12 @@ class LocalScriptsIT {
     assertThat(ls.exit()).isZero();
     assertThat(ls.out()).contains("/in/input.bin").contains(Integer.toString(data.length));
 
+    // hdfs dfs's forms through the real script: a dash command, a glob the CLI expands, a strata:// URI.
+    Result count = run("bin/strata", "fs", "-count", "strata://localhost:" + env.get("STRATA_MASTER_RPC_PORT")
+        + "/in/*.bin");
+    assertThat(count.exit()).as(count.err()).isZero();
+    assertThat(count.out()).isEqualTo(String.format("%12s %12s %18s /in/input.bin%n", 0, 1, data.length));
+
     Result missing = run("bin/strata", "fs", "cat", "/nope");
     assertThat(missing.exit()).isEqualTo(1);
     assertThat(missing.err()).contains("/nope").contains("No such file or directory");

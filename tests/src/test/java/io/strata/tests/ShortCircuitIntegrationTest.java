@@ -261,6 +261,49 @@ class ShortCircuitIntegrationTest {
     return ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array();
   }
 
+  /** Sends one framed request on {@code ch} and reads its one response. */
+  private static ShortCircuitResponse exchange(SocketChannel ch, ShortCircuitRequest req) throws IOException {
+    ch.write(ByteBuffer.wrap(framed(req.toByteArray())));
+    ByteBuffer len = ByteBuffer.allocate(4);
+    while (len.hasRemaining()) {
+      if (ch.read(len) < 0) {
+        throw new IOException("the worker closed the connection");
+      }
+    }
+    ByteBuffer body = ByteBuffer.allocate(len.flip().getInt());
+    while (body.hasRemaining()) {
+      if (ch.read(body) < 0) {
+        throw new IOException("short response");
+      }
+    }
+    return ShortCircuitResponse.parseFrom(body.flip());
+  }
+
+  @Test
+  void oneConnection_mayHoldSixtyFourOpenBlocks_oneMoreIsRefused_andAClosedOneMakesRoom() throws IOException {
+    write("/sc/many-opens", BLOCK / 4, 9);
+    long blockId = fs.getBlockLocations("/sc/many-opens").get(0).blockId();
+    ShortCircuitRequest open = ShortCircuitRequest.newBuilder()
+        .setOpen(OpenBlockProto.newBuilder().setBlockId(blockId)).build();
+    int before = server().openNow();
+    try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+      ch.connect(UnixDomainSocketAddress.of(server().socketPath()));
+      for (int i = 0; i < 64; i++) {
+        assertThat(exchange(ch, open).getErrorCode()).as("open %d", i).isEmpty();
+      }
+      ShortCircuitResponse refused = exchange(ch, open);
+      assertThat(refused.getErrorCode()).isEqualTo("RESOURCE_EXHAUSTED");
+      assertThat(refused.getErrorMessage()).contains("64 blocks are open on this short-circuit connection");
+      assertThat(server().openNow() - before).isEqualTo(64);
+      assertThat(exchange(ch, ShortCircuitRequest.newBuilder().setClose(
+          io.strata.proto.CloseBlockProto.newBuilder().setBlockId(blockId)).build()).getErrorCode()).isEmpty();
+      assertThat(exchange(ch, open).getErrorCode()).as("room again after a close").isEmpty();
+    }
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> server().openNow() == before);
+    assertThat(readAll(fs, "/sc/many-opens")).hasSize(BLOCK / 4);
+  }
+
   @Test
   void badInput_getsAClearError_andTheWorkerGoesOn() throws IOException {
     long before = server().errors();

@@ -86,6 +86,53 @@ class FullCacheIntegrationTest {
   }
 
   @Test
+  void reservationsPastTheWaitersBound_doNotWait_andSayWhy_whileTheWaitingOneGetsRoomLater() throws Exception {
+    cluster.close();
+    cluster = LocalStrataCluster.builder().workers(1).set("strata.user.block.size.default", BLOCK)
+        .set("strata.worker.tier.0.quota", QUOTA)
+        .set("strata.worker.write.space.wait.timeout", "30s")
+        .set("strata.worker.write.space.waiters.max", "1")
+        .build().start();
+    fs = cluster.client();
+    write("/m1", 2 * BLOCK, WriteType.MUST_CACHE);
+    write("/m2", 2 * BLOCK, WriteType.MUST_CACHE); // full of blocks the worker never evicts
+    FileOutStream a = fs.createFile("/ra", CreateFileOptions.defaults().withWriteType(WriteType.MUST_CACHE));
+    FileOutStream b = fs.createFile("/rb", CreateFileOptions.defaults().withWriteType(WriteType.MUST_CACHE));
+    io.grpc.ManagedChannel ch = io.strata.common.grpc.GrpcChannels.forAddress("localhost",
+        cluster.worker(0).rpcPort(), 8 << 20);
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      var stub = io.strata.proto.BlockWorkerServiceGrpc.newBlockingStub(ch);
+      java.util.concurrent.Future<?> waiting = pool.submit(() -> stub.withDeadlineAfter(60,
+          java.util.concurrent.TimeUnit.SECONDS).reserveBlock(io.strata.proto.ReserveBlockRequest.newBuilder()
+          .setBlockId(io.strata.common.id.BlockId.of(a.status().id(), 0)).setMaxLength(BLOCK).setWaitMs(30_000)
+          .build()));
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+          .until(() -> cluster.worker(0).store().awaitedBytes() == BLOCK);
+
+      // The one waiter's place is taken: this reservation is refused now, naming the key, not after 30 s.
+      io.grpc.StatusRuntimeException refused = org.junit.jupiter.api.Assertions.assertThrows(
+          io.grpc.StatusRuntimeException.class, () -> stub.withDeadlineAfter(20, java.util.concurrent.TimeUnit.SECONDS)
+              .reserveBlock(io.strata.proto.ReserveBlockRequest.newBuilder()
+                  .setBlockId(io.strata.common.id.BlockId.of(b.status().id(), 0)).setMaxLength(BLOCK)
+                  .setWaitMs(30_000).build()));
+      assertThat(refused.getStatus().getCode()).isEqualTo(io.grpc.Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(refused.getStatus().getDescription()).contains("strata.worker.write.space.waiters.max=1");
+      assertThat(waiting.isDone()).as("the first still waits for room").isFalse();
+
+      fs.delete("/m1"); // room: the waiting reservation gets it
+      waiting.get(20, java.util.concurrent.TimeUnit.SECONDS);
+      // What holds the acknowledged bytes: /m2's blocks, untouched.
+      assertThat(read("/m2")).isEqualTo(data("/m2", 2 * BLOCK));
+    } finally {
+      pool.shutdownNow();
+      io.strata.common.grpc.GrpcChannels.close(ch);
+      a.cancel();
+      b.cancel();
+    }
+  }
+
+  @Test
   void mustCache_intoACacheFullOfUnpersistedBlocks_isRefusedAtOnce_namingTheTierAndWhatHoldsIt() throws Exception {
     fillThreeBlocks();
     write("/m3", BLOCK, WriteType.MUST_CACHE); // full now

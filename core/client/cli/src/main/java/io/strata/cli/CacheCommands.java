@@ -39,7 +39,7 @@ final class CacheCommands {
 
     @Override
     protected void execute() {
-      forEach(ListCommands.normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         FreeResult r = fs().free(path, recursive, force);
         ctx.out().println("Freed " + path + " (" + r.filesFreed() + " files, " + r.blocksFreed() + " blocks)");
       });
@@ -59,7 +59,7 @@ final class CacheCommands {
 
     @Override
     protected void execute() {
-      forEach(ListCommands.normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         for (URIStatus file : UfsCommands.filesUnder(this, path)) {
           try {
             fs().load(file.path());
@@ -129,7 +129,7 @@ final class CacheCommands {
 
     @Override
     protected void execute() {
-      forEach(List.of(CliPaths.normalise(path)), p -> {
+      forEach(resolveEach(List.of(path)), p -> {
         fs().setTtl(p, ttl.toMillis(), action);
         ctx.out().println("TTL of " + p + " set to " + ttl.toMillis() + " ms (action " + action + ")");
       });
@@ -161,7 +161,7 @@ final class CacheCommands {
 
     @Override
     protected void execute() {
-      forEach(ListCommands.normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         if (fs().getStatus(path).directory()) {
           throw new PathFailure(path, Failures.IS_A_DIRECTORY);
         }

@@ -4,6 +4,7 @@ import io.strata.cli.Failures.PathFailure;
 import io.strata.cli.Failures.TransferException;
 import io.strata.client.FileInStream;
 import io.strata.client.FileOutStream;
+import io.strata.client.FileSystem;
 import io.strata.client.URIStatus;
 import io.strata.client.options.CreateDirectoryOptions;
 import io.strata.client.options.CreateFileOptions;
@@ -27,11 +28,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code put} / {@code copyFromLocal} and {@code get} / {@code copyToLocal}: copies between the local file
- * system and Strata, files and (recursively) directories, with hdfs's rules: a destination that is an
- * existing directory receives the source under its own name, an existing file is refused unless
- * {@code -f}. Each file is written under {@code <target>._COPYING_} and renamed into place once complete,
- * so a failed copy never leaves a partial file at the target nor loses the file {@code -f} replaces.
+ * {@code put} / {@code copyFromLocal}, {@code moveFromLocal} and {@code get} / {@code copyToLocal}: copies
+ * between the local file system and Strata, files and (recursively) directories, with hdfs's rules: a
+ * destination that is an existing directory receives the source under its own name, an existing file is
+ * refused unless {@code -f}. Each file is written under {@code <target>._COPYING_} and renamed into place
+ * once complete, so a failed copy never leaves a partial file at the target nor loses the file {@code -f}
+ * replaces. {@code moveFromLocal} is {@code put} that deletes each local file once its copy is complete.
  *
  * <p>Each is a picocli command object used for one run, on one thread.
  */
@@ -52,12 +54,116 @@ final class CopyCommands {
     }
   }
 
+  /** A local path argument (a plain path or a {@code file:} URI); a malformed one fails against it. */
+  static Path localArg(String arg) throws PathFailure {
+    try {
+      return CliPaths.local(arg);
+    } catch (IllegalArgumentException e) {
+      throw new PathFailure(arg, e.getMessage());
+    }
+  }
+
+  /**
+   * Whether the sources of a copy or move go under {@code dst} (an existing directory) or become it;
+   * several sources need a directory, else the failure names {@code dst}.
+   */
+  static boolean intoDirectory(FsSubcommand cmd, String dst, int sources) throws PathFailure {
+    URIStatus dstStatus;
+    try {
+      dstStatus = cmd.statusOrNull(dst);
+    } catch (IOException e) {
+      throw PathFailure.of(dst, e);
+    }
+    boolean intoDir = dstStatus != null && dstStatus.directory();
+    if (sources > 1 && !intoDir) {
+      throw new PathFailure(dst, dstStatus == null ? Failures.NO_SUCH_FILE : Failures.IS_NOT_A_DIRECTORY);
+    }
+    return intoDir;
+  }
+
+  /**
+   * Writes a stream to a Strata file the safe way: under {@code <target>._COPYING_}, renamed into place
+   * once complete; an existing target is refused ({@code File exists}) unless forced, and replaced only
+   * after the new file is complete. Used by put, moveFromLocal and cp; on the calling command's thread.
+   */
+  static final class TargetWriter {
+    private final FsSubcommand cmd;
+    private final boolean force;
+    private final long blockSize;
+    private final WriteType writeType;
+
+    /** {@code blockSize} 0 and {@code writeType} null: the configured defaults. */
+    TargetWriter(FsSubcommand cmd, boolean force, long blockSize, WriteType writeType) {
+      this.cmd = cmd;
+      this.force = force;
+      this.blockSize = blockSize;
+      this.writeType = writeType;
+    }
+
+    /**
+     * Writes {@code in} to {@code target}; a failure to read {@code in} that is not Strata's names
+     * {@code shown}, every other failure names the target.
+     */
+    void write(InputStream in, String shown, String target) throws PathFailure {
+      FileSystem fs = cmd.fs();
+      String tmp = target + COPYING_SUFFIX;
+      URIStatus existing;
+      FileOutStream out;
+      try {
+        existing = cmd.statusOrNull(target);
+        if (existing != null && (existing.directory() || !force)) {
+          throw new PathFailure(target, Failures.FILE_EXISTS);
+        }
+        URIStatus stale = cmd.statusOrNull(tmp); // left by a copy that died
+        if (stale != null && stale.isFile()) {
+          fs.delete(tmp);
+        }
+        CreateFileOptions options = CreateFileOptions.defaults().withRecursive(false);
+        if (blockSize > 0) {
+          options = options.withBlockSize(blockSize);
+        }
+        options = options.withWriteType(writeType); // null: the configured default
+        out = fs.createFile(tmp, options);
+      } catch (IOException e) {
+        throw PathFailure.of(target, e);
+      }
+      boolean done = false;
+      try {
+        Streams.upload(in, out);
+        Streams.complete(out);
+        if (existing != null) {
+          fs.delete(target);
+        }
+        fs.rename(tmp, target);
+        done = true;
+      } catch (TransferException e) {
+        throw PathFailure.of(target, e);
+      } catch (IOException e) {
+        // Local read failures name the local source; master failures (delete, rename) the target.
+        throw PathFailure.of(e instanceof StrataException ? target : shown, e);
+      } finally {
+        if (!done) {
+          out.cancel();
+          try {
+            fs.delete(tmp);
+          } catch (IOException e) {
+            cmd.ctx.debugTrace(e);
+          }
+        }
+      }
+    }
+  }
+
   @Command(name = "put", description = {
       "Copy local files and directories (or stdin, as -) to Strata.",
       "When DST is an existing directory the sources go under it; existing files are kept unless -f."})
-  static final class Put extends FsSubcommand {
+  static class Put extends FsSubcommand {
     @Option(names = "-f", description = "Overwrite existing files.")
     boolean force;
+
+    @Option(names = {"-p", "-l", "-d"}, description = "Accepted for hdfs dfs scripts and ignored: times, owner "
+        + "and mode are not copied (-p), there is no lazy persist (-l), and the ._COPYING_ file is always used (-d).")
+    boolean[] hdfsFlags;
 
     @Option(names = "--block-size", paramLabel = "SIZE", converter = SizeConverter.class,
         description = "Block size of the new files, like 64MB (default: strata.user.block.size.default).")
@@ -72,33 +178,35 @@ final class CopyCommands {
         description = "Local files or directories (- for stdin), then the Strata destination.")
     List<String> args;
 
+    private TargetWriter writer;
+
     Put(CliContext ctx) {
       super(ctx);
     }
 
+    /** True for moveFromLocal: each local file is deleted once its copy in Strata is complete. */
+    boolean deletesSources() {
+      return false;
+    }
+
     @Override
     protected void execute() throws PathFailure {
+      writer = new TargetWriter(this, force, blockSize, writeType);
       List<String> srcs = args.subList(0, args.size() - 1);
-      String dst = CliPaths.normalise(args.get(args.size() - 1));
-      URIStatus dstStatus;
-      try {
-        dstStatus = statusOrNull(dst);
-      } catch (IOException e) {
-        throw PathFailure.of(dst, e);
-      }
-      boolean intoDir = dstStatus != null && dstStatus.directory();
-      if (srcs.size() > 1 && !intoDir) {
-        throw new PathFailure(dst, dstStatus == null ? Failures.NO_SUCH_FILE : Failures.IS_NOT_A_DIRECTORY);
-      }
+      String dst = resolve(args.get(args.size() - 1));
+      boolean intoDir = intoDirectory(this, dst, srcs.size());
       forEach(srcs, src -> {
         if (src.equals("-")) {
+          if (deletesSources()) {
+            throw new PathFailure(src, "stdin cannot be moved; use put");
+          }
           if (intoDir) {
             throw new PathFailure(dst, Failures.IS_A_DIRECTORY);
           }
-          putStream(ctx.in(), "-", dst);
+          writer.write(ctx.in(), "-", dst);
           return;
         }
-        Path local = Path.of(src);
+        Path local = localArg(src);
         if (!Files.exists(local)) {
           throw new PathFailure(src, Failures.NO_SUCH_FILE);
         }
@@ -108,12 +216,14 @@ final class CopyCommands {
       });
     }
 
-    private void copy(Path local, String shown, String target) throws IOException, PathFailure {
+    /** Copies a local file or tree; returns true when all of it was copied (and, moving, deleted). */
+    private boolean copy(Path local, String shown, String target) throws IOException, PathFailure {
       if (Files.isRegularFile(local)) {
         try (InputStream in = open(local, shown)) {
-          putStream(in, shown, target);
+          writer.write(in, shown, target);
         }
-        return;
+        deleteSource(local, shown);
+        return true;
       }
       if (!Files.isDirectory(local)) {
         throw new PathFailure(shown, "Not a regular file or directory");
@@ -129,15 +239,34 @@ final class CopyCommands {
       } catch (IOException e) {
         throw PathFailure.of(target, e);
       }
+      boolean all = true;
       for (Path child : sortedChildren(local, shown)) {
         String childShown = child.toString();
         try {
-          copy(child, childShown, CliPaths.child(target, child.getFileName().toString()));
+          all &= copy(child, childShown, CliPaths.child(target, child.getFileName().toString()));
         } catch (PathFailure e) {
+          all = false;
           report(e);
         } catch (IOException e) {
+          all = false;
           report(PathFailure.of(childShown, e));
         }
+      }
+      if (all) {
+        deleteSource(local, shown); // moving: a directory goes only when everything in it went
+      }
+      return all;
+    }
+
+    /** Moving: deletes a local file or (emptied) directory whose copy is complete in Strata. */
+    private void deleteSource(Path local, String shown) throws PathFailure {
+      if (!deletesSources()) {
+        return;
+      }
+      try {
+        Files.delete(local);
+      } catch (IOException e) {
+        throw PathFailure.of(shown, e);
       }
     }
 
@@ -146,59 +275,6 @@ final class CopyCommands {
         return Files.newInputStream(local);
       } catch (IOException e) {
         throw PathFailure.of(shown, e);
-      }
-    }
-
-    /** Writes {@code in} to {@code target} through a temporary name; local failures name {@code shown}. */
-    private void putStream(InputStream in, String shown, String target) throws PathFailure {
-      String tmp = target + COPYING_SUFFIX;
-      URIStatus existing;
-      FileOutStream out;
-      try {
-        existing = statusOrNull(target);
-        if (existing != null && (existing.directory() || !force)) {
-          throw new PathFailure(target, Failures.FILE_EXISTS);
-        }
-        URIStatus stale = statusOrNull(tmp); // left by a copy that died
-        if (stale != null && stale.isFile()) {
-          fs().delete(tmp);
-        }
-        CreateFileOptions options = CreateFileOptions.defaults().withRecursive(false);
-        if (blockSize > 0) {
-          options = options.withBlockSize(blockSize);
-        }
-        options = options.withWriteType(writeType); // null: the configured default
-        out = fs().createFile(tmp, options);
-      } catch (IOException e) {
-        throw PathFailure.of(target, e);
-      }
-      boolean done = false;
-      try {
-        Streams.upload(in, out);
-        Streams.complete(out);
-        if (existing != null) {
-          fs().delete(target);
-        }
-        fs().rename(tmp, target);
-        done = true;
-      } catch (TransferException e) {
-        throw PathFailure.of(target, e);
-      } catch (IOException e) {
-        // Local read failures name the local source; master failures (delete, rename) the target.
-        throw PathFailure.of(e instanceof StrataException ? target : shown, e);
-      } finally {
-        if (!done) {
-          out.cancel();
-          deleteQuietly(tmp);
-        }
-      }
-    }
-
-    private void deleteQuietly(String path) {
-      try {
-        fs().delete(path);
-      } catch (IOException e) {
-        ctx.debugTrace(e);
       }
     }
 
@@ -213,12 +289,32 @@ final class CopyCommands {
     }
   }
 
+  @Command(name = "moveFromLocal", description = {
+      "Move local files and directories to Strata.",
+      "As put, then each local file is deleted once its copy in Strata is complete "
+          + "(a directory once all of it moved).",
+      "A file that failed to copy stays."})
+  static final class MoveFromLocal extends Put {
+    MoveFromLocal(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    boolean deletesSources() {
+      return true;
+    }
+  }
+
   @Command(name = "get", description = {
       "Copy Strata files and directories to the local file system.",
       "When LOCALDST is an existing directory the sources go under it; existing files are kept unless -f."})
   static final class Get extends FsSubcommand {
     @Option(names = "-f", description = "Overwrite existing local files.")
     boolean force;
+
+    @Option(names = {"-p", "-ignoreCrc", "-crc"}, description = "Accepted for hdfs dfs scripts and ignored: times "
+        + "and modes are not copied (-p); blocks are always checked and no .crc files are written.")
+    boolean[] hdfsFlags;
 
     @Mixin
     ReadCommands.ReadTypeOption read;
@@ -233,9 +329,9 @@ final class CopyCommands {
 
     @Override
     protected void execute() throws PathFailure {
-      List<String> srcs = ListCommands.normalise(args.subList(0, args.size() - 1));
+      List<String> srcs = expand(args.subList(0, args.size() - 1));
       String dstArg = args.get(args.size() - 1);
-      Path dst = Path.of(dstArg);
+      Path dst = localArg(dstArg);
       boolean intoDir = Files.isDirectory(dst);
       if (srcs.size() > 1 && !intoDir) {
         throw new PathFailure(dstArg, Files.exists(dst) ? Failures.IS_NOT_A_DIRECTORY : Failures.NO_SUCH_FILE);

@@ -22,6 +22,7 @@ final class Failures {
   static final String FILE_EXISTS = "File exists";
   static final String IS_A_DIRECTORY = "Is a directory";
   static final String IS_NOT_A_DIRECTORY = "Is not a directory";
+  static final String DIRECTORY_NOT_EMPTY = "Directory is not empty";
 
   private Failures() {}
 
@@ -44,8 +45,9 @@ final class Failures {
     if (e instanceof AccessDeniedException) {
       return "Permission denied";
     }
-    if (e instanceof java.nio.file.DirectoryNotEmptyException) {
-      return "Directory is not empty";
+    if (e instanceof java.nio.file.DirectoryNotEmptyException
+        || e instanceof io.strata.common.exception.DirectoryNotEmptyException) {
+      return DIRECTORY_NOT_EMPTY;
     }
     return message(e);
   }

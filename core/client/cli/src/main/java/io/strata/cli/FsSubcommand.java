@@ -125,6 +125,86 @@ abstract class FsSubcommand implements Callable<Integer> {
     failed = true;
   }
 
+  /**
+   * The normalised path a destination-like argument stands for: a plain path or a {@code strata://} URI
+   * (whose authority picks the master of the run); wildcards are not expanded. A wrong scheme or an
+   * authority naming a second master is a failure against the argument.
+   */
+  protected final String resolve(String arg) throws PathFailure {
+    try {
+      CliPaths.Argument a = CliPaths.parse(arg);
+      if (a.authority() != null) {
+        ctx.selectMaster(a.authority());
+      }
+      return a.path();
+    } catch (IllegalArgumentException e) {
+      throw new PathFailure(arg, e.getMessage());
+    }
+  }
+
+  /**
+   * The paths the arguments stand for, in order: each resolved as {@link #resolve} does, and a pattern
+   * ({@code /data/*.bin}) expanded over the master's listings into the paths it matches (sorted). An
+   * argument that fails, or a pattern that matches nothing ({@code `/x*': No such file or directory}, as
+   * hdfs says it), is reported and skipped; the others go on. Every argument is resolved before any is
+   * expanded, so the master the URIs name is chosen before the client is opened.
+   */
+  protected final List<String> expand(List<String> args) {
+    return expand(args, false);
+  }
+
+  /** As {@link #expand(List)}; with {@code quiet} a pattern that matches nothing is no failure (rm -f). */
+  protected final List<String> expand(List<String> args, boolean quiet) {
+    List<String> resolved = new java.util.ArrayList<>(args.size());
+    List<String> shown = new java.util.ArrayList<>(args.size());
+    for (String arg : args) {
+      try {
+        resolved.add(resolve(arg));
+        shown.add(arg);
+      } catch (PathFailure e) {
+        report(e);
+      }
+    }
+    List<String> out = new java.util.ArrayList<>();
+    for (int i = 0; i < resolved.size(); i++) {
+      String path = resolved.get(i);
+      if (!GlobPattern.hasWildcard(path)) {
+        out.add(path);
+        continue;
+      }
+      try {
+        List<String> matches = Globber.glob(fs(), path);
+        if (matches.isEmpty() && !quiet) {
+          fail("`" + shown.get(i) + "'", Failures.NO_SUCH_FILE);
+        }
+        out.addAll(matches);
+      } catch (IllegalArgumentException e) {
+        fail(shown.get(i), e.getMessage());
+      } catch (IOException e) {
+        report(PathFailure.of(shown.get(i), e));
+      }
+    }
+    return out;
+  }
+
+  /** Each argument resolved as {@link #resolve} does (no wildcards), failures reported and skipped. */
+  protected final List<String> resolveEach(List<String> args) {
+    List<String> out = new java.util.ArrayList<>(args.size());
+    for (String arg : args) {
+      try {
+        out.add(resolve(arg));
+      } catch (PathFailure e) {
+        report(e);
+      }
+    }
+    return out;
+  }
+
+  /** As {@link #expand}, with {@code /} when there are no arguments. */
+  protected final List<String> expandOrRoot(List<String> args) {
+    return args == null || args.isEmpty() ? List.of("/") : expand(args);
+  }
+
   /** The status of {@code path}, or null when nothing is there. */
   protected final URIStatus statusOrNull(String path) throws IOException {
     try {

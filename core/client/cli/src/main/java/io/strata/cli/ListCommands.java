@@ -20,22 +20,6 @@ import picocli.CommandLine.Parameters;
 final class ListCommands {
   private ListCommands() {}
 
-  /** Normalised forms of path arguments; {@code /} when there are none. */
-  static List<String> pathsOrRoot(List<String> args) {
-    if (args == null || args.isEmpty()) {
-      return List.of("/");
-    }
-    return normalise(args);
-  }
-
-  static List<String> normalise(List<String> args) {
-    List<String> out = new ArrayList<>(args.size());
-    for (String a : args) {
-      out.add(CliPaths.normalise(a));
-    }
-    return out;
-  }
-
   @Command(name = "ls", description = "List the contents of directories, or files themselves, like hdfs dfs -ls.")
   static final class Ls extends FsSubcommand {
     @Option(names = "-R", description = "List subdirectories recursively.")
@@ -50,6 +34,18 @@ final class ListCommands {
     @Option(names = "-l", description = "Also show each entry's persistence state, in a column before the path.")
     boolean longFormat;
 
+    @Option(names = "-C", description = "Print the paths only.")
+    boolean pathsOnly;
+
+    @Option(names = "-t", description = "Sort by modification time, newest first (within each directory).")
+    boolean byTime;
+
+    @Option(names = "-S", description = "Sort by size, largest first (within each directory).")
+    boolean bySize;
+
+    @Option(names = "-r", description = "Reverse the order of the sort.")
+    boolean reverse;
+
     @Parameters(paramLabel = "PATH", arity = "0..*", description = "Paths to list (default /).")
     List<String> paths;
 
@@ -59,7 +55,7 @@ final class ListCommands {
 
     @Override
     protected void execute() {
-      forEach(pathsOrRoot(paths), this::list);
+      forEach(expandOrRoot(paths), this::list);
     }
 
     private void list(String path) throws IOException {
@@ -68,9 +64,8 @@ final class ListCommands {
         print(List.of(status));
         return;
       }
-      List<URIStatus> entries = new ArrayList<>(
-          fs().listStatus(path, ListStatusOptions.defaults().withRecursive(recursive)));
-      entries.sort(Comparator.comparing(URIStatus::path, CliPaths.TREE_ORDER));
+      List<URIStatus> entries = treeOrder(path,
+          fs().listStatus(path, ListStatusOptions.defaults().withRecursive(recursive)), siblingOrder());
       if (!recursive && !entries.isEmpty()) {
         // hdfs's wording, including "1 items".
         ctx.out().println("Found " + entries.size() + " items");
@@ -78,10 +73,56 @@ final class ListCommands {
       print(entries);
     }
 
+    /** hdfs's orders: by name, or newest first (-t), or largest first (-S), ties by name; -r reverses. */
+    private Comparator<URIStatus> siblingOrder() {
+      Comparator<URIStatus> byName = Comparator.comparing(URIStatus::name);
+      Comparator<URIStatus> order = byTime
+          ? Comparator.comparingLong(URIStatus::modificationTimeMs).reversed().thenComparing(byName)
+          : bySize ? Comparator.comparingLong(URIStatus::length).reversed().thenComparing(byName) : byName;
+      return reverse ? order.reversed() : order;
+    }
+
     private void print(List<URIStatus> entries) {
+      if (pathsOnly) {
+        entries.forEach(e -> ctx.out().println(e.path()));
+        return;
+      }
       for (String line : Formats.lsLines(entries, ctx.zone(), human, longFormat)) {
         ctx.out().println(line);
       }
+    }
+  }
+
+  /**
+   * A listing of {@code root} laid out as a tree: each directory followed by its own entries, depth first,
+   * the children of each directory in {@code siblings} order.
+   */
+  static List<URIStatus> treeOrder(String root, List<URIStatus> listing, Comparator<URIStatus> siblings) {
+    Map<String, List<URIStatus>> children = new java.util.HashMap<>();
+    for (URIStatus s : listing) {
+      if (!s.path().equals(root)) {
+        children.computeIfAbsent(CliPaths.parent(s.path()), k -> new ArrayList<>()).add(s);
+      }
+    }
+    List<URIStatus> out = new ArrayList<>(listing.size());
+    java.util.ArrayDeque<URIStatus> stack = new java.util.ArrayDeque<>();
+    pushChildren(stack, children.get(root), siblings);
+    while (!stack.isEmpty()) {
+      URIStatus s = stack.pop();
+      out.add(s);
+      pushChildren(stack, children.get(s.path()), siblings);
+    }
+    return out;
+  }
+
+  private static void pushChildren(java.util.ArrayDeque<URIStatus> stack, List<URIStatus> kids,
+      Comparator<URIStatus> siblings) {
+    if (kids == null) {
+      return;
+    }
+    kids.sort(siblings);
+    for (int i = kids.size() - 1; i >= 0; i--) {
+      stack.push(kids.get(i));
     }
   }
 
@@ -98,7 +139,7 @@ final class ListCommands {
 
     @Override
     protected void execute() {
-      forEach(normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         if (fs().getStatus(path).directory()) {
           fail(path, "Is a directory");
           return;
@@ -140,7 +181,7 @@ final class ListCommands {
       }
       String fmt = format;
       boolean[] first = {true};
-      forEach(normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         URIStatus status = fs().getStatus(path);
         if (fmt != null) {
           ctx.out().println(Formats.formatStat(fmt, status));
@@ -176,7 +217,7 @@ final class ListCommands {
 
     @Override
     protected void execute() {
-      forEach(pathsOrRoot(paths), this::du);
+      forEach(expandOrRoot(paths), this::du);
     }
 
     private void du(String path) throws IOException {
@@ -240,7 +281,7 @@ final class ListCommands {
 
     @Override
     protected void execute() {
-      forEach(List.of(CliPaths.normalise(path)), p -> {
+      forEach(resolveEach(List.of(path)), p -> {
         URIStatus s = statusOrNull(p);
         boolean holds;
         if (check.exists) {

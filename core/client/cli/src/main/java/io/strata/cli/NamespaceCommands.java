@@ -17,7 +17,7 @@ import picocli.CommandLine.Parameters;
 
 /**
  * The {@code strata fs} commands that change the namespace without moving data: {@code mkdir},
- * {@code touch}, {@code rm} and {@code mv}. Each is a picocli command object used for one run, on one
+ * {@code touch}, {@code rm}, {@code rmdir} and {@code mv}. Each is a picocli command object used for one run, on one
  * thread.
  */
 final class NamespaceCommands {
@@ -44,7 +44,7 @@ final class NamespaceCommands {
     protected void execute() {
       CreateDirectoryOptions options = CreateDirectoryOptions.defaults()
           .withRecursive(parents).withAllowExists(parents).withWriteType(writeType);
-      forEach(ListCommands.normalise(paths), path -> fs().createDirectory(path, options));
+      forEach(resolveEach(paths), path -> fs().createDirectory(path, options));
     }
   }
 
@@ -61,10 +61,10 @@ final class NamespaceCommands {
 
     @Override
     protected void execute() {
-      forEach(ListCommands.normalise(paths), this::touch);
+      forEach(resolveEach(paths), this::touch);
     }
 
-    private void touch(String path) throws IOException, PathFailure {
+    void touch(String path) throws IOException, PathFailure {
       URIStatus status = statusOrNull(path);
       if (status != null) {
         if (status.directory()) {
@@ -84,6 +84,32 @@ final class NamespaceCommands {
         throw e;
       }
       Streams.complete(out);
+    }
+  }
+
+  @Command(name = "touchz", description = {
+      "Create empty files, like hdfs dfs -touchz.",
+      "An existing empty file is left as it is; one with bytes in it is an error (Not a zero-length file)."})
+  static final class Touchz extends FsSubcommand {
+    @Parameters(paramLabel = "PATH", arity = "1..*")
+    List<String> paths;
+
+    private final Touch touch;
+
+    Touchz(CliContext ctx) {
+      super(ctx);
+      this.touch = new Touch(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(resolveEach(paths), path -> {
+        URIStatus status = statusOrNull(path);
+        if (status != null && status.isFile() && status.length() > 0) {
+          throw new PathFailure(path, "Not a zero-length file");
+        }
+        touch.touch(path);
+      });
     }
   }
 
@@ -107,7 +133,7 @@ final class NamespaceCommands {
 
     @Override
     protected void execute() {
-      forEach(ListCommands.normalise(paths), this::rm);
+      forEach(expand(paths, force), this::rm);
     }
 
     private void rm(String path) throws IOException, PathFailure {
@@ -133,6 +159,36 @@ final class NamespaceCommands {
     }
   }
 
+  @Command(name = "rmdir", description = "Delete empty directories (a directory with anything in it is kept).")
+  static final class Rmdir extends FsSubcommand {
+    @Option(names = "--ignore-fail-on-non-empty", description = "A directory that is not empty is not an error.")
+    boolean ignoreNonEmpty;
+
+    @Parameters(paramLabel = "DIR", arity = "1..*")
+    List<String> paths;
+
+    Rmdir(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      forEach(expand(paths), path -> {
+        if (!fs().getStatus(path).directory()) {
+          throw new PathFailure(path, Failures.IS_NOT_A_DIRECTORY);
+        }
+        try {
+          // Not recursive: the master refuses a directory that has children, even ones added just now.
+          fs().delete(path, DeleteOptions.defaults().withRecursive(false));
+        } catch (io.strata.common.exception.DirectoryNotEmptyException e) {
+          if (!ignoreNonEmpty) {
+            throw new PathFailure(path, Failures.DIRECTORY_NOT_EMPTY);
+          }
+        }
+      });
+    }
+  }
+
   @Command(name = "mv", description = {
       "Move or rename files and directories.",
       "When DST is an existing directory the sources move into it (it must be one for several sources)."})
@@ -147,8 +203,8 @@ final class NamespaceCommands {
 
     @Override
     protected void execute() throws PathFailure {
-      List<String> srcs = ListCommands.normalise(args.subList(0, args.size() - 1));
-      String dst = CliPaths.normalise(args.get(args.size() - 1));
+      String dst = resolve(args.get(args.size() - 1)); // first: its authority may pick the master
+      List<String> srcs = expand(args.subList(0, args.size() - 1));
       URIStatus dstStatus;
       try {
         dstStatus = statusOrNull(dst);

@@ -23,6 +23,6 @@ abstract class PerPathCommand extends FsSubcommand {
 
   @Override
   protected final void execute() {
-    forEach(ListCommands.normalise(paths), path -> ctx.out().println(apply(path)));
+    forEach(expand(paths), path -> ctx.out().println(apply(path)));
   }
 }

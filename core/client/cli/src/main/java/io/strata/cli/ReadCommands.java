@@ -16,9 +16,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * The {@code strata fs} commands that print file contents to stdout as raw bytes: {@code cat},
- * {@code head} (the first KiB) and {@code tail} (the last KiB). Each is a picocli command object used for
- * one run, on one thread.
+ * The {@code strata fs} commands that print file contents to stdout: {@code cat} (raw bytes), {@code text}
+ * (gzip decompressed), {@code head} (the first KiB) and {@code tail} (the last KiB). Each is a picocli
+ * command object used for one run, on one thread.
  */
 final class ReadCommands {
   static final int HEAD_TAIL_BYTES = 1024;
@@ -85,10 +85,54 @@ final class ReadCommands {
     @Override
     protected void execute() {
       boolean[] stdoutOpen = {true};
-      forEach(ListCommands.normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         if (stdoutOpen[0] && !print(ctx, path, false, Long.MAX_VALUE, read.readType)) {
           stdoutOpen[0] = false;
           markFailed();
+        }
+      });
+    }
+  }
+
+  @Command(name = "text", description = {
+      "Print files to stdout, decompressing gzip files.",
+      "A gzip file (known by its magic bytes) is decompressed, anything else is printed as it is.",
+      "SequenceFile, Avro and other Hadoop codecs are not decoded (their bytes are printed)."})
+  static final class Text extends FsSubcommand {
+    @Mixin
+    ReadTypeOption read;
+
+    @Parameters(paramLabel = "PATH", arity = "1..*")
+    List<String> paths;
+
+    Text(CliContext ctx) {
+      super(ctx);
+    }
+
+    @Override
+    protected void execute() {
+      boolean[] stdoutOpen = {true};
+      forEach(expand(paths), path -> {
+        if (!stdoutOpen[0]) {
+          return;
+        }
+        try (FileInStream file = openForRead(ctx.fs(), path, read.readType)) {
+          java.io.InputStream in = new java.io.BufferedInputStream(file);
+          try {
+            in.mark(2);
+            int b0 = in.read();
+            int b1 = in.read();
+            in.reset();
+            if (b0 == 0x1f && b1 == 0x8b) {
+              in = new java.util.zip.GZIPInputStream(in, Streams.BUFFER_BYTES);
+            }
+          } catch (IOException e) {
+            throw new Failures.TransferException(e);
+          }
+          if (!Streams.download(in, ctx.out(), Long.MAX_VALUE)) {
+            stdoutOpen[0] = false;
+            markFailed();
+          }
         }
       });
     }
@@ -108,7 +152,7 @@ final class ReadCommands {
 
     @Override
     protected void execute() {
-      forEach(List.of(CliPaths.normalise(path)), p -> {
+      forEach(expand(List.of(path)), p -> {
         if (!print(ctx, p, false, HEAD_TAIL_BYTES, read.readType)) {
           markFailed();
         }
@@ -130,7 +174,7 @@ final class ReadCommands {
 
     @Override
     protected void execute() {
-      forEach(List.of(CliPaths.normalise(path)), p -> {
+      forEach(expand(List.of(path)), p -> {
         if (!print(ctx, p, true, HEAD_TAIL_BYTES, read.readType)) {
           markFailed();
         }

@@ -75,7 +75,8 @@ public final class StrataCli implements Callable<Integer> {
   /** Runs with a prepared context (tests pass a fake client factory, a fixed clock and zone). */
   static int run(CliContext ctx, String... args) {
     try (ctx) {
-      return commandLine(ctx).execute(args);
+      CommandLine cl = commandLine(ctx);
+      return cl.execute(FsCommand.undash(cl.getSubcommands().get("fs"), args));
     }
   }
 

@@ -89,7 +89,7 @@ final class UfsCommands {
       if (args.size() != 2) {
         throw new ParameterException(spec.commandLine(), "Missing UFS_URI: strata fs mount PATH UFS_URI");
       }
-      String path = CliPaths.normalise(args.get(0));
+      String path = resolve(args.get(0));
       String ufsUri = args.get(1);
       MountOptions mountOptions = MountOptions.defaults().withReadOnly(readOnly).withShared(shared)
           .withProperties(options);
@@ -132,7 +132,7 @@ final class UfsCommands {
 
     @Override
     protected void execute() {
-      forEach(ListCommands.normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         URIStatus status = fs().getStatus(path, GetStatusOptions.defaults().withSyncIntervalMs(0));
         if (status.directory()) {
           fs().iterateStatus(path, ListStatusOptions.defaults().withRecursive(recursive).withSyncIntervalMs(0),
@@ -159,7 +159,7 @@ final class UfsCommands {
 
     @Override
     protected void execute() {
-      forEach(ListCommands.normalise(paths), path -> {
+      forEach(expand(paths), path -> {
         for (URIStatus file : filesUnder(this, path)) {
           try {
             fs().persist(file.path(), timeout);

@@ -62,4 +62,15 @@ class UnreachableMasterTest {
         .startsWith("fsadmin: cannot reach the master at localhost:" + port + ": ");
     assertThat(out).isEmpty();
   }
+
+  @Test
+  void aStrataUri_namesTheMasterTheRunTriesAndReports() throws IOException {
+    int other;
+    try (ServerSocket s = new ServerSocket(0)) {
+      other = s.getLocalPort();
+    }
+    assertThat(run("fs", "-ls", "strata://localhost:" + other + "/a")).isEqualTo(1);
+    assertThat(err.lines()).singleElement().asString()
+        .startsWith("ls: cannot reach the master at localhost:" + other + ": ");
+  }
 }

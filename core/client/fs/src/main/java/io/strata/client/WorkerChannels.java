@@ -74,6 +74,7 @@ final class WorkerChannels implements Closeable {
   private final LongSupplier nanoClock;
   private final Map<WorkerAddress, Pooled> channels = new ConcurrentHashMap<>();
   private final Set<WorkerAddress> overDomainSocket = ConcurrentHashMap.newKeySet();
+  static final int FALLBACK_REASONS_KEPT = 100;
   private final List<String> fallbackReasons = new ArrayList<>();
   private final Set<WorkerAddress> loggedFallbacks = new HashSet<>();
   private final AtomicLong opened = new AtomicLong();
@@ -421,6 +422,9 @@ final class WorkerChannels implements Closeable {
 
   private void fallback(WorkerAddress worker, String reason) {
     synchronized (this) {
+      if (fallbackReasons.size() == FALLBACK_REASONS_KEPT) {
+        fallbackReasons.remove(0); // a long-lived client keeps the recent ones only
+      }
       fallbackReasons.add(reason);
       if (!loggedFallbacks.add(worker)) {
         return;
@@ -429,7 +433,10 @@ final class WorkerChannels implements Closeable {
     LOG.warn(reason);
   }
 
-  /** Why local workers are reached over TCP rather than their domain sockets, oldest first. */
+  /**
+   * The last {@value #FALLBACK_REASONS_KEPT} reasons local workers are reached over TCP rather than their
+   * domain sockets, oldest first.
+   */
   synchronized List<String> fallbackReasons() {
     return List.copyOf(fallbackReasons);
   }

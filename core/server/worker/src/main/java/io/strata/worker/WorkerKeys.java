@@ -171,6 +171,16 @@ public final class WorkerKeys {
               + "RESOURCE_EXHAUSTED and the client tries another worker. 0 refuses at once.")
           .build();
 
+  public static final PropertyKey<Integer> WRITE_SPACE_WAITERS_MAX =
+      PropertyKey.intKey("strata.worker.write.space.waiters.max")
+          .defaultValue(32)
+          .validate(v -> v >= 0, "0 or more")
+          .doc("Most whole-block reservations that wait for room at once, each on an RPC handler thread; one "
+              + "more does not wait (it gets room now or fails with RESOURCE_EXHAUSTED, and its ASYNC_THROUGH "
+              + "writer tries another worker or writes through), so waiting writers never take every "
+              + "handler thread, the commits that would free room among them.")
+          .build();
+
   public static final PropertyKey<Duration> HEARTBEAT_INTERVAL =
       PropertyKey.durationKey("strata.worker.heartbeat.interval")
           .defaultValue("1s")
@@ -279,6 +289,15 @@ public final class WorkerKeys {
           .doc("Serve short-circuit reads and writes to clients on this host over a Unix domain socket (the block's "
               + "file descriptor is passed to the client, which then reads the file itself, or writes a temp block the "
               + "worker grants space for and commits).")
+          .build();
+
+  public static final PropertyKey<Integer> SHORT_CIRCUIT_CONNECTIONS_MAX =
+      PropertyKey.intKey("strata.worker.shortcircuit.connections.max")
+          .defaultValue(1024)
+          .validate(v -> v >= 1, "positive")
+          .doc("Most short-circuit connections the worker serves at once (each holds a descriptor, and its open "
+              + "blocks theirs); one more is closed at once and its client streams over the data port instead, "
+              + "saying why.")
           .build();
 
   public static final PropertyKey<String> DOMAIN_SOCKET_PATH =

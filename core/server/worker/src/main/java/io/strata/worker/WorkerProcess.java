@@ -151,7 +151,8 @@ public final class WorkerProcess implements AutoCloseable {
     server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
         List.of(ServerInterceptors.intercept(dataService = new BlockWorkerService(deferred,
             (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk,
-            conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), stallWatch, ufsWriteWatch,
+            conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), conf.get(WorkerKeys.WRITE_SPACE_WAITERS_MAX),
+            stallWatch, ufsWriteWatch,
             conf.get(WorkerKeys.NETWORK_ZEROCOPY_ENABLED)), streamLimits)));
     server.start();
     port = server.port();
@@ -178,7 +179,8 @@ public final class WorkerProcess implements AutoCloseable {
       try {
         shortCircuit = new io.strata.worker.shortcircuit.ShortCircuitServer(store, Path.of(
             WorkerKeys.socketPath(conf.get(WorkerKeys.DOMAIN_SOCKET_PATH), port)),
-            (id, len, tier) -> sync.commitBlock(id, len, tier)).start();
+            (id, len, tier) -> sync.commitBlock(id, len, tier), conf.get(WorkerKeys.SHORT_CIRCUIT_CONNECTIONS_MAX))
+            .start();
       } catch (IOException e) {
         close();
         throw e;

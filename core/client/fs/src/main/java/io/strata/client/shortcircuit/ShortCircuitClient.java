@@ -58,6 +58,7 @@ public final class ShortCircuitClient implements AutoCloseable {
   /** Idle connections per worker; a connection in use belongs to the one block open on it. */
   private final Map<WorkerAddress, java.util.ArrayDeque<ShortCircuitConnection>> idle = new HashMap<>();
   private final java.util.Set<ShortCircuitConnection> all = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  static final int FALLBACK_REASONS_KEPT = 100;
   private final List<String> fallbackReasons = new ArrayList<>();
   private final java.util.Set<String> loggedKinds = new java.util.HashSet<>();
   private final AtomicLong opens = new AtomicLong();
@@ -221,6 +222,9 @@ public final class ShortCircuitClient implements AutoCloseable {
 
   void fallback(String kind, String reason) {
     synchronized (this) {
+      if (fallbackReasons.size() == FALLBACK_REASONS_KEPT) {
+        fallbackReasons.remove(0); // a long-lived client keeps the recent ones only
+      }
       fallbackReasons.add(reason);
       if (!loggedKinds.add(kind)) {
         return;
@@ -229,7 +233,10 @@ public final class ShortCircuitClient implements AutoCloseable {
     LOG.warn(reason);
   }
 
-  /** Every reason a read or write fell back to the data port, oldest first (each kind is logged only once). */
+  /**
+   * The last {@value #FALLBACK_REASONS_KEPT} reasons a read or write fell back to the data port, oldest first
+   * (each kind is logged only once).
+   */
   public synchronized List<String> fallbackReasons() {
     return List.copyOf(fallbackReasons);
   }

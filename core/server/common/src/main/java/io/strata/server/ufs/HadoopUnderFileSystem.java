@@ -104,7 +104,7 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
 
   @Override
   public OutputStream create(String path) throws IOException {
-    return fs.create(new Path(path), true);
+    return new SyncOnClose(fs.create(new Path(path), true));
   }
 
   @Override
@@ -116,7 +116,58 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
     if (p.getParent() != null && !fs.exists(p.getParent())) {
       throw new java.io.FileNotFoundException("The parent directory of " + path + " does not exist");
     }
-    return fs.create(p, true);
+    return new SyncOnClose(fs.create(p, true));
+  }
+
+  /**
+   * A UFS file stream whose close first makes the bytes durable where the file system can
+   * ({@code hsync}: an fsync on a local dir, the datanodes' disks on HDFS; S3A has none and its close is the
+   * upload): Strata lets workers evict cached blocks once their file is persisted, so the UFS copy must
+   * outlive a power loss. Not thread-safe, as the stream it wraps.
+   */
+  static final class SyncOnClose extends OutputStream {
+    private final org.apache.hadoop.fs.FSDataOutputStream out;
+    private boolean closed;
+
+    SyncOnClose(org.apache.hadoop.fs.FSDataOutputStream out) {
+      this.out = out;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      out.write(b);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      out.write(b, off, len);
+    }
+
+    @Override
+    public void flush() throws IOException {
+      out.flush();
+    }
+
+    @Override
+    public void close() throws IOException {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      try {
+        if (out.hasCapability(org.apache.hadoop.fs.StreamCapabilities.HSYNC)) {
+          out.hsync();
+        }
+      } catch (IOException | RuntimeException e) {
+        try {
+          out.close();
+        } catch (IOException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw e;
+      }
+      out.close();
+    }
   }
 
   @Override

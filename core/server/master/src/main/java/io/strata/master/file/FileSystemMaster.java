@@ -124,7 +124,7 @@ public final class FileSystemMaster {
     }
     UfsManager manager = ufs == null ? new UfsManager() : ufs.manager();
     this.sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
-        this::removeBlocksOf);
+        commitLock, this::removeBlocksOf);
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync);

@@ -30,9 +30,12 @@ final class MetadataSync {
   private final Clock clock;
   private final long blockSize;
   private final Consumer<List<Long>> filesRemoved;
+  /** {@code FileSystemMaster}'s commit lock, taken around removals (lock order: it, then the tree's). */
+  private final Object commitLock;
 
   MetadataSync(InodeTree tree, MountTable mounts, UfsManager ufs, Clock clock, long blockSize,
-      Consumer<List<Long>> filesRemoved) {
+      Object commitLock, Consumer<List<Long>> filesRemoved) {
+    this.commitLock = commitLock;
     this.tree = tree;
     this.merge = new UfsMerge(tree);
     this.mounts = mounts;
@@ -89,7 +92,11 @@ final class MetadataSync {
       return;
     }
     long since = tree.changeSeq();
-    filesRemoved.accept(merge.syncPath(path, visible(status(r)), blockSize, since));
+    UfsStatus seen = visible(status(r)); // the UFS call: no lock held
+    // Under the commit lock, as a delete: a commit that found the file cannot add a block after its removal.
+    synchronized (commitLock) {
+      filesRemoved.accept(merge.syncPath(path, seen, blockSize, since));
+    }
   }
 
   private static UfsStatus visible(UfsStatus s) {
@@ -188,8 +195,11 @@ final class MetadataSync {
     if (listing != null) {
       listing.removeIf(s -> UfsTempNames.isTemp(s.name()));
     }
-    UfsMerge.Merged merged = merge.mergeListing(dir, listing, blockSize, mounts::isMountPoint, since);
-    filesRemoved.accept(merged.removedFiles());
+    UfsMerge.Merged merged;
+    synchronized (commitLock) { // as above: the files the listing no longer has go with their blocks
+      merged = merge.mergeListing(dir, listing, blockSize, mounts::isMountPoint, since);
+      filesRemoved.accept(merged.removedFiles());
+    }
     return !merged.stale();
   }
 }

@@ -21,7 +21,8 @@ import java.nio.channels.FileChannel;
  *
  * <p>Threading: {@link #serve} runs on the calling gRPC thread (or on a UFS worker thread after a load);
  * the ready, cancel and idle callbacks then come from gRPC and the idle watch's threads and are
- * serialised by this object's monitor.
+ * serialised by {@link #lock}, which the idle watch only tries (a drain busy reading a slow disk is not idle,
+ * and the watch's one thread, shared by every stream, never waits for it).
  */
 final class BlockReadCall implements IdleWatch.Watched {
   private final CallResources res;
@@ -34,6 +35,7 @@ final class BlockReadCall implements IdleWatch.Watched {
   private final int chunk;
   /** The block's checksums when the reader asked for them (then start, end and chunk are chunk-aligned). */
   private final int[] sums;
+  private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
   private long pos;
   private boolean done;
   private volatile long lastSentNanos = System.nanoTime();
@@ -100,18 +102,29 @@ final class BlockReadCall implements IdleWatch.Watched {
   }
 
   @Override
-  public synchronized boolean idle(String why) {
-    if (!done) {
-      finish();
-      out.fail(new DeadlineExceededException("Block " + handle.meta().blockId() + " read: the reader made "
-          + why));
+  public boolean idle(String why) {
+    // Only tried: a drain reading from a slow disk is not idle, and the watch's one thread must not wait.
+    if (!lock.tryLock()) {
+      return false;
     }
-    return true;
+    try {
+      if (!done) {
+        finish();
+        out.fail(new DeadlineExceededException("Block " + handle.meta().blockId() + " read: the reader made "
+            + why));
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
   }
 
   private void begin() {
-    synchronized (this) {
+    lock.lock();
+    try {
       unwatch = res.stallWatch().watch(this);
+    } finally {
+      lock.unlock();
     }
     out.listen(this::drain, this::finish);
     if (out.isCancelled()) {
@@ -121,15 +134,29 @@ final class BlockReadCall implements IdleWatch.Watched {
     drain();
   }
 
-  private synchronized void finish() {
-    if (!done) {
-      done = true;
-      unwatch.run();
-      handle.close();
+  private void finish() {
+    lock.lock();
+    try {
+      if (!done) {
+        done = true;
+        unwatch.run();
+        handle.close();
+      }
+    } finally {
+      lock.unlock();
     }
   }
 
-  private synchronized void drain() {
+  private void drain() {
+    lock.lock();
+    try {
+      drainLocked();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void drainLocked() {
     try {
       while (!done && pos < end && out.isReady()) {
         int n = (int) Math.min(chunk, end - pos);

@@ -52,6 +52,9 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
   private final CallResources res;
   private final int maxChunk;
   private final long maxSpaceWaitMs;
+  /** Permits of the reservations that may wait for room now. */
+  private final java.util.concurrent.Semaphore spaceWaiters;
+  private final int maxSpaceWaiters;
   private final boolean zeroCopy;
 
   /** A service whose streams are never ended for idling (tests of other things). */
@@ -67,6 +70,14 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
    */
   public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk,
       long maxSpaceWaitMs, IdleWatch stallWatch, IdleWatch ufsWriteWatch, boolean zeroCopy) {
+    this(store, committer, ufs, maxChunk, maxSpaceWaitMs, 32, stallWatch, ufsWriteWatch, zeroCopy);
+  }
+
+  /** As above, with at most {@code maxSpaceWaiters} reservations waiting for room at once. */
+  public BlockWorkerService(BlockStore store, Committer committer, UfsOperations ufs, int maxChunk,
+      long maxSpaceWaitMs, int maxSpaceWaiters, IdleWatch stallWatch, IdleWatch ufsWriteWatch, boolean zeroCopy) {
+    this.spaceWaiters = new java.util.concurrent.Semaphore(maxSpaceWaiters);
+    this.maxSpaceWaiters = maxSpaceWaiters;
     this.res = new CallResources(store, committer, ufs, stallWatch, ufsWriteWatch, new BlockDataMarshalling(),
         new DirectBufferPool(POOL_FREE_BYTES), new LongAdder());
     this.maxChunk = maxChunk;
@@ -126,8 +137,23 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
   @Override
   public void reserveBlock(ReserveBlockRequest req, StreamObserver<ReserveBlockResponse> o) {
     Rpc.unary(o, () -> {
-      res.store().createReserved(req.getBlockId(), req.getMaxLength(), Math.min(Math.max(0, req.getWaitMs()),
-          maxSpaceWaitMs));
+      long waitMs = Math.min(Math.max(0, req.getWaitMs()), maxSpaceWaitMs);
+      // A waiting reservation holds a handler thread: only so many wait, the rest get room now or nothing.
+      boolean waits = waitMs > 0 && spaceWaiters.tryAcquire();
+      try {
+        res.store().createReserved(req.getBlockId(), req.getMaxLength(), waits ? waitMs : 0);
+      } catch (io.strata.common.exception.ResourceExhaustedException e) {
+        if (waitMs > 0 && !waits) {
+          throw new io.strata.common.exception.ResourceExhaustedException(e.getMessage() + " (not waiting for room: "
+              + maxSpaceWaiters + " reservations already wait, " + io.strata.worker.WorkerKeys.WRITE_SPACE_WAITERS_MAX
+              .name() + "=" + maxSpaceWaiters + ")");
+        }
+        throw e;
+      } finally {
+        if (waits) {
+          spaceWaiters.release();
+        }
+      }
       return ReserveBlockResponse.getDefaultInstance();
     });
   }

@@ -41,6 +41,10 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   private final ShortCircuitServer.Counters counters;
   /** Blocks open on this connection; a block may be open more than once (several streams of one client). */
   private final Map<Long, Deque<BlockStore.ReadHandle>> open = new HashMap<>();
+  /** Read handles in {@link #open}. */
+  private int openCount;
+  /** Most blocks one connection may hold open at once. */
+  static final int MAX_OPEN_PER_CONNECTION = 64;
   /** Temp blocks written on this connection (short-circuit writes). */
   private final WriteSessions writes;
 
@@ -111,6 +115,13 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   }
 
   private void open(ChannelHandlerContext ctx, long blockId, boolean promote) {
+    if (openCount >= MAX_OPEN_PER_CONNECTION) {
+      // Each open holds a descriptor and a read lock that delays the block's removal: a client closes what
+      // it is done with (Strata's own keeps one block open per connection).
+      error(ctx, ErrorCode.RESOURCE_EXHAUSTED, "Cannot open block " + blockId + ": " + openCount + " blocks are "
+          + "open on this short-circuit connection, the most one may hold (" + MAX_OPEN_PER_CONNECTION + ")");
+      return;
+    }
     BlockStore.ReadHandle handle;
     try {
       handle = store.openForRead(blockId, promote);
@@ -130,6 +141,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       return;
     }
     open.computeIfAbsent(blockId, id -> new ArrayDeque<>()).push(handle);
+    openCount++;
     counters.opens.incrementAndGet();
     counters.openNow.incrementAndGet();
     BlockStore.BlockMeta meta = handle.meta();
@@ -213,6 +225,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       return;
     }
     handles.pop().close();
+    openCount--;
     counters.openNow.decrementAndGet();
     if (handles.isEmpty()) {
       open.remove(blockId);
@@ -226,6 +239,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     List<BlockStore.ReadHandle> all = new ArrayList<>();
     open.values().forEach(all::addAll);
     open.clear();
+    openCount = 0;
     for (BlockStore.ReadHandle h : all) {
       h.close();
       counters.openNow.decrementAndGet();

@@ -45,6 +45,7 @@ public final class ShortCircuitServer implements AutoCloseable {
   private final BlockStore store;
   private final Path socketPath;
   private final io.strata.worker.rpc.Committer committer;
+  private final int maxConnections;
   private final Counters counters = new Counters();
   private EventLoopGroup group;
   private EventExecutorGroup handlers;
@@ -61,13 +62,22 @@ public final class ShortCircuitServer implements AutoCloseable {
     final AtomicLong bytesCommitted = new AtomicLong();
     final AtomicLong abortedByDisconnect = new AtomicLong();
     final AtomicInteger writesNow = new AtomicInteger();
+    /** Connections closed at once because {@code maxConnections} were open. */
+    final AtomicLong refusedConnections = new AtomicLong();
   }
 
   /** A server whose short-circuit writes commit their blocks at the master through {@code committer}. */
   public ShortCircuitServer(BlockStore store, Path socketPath, io.strata.worker.rpc.Committer committer) {
+    this(store, socketPath, committer, 1024);
+  }
+
+  /** As above, serving at most {@code maxConnections} connections at once (one more is closed at once). */
+  public ShortCircuitServer(BlockStore store, Path socketPath, io.strata.worker.rpc.Committer committer,
+      int maxConnections) {
     this.store = store;
     this.socketPath = socketPath;
     this.committer = committer;
+    this.maxConnections = maxConnections;
   }
 
   /** Binds the socket; fails with a message naming the path when it cannot. */
@@ -89,6 +99,17 @@ public final class ShortCircuitServer implements AutoCloseable {
           .childHandler(new ChannelInitializer<DomainSocketChannel>() {
             @Override
             protected void initChannel(DomainSocketChannel ch) {
+              if (connections.size() >= maxConnections) {
+                // Every connection holds a descriptor: past the bound the client streams instead.
+                counters.refusedConnections.incrementAndGet();
+                if (counters.refusedConnections.get() == 1 || counters.refusedConnections.get() % 1000 == 0) {
+                  LOG.warn("Refused a short-circuit connection on {}: {} are open, the most served at once "
+                      + "(strata.worker.shortcircuit.connections.max; {} refused so far)", socketPath,
+                      connections.size(), counters.refusedConnections.get());
+                }
+                ch.close();
+                return;
+              }
               connections.add(ch);
               ch.pipeline()
                   .addLast(new LengthFieldBasedFrameDecoder(MAX_FRAME_BYTES, 0, 4, 0, 4))
@@ -116,6 +137,11 @@ public final class ShortCircuitServer implements AutoCloseable {
   }
 
   /** Blocks opened so far (each a read lock handed to a client). */
+  /** Connections closed at once because the most the server serves were open. */
+  public long refusedConnections() {
+    return counters.refusedConnections.get();
+  }
+
   public long opens() {
     return counters.opens.get();
   }
