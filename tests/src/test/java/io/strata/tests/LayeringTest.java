@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The module layering of DESIGN.md, checked on the sources: common knows no client or server code; the
  * client knows no server code; server/common knows no master or worker; the worker never imports the
- * master (they share only protos) and the master never imports the worker. A wrong import fails here.
+ * master (they share only protos) and the master never imports the worker; the Hadoop adapter
+ * (core/client/hdfs) uses the client API only (no protos, no gRPC). A wrong import fails here.
  */
 class LayeringTest {
   private static final Path ROOT = findRoot();
@@ -65,6 +66,12 @@ class LayeringTest {
         "io.strata.cli")).isEmpty();
     assertThat(violations("core/client/cli", "io.strata.server", "io.strata.master", "io.strata.worker"))
         .isEmpty();
+  }
+
+  @Test
+  void hadoopAdapter_usesTheClientOnly() throws IOException {
+    assertThat(violations("core/client/hdfs", "io.strata.server", "io.strata.master", "io.strata.worker",
+        "io.strata.cli", "io.strata.proto", "io.grpc")).isEmpty();
   }
 
   @Test

@@ -550,10 +550,13 @@ public final class FileInStream extends InputStream {
     }
   }
 
-  @Override
-  public void close() {
+  /**
+   * Gives back the open block streams (their sockets and the workers' block locks) and keeps the position
+   * and the file's block list: the next read opens what it needs again (Hadoop's CanUnbuffer).
+   */
+  public void unbuffer() {
     if (paged != null) {
-      paged.close();
+      paged.raw().unbuffer();
     }
     if (reader != null) {
       reader.close();
@@ -563,6 +566,14 @@ public final class FileInStream extends InputStream {
       k.open().close();
     }
     kept.clear();
+  }
+
+  @Override
+  public void close() {
+    if (paged != null) {
+      paged.close();
+    }
+    unbuffer();
     closed = true;
   }
 }
