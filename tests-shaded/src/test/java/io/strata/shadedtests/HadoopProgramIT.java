@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A Hadoop 3.4 program as a user runs it: its own JVM whose classpath is what {@code bin/strata classpath}
  * prints followed by Hadoop's client jars (hadoop-client-api, hadoop-client-runtime and the slf4j API they
- * need), and no other setting: Hadoop's {@code FsShell} ({@code hadoop fs ...}) on {@code strata://} paths
+ * need) and an empty Hadoop configuration dir, and no other setting: Hadoop's {@code FsShell} ({@code hadoop fs ...}) on {@code strata://} paths
  * against a cluster started by bin/strata-start.sh.
  */
 class HadoopProgramIT {
@@ -40,6 +40,11 @@ class HadoopProgramIT {
       }
     }
     assertThat(entries).as("the shaded jar and Hadoop's three client jars").hasSize(4);
+    // As `hadoop fs` runs: with a configuration dir on the classpath (FsShell refuses to start without a
+    // core-site.xml). It is empty: nothing in it is about Strata.
+    Path conf = java.nio.file.Files.createDirectories(tmp.resolve("hadoop-conf"));
+    java.nio.file.Files.writeString(conf.resolve("core-site.xml"), "<?xml version=\"1.0\"?>\n<configuration/>\n");
+    entries.add(conf.toString());
     classpath = String.join(File.pathSeparator, entries);
   }
 

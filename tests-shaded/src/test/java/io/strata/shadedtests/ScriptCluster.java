@@ -48,7 +48,13 @@ final class ScriptCluster implements AutoCloseable {
 
   /** Starts a cluster under {@code dir}; fails with the script's output when it does not start. */
   static ScriptCluster start(Path dir) throws IOException, InterruptedException {
+    return start(dir, Map.of());
+  }
+
+  /** As above, with {@code env} (STRATA_* settings) on top of the cluster's own. */
+  static ScriptCluster start(Path dir, Map<String, String> env) throws IOException, InterruptedException {
     ScriptCluster c = new ScriptCluster(dir);
+    c.env.putAll(env);
     Result r = c.run(List.of(ROOT.resolve("bin/strata-start.sh").toString(), "local"));
     if (r.exit() != 0) {
       throw new IllegalStateException("bin/strata-start.sh local failed (" + r.exit() + "): " + r.out() + r.err());

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Spark 4 in local mode reads and writes {@code strata://} through the shaded jar (found by Hadoop's service
  * loader: no {@code fs.strata.impl}), against a cluster started by bin/strata-start.sh: text files through
  * saveAsTextFile and textFile, a Parquet table written and read back, and the block locations Spark schedules
- * by. Spark binds and advertises loopback only.
+ * by (the worker's host; it advertises 127.0.0.1, since Spark leaves "localhost" out of preferred locations).
+ * Spark binds and advertises loopback only.
  */
 class SparkIT {
   @TempDir
@@ -31,7 +32,8 @@ class SparkIT {
 
   @BeforeAll
   static void start() throws Exception {
-    cluster = ScriptCluster.start(tmp);
+    // The worker advertises 127.0.0.1 (still loopback): Spark drops "localhost" from preferred locations.
+    cluster = ScriptCluster.start(tmp, java.util.Map.of("STRATA_WORKER_HOSTNAME", "127.0.0.1"));
     spark = SparkSession.builder().master("local[2]").appName("strata-spark-it")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
@@ -70,10 +72,29 @@ class SparkIT {
     expected.sort(null);
     assertThat(sorted).isEqualTo(expected);
 
-    // Spark schedules each split near the workers that hold its block.
-    for (Partition p : back.rdd().partitions()) {
-      List<String> hosts = scala.jdk.javaapi.CollectionConverters.asJava(back.rdd().preferredLocations(p));
-      assertThat(hosts).as("preferred locations of split %d", p.index()).containsExactly("localhost");
+    // The files' blocks name the worker that holds them (through Hadoop's API, as Spark asks).
+    try {
+      org.apache.hadoop.fs.FileSystem hfs = new org.apache.hadoop.fs.Path(dir).getFileSystem(sc.hadoopConfiguration());
+      for (org.apache.hadoop.fs.FileStatus st : hfs.listStatus(new org.apache.hadoop.fs.Path(dir))) {
+        if (st.getLen() == 0) {
+          continue;
+        }
+        for (org.apache.hadoop.fs.BlockLocation b : hfs.getFileBlockLocations(st, 0, st.getLen())) {
+          assertThat(b.getHosts()).as("hosts of %s at %d", st.getPath(), b.getOffset()).containsExactly("127.0.0.1");
+        }
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    // Spark schedules each split near the workers that hold its block: the input RDD under textFile's map
+    // prefers the worker's host ("hdfs_cache_<host>" when the block is in memory, as for HDFS's cache).
+    org.apache.spark.rdd.RDD<?> input = sc.hadoopFile(dir, org.apache.hadoop.mapred.TextInputFormat.class,
+        org.apache.hadoop.io.LongWritable.class, org.apache.hadoop.io.Text.class).rdd();
+    assertThat(input.partitions()).isNotEmpty();
+    for (Partition p : input.partitions()) {
+      List<String> hosts = scala.jdk.javaapi.CollectionConverters.asJava(input.preferredLocations(p));
+      assertThat(hosts).as("preferred locations of split %d", p.index())
+          .extracting(h -> h.replaceFirst("^hdfs_cache_", "")).containsExactly("127.0.0.1");
     }
   }
 
