@@ -531,6 +531,10 @@ public final class Journal implements JournalSink, AutoCloseable {
           try {
             wait();
           } catch (InterruptedException e) {
+            if (!closing) {
+              failure = new IOException("The journal writer was interrupted");
+              notifyAll();
+            }
             return;
           }
         }
@@ -579,13 +583,21 @@ public final class Journal implements JournalSink, AutoCloseable {
           notifyAll();
         }
       } catch (IOException e) {
-        LOG.error("Writing the journal at {} failed; the master can no longer accept changes", dir, e);
-        synchronized (this) {
-          failure = e;
-          notifyAll();
-        }
+        writerFailed(e);
+        return;
+      } catch (RuntimeException | Error e) {
+        // Any end of the writer must fail the waiters: otherwise every write call waits for ever.
+        writerFailed(new IOException("The journal writer failed: " + e, e));
         return;
       }
+    }
+  }
+
+  private void writerFailed(IOException e) {
+    LOG.error("Writing the journal at {} failed; the master can no longer accept changes", dir, e);
+    synchronized (this) {
+      failure = e;
+      notifyAll();
     }
   }
 
