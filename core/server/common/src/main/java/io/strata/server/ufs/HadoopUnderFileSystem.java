@@ -113,6 +113,13 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
     // A check, then a create: Hadoop's createNonRecursive is not implemented alike everywhere (the local
     // file system's still makes parents, and fault-injecting subclasses override create), so the window
     // between the two calls remains; it is the length of one stat, not of a whole persist.
+    if (fs.getClass() == org.apache.hadoop.fs.RawLocalFileSystem.class) {
+      // A local dir: the OS refuses a file whose parent is missing in the same call that creates it, so a
+      // delete of the parent racing this create wins (Hadoop's local create makes the parents again).
+      java.io.File f = ((org.apache.hadoop.fs.RawLocalFileSystem) fs).pathToFile(p);
+      java.io.FileOutputStream local = new java.io.FileOutputStream(f);
+      return new SyncOnClose(local, () -> local.getFD().sync());
+    }
     if (p.getParent() != null && !fs.exists(p.getParent())) {
       throw new java.io.FileNotFoundException("The parent directory of " + path + " does not exist");
     }
@@ -126,11 +133,24 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
    * outlive a power loss. Not thread-safe, as the stream it wraps.
    */
   static final class SyncOnClose extends OutputStream {
-    private final org.apache.hadoop.fs.FSDataOutputStream out;
+    /** Makes what was written durable. */
+    @FunctionalInterface
+    interface Sync {
+      void sync() throws IOException;
+    }
+
+    private final OutputStream out;
+    private final Sync sync;
     private boolean closed;
 
     SyncOnClose(org.apache.hadoop.fs.FSDataOutputStream out) {
+      this(out, out.hasCapability(org.apache.hadoop.fs.StreamCapabilities.HSYNC) ? out::hsync : null);
+    }
+
+    /** {@code sync} null: the stream offers no way to make its bytes durable before close. */
+    SyncOnClose(OutputStream out, Sync sync) {
       this.out = out;
+      this.sync = sync;
     }
 
     @Override
@@ -155,8 +175,9 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
       }
       closed = true;
       try {
-        if (out.hasCapability(org.apache.hadoop.fs.StreamCapabilities.HSYNC)) {
-          out.hsync();
+        if (sync != null) {
+          out.flush();
+          sync.sync();
         }
       } catch (IOException | RuntimeException e) {
         try {

@@ -98,4 +98,19 @@ class SyncOnCloseTest {
       assertThat(Files.readAllBytes(tmp.resolve("b"))).containsExactly(7);
     }
   }
+
+  @Test
+  void createNonRecursive_onALocalDir_neverMakesTheParent_andItsFileHoldsEveryByte() throws Exception {
+    try (HadoopUnderFileSystem ufs = new HadoopUnderFileSystem(tmp.toUri(), Map.of())) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> ufs.createNonRecursive(
+          tmp.resolve("gone/f").toUri().toString())).isInstanceOf(java.io.FileNotFoundException.class);
+      assertThat(tmp.resolve("gone")).as("a deleted parent stays deleted").doesNotExist();
+      byte[] data = new byte[200_000];
+      new java.util.Random(2).nextBytes(data);
+      try (OutputStream out = ufs.createNonRecursive(tmp.resolve("c").toUri().toString())) {
+        out.write(data);
+      }
+      assertThat(Files.readAllBytes(tmp.resolve("c"))).isEqualTo(data);
+    }
+  }
 }
