@@ -45,11 +45,14 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   private int openCount;
   /** Most blocks one connection may hold open at once. */
   static final int MAX_OPEN_PER_CONNECTION = 64;
+  /** Where commits wait for the master (the server's commit pool). */
+  private final java.util.concurrent.Executor commits;
   /** Temp blocks written on this connection (short-circuit writes). */
   private final WriteSessions writes;
 
   ShortCircuitHandler(BlockStore store, io.strata.worker.rpc.Committer committer,
-      ShortCircuitServer.Counters counters) {
+      ShortCircuitServer.Counters counters, java.util.concurrent.Executor commits) {
+    this.commits = commits;
     this.store = store;
     this.counters = counters;
     this.writes = new WriteSessions(store, committer, counters);
@@ -103,7 +106,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
         answer(ctx, () -> writes.grant(req.getGrant()));
         break;
       case COMMIT:
-        answer(ctx, () -> writes.commit(req.getCommit()));
+        commit(ctx, req);
         break;
       case ABORT:
         answer(ctx, () -> writes.abort(req.getAbort()));
@@ -111,6 +114,29 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       default:
         refuse(ctx, "The short-circuit request names no operation (open, send_fd, close, get_checksums, create, "
             + "grant, commit or abort)");
+    }
+  }
+
+  /**
+   * COMMIT: the master's part runs on the server's commit pool, so a slow master holds up only this
+   * connection (whose client waits for the answer anyway), not every connection sharing its handler thread.
+   */
+  private void commit(ChannelHandlerContext ctx, ShortCircuitRequest req) {
+    WriteSessions.PreparedCommit rest;
+    try {
+      rest = writes.prepareCommit(req.getCommit());
+    } catch (StrataException e) {
+      error(ctx, e.code(), e.getMessage());
+      return;
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Short-circuit commit failed", e);
+      error(ctx, ErrorCode.INTERNAL, "Short-circuit write request failed: " + e);
+      return;
+    }
+    try {
+      commits.execute(() -> answer(ctx, rest::run));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      answer(ctx, rest::run); // the server is closing: commit here
     }
   }
 

@@ -49,6 +49,7 @@ public final class ShortCircuitServer implements AutoCloseable {
   private final Counters counters = new Counters();
   private EventLoopGroup group;
   private EventExecutorGroup handlers;
+  private java.util.concurrent.ExecutorService commits;
   private Channel serverChannel;
   private io.netty.channel.group.ChannelGroup connections;
 
@@ -94,6 +95,11 @@ public final class ShortCircuitServer implements AutoCloseable {
     // A connection is served by one of these threads; a commit waits for the master and a grant may evict,
     // so more threads than cores keep one writer's commit from holding up the others' requests.
     handlers = new DefaultEventExecutorGroup(4, io.strata.server.GrpcServer.namedDaemon("worker-sc-handler"));
+    // Commits wait for the master: on threads of their own, so a slow master stalls no handler thread. At
+    // most one commit per connection is in flight (the protocol is lockstep), so the queue is bounded by
+    // the connections.
+    commits = java.util.concurrent.Executors.newFixedThreadPool(4, io.strata.server.GrpcServer.namedDaemon(
+        "worker-sc-commit"));
     try {
       serverChannel = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
           .childHandler(new ChannelInitializer<DomainSocketChannel>() {
@@ -114,7 +120,7 @@ public final class ShortCircuitServer implements AutoCloseable {
               ch.pipeline()
                   .addLast(new LengthFieldBasedFrameDecoder(MAX_FRAME_BYTES, 0, 4, 0, 4))
                   .addLast(new LengthFieldPrepender(4))
-                  .addLast(handlers, new ShortCircuitHandler(store, committer, counters));
+                  .addLast(handlers, new ShortCircuitHandler(store, committer, counters, commits));
             }
           })
           .bind(new DomainSocketAddress(socketPath.toFile())).sync().channel();
@@ -196,6 +202,14 @@ public final class ShortCircuitServer implements AutoCloseable {
     }
     if (handlers != null) {
       handlers.shutdownGracefully(100, 2000, TimeUnit.MILLISECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+    if (commits != null) {
+      commits.shutdown();
+      try {
+        commits.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
     io.strata.server.DomainSocketFile.remove(socketPath, "short-circuit");
   }

@@ -119,21 +119,44 @@ final class WriteSessions {
 
   /** COMMIT: checks the file against the length and the grant, then commits locally and at the master. */
   ShortCircuitResponse commit(CommitTempBlockProto c) throws IOException {
+    return prepareCommit(c).run();
+  }
+
+  /** The rest of a commit: in the store and at the master. */
+  @FunctionalInterface
+  interface PreparedCommit {
+    ShortCircuitResponse run() throws IOException;
+  }
+
+  /**
+   * COMMIT, first part, on the connection's thread: takes the temp block out of this connection's sessions
+   * (so nothing here touches it again) and records its length and checksums. The returned call commits it in
+   * the store and at the master, and may run on any thread: it touches only the store (thread-safe) and the
+   * temp block.
+   */
+  PreparedCommit prepareCommit(CommitTempBlockProto c) throws IOException {
     BlockStore.TempBlock temp = mine(c.getBlockId());
     temps.remove(c.getBlockId());
     SentChecksums sent = sums.remove(c.getBlockId());
     counters.writesNow.decrementAndGet();
-    BlockStore.BlockMeta meta;
     try {
       sent.add(c.getChunkCrc32CList());
       temp.written(c.getLength(), sent.toArray());
-      meta = committer.commitTemp(store, temp);
     } catch (IOException | RuntimeException e) {
-      store.abort(temp); // nothing once committed; a refused commit deletes the file and returns its space
+      store.abort(temp);
       throw e;
     }
-    counters.bytesCommitted.addAndGet(meta.length());
-    return ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).build();
+    return () -> {
+      BlockStore.BlockMeta meta;
+      try {
+        meta = committer.commitTemp(store, temp);
+      } catch (IOException | RuntimeException e) {
+        store.abort(temp); // nothing once committed; a refused commit deletes the file and returns its space
+        throw e;
+      }
+      counters.bytesCommitted.addAndGet(meta.length());
+      return ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).build();
+    };
   }
 
   /** ABORT: drops the temp block. */
