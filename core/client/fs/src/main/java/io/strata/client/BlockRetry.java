@@ -161,7 +161,8 @@ final class BlockRetry {
     return code.toException(msg.toString(), last);
   }
 
-  private static String describe(IOException e) {
+  /** {@code CODE: message} (or the exception's class for a plain I/O error), at most 300 characters of message. */
+  static String describe(IOException e) {
     String m = String.valueOf(e.getMessage());
     if (m.length() > 300) {
       m = m.substring(0, 300) + "...";

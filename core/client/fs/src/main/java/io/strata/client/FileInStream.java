@@ -222,8 +222,7 @@ public final class FileInStream extends InputStream {
       throw r.finalError(describe(block, position), e);
     }
     if (!corruptCopy(e, block.blockId(), failed.worker())) {
-      failedWorkers.put(failed.worker(), e instanceof io.strata.common.exception.StrataException se
-          ? se.code() + ": " + e.getMessage() : e.toString());
+      failedWorkers.put(failed.worker(), BlockRetry.describe(e));
     }
     LOG.info("Reading block {} of {} at position {} from {} failed ({}); trying another copy", block.blockId(),
         file.path(), position, failed.source(), e.getMessage());

@@ -48,11 +48,9 @@ class MasterConnectionTest {
       ExecutorService callers = Executors.newFixedThreadPool(2);
       try (MasterConnection c = new MasterConnection(conf)) {
         Future<?> first = callers.submit(() -> c.channel());
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (accepted.get() == 0 && System.nanoTime() < until) {
-          Thread.sleep(5);
-        }
-        assertThat(accepted.get()).as("the first caller's Ping reached the hung master").isEqualTo(1);
+        // The first caller's Ping reached the hung master.
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> accepted.get() > 0);
+        assertThat(accepted.get()).isEqualTo(1);
         Future<?> second = callers.submit(() -> c.channel());
         // The lookup (a 2 s Ping deadline) is in progress: describe needs no lock it holds.
         assertThat(CompletableFuture.supplyAsync(c::describe).get(1, TimeUnit.SECONDS))

@@ -11,8 +11,6 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -72,13 +70,8 @@ class ConcurrentCompleteTest {
   void aSecondCompleteWhileTheFirstPlacesTheUfsCopy_isRefused_andTheFirstPersistsTheBytes() throws Exception {
     Path ufs = Files.createDirectories(tmp.resolve("ufs"));
     journal = new Journal(tmp.resolve("journal"), 1 << 20);
-    UfsConfig conf = new UfsConfig(manager, new MountTable.MountInfo("/", UfsManager.normalize(ufs.toString(), tmp),
-        false, false, Map.of("fs.file.impl", GatedRenameFileSystem.class.getName())), tmp, 100,
-        Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofSeconds(30), Duration.ofSeconds(5),
-        List.of(UfsManager.normalize(tmp.toString(), tmp)), 1000);
-    FileSystemMaster fs = new FileSystemMaster(new MutableClock(1_700_000_000_000L), Duration.ofSeconds(30),
-        1 << 20, journal, conf);
-    FileSystemMasterUfsTest.recover(journal, fs);
+    FileSystemMaster fs = FileSystemMasterUfsTest.open(tmp, ufs, manager, journal,
+        new MutableClock(1_700_000_000_000L), Map.of("fs.file.impl", GatedRenameFileSystem.class.getName()), 1000);
 
     FileInfo f = fs.createFile("/out/t", 100, true, 0, WriteType.THROUGH);
     Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));

@@ -71,8 +71,17 @@ class FileSystemMasterUfsTest {
   private FileSystemMaster open() throws IOException {
     Journal journal = new Journal(tmp.resolve("journal"), 1 << 20);
     journals.add(journal);
+    return open(tmp, ufs, manager, journal, clock, Map.of(), persistMaxInFlight);
+  }
+
+  /**
+   * A master over {@code journal} (replayed) whose root mount is the local dir {@code ufs} with
+   * {@code rootOptions}, its state under {@code tmp} (shared by the master tests here).
+   */
+  static FileSystemMaster open(Path tmp, Path ufs, UfsManager manager, Journal journal, MutableClock clock,
+      Map<String, String> rootOptions, int persistMaxInFlight) throws IOException {
     UfsConfig conf = new UfsConfig(manager, new MountTable.MountInfo("/", UfsManager.normalize(ufs.toString(), tmp),
-        false, false, Map.of()), tmp, BS, Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofSeconds(30),
+        false, false, rootOptions), tmp, BS, Duration.ofMillis(10), Duration.ofMillis(100), Duration.ofSeconds(30),
         Duration.ofSeconds(5), List.of(UfsManager.normalize(tmp.toString(), tmp), "hdfs://127.0.0.1:1/"),
         persistMaxInFlight);
     FileSystemMaster m = new FileSystemMaster(clock, TIMEOUT, 1 << 20, journal, conf);

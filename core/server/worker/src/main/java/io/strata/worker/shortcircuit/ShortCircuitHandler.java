@@ -136,7 +136,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     try {
       commits.execute(() -> answer(ctx, rest::run));
     } catch (java.util.concurrent.RejectedExecutionException e) {
-      answer(ctx, rest::run); // the server is closing: commit here
+      answer(ctx, rest::run); // the queue is full (a client not waiting for answers) or the server closes
     }
   }
 

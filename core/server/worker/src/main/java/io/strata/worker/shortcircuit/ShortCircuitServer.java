@@ -95,11 +95,12 @@ public final class ShortCircuitServer implements AutoCloseable {
     // A connection is served by one of these threads; a commit waits for the master and a grant may evict,
     // so more threads than cores keep one writer's commit from holding up the others' requests.
     handlers = new DefaultEventExecutorGroup(4, io.strata.server.GrpcServer.namedDaemon("worker-sc-handler"));
-    // Commits wait for the master: on threads of their own, so a slow master stalls no handler thread. At
-    // most one commit per connection is in flight (the protocol is lockstep), so the queue is bounded by
-    // the connections.
-    commits = java.util.concurrent.Executors.newFixedThreadPool(4, io.strata.server.GrpcServer.namedDaemon(
-        "worker-sc-commit"));
+    // Commits wait for the master: on threads of their own, so a slow master stalls no handler thread. An
+    // honest client has one commit in flight per connection (the protocol is lockstep), so the queue holds
+    // one per connection; past it (a client that does not wait) the handler commits in place.
+    commits = new java.util.concurrent.ThreadPoolExecutor(4, 4, 0, TimeUnit.MILLISECONDS,
+        new java.util.concurrent.ArrayBlockingQueue<>(maxConnections),
+        io.strata.server.GrpcServer.namedDaemon("worker-sc-commit"));
     try {
       serverChannel = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
           .childHandler(new ChannelInitializer<DomainSocketChannel>() {
@@ -107,11 +108,11 @@ public final class ShortCircuitServer implements AutoCloseable {
             protected void initChannel(DomainSocketChannel ch) {
               if (connections.size() >= maxConnections) {
                 // Every connection holds a descriptor: past the bound the client streams instead.
-                counters.refusedConnections.incrementAndGet();
-                if (counters.refusedConnections.get() == 1 || counters.refusedConnections.get() % 1000 == 0) {
+                long refused = counters.refusedConnections.incrementAndGet();
+                if (refused == 1 || refused % 1000 == 0) {
                   LOG.warn("Refused a short-circuit connection on {}: {} are open, the most served at once "
                       + "(strata.worker.shortcircuit.connections.max; {} refused so far)", socketPath,
-                      connections.size(), counters.refusedConnections.get());
+                      connections.size(), refused);
                 }
                 ch.close();
                 return;

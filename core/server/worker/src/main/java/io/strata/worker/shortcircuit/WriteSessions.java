@@ -117,11 +117,6 @@ final class WriteSessions {
     return file;
   }
 
-  /** COMMIT: checks the file against the length and the grant, then commits locally and at the master. */
-  ShortCircuitResponse commit(CommitTempBlockProto c) throws IOException {
-    return prepareCommit(c).run();
-  }
-
   /** The rest of a commit: in the store and at the master. */
   @FunctionalInterface
   interface PreparedCommit {
@@ -130,7 +125,8 @@ final class WriteSessions {
 
   /**
    * COMMIT, first part, on the connection's thread: takes the temp block out of this connection's sessions
-   * (so nothing here touches it again) and records its length and checksums. The returned call commits it in
+   * (so nothing here touches it again) and records its length and checksums (the store checks the file
+   * against them and the grant at commit). The returned call commits it in
    * the store and at the master, and may run on any thread: it touches only the store (thread-safe) and the
    * temp block.
    */
