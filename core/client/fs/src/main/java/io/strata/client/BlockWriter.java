@@ -29,6 +29,30 @@ interface BlockWriter {
   void cancel();
 
   /**
+   * Whether this writer keeps the block's bytes itself, readable back after it fails ({@link #detachBytes}):
+   * then the caller need not keep them, and may write from arrays it goes on changing ({@link #writeThrough}).
+   */
+  default boolean keepsBytes() {
+    return false;
+  }
+
+  /**
+   * Writes {@code len} bytes of {@code b} from {@code off}, done with the array on return (only when
+   * {@link #keepsBytes}); on failure none of them counts as written.
+   */
+  default void writeThrough(byte[] b, int off, int len) throws IOException {
+    throw new UnsupportedOperationException("this writer does not keep the block's bytes");
+  }
+
+  /**
+   * After a failure, before {@link #cancel}, when {@link #keepsBytes}: the bytes written so far, handed over
+   * into {@code to} (which then owns what holds them). Null when they cannot be had.
+   */
+  default BlockReplayBuffer detachBytes(BlockReplayBuffer to) {
+    return null;
+  }
+
+  /**
    * The writer for a block of {@code maxLength} bytes at {@code worker}: short-circuit when the worker is on
    * this host (its host name is {@code strata.user.hostname}, the rule reads follow) and
    * {@code strata.user.shortcircuit.mode} is not off, else (or when short-circuit is not possible here; the

@@ -419,11 +419,13 @@ public final class ClientKeys {
 
   public static final PropertyKey<Long> SHORT_CIRCUIT_WRITE_GRANT_SIZE =
       PropertyKey.bytesKey("strata.user.shortcircuit.write.grant.size")
-          .defaultValue("8MB")
+          .defaultValue("64MB")
           .validate(v -> v >= 64 * 1024, "at least 64KB")
           .doc("A block written short-circuit asks the local worker for room this many bytes at a time, before "
               + "writing the bytes that need it (the worker reserves them in its tier's accounting; a full tier "
-              + "refuses with RESOURCE_EXHAUSTED).")
+              + "refuses with RESOURCE_EXHAUSTED). Each request is a round trip to the worker; the default, one "
+              + "default block, reserves a block whole when it starts (the unused part of the last block goes "
+              + "back at its commit).")
           .build();
 
   public static final PropertyKey<String> SHORT_CIRCUIT_SOCKET_PATH =

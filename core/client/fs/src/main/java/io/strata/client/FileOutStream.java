@@ -65,6 +65,11 @@ public final class FileOutStream extends OutputStream {
   private BlockWriter block;
   /** The current block's bytes so far, re-sent to another worker when its worker fails. */
   private final BlockReplayBuffer replay;
+  /**
+   * Bytes were written through the current writer ({@link #writeThrough}): it holds all of the block so far,
+   * and {@link #replay} none of what came after it took over.
+   */
+  private boolean wroteThrough;
   private final BlockRetry.Policy retryPolicy;
   /** Retries of the current block after its workers failed; null before a failure. */
   private BlockRetry blockRetry;
@@ -131,6 +136,21 @@ public final class FileOutStream extends OutputStream {
       if (writeType.cachesBlocks() && block == null && !blockDropped && !throughUfs) {
         openBlock();
       }
+      if (chunkFill == 0 && block != null && ufs == null && !writeType.writesUfs() && block.keepsBytes()) {
+        // Short-circuit, no under file system copy: straight from the caller's array into the block's file,
+        // which keeps the bytes for a failover (no chunk copy, nothing kept on the heap).
+        int n = (int) Math.min(Math.min(len, chunkSize), blockSize - blockFill);
+        if (writeThrough(b, off, n)) {
+          blockFill += n;
+          length += n;
+          off += n;
+          len -= n;
+          if (blockFill == blockSize) {
+            finishBlock();
+          }
+        }
+        continue;
+      }
       if (chunk == null) {
         chunk = replay.reuse(chunkSize);
         chunkFill = 0;
@@ -162,6 +182,7 @@ public final class FileOutStream extends OutputStream {
     long blockId = BlockId.of(file.id(), blockIndex);
     replay.clear();
     blockRetry = null;
+    wroteThrough = false;
     try {
       block = newWriter(blockId);
     } catch (ResourceExhaustedException e) {
@@ -206,6 +227,12 @@ public final class FileOutStream extends OutputStream {
     while (true) {
       BlockWriter failed = block;
       block = null;
+      if (wroteThrough) {
+        // Every byte of the block so far is in the failed writer's file (replayed into it, then written
+        // through): its descriptor is what the next writer is replayed from.
+        failed.detachBytes(replay);
+        wroteThrough = false;
+      }
       failed.cancel();
       failedWorkers.add(failed.worker());
       String what = "Writing block " + blockIndex + " (id " + failed.blockId() + ") of " + file.path() + " ("
@@ -398,6 +425,32 @@ public final class FileOutStream extends OutputStream {
     }
   }
 
+  /**
+   * Writes {@code n} bytes of the caller's array through the current block's writer, which keeps them
+   * ({@link BlockWriter#keepsBytes}). False when its worker failed and the block failed over instead: the
+   * bytes so far went to the new writer, these did not, and the caller sends them again.
+   */
+  private boolean writeThrough(byte[] b, int off, int n) throws IOException {
+    try {
+      try {
+        block.writeThrough(b, off, n);
+        wroteThrough = true;
+        return true;
+      } catch (ResourceExhaustedException e) {
+        throw e; // no under file system copy to leave the block to (CACHE_THROUGH never writes through)
+      } catch (IOException e) {
+        if (!BlockRetry.isCopyFailure(e)) {
+          throw e;
+        }
+        failover(e);
+        return false;
+      }
+    } catch (IOException | RuntimeException e) {
+      abort();
+      throw e;
+    }
+  }
+
   private void finishBlock() throws IOException {
     blockFill = 0;
     if (block == null) {
@@ -415,13 +468,11 @@ public final class FileOutStream extends OutputStream {
           break;
         } catch (ResourceExhaustedException e) {
           if (!dropBlock(e)) {
-            block = null;
-            abort();
+            abort(); // cancels the writer too (harmless after its failure; closes what it holds)
             throw e;
           }
         } catch (IOException e) {
           if (!BlockRetry.isCopyFailure(e)) {
-            block = null;
             abort();
             throw e;
           }
@@ -430,7 +481,6 @@ public final class FileOutStream extends OutputStream {
       }
       blockDropped = false;
     } catch (RuntimeException e) {
-      block = null;
       abort();
       throw e;
     }
@@ -505,6 +555,7 @@ public final class FileOutStream extends OutputStream {
       block.cancel();
       block = null;
     }
+    replay.clear(); // closes a failed writer's file it kept
     if (ufs != null) {
       ufs.cancel();
       ufs = null;

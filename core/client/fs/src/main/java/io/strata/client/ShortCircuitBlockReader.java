@@ -15,14 +15,20 @@ import java.nio.ByteBuffer;
  * caller's array (one copy, from the page cache). Closing releases the worker's read lock.
  *
  * <p>With checksums ({@link ClientKeys#SHORT_CIRCUIT_CHECKSUM_VERIFY}) it first fetches the worker's stored
- * CRC32C of the chunks the range covers (over the domain socket), then checks every whole checksum chunk it
- * reads: a chunk the caller asks for whole is read into the caller's array and checked there; a chunk cut by
+ * CRC32C of the chunks the range covers (sent with the OPEN answer, else asked over the domain socket), then checks every whole checksum chunk it
+ * reads: the whole chunks the caller asks for (up to {@link #MAX_READ_BYTES} a call) are read into the caller's
+ * array in one positioned read and checked there; a chunk cut by
  * the range or the caller's length is read whole into a 64 KiB scratch buffer, checked, and copied out. A
  * mismatch is a {@link CorruptBlockException} naming the block, the worker and the chunk's offset.
  *
  * <p>Not thread-safe: one reader thread.
  */
 final class ShortCircuitBlockReader implements BlockRangeReader {
+  /**
+   * The most one read call reads: a heap read goes through the JDK's temporary direct buffer of the same size
+   * (cached per thread), so this bounds that buffer; 1 MiB is what a plain file read of 1 MiB uses too.
+   */
+  static final int MAX_READ_BYTES = 1 << 20;
   private final ShortCircuitClient.OpenBlock block;
   private final WorkerAddress worker;
   private final long end;
@@ -96,7 +102,7 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
     if (pos >= end) {
       return -1;
     }
-    int want = (int) Math.min(len, end - pos);
+    int want = (int) Math.min(Math.min(len, end - pos), MAX_READ_BYTES);
     if (sums == null) {
       int n = block.channel().read(ByteBuffer.wrap(b, off, want), pos);
       if (n < 0) {
@@ -109,22 +115,27 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
     long chunkStart = ChunkChecksums.chunkStart(chunk);
     long chunkEnd = ChunkChecksums.chunkEnd(chunk, block.length());
     if (pos == chunkStart && chunkEnd <= end && want >= chunkEnd - chunkStart) {
-      // Whole chunks straight into the caller's array, each checked there.
-      int n = 0;
-      while (true) {
-        int size = (int) (chunkEnd - chunkStart);
-        readFully(ByteBuffer.wrap(b, off + n, size), chunkStart);
-        check(chunk, b, off + n, size);
-        n += size;
-        chunk++;
-        chunkStart = chunkEnd;
-        chunkEnd = ChunkChecksums.chunkEnd(chunk, block.length());
-        if (chunkStart >= end || chunkEnd > end || want - n < chunkEnd - chunkStart) {
+      // Whole chunks, as many as the caller's length holds: one read straight into the caller's array (as a
+      // plain file read does), then each chunk checked there while it is still in the CPU's cache.
+      int last = chunk;
+      long stop = chunkEnd;
+      while (stop < block.length()) {
+        long next = ChunkChecksums.chunkEnd(last + 1, block.length());
+        if (next > pos + want) {
           break;
         }
+        last++;
+        stop = next;
       }
-      pos += n;
-      return n;
+      int size = (int) (stop - pos);
+      readFully(ByteBuffer.wrap(b, off, size), pos);
+      for (int c = chunk, at = off; c <= last; c++) {
+        int n = (int) (ChunkChecksums.chunkEnd(c, block.length()) - ChunkChecksums.chunkStart(c));
+        check(c, b, at, n);
+        at += n;
+      }
+      pos += size;
+      return size;
     }
     if (scratchChunk != chunk) {
       if (scratch == null) {

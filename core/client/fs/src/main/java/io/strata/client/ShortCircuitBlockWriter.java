@@ -13,6 +13,11 @@ import java.nio.ByteBuffer;
  * The bytes never cross a socket; their CRC32C per checksum chunk ({@link ChunkChecksums}) is computed
  * here as they are written and travels with the grants and the commit, becoming the block's checksums.
  *
+ * <p>When its descriptor of the temp file is readable too, it {@link #keepsBytes}: the caller writes from its
+ * own arrays ({@link #writeThrough}: no copy into a chunk of its own, nothing kept on the heap), and when the
+ * worker fails the bytes written so far are read back from this descriptor ({@link #detachBytes}), which
+ * holds them even when the worker is gone or has deleted the file.
+ *
  * <p>Not thread-safe: one writer thread.
  */
 final class ShortCircuitBlockWriter implements BlockWriter {
@@ -40,6 +45,25 @@ final class ShortCircuitBlockWriter implements BlockWriter {
 
   @Override
   public void write(byte[] chunk, int length) throws IOException {
+    writeThrough(chunk, 0, length);
+  }
+
+  @Override
+  public boolean keepsBytes() {
+    return block.readable();
+  }
+
+  @Override
+  public BlockReplayBuffer detachBytes(BlockReplayBuffer to) {
+    if (!block.readable()) {
+      return null;
+    }
+    to.keepFile(block.detachChannel(), written);
+    return to;
+  }
+
+  @Override
+  public void writeThrough(byte[] b, int off, int length) throws IOException {
     long end = written + length;
     if (end > block.granted()) {
       // The next increment, or more when one chunk is larger: the worker reserves it in its store's accounting.
@@ -52,11 +76,13 @@ final class ShortCircuitBlockWriter implements BlockWriter {
       block.grant(Math.max(grantSize, end - block.granted()), next, 0, next.length);
       sent = upTo;
     }
-    crcs.update(chunk, 0, length);
-    ByteBuffer buf = ByteBuffer.wrap(chunk, 0, length);
+    ByteBuffer buf = ByteBuffer.wrap(b, off, length);
     while (buf.hasRemaining()) {
-      block.channel().write(buf, written + buf.position());
+      block.channel().write(buf, written + buf.position() - off);
     }
+    // After the write: a write that failed part way leaves the checksums as they were, so the bytes count
+    // as not written (a failover replays up to `written` and sends these again).
+    crcs.update(b, off, length);
     written = end;
   }
 

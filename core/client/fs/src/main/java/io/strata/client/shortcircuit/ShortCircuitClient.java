@@ -130,7 +130,7 @@ public final class ShortCircuitClient implements AutoCloseable {
       return null;
     }
     opens.incrementAndGet();
-    return new OpenBlock(this, worker, conn, blockId, opened.length(), opened.tier(), ch);
+    return new OpenBlock(this, worker, conn, blockId, opened.length(), opened.tier(), ch, opened.sums());
   }
 
   /**
@@ -283,10 +283,12 @@ public final class ShortCircuitClient implements AutoCloseable {
     private final long length;
     private final String tier;
     private final FileChannel channel;
+    /** Stored checksums from chunk 0 that came with the OPEN answer (null: none came). */
+    private final int[] sentSums;
     private boolean closed;
 
     OpenBlock(ShortCircuitClient client, WorkerAddress worker, ShortCircuitConnection conn, long blockId,
-        long length, String tier, FileChannel channel) {
+        long length, String tier, FileChannel channel, int[] sentSums) {
       this.client = client;
       this.worker = worker;
       this.conn = conn;
@@ -294,6 +296,7 @@ public final class ShortCircuitClient implements AutoCloseable {
       this.length = length;
       this.tier = tier;
       this.channel = channel;
+      this.sentSums = sentSums;
     }
 
     public long blockId() {
@@ -313,12 +316,16 @@ public final class ShortCircuitClient implements AutoCloseable {
     }
 
     /**
-     * The worker's stored checksums of chunks [first, first + count) of this block, fetched over the domain
-     * socket (one call per few thousand); DATA_LOSS when the worker has none for its copy.
+     * The worker's stored checksums of chunks [first, first + count) of this block: those the OPEN answer
+     * carried, else fetched over the domain socket (one call per few thousand); DATA_LOSS when the worker
+     * has none for its copy.
      */
     public int[] checksums(int first, int count) throws IOException {
       if (closed) {
         throw new IOException("block " + blockId + " is closed");
+      }
+      if (sentSums != null && first >= 0 && count >= 0 && first + count <= sentSums.length) {
+        return java.util.Arrays.copyOfRange(sentSums, first, first + count);
       }
       return conn.checksums(blockId, first, count);
     }

@@ -24,6 +24,10 @@ import java.nio.file.StandardOpenOption;
  * tiers and commits at the master) or {@link #abort}. If this process dies first, its connection ends
  * and the worker drops the temp block.
  *
+ * <p>The channel is opened for reading too where the file's mode allows ({@link #readable}), so that a
+ * writer whose worker fails can read back what it wrote ({@link #detachChannel}); it stays open until the
+ * commit succeeds, since a failed commit is such a failure.
+ *
  * <p>Not thread-safe: one writer thread.
  */
 public final class ShortCircuitWrite {
@@ -32,8 +36,11 @@ public final class ShortCircuitWrite {
   private final ShortCircuitConnection conn;
   private final long blockId;
   private final FileChannel channel;
+  private final boolean readable;
   private long granted;
   private boolean done;
+  /** The channel was handed to the caller ({@link #detachChannel}), who closes it. */
+  private boolean detached;
 
   private ShortCircuitWrite(ShortCircuitClient client, WorkerAddress worker, ShortCircuitConnection conn, long blockId,
       FileChannel channel, long granted) {
@@ -42,7 +49,17 @@ public final class ShortCircuitWrite {
     this.conn = conn;
     this.blockId = blockId;
     this.channel = channel;
+    this.readable = channel != null && canRead(channel);
     this.granted = granted;
+  }
+
+  private static boolean canRead(FileChannel ch) {
+    try {
+      ch.read(java.nio.ByteBuffer.allocate(0), 0); // refused before any I/O when not open for reading
+      return true;
+    } catch (java.nio.channels.NonReadableChannelException | IOException e) {
+      return false;
+    }
   }
 
   /**
@@ -79,7 +96,7 @@ public final class ShortCircuitWrite {
     FileChannel ch;
     try {
       ch = mode == ShortCircuitClient.Mode.FD ? conn.receiveDescriptor(blockId, true)
-          : FileChannel.open(Path.of(r.getPath()), StandardOpenOption.WRITE);
+          : ShortCircuitConnection.openForWrite(Path.of(r.getPath()));
     } catch (IOException e) {
       String how = mode == ShortCircuitClient.Mode.FD ? "by descriptor" : "by path " + r.getPath();
       client.fallback("write-" + mode + ":" + worker, "Short-circuit " + mode.name().toLowerCase(java.util.Locale.ROOT)
@@ -120,6 +137,21 @@ public final class ShortCircuitWrite {
     return channel;
   }
 
+  /** Whether {@link #channel()} can also read the file back (the file's mode lets this client read it). */
+  public boolean readable() {
+    return readable;
+  }
+
+  /**
+   * Hands the channel to the caller, who closes it: after a failure, the bytes written so far stay readable
+   * through it (the descriptor keeps the file even once the worker deletes it or is gone), and
+   * {@link #abort} no longer closes it.
+   */
+  public FileChannel detachChannel() {
+    detached = true;
+    return channel;
+  }
+
   /** Bytes the worker has granted so far: the block may hold at most this many at commit. */
   public long granted() {
     return granted;
@@ -149,12 +181,12 @@ public final class ShortCircuitWrite {
   }
 
   /**
-   * Closes the file and commits the block with {@code length} bytes and {@code crcs[from, to)}, the
-   * checksums not sent with a grant yet (at most {@link #MAX_CHECKSUMS_PER_MESSAGE}: send more with
-   * {@code grant(0, ...)} first); returns the committed length.
+   * Commits the block with {@code length} bytes and {@code crcs[from, to)}, the checksums not sent with a
+   * grant yet (at most {@link #MAX_CHECKSUMS_PER_MESSAGE}: send more with {@code grant(0, ...)} first), then
+   * closes the file; returns the committed length. When the commit fails the file stays open, for
+   * {@link #detachChannel} (or {@link #abort}, which closes it).
    */
   public long commit(long length, int[] crcs, int from, int to) throws IOException {
-    channel.close();
     CommitTempBlockProto.Builder c = CommitTempBlockProto.newBuilder().setBlockId(blockId).setLength(length);
     for (int i = from; i < to; i++) {
       c.addChunkCrc32C(crcs[i]);
@@ -164,24 +196,36 @@ public final class ShortCircuitWrite {
     if (!r.getErrorCode().isEmpty()) {
       throw refusal(r, "Committing block " + blockId + " on worker " + worker);
     }
+    closeChannel();
     return r.getLength();
   }
 
-  /** Drops the temp block at the worker (quietly: a dead connection drops it there too). */
+  /**
+   * Drops the temp block at the worker (quietly: a dead connection drops it there too) and closes the file
+   * unless it was detached. Harmless after a failure or a commit.
+   */
   public void abort() {
+    closeChannel();
     if (done) {
       return;
     }
     try {
-      if (channel != null) {
-        channel.close();
-      }
       conn.call(ShortCircuitRequest.newBuilder().setAbort(AbortTempBlockProto.newBuilder().setBlockId(blockId))
           .build());
       finish();
     } catch (IOException e) {
       done = true;
       client.drop(conn);
+    }
+  }
+
+  private void closeChannel() {
+    if (channel != null && !detached) {
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // nothing buffered: FileChannel writes go straight to the file
+      }
     }
   }
 

@@ -88,7 +88,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     }
     switch (req.getOpCase()) {
       case OPEN:
-        open(ctx, req.getOpen().getBlockId(), req.getOpen().getPromote());
+        open(ctx, req.getOpen().getBlockId(), req.getOpen().getPromote(), req.getOpen().getWithChecksums());
         break;
       case SEND_FD:
         sendFd(ctx, req.getSendFd().getBlockId(), req.getSendFd().getWrite());
@@ -140,7 +140,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     }
   }
 
-  private void open(ChannelHandlerContext ctx, long blockId, boolean promote) {
+  private void open(ChannelHandlerContext ctx, long blockId, boolean promote, boolean withChecksums) {
     if (openCount >= MAX_OPEN_PER_CONNECTION) {
       // Each open holds a descriptor and a read lock that delays the block's removal: a client closes what
       // it is done with (Strata's own keeps one block open per connection).
@@ -171,7 +171,31 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     counters.opens.incrementAndGet();
     counters.openNow.incrementAndGet();
     BlockStore.BlockMeta meta = handle.meta();
-    reply(ctx, ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).setPath(path).build());
+    ShortCircuitResponse.Builder r = ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier())
+        .setPath(path);
+    if (withChecksums) {
+      addChecksums(r, handle, blockId);
+    }
+    reply(ctx, r.build());
+  }
+
+  /**
+   * The first {@link #MAX_CHECKSUMS} stored checksums of an opened block, for an OPEN that asked for them; none
+   * when they cannot be had (the client's GET_CHECKSUMS then gets the reason as its answer).
+   */
+  private static void addChecksums(ShortCircuitResponse.Builder r, BlockStore.ReadHandle handle, long blockId) {
+    int[] sums;
+    try {
+      sums = handle.checksums();
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("No checksums of block {} for its OPEN answer: {}", blockId, e.toString());
+      return;
+    }
+    int n = Math.min(sums.length, MAX_CHECKSUMS);
+    for (int i = 0; i < n; i++) {
+      r.addChunkCrc32C(sums[i]);
+    }
+    r.setBytesPerChecksum(io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES);
   }
 
   private void sendFd(ChannelHandlerContext ctx, long blockId, boolean write) {
