@@ -80,6 +80,7 @@ public final class FileSystemContext implements Closeable {
   private final java.util.concurrent.atomic.AtomicLong callIds = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean closed;
   private io.strata.client.shortcircuit.ShortCircuitClient shortCircuit;
+  private io.strata.client.transfer.TransferClient transfer;
   private final BlockDataMarshalling marshalling = new BlockDataMarshalling();
   private static final Metadata PLAIN_HEADERS = new Metadata();
 
@@ -183,6 +184,13 @@ public final class FileSystemContext implements Closeable {
   /** Closes idle channels of the current pool and frees retired pools that have drained. */
   private void checkChannels() {
     current.channels.evictIdle();
+    io.strata.client.transfer.TransferClient t;
+    synchronized (this) {
+      t = transfer;
+    }
+    if (t != null) {
+      t.closeIdle();
+    }
     freeDrainedPools();
   }
 
@@ -355,6 +363,32 @@ public final class FileSystemContext implements Closeable {
     return shortCircuit;
   }
 
+  /** Idle block transfer connections are kept this long at most: well under the worker's idle timeout. */
+  private static final long TRANSFER_IDLE_MS = 30_000;
+
+  /**
+   * Block transfers ({@code strata.user.network.transfer.enabled}; created on first use, closed with this
+   * context), or null when they are off.
+   */
+  synchronized io.strata.client.transfer.TransferClient transfer() {
+    if (transfer == null && !closed && current.conf.get(ClientKeys.NETWORK_TRANSFER_ENABLED)) {
+      transfer = new io.strata.client.transfer.TransferClient(current.conf.get(ClientKeys.DATA_DOMAIN_SOCKET_ENABLED),
+          current.conf.get(ClientKeys.TRANSFER_DOMAIN_SOCKET_PATH), this::onThisHost, rpcTimeoutMs,
+          current.conf.get(ClientKeys.TRANSFER_CONNECTIONS_IDLE_MAX), TRANSFER_IDLE_MS, System::nanoTime);
+    }
+    return transfer;
+  }
+
+  /** Block transfer connections kept open between reads now (0 before the first transfer; for tests). */
+  public synchronized int idleTransferConnections() {
+    return transfer == null ? 0 : transfer.idleConnections();
+  }
+
+  /** Why workers on this host get block transfers over TCP rather than their transfer domain sockets. */
+  public synchronized java.util.Collection<String> transferDomainSocketFallbackReasons() {
+    return transfer == null ? java.util.List.of() : transfer.domainSocketFallbackReasons();
+  }
+
   /** The local page cache ({@code strata.user.client.cache.*}), or null when it is off or its dir is in use. */
   LocalPageCache pageCache() {
     return pageCache;
@@ -374,6 +408,9 @@ public final class FileSystemContext implements Closeable {
     synchronized (this) {
       if (shortCircuit != null) {
         shortCircuit.close();
+      }
+      if (transfer != null) {
+        transfer.close();
       }
     }
     leases.close();
