@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * write, so no call ever waits for it. Calls and streams already running finish on the old pool: its idle
  * channels shut down at once, busy ones when their last call in flight ends, and the pool's event loops
  * are let go once all are down. Read once, from the configuration at start: the lease renewal interval,
- * the short-circuit, metadata cache and page cache settings, the idle check and the sync interval themselves.
+ * the short-circuit, block transfer, metadata cache and page cache settings, the idle check and the sync
+ * interval themselves.
  *
  * <p>Thread-safe.
  */
