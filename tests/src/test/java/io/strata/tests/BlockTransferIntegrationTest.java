@@ -133,7 +133,9 @@ class BlockTransferIntegrationTest {
       // every byte once for the sequential read, plus the ranges widened to whole 64 KiB checksum chunks
       assertThat(server().bytesSent() - bytes0).isBetween((long) SIZE + 17 + 11 + 140_003 + 1 + (3 << 20),
           (long) SIZE + 17 + 11 + 140_003 + 1 + (3 << 20) + 12L * 65_536);
-      // the reads ran one at a time, so one connection served them all and is kept for the next
+      // the reads ran one at a time, so one connection served them all (the unread tails of widened ranges
+      // drained) and is kept for the next
+      assertThat(ctx.transferConnectionsOpened()).isEqualTo(1);
       assertThat(ctx.idleTransferConnections()).isEqualTo(1);
     }
     await().atMost(Duration.ofSeconds(5)).until(() -> server().transfersNow() == 0);
@@ -337,6 +339,7 @@ class BlockTransferIntegrationTest {
       } // closed with most of the block unsent: that connection is out of step and is dropped
       assertThat(ctx.idleTransferConnections()).isZero();
       assertThat(readAll(fs, "/data")).isEqualTo(DATA);
+      assertThat(ctx.transferConnectionsOpened()).isEqualTo(2);
       assertThat(ctx.idleTransferConnections()).isEqualTo(1);
     }
     await().atMost(Duration.ofSeconds(10)).until(() -> server().transfersNow() == 0);

@@ -385,6 +385,11 @@ public final class FileSystemContext implements Closeable {
     return transfer == null ? 0 : transfer.idleConnections();
   }
 
+  /** Block transfer connections opened so far (for tests). */
+  public synchronized long transferConnectionsOpened() {
+    return transfer == null ? 0 : transfer.connectionsOpened();
+  }
+
   /** Why workers on this host get block transfers over TCP rather than their transfer domain sockets. */
   public synchronized java.util.Collection<String> transferDomainSocketFallbackReasons() {
     return transfer == null ? java.util.List.of() : transfer.domainSocketFallbackReasons();

@@ -15,8 +15,8 @@ import java.util.List;
 /**
  * Reads a range of one block from one worker over the block transfer protocol ({@link TransferClient}): the
  * worker sends the bytes from its block file with sendfile, this reader pulls them from the socket on the
- * caller's thread into one direct buffer of up to {@link #BUFFER_BYTES}, checks each whole checksum chunk
- * in it against the stored CRC32C the worker sent ahead of the bytes (unless
+ * caller's thread into its connection's direct buffer ({@link TransferClient#BUFFER_BYTES}), checks each
+ * whole checksum chunk in it against the stored CRC32C the worker sent ahead of the bytes (unless
  * {@link ClientKeys#READ_CHECKSUM_VERIFY} is off), and only then copies the part inside the requested range
  * into the caller's array. A mismatch, or a worker saying its copy is lost (DATA_LOSS), is a
  * {@link CorruptBlockException} naming the block, the worker and the offset, as for the gRPC stream.
@@ -24,9 +24,6 @@ import java.util.List;
  * <p>Not thread-safe: one reader thread.
  */
 final class TransferBlockReader implements BlockRangeReader {
-  /** The most read from the socket at once, and so buffered per open reader. */
-  static final int BUFFER_BYTES = 1 << 20;
-
   private final WorkerAddress worker;
   private final long blockId;
   private final long offset;
@@ -73,8 +70,8 @@ final class TransferBlockReader implements BlockRangeReader {
           + sums.size() + " checksums");
     }
     this.bufStart = r.offset();
-    this.buf = ByteBuffer.allocateDirect((int) Math.min(BUFFER_BYTES, Math.max(1, sent)));
-    buf.limit(0);
+    this.buf = r.buffer();
+    buf.clear().limit(0);
   }
 
   @Override
@@ -89,6 +86,13 @@ final class TransferBlockReader implements BlockRangeReader {
 
   @Override
   public int read(byte[] b, int off, int len) throws IOException {
+    if (closed) {
+      // The buffer went back with the connection: only the end may be asked for again.
+      if (received == end - offset) {
+        return -1;
+      }
+      throw new java.io.IOException("The read of block " + blockId + " from worker " + worker + " was closed");
+    }
     if (len == 0) {
       return 0;
     }
@@ -124,7 +128,8 @@ final class TransferBlockReader implements BlockRangeReader {
     if (!sums.isEmpty()) {
       // Whole chunks: the buffer is a multiple of the chunk size, and the sent range starts on a chunk.
       int first = ChunkChecksums.chunkOf(start - read.offset());
-      int bad = ChunkChecksums.firstMismatch(buf, sums.subList(first, first + ChunkChecksums.chunkCount(buf.limit())));
+      int count = ChunkChecksums.chunkCount(buf.limit());
+      int bad = ChunkChecksums.firstMismatch(buf, sums.subList(first, first + count));
       if (bad >= 0) {
         long at = start + (long) bad * ChunkChecksums.CHUNK_BYTES;
         close();

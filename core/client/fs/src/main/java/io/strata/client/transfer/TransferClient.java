@@ -50,6 +50,13 @@ public final class TransferClient implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TransferClient.class);
   /** Longest response header accepted (the checksums of a 1 GiB block take 80 KiB). */
   static final int MAX_HEADER_BYTES = 1 << 20;
+  /** Each connection's read buffer: what a reader pulls from the socket at once. */
+  public static final int BUFFER_BYTES = 1 << 20;
+  /**
+   * Most unread bytes a closed read drains to keep its connection (the tail of a range widened to whole
+   * checksum chunks is under 64 KiB); past this the connection is closed instead.
+   */
+  static final int DRAIN_MAX_BYTES = 256 << 10;
 
   private final boolean domainSocket;
   private final String socketTemplate;
@@ -63,6 +70,7 @@ public final class TransferClient implements AutoCloseable {
   /** Workers whose transfer domain socket was not usable: the reason, logged once. */
   private final Map<WorkerAddress, String> tcpOnly = new ConcurrentHashMap<>();
   private volatile boolean closed;
+  private final java.util.concurrent.atomic.AtomicLong opened = new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * @param domainSocket reach workers on this host over their transfer domain socket
@@ -141,6 +149,11 @@ public final class TransferClient implements AutoCloseable {
       idle.values().removeIf(Deque::isEmpty);
     }
     stale.forEach(Connection::close);
+  }
+
+  /** Connections opened so far (for tests: reads one after another share one). */
+  public long connectionsOpened() {
+    return opened.get();
   }
 
   /** Connections kept idle now (for tests). */
@@ -237,6 +250,7 @@ public final class TransferClient implements AutoCloseable {
         ch.finishConnect();
       }
       key.interestOps(0);
+      opened.incrementAndGet();
       return new Connection(worker, ch, selector, where);
     } catch (StrataException e) {
       closeQuietly(ch, selector);
@@ -278,6 +292,8 @@ public final class TransferClient implements AutoCloseable {
     final Selector selector;
     final String where;
     final SelectionKey key;
+    /** Allocated on the first read, then kept with the connection (a direct buffer costs to make). */
+    private ByteBuffer buffer;
     long idleSince;
 
     Connection(WorkerAddress worker, SocketChannel ch, Selector selector, String where) {
@@ -380,6 +396,13 @@ public final class TransferClient implements AutoCloseable {
       }
     }
 
+    ByteBuffer buffer() {
+      if (buffer == null) {
+        buffer = ByteBuffer.allocateDirect(BUFFER_BYTES);
+      }
+      return buffer;
+    }
+
     void close() {
       closeQuietly(ch, selector);
     }
@@ -454,12 +477,36 @@ public final class TransferClient implements AutoCloseable {
       return remaining;
     }
 
+    /**
+     * The connection's read buffer, for this read's bytes: {@link #BUFFER_BYTES}, direct, contents undefined.
+     * Only until {@link #close}.
+     */
+    public ByteBuffer buffer() {
+      return conn.buffer();
+    }
+
+    /**
+     * Ends the read. The connection is kept for the next read when every byte was read, or when few are left
+     * (read and dropped here); otherwise it is closed, and the worker releases the block when it notices.
+     */
     @Override
     public void close() {
       if (done) {
         return;
       }
       done = true;
+      if (remaining > 0 && remaining <= DRAIN_MAX_BYTES) {
+        try {
+          ByteBuffer b = conn.buffer();
+          while (remaining > 0) {
+            b.clear();
+            readFully(b);
+          }
+        } catch (IOException e) {
+          conn.close();
+          return;
+        }
+      }
       if (remaining == 0) {
         giveBack(conn);
       } else {

@@ -211,11 +211,17 @@ public final class TransferServer implements AutoCloseable {
     if (connections != null) {
       connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
     }
-    if (group != null) {
-      group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    // Both at once, each with a short quiet period: a closed connection's pipeline teardown hops between
+    // the event loop and its handler thread, and neither may be gone while the other still hands it work.
+    io.netty.util.concurrent.Future<?> loops = group == null ? null
+        : group.shutdownGracefully(100, 5000, TimeUnit.MILLISECONDS);
+    io.netty.util.concurrent.Future<?> handling = handlers == null ? null
+        : handlers.shutdownGracefully(100, 5000, TimeUnit.MILLISECONDS);
+    if (loops != null) {
+      loops.awaitUninterruptibly(10, TimeUnit.SECONDS);
     }
-    if (handlers != null) {
-      handlers.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+    if (handling != null) {
+      handling.awaitUninterruptibly(10, TimeUnit.SECONDS);
     }
   }
 }
