@@ -519,7 +519,7 @@ class JournalTest {
     Journal.format(dir, true);
 
     assertThat(Journal.hasContent(dir)).isFalse();
-    assertThat(Files.readString(dir.resolve("VERSION"))).isEqualTo(Journal.VERSION);
+    assertThat(Files.readString(dir.resolve("VERSION"))).isEqualTo(JournalFiles.VERSION);
     assertThat(replayFresh()).isEmpty();
   }
 
@@ -529,7 +529,7 @@ class JournalTest {
 
     Journal.format(fresh, false);
 
-    assertThat(Files.readString(fresh.resolve("VERSION"))).isEqualTo(Journal.VERSION);
+    assertThat(Files.readString(fresh.resolve("VERSION"))).isEqualTo(JournalFiles.VERSION);
     assertThat(Files.isDirectory(fresh.resolve("segments"))).isTrue();
     assertThat(Journal.hasContent(fresh)).isFalse();
   }
