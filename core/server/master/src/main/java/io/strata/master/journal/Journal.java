@@ -8,6 +8,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -24,19 +25,23 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Protocol: state changes are applied in memory and {@link #append}ed while the changed structure's
  * lock is held (so journal order is apply order); the RPC then calls {@link #awaitFlushed} before it
- * answers. One writer thread drains everything queued, writes it with one {@code write} and one
- * {@code fsync}: concurrent callers share an fsync (group commit). Recovery = newest checkpoint, then
+ * answers. Group commit: one thread at a time drains everything queued and writes it with one
+ * {@code write} and one {@code fsync}, so concurrent callers share an fsync; that thread is a waiting
+ * caller itself (no hand-off to a writer thread and back on the path of an acknowledgement), or the
+ * background writer for entries nobody waits for. Recovery = newest checkpoint, then
  * the segments after it; a torn last record is cut, any other damage stops the master
  * ({@link CorruptJournalException}). The entries of one operation ({@link #append(List)}) carry a
  * "continues" flag on all but the last; replay applies an operation only when its last entry is read, and
  * cuts an operation whose last entry never reached the disk, so a crash never leaves one half-applied.
  *
- * <p>Thread-safe. The queue and sequence counters are guarded by this object's monitor; file I/O runs on
- * the writer thread outside it. The monitor is a leaf of the master's lock order (appends come under the
+ * <p>Thread-safe. The queue and sequence counters are guarded by this object's monitor; file I/O runs
+ * outside it, on the one thread that holds the {@code writing} flag. The monitor is a leaf of the master's lock order (appends come under the
  * tree's or the commit lock); {@link #awaitFlushed} waits on it and is called with no other lock held.
  */
 public final class Journal implements JournalSink, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Journal.class);
+  /** How long an entry nobody waits for may stay queued before the background writer writes it. */
+  static final long BACKGROUND_FLUSH_MS = 20;
 
   private final Path dir;
   private final long segmentMaxBytes;
@@ -45,13 +50,24 @@ public final class Journal implements JournalSink, AutoCloseable {
   private long flushed;
   private IOException failure;
   private boolean closing;
+  /** Set once close has stopped the background writer: no more writes. */
+  private boolean closed;
+  /** True while one thread (a caller or the background writer) writes a batch; at most one at a time. */
+  private boolean writing;
   private boolean rotateRequested;
   /** Segments the writer has closed and replaced; a checkpoint waits for one so it can drop the old. */
   private long rotations;
   /** Batches written with one write and one fsync each (group commit: fewer than entries). */
   private long batches;
+  /** Of those, the batches the background writer wrote (nobody was waiting for them). */
+  private long backgroundBatches;
   private Thread writer;
+  /** Written only by the thread that set {@link #writing}, outside the monitor; opened and closed under it. */
   private FileChannel segment;
+  /** The background writer sleeps on this (not on the journal's monitor, so no flush wakes it). */
+  private final Object wake = new Object();
+  /** Guarded by {@link #wake}: the background writer has work now. */
+  private boolean kicked;
   /** The leadership epochs; fenced and claimed under this monitor, checked by the writer thread. */
   private final JournalEpochs epochs;
   /** This master's epoch once it writes (0 while it only reads); stamped on every appended entry. */
@@ -173,12 +189,12 @@ public final class Journal implements JournalSink, AutoCloseable {
 
   // ------------------------------------------------------------------ writing
 
-  /** Opens a new segment after the last replayed entry and starts the writer thread. */
+  /** Opens a new segment after the last replayed entry and starts the background writer. */
   public synchronized void startWriting() throws IOException {
     epochs.claim(appended + 1);
     epoch = epochs.epoch();
     segment = JournalFiles.openSegment(dir, appended + 1);
-    writer = new Thread(this::writeLoop, "journal-writer");
+    writer = new Thread(this::backgroundLoop, "journal-writer");
     writer.setDaemon(true);
     writer.start();
   }
@@ -189,17 +205,16 @@ public final class Journal implements JournalSink, AutoCloseable {
   }
 
   /**
-   * Appends the entries of one operation with consecutive sequences. They are queued together, so the
-   * writer never splits them across batches or segments.
+   * Appends the entries of one operation with consecutive sequences. They are queued together, so no
+   * batch ever splits them across writes or segments. Wakes nobody: the caller's own {@link #awaitFlushed}
+   * writes them (or the background writer, for entries nobody waits for).
    */
   @Override
   public synchronized void append(List<JournalEntry> operation) {
     for (int i = 0; i < operation.size(); i++) {
       // Stamped with this master's epoch: replay voids entries of an older epoch past a newer one's start.
-      pending.add(JournalCodec.toProto(++appended, operation.get(i), i < operation.size() - 1).toBuilder()
-          .setEpoch(epoch).build());
+      pending.add(JournalCodec.toProto(++appended, operation.get(i), i < operation.size() - 1, epoch));
     }
-    notifyAll();
   }
 
   /** Batches written so far, each with one fsync (tests check that commits are grouped). */
@@ -207,30 +222,48 @@ public final class Journal implements JournalSink, AutoCloseable {
     return batches;
   }
 
+  /** Of {@link #batchesWritten}, those the background writer wrote. */
+  synchronized long backgroundBatchesWritten() {
+    return backgroundBatches;
+  }
+
   /** The sequence of the newest appended entry. */
   public synchronized long appendedSequence() {
     return appended;
   }
 
-  /** Waits until every entry up to {@code seq} is on disk; throws when the journal has failed. */
+  /**
+   * Waits until every entry up to {@code seq} is on disk; throws when the journal has failed. Group commit
+   * without a hand-off: when no write is in progress, the caller itself takes everything queued and writes
+   * it (one write, one fsync); otherwise it waits for that write, and one of the callers still waiting then
+   * writes what queued up meanwhile. Called with no other lock held.
+   */
   public void awaitFlushed(long seq) throws UnavailableException {
-    synchronized (this) {
-      while (flushed < seq && failure == null) {
-        if (closing && writer == null) {
-          break;
-        }
-        try {
-          wait();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new UnavailableException("Interrupted while waiting for the journal");
+    while (true) {
+      Batch batch;
+      synchronized (this) {
+        while (true) {
+          if (flushed >= seq) {
+            return;
+          }
+          if (failure != null || closed) {
+            throw new UnavailableException("The master's journal at " + dir + " cannot be written"
+                + (failure == null ? " (it is closing)" : ": " + failure.getMessage())
+                + "; the change is not durable", failure);
+          }
+          if (!writing && segment != null && (!pending.isEmpty() || rotateRequested)) {
+            batch = takeBatch();
+            break;
+          }
+          try {
+            wait();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UnavailableException("Interrupted while waiting for the journal");
+          }
         }
       }
-      if (flushed < seq) {
-        throw new UnavailableException("The master's journal at " + dir + " cannot be written"
-            + (failure == null ? " (it is closing)" : ": " + failure.getMessage()) + "; the change is not durable",
-            failure);
-      }
+      write(batch);
     }
   }
 
@@ -239,74 +272,131 @@ public final class Journal implements JournalSink, AutoCloseable {
     awaitFlushed(appendedSequence());
   }
 
-  private void writeLoop() {
-    while (true) {
-      List<JournalEntryProto> batch;
-      boolean rotate;
-      synchronized (this) {
-        while (pending.isEmpty() && !closing && !rotateRequested) {
-          try {
-            wait();
-          } catch (InterruptedException e) {
-            if (!closing) {
-              failure = new IOException("The journal writer was interrupted");
-              notifyAll();
-            }
-            return;
-          }
+  /** What one write takes: the entries queued so far, and whether a new segment must follow them. */
+  private record Batch(List<JournalEntryProto> entries, boolean rotate) {}
+
+  /** Makes this thread the writer and takes what is queued. Monitor held; {@link #write} must follow. */
+  private Batch takeBatch() {
+    writing = true;
+    Batch b = new Batch(new ArrayList<>(pending), rotateRequested);
+    pending.clear();
+    rotateRequested = false;
+    return b;
+  }
+
+  /**
+   * Writes a batch taken by {@link #takeBatch} (one write, one fsync, then a new segment when asked or
+   * when this one is full), outside the monitor, then publishes it: the new flushed sequence and a wake-up
+   * for every waiter. Any failure fails the journal for good.
+   */
+  private void write(Batch batch) {
+    long last = batch.entries().isEmpty() ? -1 : batch.entries().get(batch.entries().size() - 1).getSequence();
+    boolean rotated = false;
+    try {
+      if (last >= 0) {
+        if (epochs.deposed()) {
+          throw epochs.deposedError();
         }
-        if (pending.isEmpty() && closing) {
-          return;
+        ByteBuffer buf = RecordFile.encode(batch.entries());
+        while (buf.hasRemaining()) {
+          segment.write(buf);
         }
-        batch = new ArrayList<>(pending);
-        pending.clear();
-        rotate = rotateRequested;
-        rotateRequested = false;
+        segment.force(false);
+        // Checked again before acknowledging: a successor that fenced during the write may not have
+        // read these entries, and its epoch may void them.
+        if (epochs.deposed()) {
+          throw epochs.deposedError();
+        }
       }
-      try {
-        if (!batch.isEmpty()) {
-          if (epochs.deposed()) {
-            throw epochs.deposedError();
-          }
-          ByteBuffer buf = RecordFile.encode(batch);
-          while (buf.hasRemaining()) {
-            segment.write(buf);
-          }
-          segment.force(false);
-          // Checked again before acknowledging: a successor that fenced during the write may not have
-          // read these entries, and its epoch may void them.
-          if (epochs.deposed()) {
-            throw epochs.deposedError();
-          }
-        }
-        long last = batch.isEmpty() ? -1 : batch.get(batch.size() - 1).getSequence();
-        boolean full = segment.size() >= segmentMaxBytes;
-        if (rotate || full) {
-          segment.close();
-          long next;
-          synchronized (this) {
-            next = (last >= 0 ? last : flushed) + 1;
-          }
-          segment = JournalFiles.openSegment(dir, next);
-        }
+      if (batch.rotate() || segment.size() >= segmentMaxBytes) {
+        segment.close();
+        long next;
         synchronized (this) {
+          next = (last >= 0 ? last : flushed) + 1;
+        }
+        segment = JournalFiles.openSegment(dir, next);
+        rotated = true;
+      }
+    } catch (IOException e) {
+      writerFailed(e);
+    } catch (RuntimeException | Error e) {
+      // Any end of a write must fail the waiters: otherwise every write call waits for ever.
+      writerFailed(new IOException("The journal writer failed: " + e, e));
+    } finally {
+      synchronized (this) {
+        if (failure == null) {
           if (last >= 0) {
             flushed = last;
             batches++;
           }
-          if (rotate || full) {
+          if (rotated) {
             rotations++;
           }
-          notifyAll();
         }
-      } catch (IOException e) {
-        writerFailed(e);
-        return;
-      } catch (RuntimeException | Error e) {
-        // Any end of the writer must fail the waiters: otherwise every write call waits for ever.
-        writerFailed(new IOException("The journal writer failed: " + e, e));
-        return;
+        writing = false;
+        notifyAll();
       }
+    }
+  }
+
+  /**
+   * The background writer: writes entries nobody waits for (UFS metadata loaded during a read, for
+   * example) within {@link #BACKGROUND_FLUSH_MS}, the segment rotations checkpoints ask for, and what is
+   * left at close. It is never on the path of an acknowledgement: a caller that waits writes its own
+   * entries ({@link #awaitFlushed}), so no call waits for this thread to wake up.
+   */
+  private void backgroundLoop() {
+    while (true) {
+      synchronized (wake) {
+        if (!kicked) {
+          try {
+            wake.wait(BACKGROUND_FLUSH_MS);
+          } catch (InterruptedException e) {
+            synchronized (this) {
+              if (!closing) {
+                failure = new IOException("The journal writer was interrupted");
+                notifyAll();
+              }
+            }
+            return;
+          }
+        }
+        kicked = false;
+      }
+      Batch batch;
+      synchronized (this) {
+        while (writing) { // a caller is writing: what it leaves is for the next round
+          try {
+            wait();
+          } catch (InterruptedException e) {
+            return;
+          }
+        }
+        if (failure != null) {
+          return;
+        }
+        if (pending.isEmpty() && !rotateRequested) {
+          if (closing) {
+            return;
+          }
+          continue;
+        }
+        batch = takeBatch();
+      }
+      write(batch);
+      if (!batch.entries().isEmpty()) {
+        synchronized (this) {
+          backgroundBatches++;
+        }
+      }
+    }
+  }
+
+  /** Wakes the background writer now (a rotation or close is waiting for it). */
+  private void kickWriter() {
+    synchronized (wake) {
+      kicked = true;
+      wake.notifyAll();
     }
   }
 
@@ -347,7 +437,7 @@ public final class Journal implements JournalSink, AutoCloseable {
       }
       long target = rotations + 1;
       rotateRequested = true;
-      notifyAll();
+      kickWriter();
       while (rotations < target && failure == null && !closing) {
         try {
           wait();
@@ -371,6 +461,7 @@ public final class Journal implements JournalSink, AutoCloseable {
       notifyAll();
       w = writer;
     }
+    kickWriter();
     if (w != null) {
       try {
         w.join(10_000);
@@ -380,7 +471,17 @@ public final class Journal implements JournalSink, AutoCloseable {
     }
     synchronized (this) {
       writer = null;
+      closed = true;
       notifyAll();
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (writing && System.nanoTime() < until) { // a caller's write in progress uses the segment
+        try {
+          wait(100);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
     }
     try {
       if (segment != null) {
