@@ -22,13 +22,15 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code strata bench meta}, run small against a mini cluster: every line is in the issue's format, the
  * ratios are the quotients of the printed figures, create lines carry the fsync baseline measured in the
- * master's journal dir, and the bare unary server's JVM is gone afterwards. Speed is not asserted (the
+ * master's journal dir, create, getStatus and listStatus lines carry the master's share of one op
+ * (master_ms), and the bare unary server's JVM is gone afterwards. Speed is not asserted (the
  * machine is shared).
  */
 class BenchMetaIntegrationTest {
   private static final Pattern LINE = Pattern.compile("bench op=(ping|create|getStatus|rename|delete|listStatus) "
       + "threads=(\\d+) entries=(\\d+) ops_per_s=(\\d+\\.\\d+) p99_ms=(\\d+\\.\\d{3}) "
-      + "bare_unary_ops_per_s=(\\d+\\.\\d) ratio_to_bare=(\\d+\\.\\d{5})( fsync_ms=(\\d+\\.\\d{3}))?");
+      + "bare_unary_ops_per_s=(\\d+\\.\\d) ratio_to_bare=(\\d+\\.\\d{5})( fsync_ms=(\\d+\\.\\d{3}))?"
+      + "( master_ms=(\\d+\\.\\d{3}))?");
 
   @TempDir
   static Path tmp;
@@ -77,6 +79,16 @@ class BenchMetaIntegrationTest {
       assertThat(m.group(8) != null).as("fsync_ms on create lines only: " + s).isEqualTo(op.equals("create"));
       if (op.equals("create")) {
         assertThat(Double.parseDouble(m.group(9))).as(s).isPositive();
+      }
+      boolean timed = List.of("create", "getStatus", "listStatus").contains(op);
+      assertThat(m.group(10) != null).as("master_ms on create, getStatus and listStatus lines: " + s)
+          .isEqualTo(timed);
+      if (timed) {
+        // The master's share of one op, from the trailers: positive, and below the op's whole time
+        // (client, wire and master) at the rate measured, with room for the second pass's own noise.
+        double masterMs = Double.parseDouble(m.group(11));
+        assertThat(masterMs).as(s).isPositive();
+        assertThat(masterMs).as(s).isLessThan(10 * 1000.0 * Integer.parseInt(m.group(2)) / ops);
       }
     }
     Set<String> expected = new TreeSet<>();

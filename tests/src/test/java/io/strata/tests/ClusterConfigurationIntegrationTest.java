@@ -70,7 +70,8 @@ class ClusterConfigurationIntegrationTest {
     // Streams over gRPC in small chunks one at a time, so the block read stays open while held.
     StrataConf own = cluster.clientConf().withAll(Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
         ClientKeys.PASSIVE_CACHE_ENABLED.name(), "false", ClientKeys.STREAM_CHUNK_SIZE.name(), "4KB",
-        ClientKeys.READ_PREFETCH_CHUNKS.name(), "1", ClientKeys.CONF_SYNC_INTERVAL.name(), "100ms"));
+        ClientKeys.READ_PREFETCH_CHUNKS.name(), "1", ClientKeys.CONF_SYNC_INTERVAL.name(), "100ms",
+        ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false"));
     FileSystemContext context = new FileSystemContext(own);
     try (FileSystem fs = FileSystem.create(context)) {
       assertThat(context.conf().get(ClientKeys.WRITE_TYPE_DEFAULT)).as("cluster default at start")

@@ -56,7 +56,9 @@ class DomainSocketStreamingIntegrationTest {
 
   /** A client with these settings on top of the cluster's (short-circuit off unless they say otherwise). */
   private static FileSystem client(Map<String, String> settings) {
-    StrataConf conf = cluster.clientConf().withAll(Map.of("strata.user.shortcircuit.mode", "off")).withAll(settings);
+    // Reads over gRPC too (not the block transfer protocol): the data service's socket is what is tested.
+    StrataConf conf = cluster.clientConf().withAll(Map.of("strata.user.shortcircuit.mode", "off",
+        "strata.user.network.transfer.enabled", "false")).withAll(settings);
     return FileSystem.create(conf);
   }
 
@@ -180,7 +182,7 @@ class DomainSocketStreamingIntegrationTest {
         .set("strata.worker.tier.0.quota", "16MB")
         .set("strata.worker.data.domain.socket.path", socket.toString())
         .set("strata.user.data.domain.socket.path", socket.toString())
-        .set("strata.user.shortcircuit.mode", "off").build().start()) {
+        .set("strata.user.shortcircuit.mode", "off").set("strata.user.network.transfer.enabled", "false").build().start()) {
       assertThat(Files.isRegularFile(socket)).isFalse(); // a socket now, not the stale file
       assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(socket))).isEqualTo("rw-rw----");
       FileSystem fs = own.client();

@@ -77,9 +77,10 @@ class PageCacheIntegrationTest {
     }
   }
 
-  /** ReadBlock calls the worker received, over TCP and its domain socket. */
+  /** ReadBlock calls the worker received, over TCP and its domain socket, and its block transfers. */
   private static long workerReads() {
-    return cluster.worker(0).dataCalls("ReadBlock", false) + cluster.worker(0).dataCalls("ReadBlock", true);
+    return cluster.worker(0).dataCalls("ReadBlock", false) + cluster.worker(0).dataCalls("ReadBlock", true)
+        + cluster.worker(0).transfer().requests();
   }
 
   /** Reads the whole file sequentially, in reads of an odd size that cross page boundaries. */

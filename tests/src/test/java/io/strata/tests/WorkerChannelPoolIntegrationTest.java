@@ -75,6 +75,7 @@ class WorkerChannelPoolIntegrationTest {
   /** Streams over gRPC only (no short-circuit), in small chunks one at a time, so a block read stays open. */
   private static StrataConf readerConf(int maxChannels, String idle) {
     return cluster.clientConf().withAll(Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
+        ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false", // reads over gRPC: the channel pool is what is tested
         ClientKeys.PASSIVE_CACHE_ENABLED.name(), "false",
         ClientKeys.STREAM_CHUNK_SIZE.name(), "4KB",
         ClientKeys.READ_PREFETCH_CHUNKS.name(), "1",

@@ -63,7 +63,9 @@ class ZeroCopyStreamingIntegrationTest {
   }
 
   private static FileSystemContext context(LocalStrataCluster cluster, boolean zeroCopy) {
+    // gRPC streaming (not the block transfer protocol): its marshallers are what is tested.
     StrataConf conf = cluster.clientConf().withAll(Map.of("strata.user.shortcircuit.mode", "off",
+        "strata.user.network.transfer.enabled", "false",
         "strata.user.network.zerocopy.enabled", String.valueOf(zeroCopy),
         "strata.user.stream.chunk.size", String.valueOf(CHUNK)));
     return new FileSystemContext(conf);

@@ -53,9 +53,11 @@ final class IoBench {
   record DataPath(String name, Map<String, String> overrides, List<Op> ops, String socketBaseline) {}
 
   /**
-   * The paths, in print order: tcp-plain is the TCP path with protobuf's own marshallers on the client
-   * and the worker's heap read path (strata.user.network.zerocopy.enabled=false), so the run compares
-   * zero-copy with the plain marshaller. The Hadoop adapter's path comes with the adapter.
+   * The paths, in print order. uds and tcp read over the block transfer protocol (the worker sends the
+   * block file with sendfile) and write over gRPC; tcp-plain is the TCP path with every read and write over
+   * gRPC with protobuf's own marshallers on the client and the worker's heap read path
+   * (strata.user.network.transfer.enabled=false, strata.user.network.zerocopy.enabled=false), so the run
+   * compares zero-copy with the plain marshaller. The Hadoop adapter's path comes with the adapter.
    */
   static final List<DataPath> PATHS = List.of(
       new DataPath("short-circuit", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
@@ -68,14 +70,22 @@ final class IoBench {
           IoBaselines.TCP_STREAM),
       new DataPath("tcp-plain", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
+          ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false",
           ClientKeys.NETWORK_ZEROCOPY_ENABLED.name(), "false"), List.of(Op.WRITE, Op.READ, Op.PREAD),
           IoBaselines.TCP_STREAM));
 
   /**
    * Paths measured only when named in {@code --paths}: reads with CRC32C verification off, to show what
-   * checksums cost (compare with the short-circuit and tcp read lines of the same run).
+   * checksums cost (compare with the short-circuit and tcp read lines of the same run), and reads streamed
+   * over gRPC with the zero-copy marshallers instead of the block transfer protocol (tcp-grpc, uds-grpc).
    */
   static final List<DataPath> OPTIONAL_PATHS = List.of(
+      new DataPath("tcp-grpc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
+          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
+          ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false"), List.of(Op.READ, Op.PREAD), IoBaselines.TCP_STREAM),
+      new DataPath("uds-grpc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
+          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "true",
+          ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false"), List.of(Op.READ, Op.PREAD), IoBaselines.UDS_STREAM),
       new DataPath("short-circuit-nocrc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
           ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY.name(), "false"), List.of(Op.READ), null),

@@ -6,6 +6,11 @@ import io.strata.client.options.CreateDirectoryOptions;
 import io.strata.client.options.DeleteOptions;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.grpc.GrpcChannels;
+import io.strata.common.grpc.ServerTiming;
+import io.strata.proto.CompleteFileRequest;
+import io.strata.proto.CreateFileRequest;
+import io.strata.proto.GetStatusRequest;
+import io.strata.proto.ListStatusRequest;
 import io.strata.proto.FileSystemMasterServiceGrpc;
 import io.strata.proto.PingRequest;
 import java.io.PrintStream;
@@ -27,8 +32,10 @@ import picocli.CommandLine.Option;
  * with as many threads, measured again right before each op (the line's figure), and the cost of one fsync in the master's journal dir (or a temp dir, said on
  * stderr). One line per measurement:
  * {@code bench op=<op> threads=<n> entries=<n> ops_per_s=<x> p99_ms=<y> bare_unary_ops_per_s=<z>
- * ratio_to_bare=<x/z>}, create lines also {@code fsync_ms=<f>}. {@code ping} is a Ping to the master: its
- * RPC stack with no namespace work.
+ * ratio_to_bare=<x/z>}, create lines also {@code fsync_ms=<f>}; create, getStatus and listStatus lines also
+ * {@code master_ms=<m>}: the mean time one such op spends on the master (its calls' server times from the
+ * {@link ServerTiming} trailers, measured in a second pass with raw stubs, so client and wire are left
+ * out). {@code ping} is a Ping to the master: its RPC stack with no namespace work.
  *
  * <p>{@code create} is createFile plus close (an empty file: two round trips, create and complete,
  * as in HDFS, each waiting for one journal sync). Built per run; not thread-safe.
@@ -54,6 +61,9 @@ final class MetaBench implements Callable<Integer> {
 
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
   boolean helpRequested;
+
+  /** Server times of the calls made through the timed stub (see {@link ServerTiming}). */
+  private final java.util.concurrent.atomic.LongAdder masterNanos = new java.util.concurrent.atomic.LongAdder();
 
   MetaBench(CliContext ctx) {
     this.ctx = ctx;
@@ -101,6 +111,9 @@ final class MetaBench implements Callable<Integer> {
         }
         FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub stub =
             FileSystemMasterServiceGrpc.newBlockingStub(ch);
+        FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub timedStub =
+            FileSystemMasterServiceGrpc.newBlockingStub(io.grpc.ClientInterceptors.intercept(ch,
+                ServerTiming.clientInterceptor(masterNanos::add)));
         // Warm up both servers' JITs (the bare one starts cold in its own JVM): 10,000 calls at least.
         int warm = Math.max(per * 2, 10_000 / n);
         run(n, warm, (t, i) -> bare.bareCall());
@@ -110,23 +123,31 @@ final class MetaBench implements Callable<Integer> {
         Op bareOp = (t, i) -> bare.bareCall();
         Result unary = run(n, per * 2, bareOp);
         Result ping = run(n, per * 2, (t, i) -> stub.ping(PingRequest.getDefaultInstance()));
-        print(out, "ping", n, 0, ping, unary, -1);
+        print(out, "ping", n, 0, ping, unary, -1, -1);
         // MUST_CACHE: the figures are the namespace's own, without background persistence beside them.
         unary = run(n, per * 2, bareOp);
         Result create = run(n, per, (t, i) -> fs.createFile(base + "/w" + t + "/f" + i,
             io.strata.client.options.CreateFileOptions.defaults()
                 .withWriteType(io.strata.client.options.WriteType.MUST_CACHE)).close());
-        print(out, "create", n, 0, create, unary, fsyncMs);
+        double createMaster = masterMs(n, per, (t, i) -> {
+          String path = base + "/w" + t + "/m" + i;
+          long id = timedStub.createFile(CreateFileRequest.newBuilder().setPath(path).setBlockSize(64L << 20)
+              .setWriteType("MUST_CACHE").build()).getFile().getId();
+          timedStub.completeFile(CompleteFileRequest.newBuilder().setPath(path).setFileId(id).build());
+        });
+        print(out, "create", n, 0, create, unary, fsyncMs, createMaster);
         run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i)); // warm up: reads repeat freely
         unary = run(n, per * 2, bareOp);
         Result stat = run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i));
-        print(out, "getStatus", n, 0, stat, unary, -1);
+        double statMaster = masterMs(n, per, (t, i) -> timedStub.getStatus(GetStatusRequest.newBuilder()
+            .setPath(base + "/w" + t + "/f" + i).setSyncIntervalMs(-1).build()));
+        print(out, "getStatus", n, 0, stat, unary, -1, statMaster);
         unary = run(n, per * 2, bareOp);
         Result rename = run(n, per, (t, i) -> fs.rename(base + "/w" + t + "/f" + i, base + "/w" + t + "/g" + i));
-        print(out, "rename", n, 0, rename, unary, -1);
+        print(out, "rename", n, 0, rename, unary, -1, -1);
         unary = run(n, per * 2, bareOp);
         Result delete = run(n, per, (t, i) -> fs.delete(base + "/w" + t + "/g" + i));
-        print(out, "delete", n, 0, delete, unary, -1);
+        print(out, "delete", n, 0, delete, unary, -1, -1);
         for (int size : listSizes) {
           String dir = root + "/list" + size;
           if (!fs.exists(dir)) {
@@ -148,7 +169,10 @@ final class MetaBench implements Callable<Integer> {
               throw new IllegalStateException("listed " + count[0] + " of " + size + " entries");
             }
           });
-          print(out, "listStatus", n, size, list, listUnary, -1);
+          ListStatusRequest listReq = ListStatusRequest.newBuilder().setPath(dir).setBatchSize(1000)
+              .setSyncIntervalMs(-1).build();
+          double listMaster = masterMs(n, reps, (t, i) -> timedStub.listStatus(listReq).forEachRemaining(r -> { }));
+          print(out, "listStatus", n, size, list, listUnary, -1, listMaster);
         }
       }
     } finally {
@@ -176,8 +200,18 @@ final class MetaBench implements Callable<Integer> {
     return java.nio.file.Files.isDirectory(dir) ? dir : null;
   }
 
+  /**
+   * The mean time on the master of one {@code op} (the sum of its calls' times, from the trailers
+   * {@link ServerTiming} adds), over {@code perThread} ops on each of {@code n} threads.
+   */
+  private double masterMs(int n, int perThread, Op op) throws Exception {
+    masterNanos.reset();
+    run(n, perThread, op);
+    return masterNanos.sum() / 1e6 / ((double) n * perThread);
+  }
+
   private static void print(PrintStream out, String op, int threads, int entries, Result r, Result unary,
-      double fsyncMs) {
+      double fsyncMs, double masterMs) {
     // Rounded once; the ratio is the quotient of the printed figures, so a reader can check it.
     double rate = round(r.opsPerSec(), r.opsPerSec() < 10 ? 4 : 1);
     double bare = round(unary.opsPerSec(), 1);
@@ -187,7 +221,8 @@ final class MetaBench implements Callable<Integer> {
     out.println(String.format(Locale.ROOT,
         "bench op=%s threads=%d entries=%d ops_per_s=%s p99_ms=%.3f bare_unary_ops_per_s=%.1f ratio_to_bare=%.5f%s",
         op, threads, entries, rateText, r.p99Ms(), bare, rate / bare,
-        fsyncMs < 0 ? "" : String.format(Locale.ROOT, " fsync_ms=%.3f", fsyncMs)));
+        (fsyncMs < 0 ? "" : String.format(Locale.ROOT, " fsync_ms=%.3f", fsyncMs))
+            + (masterMs < 0 ? "" : String.format(Locale.ROOT, " master_ms=%.3f", masterMs))));
     out.flush();
   }
 

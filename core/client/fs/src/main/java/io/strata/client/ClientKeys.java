@@ -448,4 +448,29 @@ public final class ClientKeys {
           .doc("Where a local worker's data domain socket is; ${strata.worker.rpc.port} is replaced by the worker's "
               + "data port. Must name the file the worker's strata.worker.data.domain.socket.path names.")
           .build();
+
+  public static final PropertyKey<Boolean> NETWORK_TRANSFER_ENABLED =
+      PropertyKey.booleanKey("strata.user.network.transfer.enabled")
+          .defaultValue("true")
+          .doc("Read blocks a worker holds over its block transfer protocol (raw bytes sent from the block file by "
+              + "the worker's kernel, outside gRPC; over the worker's transfer domain socket when it is on this host "
+              + "and strata.user.data.domain.socket.enabled) whenever short-circuit is off or falls back. false, or "
+              + "a worker that serves none: reads stream over gRPC (the benchmark's path=tcp-grpc). Reads from the "
+              + "under file system and writes always go through gRPC.")
+          .build();
+
+  public static final PropertyKey<String> TRANSFER_DOMAIN_SOCKET_PATH =
+      PropertyKey.stringKey("strata.user.transfer.domain.socket.path")
+          .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}-transfer.sock")
+          .doc("Where a local worker's block transfer domain socket is; ${strata.worker.rpc.port} is replaced by the "
+              + "worker's data port. Must name the file the worker's strata.worker.transfer.domain.socket.path names.")
+          .build();
+
+  public static final PropertyKey<Integer> TRANSFER_CONNECTIONS_IDLE_MAX =
+      PropertyKey.intKey("strata.user.transfer.connections.idle.max")
+          .defaultValue(8)
+          .validate(v -> v >= 0, "0 or more")
+          .doc("Block transfer connections a client keeps open per worker between reads (each for at most 30 s); "
+              + "a read that finds none opens one.")
+          .build();
 }

@@ -76,6 +76,8 @@ public final class FileInStream extends InputStream {
   private long retryBlock = -1;
   private long pos;
   private BlockRangeReader reader;
+  /** Workers whose block transfer service this stream could not reach (it streams from them over gRPC). */
+  private final Set<WorkerAddress> transferFallbacks = new HashSet<>();
   private FileBlockInfo readerBlock;
   /**
    * The blocks positioned reads read short-circuit, kept open (and read-locked on their workers), least
@@ -314,8 +316,41 @@ public final class FileInStream extends InputStream {
         return sc;
       }
     }
+    if (!unlisted && chosen.transferPort() > 0) {
+      BlockRangeReader t = transfer(chosen, block, offset, length, persisted);
+      if (t != null) {
+        return t;
+      }
+    }
     return new BlockReader(context, chosen, block.blockId(), offset, length,
         readType == ReadType.CACHE_PROMOTE, persisted, readType == ReadType.NO_CACHE, unlisted);
+  }
+
+  /**
+   * The block read over the worker's block transfer protocol, or null to stream it over gRPC: transfers are
+   * off, the worker's transfer service cannot be reached (logged once per worker), or the worker no longer
+   * holds a block of a persisted file (the data service then reads it from the under file system).
+   */
+  private BlockRangeReader transfer(WorkerAddress worker, FileBlockInfo block, long offset, long length,
+      boolean persisted) throws IOException {
+    io.strata.client.transfer.TransferClient client = context.transfer();
+    if (client == null) {
+      return null;
+    }
+    try {
+      return new TransferBlockReader(context, client, worker, block.blockId(), offset, length,
+          readType == ReadType.CACHE_PROMOTE);
+    } catch (io.strata.client.transfer.TransferClient.NotReached e) {
+      if (transferFallbacks.add(worker)) {
+        LOG.info("Block transfers from worker {} are not possible ({}); streaming over gRPC", worker, e.getMessage());
+      }
+      return null;
+    } catch (io.strata.common.exception.NotFoundException e) {
+      if (persisted) {
+        return null;
+      }
+      throw e;
+    }
   }
 
   /** The block read short-circuit from the worker on this host, or null to stream it (reason logged once). */

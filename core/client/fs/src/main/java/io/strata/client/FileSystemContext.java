@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * write, so no call ever waits for it. Calls and streams already running finish on the old pool: its idle
  * channels shut down at once, busy ones when their last call in flight ends, and the pool's event loops
  * are let go once all are down. Read once, from the configuration at start: the lease renewal interval,
- * the short-circuit, metadata cache and page cache settings, the idle check and the sync interval themselves.
+ * the short-circuit, block transfer, metadata cache and page cache settings, the idle check and the sync
+ * interval themselves.
  *
  * <p>Thread-safe.
  */
@@ -80,6 +81,7 @@ public final class FileSystemContext implements Closeable {
   private final java.util.concurrent.atomic.AtomicLong callIds = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean closed;
   private io.strata.client.shortcircuit.ShortCircuitClient shortCircuit;
+  private io.strata.client.transfer.TransferClient transfer;
   private final BlockDataMarshalling marshalling = new BlockDataMarshalling();
   private static final Metadata PLAIN_HEADERS = new Metadata();
 
@@ -183,6 +185,13 @@ public final class FileSystemContext implements Closeable {
   /** Closes idle channels of the current pool and frees retired pools that have drained. */
   private void checkChannels() {
     current.channels.evictIdle();
+    io.strata.client.transfer.TransferClient t;
+    synchronized (this) {
+      t = transfer;
+    }
+    if (t != null) {
+      t.closeIdle();
+    }
     freeDrainedPools();
   }
 
@@ -355,6 +364,37 @@ public final class FileSystemContext implements Closeable {
     return shortCircuit;
   }
 
+  /** Idle block transfer connections are kept this long at most: well under the worker's idle timeout. */
+  private static final long TRANSFER_IDLE_MS = 30_000;
+
+  /**
+   * Block transfers ({@code strata.user.network.transfer.enabled}; created on first use, closed with this
+   * context), or null when they are off.
+   */
+  synchronized io.strata.client.transfer.TransferClient transfer() {
+    if (transfer == null && !closed && current.conf.get(ClientKeys.NETWORK_TRANSFER_ENABLED)) {
+      transfer = new io.strata.client.transfer.TransferClient(current.conf.get(ClientKeys.DATA_DOMAIN_SOCKET_ENABLED),
+          current.conf.get(ClientKeys.TRANSFER_DOMAIN_SOCKET_PATH), this::onThisHost, rpcTimeoutMs,
+          current.conf.get(ClientKeys.TRANSFER_CONNECTIONS_IDLE_MAX), TRANSFER_IDLE_MS, System::nanoTime);
+    }
+    return transfer;
+  }
+
+  /** Block transfer connections kept open between reads now (0 before the first transfer; for tests). */
+  public synchronized int idleTransferConnections() {
+    return transfer == null ? 0 : transfer.idleConnections();
+  }
+
+  /** Block transfer connections opened so far (for tests). */
+  public synchronized long transferConnectionsOpened() {
+    return transfer == null ? 0 : transfer.connectionsOpened();
+  }
+
+  /** Why workers on this host get block transfers over TCP rather than their transfer domain sockets. */
+  public synchronized java.util.Collection<String> transferDomainSocketFallbackReasons() {
+    return transfer == null ? java.util.List.of() : transfer.domainSocketFallbackReasons();
+  }
+
   /** The local page cache ({@code strata.user.client.cache.*}), or null when it is off or its dir is in use. */
   LocalPageCache pageCache() {
     return pageCache;
@@ -374,6 +414,9 @@ public final class FileSystemContext implements Closeable {
     synchronized (this) {
       if (shortCircuit != null) {
         shortCircuit.close();
+      }
+      if (transfer != null) {
+        transfer.close();
       }
     }
     leases.close();

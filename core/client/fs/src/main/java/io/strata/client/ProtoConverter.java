@@ -42,7 +42,8 @@ final class ProtoConverter {
   }
 
   static WorkerAddress toAddress(WorkerAddressProto p) {
-    return new WorkerAddress(p.getHost(), p.getRpcPort(), new TieredIdentity(p.getNode(), p.getRack()));
+    return new WorkerAddress(p.getHost(), p.getRpcPort(), new TieredIdentity(p.getNode(), p.getRack()),
+        p.getTransferPort());
   }
 
   static WorkerInfo toWorker(WorkerInfoProto p) {

@@ -4,13 +4,15 @@ import java.util.Objects;
 
 /**
  * Where a worker serves: host and RPC port, plus where it sits ({@link TieredIdentity}: node and rack, as
- * the worker reported at registration). Equality and hash are host and port only: the identity describes
- * the worker, it does not name it. Immutable value.
+ * the worker reported at registration) and its block transfer port (0 when it serves none). Equality and
+ * hash are host and port only: the identity and the transfer port describe the worker, they do not name
+ * it. Immutable value.
  */
 public final class WorkerAddress {
   private final String host;
   private final int rpcPort;
   private final TieredIdentity identity;
+  private final int transferPort;
 
   /** An address whose identity is its host as the node, rack unknown. */
   public WorkerAddress(String host, int rpcPort) {
@@ -19,6 +21,16 @@ public final class WorkerAddress {
 
   /** {@code identity} null or with an empty node: the host is the node. */
   public WorkerAddress(String host, int rpcPort, TieredIdentity identity) {
+    this(host, rpcPort, identity, 0);
+  }
+
+  /** As above, with the worker's block transfer port ({@code 0}: none). */
+  public WorkerAddress(String host, int rpcPort, TieredIdentity identity, int transferPort) {
+    if (transferPort < 0 || transferPort > 65535) {
+      throw new IllegalArgumentException("Transfer port " + transferPort + " of worker " + host + ":" + rpcPort
+          + " is not a port number (0 to 65535)");
+    }
+    this.transferPort = transferPort;
     this.host = Objects.requireNonNull(host);
     this.rpcPort = rpcPort;
     if (identity == null) {
@@ -35,6 +47,11 @@ public final class WorkerAddress {
 
   public int rpcPort() {
     return rpcPort;
+  }
+
+  /** The worker's block transfer port (raw block reads over TCP), or 0 when it serves none. */
+  public int transferPort() {
+    return transferPort;
   }
 
   /** The worker's node and rack. */

@@ -196,7 +196,8 @@ final class MasterSync implements StoreEvents, MasterClient {
   private void registerCall() throws StrataException {
     RegisterWorkerRequest.Builder req = RegisterWorkerRequest.newBuilder()
         .setAddress(WorkerAddressProto.newBuilder().setHost(address.host()).setRpcPort(address.rpcPort())
-            .setNode(address.identity().node()).setRack(address.identity().rack()))
+            .setNode(address.identity().node()).setRack(address.identity().rack())
+            .setTransferPort(address.transferPort()))
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
         .addAllDirs(dirs());
     for (BlockStore.BlockMeta b : store.committedBlocks()) {

@@ -379,6 +379,48 @@ public final class WorkerKeys {
               + "push (UNAVAILABLE: the client pushes again).")
           .build();
 
+  public static final PropertyKey<Boolean> TRANSFER_ENABLED =
+      PropertyKey.booleanKey("strata.worker.transfer.enabled")
+          .defaultValue("true")
+          .doc("Serve the block transfer protocol (strata_transfer.proto): reads of blocks this worker holds as raw "
+              + "bytes sent from the block file by the kernel (sendfile), outside gRPC, on the transfer port and, "
+              + "with Netty epoll, on the transfer domain socket. Clients use it unless "
+              + "strata.user.network.transfer.enabled is false; everything else goes through the data port.")
+          .build();
+
+  public static final PropertyKey<Integer> TRANSFER_PORT = PropertyKey.intKey("strata.worker.transfer.port")
+      .defaultValue(0)
+      .validate(p -> p >= 0 && p <= 65535, "a port number between 0 and 65535")
+      .doc("The worker's block transfer port (TCP, bound on strata.worker.bind.host). 0 picks a free port; either "
+          + "way the worker registers it with the master, which hands it to clients with the block locations.")
+      .build();
+
+  public static final PropertyKey<Integer> TRANSFER_CONNECTIONS_MAX =
+      PropertyKey.intKey("strata.worker.transfer.connections.max")
+          .defaultValue(1024)
+          .validate(v -> v >= 1, "positive")
+          .doc("Most block transfer connections (TCP and domain socket together) the worker serves at once; one "
+              + "more is closed at once and its client reads through the data port instead, saying why.")
+          .build();
+
+  public static final PropertyKey<String> TRANSFER_DOMAIN_SOCKET_PATH =
+      PropertyKey.stringKey("strata.worker.transfer.domain.socket.path")
+          .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}-transfer.sock")
+          .doc("The worker's Unix domain socket for the block transfer protocol (served when "
+              + "strata.worker.data.domain.socket.enabled and Netty epoll is there); ${strata.worker.rpc.port} is "
+              + "replaced by the worker's port. Mode 0660; a stale file is replaced at start and removed at stop. "
+              + "Clients find it through strata.user.transfer.domain.socket.path, which must name the same file.")
+          .build();
+
+  public static final PropertyKey<Duration> TRANSFER_IDLE_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.transfer.idle.timeout")
+          .defaultValue("1min")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("A block transfer connection that sends no request for this long is closed (clients keep idle "
+              + "connections for less than this). A transfer whose reader takes no bytes for "
+              + "strata.worker.read.stream.stall.timeout is cut and its block released.")
+          .build();
+
   /** A socket path key's value with the worker's port put in. */
   static String socketPath(String template, int port) {
     return template.replace("${strata.worker.rpc.port}", Integer.toString(port));

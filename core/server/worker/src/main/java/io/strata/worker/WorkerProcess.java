@@ -63,6 +63,7 @@ public final class WorkerProcess implements AutoCloseable {
   private TieredBlockStore store;
   private TierManager tierManager;
   private io.strata.worker.shortcircuit.ShortCircuitServer shortCircuit;
+  private io.strata.worker.transfer.TransferServer transfer;
   private BlockWorkerService dataService;
   private io.strata.worker.shuffle.ShuffleWorker shuffle;
   private int port = -1;
@@ -159,7 +160,8 @@ public final class WorkerProcess implements AutoCloseable {
             conf.get(WorkerKeys.NETWORK_ZEROCOPY_ENABLED)), streamLimits)));
     server.start();
     port = server.port();
-    WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port, identity);
+    int transferPort = startTransfer(bind, deferred);
+    WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port, identity, transferPort);
     masterConnection = new io.strata.common.master.MasterConnection(conf);
     sync = new MasterSync(masterConnection, address, conf.get(CommonKeys.RPC_TIMEOUT).toMillis(), clock,
         () -> fatalHandler.run());
@@ -204,6 +206,35 @@ public final class WorkerProcess implements AutoCloseable {
     LOG.info("Worker serving on {}:{} (advertised as {}, {}), storage {}", bind, port, address, address.identity(),
         store.dirReports());
     return this;
+  }
+
+  /**
+   * The block transfer server (when on), on its port and, beside the data domain socket, on its own domain
+   * socket; returns the port to advertise (0: none).
+   */
+  private int startTransfer(String bind, DeferredStore deferred) throws IOException {
+    if (!conf.get(WorkerKeys.TRANSFER_ENABLED)) {
+      return 0;
+    }
+    Path socket = null;
+    if (conf.get(WorkerKeys.DATA_DOMAIN_SOCKET_ENABLED) && io.netty.channel.epoll.Epoll.isAvailable()) {
+      socket = Path.of(WorkerKeys.socketPath(conf.get(WorkerKeys.TRANSFER_DOMAIN_SOCKET_PATH), port));
+    }
+    try {
+      transfer = new io.strata.worker.transfer.TransferServer(deferred, bind, conf.get(WorkerKeys.TRANSFER_PORT),
+          socket, conf.get(WorkerKeys.TRANSFER_CONNECTIONS_MAX),
+          conf.get(WorkerKeys.READ_STREAM_STALL_TIMEOUT).toMillis(),
+          conf.get(WorkerKeys.TRANSFER_IDLE_TIMEOUT).toMillis()).start();
+    } catch (IOException e) {
+      close();
+      throw e;
+    }
+    return transfer.port();
+  }
+
+  /** The block transfer server, or null when off. */
+  public io.strata.worker.transfer.TransferServer transfer() {
+    return transfer;
   }
 
   /** The data service on a domain socket too, for clients on this host (when on and epoll is there). */
@@ -382,6 +413,9 @@ public final class WorkerProcess implements AutoCloseable {
     closed = true;
     if (background != null) {
       background.shutdownNow();
+    }
+    if (transfer != null) {
+      transfer.close();
     }
     if (shortCircuit != null) {
       shortCircuit.close();

@@ -5,6 +5,9 @@ package io.strata.master.file;
  * changes inodes, and it hands out immutable {@link FileInfo} snapshots.
  */
 abstract class Inode {
+  static final String DEFAULT_OWNER = "strata";
+  static final String DEFAULT_GROUP = "strata";
+
   final long id;
   String name;
   InodeDirectory parent;
@@ -42,4 +45,12 @@ abstract class Inode {
   }
 
   abstract boolean isDirectory();
+
+  static String ownerOrDefault(String owner) {
+    return owner == null || owner.isEmpty() ? DEFAULT_OWNER : owner;
+  }
+
+  static String groupOrDefault(String group) {
+    return group == null || group.isEmpty() ? DEFAULT_GROUP : group;
+  }
 }

@@ -7,17 +7,12 @@ import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.path.StrataPath;
-import io.strata.common.time.Deadlines;
 import io.strata.master.journal.JournalEntry;
 import io.strata.master.journal.JournalSink;
 import java.time.Clock;
 import java.util.ArrayList;
-import io.strata.server.ufs.UfsStatus;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -28,36 +23,22 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * <p>Thread-safe. Time comes from the injected clock.
  */
 public final class InodeTree {
-  public static final String DEFAULT_OWNER = "strata";
-  public static final String DEFAULT_GROUP = "strata";
+  public static final String DEFAULT_OWNER = Inode.DEFAULT_OWNER;
+  public static final String DEFAULT_GROUP = Inode.DEFAULT_GROUP;
 
   private final Clock clock;
   private final JournalSink journal;
   /**
-   * Guards every inode; {@link UfsMerge} takes it too. Lock order: after the file system master's commit
-   * lock, before the block master's monitor and the journal's (docs/ARCHITECTURE.md, "Concurrency");
-   * never held across a UFS call or a journal flush.
+   * Guards every inode and the {@link InodeIndex}; {@link UfsMerge} takes it too. The master's lock order
+   * (docs/ARCHITECTURE.md, "Concurrency"), outermost first: MasterProcess monitor, FileSystemMaster's
+   * commit lock, this lock, the BlockMaster monitor, then the leaves (MountTable, PersistScheduler,
+   * LeaseManager, RequestIdTable, Journal monitors). Never held across a UFS call, an RPC or a wait for
+   * the journal: changes append their entries under it and the caller waits for them after releasing it.
    */
   final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private final InodeDirectory root;
-  private final Map<Long, InodeFile> filesById = new HashMap<>();
-  /** Directories by id (attribute changes and their replay find directories by id). */
-  private final Map<Long, InodeDirectory> dirsById = new HashMap<>();
-  private long nextId = 1;
-  private long fileCount;
-  private long directoryCount = 1;
-  /** Complete files waiting for the persist scheduler. */
-  private final Set<Long> toPersist = new HashSet<>();
-  /** Inodes with a TTL, and pinned inodes, by id (the TTL checker and the pin list read them). */
-  private final Map<Long, Inode> withTtl = new HashMap<>();
-  private final Map<Long, Inode> pinnedInodes = new HashMap<>();
-  /**
-   * Moves whenever the set of pinned files may have changed. Starts from the clock, so a restarted or new
-   * leading master never hands out a version an old one used for another list (workers keep theirs).
-   */
-  private long pinVersion;
-  /** Counts the changes a UFS view taken outside the lock may have missed (see {@link UfsMerge}). */
-  private long changeSeq;
+  /** Ids, counts, the persist queue, pins, TTLs and the change sequence; under {@link #lock}. */
+  private final InodeIndex index;
 
   public InodeTree(Clock clock) {
     this(clock, JournalSink.NONE);
@@ -68,40 +49,19 @@ public final class InodeTree {
     this.clock = clock;
     this.journal = journal;
     this.root = new InodeDirectory(0, "", null, clock.millis(), DEFAULT_OWNER, DEFAULT_GROUP, 0755);
-    this.pinVersion = Math.max(1, clock.millis()) * 1024;
+    this.index = new InodeIndex(root, clock.millis());
   }
 
   // ---- lookups (lock held by caller) ----
 
   Inode lookup(StrataPath path) {
-    Inode cur = root;
-    for (String part : path.components()) {
-      if (!(cur instanceof InodeDirectory)) {
-        return null;
-      }
-      cur = ((InodeDirectory) cur).children.get(part);
-      if (cur == null) {
-        return null;
-      }
-    }
-    return cur;
+    return root.find(path);
   }
 
   private Inode require(StrataPath path) throws StrataException {
-    Inode cur = root;
-    StrataPath walked = StrataPath.ROOT;
-    for (String part : path.components()) {
-      if (!(cur instanceof InodeDirectory)) {
-        throw new NotFoundException("Path " + path + " does not exist: " + walked + " is a file");
-      }
-      cur = ((InodeDirectory) cur).children.get(part);
-      if (cur == null) {
-        throw new NotFoundException("Path " + path + " does not exist");
-      }
-      walked = walked.child(part);
-    }
-    return cur;
+    return root.require(path);
   }
+
 
   /**
    * The directory that will hold {@code path}, creating missing ancestors when recursive; their Mkdir
@@ -132,12 +92,11 @@ public final class InodeTree {
         if (entries == null) {
           return null; // a check: everything from here down would be created
         }
-        next = new InodeDirectory(nextId++, part, dir, now, owner, owner, 0755);
+        next = new InodeDirectory(index.newId(), part, dir, now, owner, owner, 0755);
         stamp(next);
-        dirsById.put(next.id, (InodeDirectory) next);
+        index.addDirectory((InodeDirectory) next);
         dir.children.put(part, next);
         dir.modificationTimeMs = now;
-        directoryCount++;
         entries.add(new JournalEntry.Mkdir(next.id, walked.toString(), 0755, now,
             PersistenceState.NOT_PERSISTED.name(), owner, owner));
       } else if (!next.isDirectory()) {
@@ -149,37 +108,6 @@ public final class InodeTree {
     return (InodeDirectory) cur;
   }
 
-  private static String pathOf(Inode inode) {
-    if (inode.parent == null) {
-      return "/";
-    }
-    StringBuilder sb = new StringBuilder();
-    List<String> parts = new ArrayList<>();
-    for (Inode i = inode; i.parent != null; i = i.parent) {
-      parts.add(i.name);
-    }
-    for (int i = parts.size() - 1; i >= 0; i--) {
-      sb.append('/').append(parts.get(i));
-    }
-    return sb.toString();
-  }
-
-  static FileInfo snapshot(Inode inode, String path) {
-    if (inode instanceof InodeDirectory) {
-      InodeDirectory d = (InodeDirectory) inode;
-      return new FileInfo(d.id, path, d.name, true, 0, 0, true, d.creationTimeMs, d.modificationTimeMs,
-          d.owner, d.group, d.mode, d.children.size(), d.persistence, WriteType.MUST_CACHE, d.pinned, d.ttlMs,
-          d.ttlAction, 0, "", false, d.accessTimeMs);
-    }
-    InodeFile f = (InodeFile) inode;
-    return new FileInfo(f.id, path, f.name, false, f.length, f.blockSize, f.complete, f.creationTimeMs,
-        f.modificationTimeMs, f.owner, f.group, f.mode, 0, f.persistence, f.writeType, f.pinned, f.ttlMs,
-        f.ttlAction, f.ufsMtimeMs, "", false, f.accessTimeMs);
-  }
-
-  private static String childPath(String parent, String name) {
-    return parent.equals("/") ? "/" + name : parent + "/" + name;
-  }
 
   // ---- operations ----
 
@@ -198,7 +126,7 @@ public final class InodeTree {
    */
   public FileInfo createFile(StrataPath path, long blockSize, boolean recursive, int mode, WriteType writeType,
       String owner) throws StrataException {
-    String who = ownerOrDefault(owner);
+    String who = Inode.ownerOrDefault(owner);
     List<JournalEntry> entries = new ArrayList<>(1);
     lock.writeLock().lock();
     try {
@@ -212,20 +140,19 @@ public final class InodeTree {
             + (existing.isDirectory() ? "directory" : "file") + " with that path exists");
       }
       long now = clock.millis();
-      InodeFile file = new InodeFile(nextId++, path.name(), parent, now, who, who, mode == 0 ? 0644 : mode,
+      InodeFile file = new InodeFile(index.newId(), path.name(), parent, now, who, who, mode == 0 ? 0644 : mode,
           blockSize);
       file.writeType = writeType;
       stamp(file);
       parent.children.put(file.name, file);
       parent.modificationTimeMs = now;
-      filesById.put(file.id, file);
-      fileCount++;
-      if (isPinned(parent)) {
-        pinVersion++;
+      index.addFile(file);
+      if (InodeIndex.isPinned(parent)) {
+        index.pinsMayHaveChanged();
       }
       entries.add(new JournalEntry.CreateFile(file.id, path.toString(), blockSize, file.mode, now, writeType.name(),
           who, who));
-      return snapshot(file, path.toString());
+      return InodeViews.snapshot(file, path.toString());
     } finally {
       journalAndUnlock(entries);
     }
@@ -262,20 +189,20 @@ public final class InodeTree {
       if (length < 0) {
         throw new InvalidArgumentException("Cannot complete " + path + " with negative length " + length);
       }
-      check.check(snapshot(file, path.toString()), length);
+      check.check(InodeViews.snapshot(file, path.toString()), length);
       file.length = length;
       file.complete = true;
       file.modificationTimeMs = clock.millis();
       file.ufsMtimeMs = ufsMtimeMs;
-      setPersistence(file, persistence);
+      index.setPersistence(file, persistence);
       List<JournalEntry> entries = new ArrayList<>(2);
       entries.add(new JournalEntry.CompleteFile(file.id, length, file.modificationTimeMs, persistence.name(),
           ufsMtimeMs));
       if (persistence == PersistenceState.PERSISTED) {
-        markAncestorsPersisted(file, entries);
+        InodeAttributes.markAncestorsPersisted(file, entries);
       }
       journal.append(entries);
-      return snapshot(file, path.toString());
+      return InodeViews.snapshot(file, path.toString());
     } finally {
       lock.writeLock().unlock();
     }
@@ -298,13 +225,13 @@ public final class InodeTree {
   /** As above, owned by {@code owner} (see {@link #createFile(StrataPath, long, boolean, int, WriteType, String)}). */
   public FileInfo createDirectory(StrataPath path, boolean recursive, boolean allowExists, int mode,
       PersistenceState persistence, List<JournalEntry> extra, String owner) throws StrataException {
-    String who = ownerOrDefault(owner);
+    String who = Inode.ownerOrDefault(owner);
     List<JournalEntry> entries = new ArrayList<>(1 + extra.size());
     lock.writeLock().lock();
     try {
       if (path.isRoot()) {
         if (allowExists) {
-          return snapshot(root, "/");
+          return InodeViews.snapshot(root, "/");
         }
         throw new AlreadyExistsException("Cannot create directory /: it exists");
       }
@@ -313,34 +240,25 @@ public final class InodeTree {
       if (existing != null) {
         if (existing.isDirectory() && allowExists) {
           entries.addAll(extra);
-          return snapshot(existing, path.toString());
+          return InodeViews.snapshot(existing, path.toString());
         }
         throw new AlreadyExistsException("Cannot create directory " + path + ": a "
             + (existing.isDirectory() ? "directory" : "file") + " with that path exists");
       }
       long now = clock.millis();
-      InodeDirectory dir = new InodeDirectory(nextId++, path.name(), parent, now, who, who,
+      InodeDirectory dir = new InodeDirectory(index.newId(), path.name(), parent, now, who, who,
           mode == 0 ? 0755 : mode);
       dir.persistence = persistence;
       stamp(dir);
-      dirsById.put(dir.id, dir);
+      index.addDirectory(dir);
       parent.children.put(dir.name, dir);
       parent.modificationTimeMs = now;
-      directoryCount++;
       entries.add(new JournalEntry.Mkdir(dir.id, path.toString(), dir.mode, now, persistence.name(), who, who));
       entries.addAll(extra);
-      return snapshot(dir, path.toString());
+      return InodeViews.snapshot(dir, path.toString());
     } finally {
       journalAndUnlock(entries);
     }
-  }
-
-  private static String ownerOrDefault(String owner) {
-    return owner == null || owner.isEmpty() ? DEFAULT_OWNER : owner;
-  }
-
-  private static String groupOrDefault(String group) {
-    return group == null || group.isEmpty() ? DEFAULT_GROUP : group;
   }
 
   /**
@@ -360,7 +278,7 @@ public final class InodeTree {
   public FileInfo getStatus(StrataPath path) throws StrataException {
     lock.readLock().lock();
     try {
-      return snapshot(require(path), path.toString());
+      return InodeViews.snapshot(require(path), path.toString());
     } finally {
       lock.readLock().unlock();
     }
@@ -370,8 +288,8 @@ public final class InodeTree {
   public FileInfo getFile(long fileId) {
     lock.readLock().lock();
     try {
-      InodeFile f = filesById.get(fileId);
-      return f == null ? null : snapshot(f, pathOf(f));
+      InodeFile f = index.file(fileId);
+      return f == null ? null : InodeViews.snapshot(f, InodeViews.pathOf(f));
     } finally {
       lock.readLock().unlock();
     }
@@ -402,7 +320,7 @@ public final class InodeTree {
     try {
       Inode inode = require(path);
       if (!inode.isDirectory()) {
-        return startAfter == null ? List.of(snapshot(inode, path.toString())) : List.of();
+        return startAfter == null ? List.of(InodeViews.snapshot(inode, path.toString())) : List.of();
       }
       InodeDirectory dir = (InodeDirectory) inode;
       Map<String, Inode> tail = startAfter == null ? dir.children : dir.children.tailMap(startAfter, false);
@@ -412,7 +330,7 @@ public final class InodeTree {
         if (out.size() >= limit) {
           break;
         }
-        out.add(snapshot(child, childPath(base, child.name)));
+        out.add(InodeViews.snapshot(child, InodeViews.childPath(base, child.name)));
       }
       return out;
     } finally {
@@ -439,7 +357,7 @@ public final class InodeTree {
       List<FileInfo> out = new ArrayList<>(dir.children.size());
       String base = path.toString();
       for (Inode child : dir.children.values()) {
-        out.add(snapshot(child, childPath(base, child.name)));
+        out.add(InodeViews.snapshot(child, InodeViews.childPath(base, child.name)));
       }
       return out;
     } finally {
@@ -475,9 +393,9 @@ public final class InodeTree {
             + ((InodeDirectory) inode).children.size() + " entries) and the delete is not recursive");
       }
       List<Long> removedFiles = new ArrayList<>();
-      removeSubtree(inode, removedFiles);
+      index.removeSubtree(inode, removedFiles);
       inode.parent.children.remove(inode.name);
-      inode.parent.removedSeq = ++changeSeq;
+      index.childLeft(inode.parent);
       inode.parent.modificationTimeMs = clock.millis();
       List<JournalEntry> entries = new ArrayList<>(1 + extra.size());
       entries.add(new JournalEntry.Delete(path.toString(), inode.parent.modificationTimeMs));
@@ -486,28 +404,6 @@ public final class InodeTree {
       return removedFiles;
     } finally {
       lock.writeLock().unlock();
-    }
-  }
-
-  void removeSubtree(Inode top, List<Long> removedFiles) {
-    List<Inode> stack = new ArrayList<>();
-    stack.add(top);
-    while (!stack.isEmpty()) {
-      Inode inode = stack.remove(stack.size() - 1);
-      if (inode instanceof InodeDirectory) {
-        stack.addAll(((InodeDirectory) inode).children.values());
-        directoryCount--;
-        dirsById.remove(inode.id);
-      } else {
-        filesById.remove(inode.id);
-        toPersist.remove(inode.id);
-        removedFiles.add(inode.id);
-        fileCount--;
-      }
-      withTtl.remove(inode.id);
-      if (pinnedInodes.remove(inode.id) != null) {
-        pinVersion++;
-      }
     }
   }
 
@@ -572,14 +468,14 @@ public final class InodeTree {
       Inode inode = require(src);
       long now = clock.millis();
       inode.parent.children.remove(inode.name);
-      inode.parent.removedSeq = ++changeSeq;
+      index.childLeft(inode.parent);
       stamp(inode);
       inode.parent.modificationTimeMs = now;
       inode.name = dst.name();
       inode.parent = dstParent;
       dstParent.children.put(inode.name, inode);
       dstParent.modificationTimeMs = now;
-      pinVersion++;
+      index.pinsMayHaveChanged();
       journal.append(List.of(new JournalEntry.Rename(src.toString(), dst.toString(), now)));
     } finally {
       lock.writeLock().unlock();
@@ -589,7 +485,7 @@ public final class InodeTree {
   public long fileCount() {
     lock.readLock().lock();
     try {
-      return fileCount;
+      return index.fileCount();
     } finally {
       lock.readLock().unlock();
     }
@@ -598,112 +494,9 @@ public final class InodeTree {
   public long directoryCount() {
     lock.readLock().lock();
     try {
-      return directoryCount;
+      return index.directoryCount();
     } finally {
       lock.readLock().unlock();
-    }
-  }
-
-  // ---- attributes: persistence, pins, TTLs (lock held by caller) ----
-
-  private Inode byId(long id) {
-    if (id == root.id) {
-      return root;
-    }
-    Inode f = filesById.get(id);
-    return f != null ? f : dirsById.get(id);
-  }
-
-  private static boolean isPinned(Inode inode) {
-    for (Inode i = inode; i != null; i = i.parent) {
-      if (i.pinned) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private void setPersistence(Inode inode, PersistenceState state) {
-    inode.persistence = state;
-    stamp(inode);
-    if (inode instanceof InodeFile) {
-      if (state == PersistenceState.TO_BE_PERSISTED) {
-        toPersist.add(inode.id);
-      } else {
-        toPersist.remove(inode.id);
-      }
-    }
-  }
-
-  /** A persisted file's directories exist in the UFS too (the UFS made them): say so, journaled. */
-  private void markAncestorsPersisted(Inode inode, List<JournalEntry> entries) {
-    for (InodeDirectory d = inode.parent; d != null && d.parent != null; d = d.parent) {
-      if (d.persistence == PersistenceState.PERSISTED) {
-        return;
-      }
-      d.persistence = PersistenceState.PERSISTED;
-      entries.add(new JournalEntry.SetAttribute(d.id, null, null, null, PersistenceState.PERSISTED.name(), null));
-    }
-  }
-
-  private void applyAttributes(Inode inode, JournalEntry.SetAttribute a) {
-    if (a.pinned() != null && a.pinned() != inode.pinned) {
-      inode.pinned = a.pinned();
-      if (inode.pinned) {
-        pinnedInodes.put(inode.id, inode);
-      } else {
-        pinnedInodes.remove(inode.id);
-      }
-      pinVersion++;
-    }
-    if (a.ttlMs() != null) {
-      inode.ttlMs = a.ttlMs();
-      if (inode.ttlMs >= 0) {
-        withTtl.put(inode.id, inode);
-      } else {
-        withTtl.remove(inode.id);
-      }
-    }
-    if (a.ttlAction() != null) {
-      inode.ttlAction = TtlAction.valueOf(a.ttlAction());
-    }
-    if (a.persistenceState() != null) {
-      setPersistence(inode, PersistenceState.valueOf(a.persistenceState()));
-    }
-    if (a.ufsMtimeMs() != null && inode instanceof InodeFile f) {
-      f.ufsMtimeMs = a.ufsMtimeMs();
-    }
-    if (a.owner() != null) {
-      inode.owner = a.owner();
-    }
-    if (a.group() != null) {
-      inode.group = a.group();
-    }
-    if (a.mode() != null) {
-      inode.mode = a.mode();
-    }
-    if (a.modificationTimeMs() != null) {
-      inode.modificationTimeMs = a.modificationTimeMs();
-    }
-    if (a.accessTimeMs() != null) {
-      inode.accessTimeMs = a.accessTimeMs();
-    }
-  }
-
-  /** {@link #applyAttributes} on {@code top} and, for a recursive change, on everything under it. */
-  private void applyAttributesTree(Inode top, JournalEntry.SetAttribute a) {
-    if (!a.recursive()) {
-      applyAttributes(top, a);
-      return;
-    }
-    List<Inode> stack = new ArrayList<>();
-    stack.add(top);
-    while (!stack.isEmpty()) {
-      Inode cur = stack.remove(stack.size() - 1);
-      applyAttributes(cur, a);
-      if (cur instanceof InodeDirectory d) {
-        stack.addAll(d.children.values());
-      }
     }
   }
 
@@ -722,17 +515,17 @@ public final class InodeTree {
     lock.writeLock().lock();
     try {
       Inode inode = require(path);
-      check.check(snapshot(inode, path.toString()));
+      check.check(InodeViews.snapshot(inode, path.toString()));
       JournalEntry.SetAttribute a = new JournalEntry.SetAttribute(inode.id, pinned, ttlMs,
           ttlAction == null ? null : ttlAction.name(), persistence == null ? null : persistence.name(), ufsMtimeMs);
-      applyAttributes(inode, a);
+      InodeAttributes.apply(index, inode, a);
       List<JournalEntry> entries = new ArrayList<>(2);
       entries.add(a);
       if (persistence == PersistenceState.PERSISTED) {
-        markAncestorsPersisted(inode, entries);
+        InodeAttributes.markAncestorsPersisted(inode, entries);
       }
       journal.append(entries);
-      return snapshot(inode, path.toString());
+      return InodeViews.snapshot(inode, path.toString());
     } finally {
       lock.writeLock().unlock();
     }
@@ -750,9 +543,9 @@ public final class InodeTree {
       JournalEntry.SetAttribute a = new JournalEntry.SetAttribute(inode.id, c.pinned(), c.ttlMs(),
           c.ttlAction() == null ? null : c.ttlAction().name(), null, null, c.owner(), c.group(), c.mode(),
           c.modificationTimeMs(), c.accessTimeMs(), c.recursive() && inode.isDirectory());
-      applyAttributesTree(inode, a);
+      InodeAttributes.applyTree(index, inode, a);
       journal.append(List.of(a));
-      return snapshot(inode, path.toString());
+      return InodeViews.snapshot(inode, path.toString());
     } finally {
       lock.writeLock().unlock();
     }
@@ -764,11 +557,11 @@ public final class InodeTree {
     String path;
     lock.readLock().lock();
     try {
-      InodeFile f = filesById.get(fileId);
+      InodeFile f = index.file(fileId);
       if (f == null) {
         return null;
       }
-      path = pathOf(f);
+      path = InodeViews.pathOf(f);
     } finally {
       lock.readLock().unlock();
     }
@@ -788,7 +581,7 @@ public final class InodeTree {
   public List<Long> filesToPersist() {
     lock.readLock().lock();
     try {
-      return new ArrayList<>(toPersist);
+      return index.filesToPersist();
     } finally {
       lock.readLock().unlock();
     }
@@ -799,7 +592,7 @@ public final class InodeTree {
     lock.readLock().lock();
     try {
       List<Long> out = new ArrayList<>();
-      for (InodeFile f : filesById.values()) {
+      for (InodeFile f : index.files()) {
         if (!f.complete) {
           out.add(f.id);
         }
@@ -814,31 +607,17 @@ public final class InodeTree {
   public List<FileInfo> expired(long nowMs) {
     lock.readLock().lock();
     try {
-      List<FileInfo> out = new ArrayList<>();
-      for (Inode i : withTtl.values()) {
-        if (ttlRanOut(i.creationTimeMs, i.ttlMs, nowMs)) {
-          out.add(snapshot(i, pathOf(i)));
-        }
-      }
-      return out;
+      return index.expired(nowMs);
     } finally {
       lock.readLock().unlock();
     }
-  }
-
-  /**
-   * Whether a TTL of {@code ttlMs} (-1: none) counted from {@code creationTimeMs} ran out at {@code nowMs}.
-   * The expiry saturates, so a TTL of {@code Long.MAX_VALUE} ("never") never runs out.
-   */
-  static boolean ttlRanOut(long creationTimeMs, long ttlMs, long nowMs) {
-    return ttlMs >= 0 && Deadlines.reachedMillis(nowMs, Deadlines.plusMillis(creationTimeMs, ttlMs));
   }
 
   /** The pin list's version; it moves whenever the set of pinned files may have changed. */
   public long pinVersion() {
     lock.readLock().lock();
     try {
-      return pinVersion;
+      return index.pinVersion();
     } finally {
       lock.readLock().unlock();
     }
@@ -848,26 +627,9 @@ public final class InodeTree {
   public List<Long> pinnedFileIds() {
     lock.readLock().lock();
     try {
-      Set<Long> out = new HashSet<>();
-      for (Inode top : pinnedInodes.values()) {
-        collectFiles(top, f -> out.add(f.id));
-      }
-      return new ArrayList<>(out);
+      return index.pinnedFileIds();
     } finally {
       lock.readLock().unlock();
-    }
-  }
-
-  private static void collectFiles(Inode top, java.util.function.Consumer<InodeFile> sink) {
-    List<Inode> stack = new ArrayList<>();
-    stack.add(top);
-    while (!stack.isEmpty()) {
-      Inode cur = stack.remove(stack.size() - 1);
-      if (cur instanceof InodeDirectory d) {
-        stack.addAll(d.children.values());
-      } else {
-        sink.accept((InodeFile) cur);
-      }
     }
   }
 
@@ -876,7 +638,7 @@ public final class InodeTree {
     lock.readLock().lock();
     try {
       List<FileInfo> out = new ArrayList<>();
-      collectFiles(require(path), f -> out.add(snapshot(f, pathOf(f))));
+      InodeIndex.collectFiles(require(path), f -> out.add(InodeViews.snapshot(f, InodeViews.pathOf(f))));
       return out;
     } finally {
       lock.readLock().unlock();
@@ -887,8 +649,8 @@ public final class InodeTree {
   public String pathOfFile(long fileId) {
     lock.readLock().lock();
     try {
-      InodeFile f = filesById.get(fileId);
-      return f == null ? null : pathOf(f);
+      InodeFile f = index.file(fileId);
+      return f == null ? null : InodeViews.pathOf(f);
     } finally {
       lock.readLock().unlock();
     }
@@ -901,7 +663,7 @@ public final class InodeTree {
     lock.readLock().lock();
     try {
       Inode i = lookup(path);
-      return i == null ? null : snapshot(i, path.toString());
+      return i == null ? null : InodeViews.snapshot(i, path.toString());
     } finally {
       lock.readLock().unlock();
     }
@@ -917,7 +679,7 @@ public final class InodeTree {
     }
     try {
       Inode i = lookup(path);
-      return i == null ? null : snapshot(i, path.toString());
+      return i == null ? null : InodeViews.snapshot(i, path.toString());
     } finally {
       lock.readLock().unlock();
     }
@@ -938,95 +700,43 @@ public final class InodeTree {
           break;
         }
         cur = next;
-        walked = childOf(walked, part);
+        walked = InodeViews.childOf(walked, part);
       }
-      return snapshot(cur, walked.toString());
+      return InodeViews.snapshot(cur, walked.toString());
     } finally {
       lock.readLock().unlock();
     }
-  }
-
-  static StrataPath childOf(StrataPath p, String name) {
-    try {
-      return p.child(name);
-    } catch (StrataException e) {
-      throw new IllegalStateException("A name in the tree is not a valid path component: " + name, e);
-    }
-  }
-
-  /**
-   * Adds a child as the UFS describes it (a PERSISTED directory, or a complete PERSISTED file of
-   * {@code blockSize} blocks) under {@code dir}, its entries going to {@code entries}. Write lock held.
-   */
-  Inode addUfsChild(InodeDirectory dir, StrataPath path, UfsStatus s, long blockSize,
-      List<JournalEntry> entries) {
-    long now = clock.millis();
-    long mtime = s.modificationTimeMs() > 0 ? s.modificationTimeMs() : now;
-    Inode child;
-    if (s.directory()) {
-      InodeDirectory d = new InodeDirectory(nextId++, path.name(), dir, now, ownerOrDefault(s.owner()),
-          groupOrDefault(s.group()), s.mode() == 0 ? 0755 : s.mode());
-      d.persistence = PersistenceState.PERSISTED;
-      dirsById.put(d.id, d);
-      directoryCount++;
-      entries.add(new JournalEntry.Mkdir(d.id, path.toString(), d.mode, now, PersistenceState.PERSISTED.name(),
-          d.owner, d.group));
-      child = d;
-    } else {
-      // Created (for TTLs) when Strata learned of it; modified when the UFS says.
-      InodeFile f = new InodeFile(nextId++, path.name(), dir, now, ownerOrDefault(s.owner()),
-          groupOrDefault(s.group()), s.mode() == 0 ? 0644 : s.mode(), blockSize);
-      f.modificationTimeMs = mtime;
-      f.length = s.length();
-      f.complete = true;
-      f.ufsMtimeMs = s.modificationTimeMs();
-      f.persistence = PersistenceState.PERSISTED;
-      filesById.put(f.id, f);
-      fileCount++;
-      entries.add(new JournalEntry.CreateFile(f.id, path.toString(), blockSize, f.mode, now,
-          WriteType.MUST_CACHE.name(), f.owner, f.group));
-      entries.add(new JournalEntry.CompleteFile(f.id, f.length, mtime, PersistenceState.PERSISTED.name(),
-          f.ufsMtimeMs));
-      child = f;
-    }
-    child.lastUfsSyncMs = now;
-    stamp(child);
-    dir.children.put(path.name(), child);
-    if (isPinned(dir)) {
-      pinVersion++;
-    }
-    return child;
   }
 
   long now() {
     return clock.millis();
   }
 
+  /** The tree's indexes, for {@link UfsMerge} (write lock held). */
+  InodeIndex index() {
+    return index;
+  }
+
   /** Marks {@code inode} changed now. Write lock held. */
   void stamp(Inode inode) {
-    inode.changedSeq = ++changeSeq;
+    index.stamp(inode);
   }
 
   /** The change sequence so far: take it before a UFS look, hand it to {@link UfsMerge} after. */
   long changeSeq() {
     lock.readLock().lock();
     try {
-      return changeSeq;
+      return index.changeSeq();
     } finally {
       lock.readLock().unlock();
     }
-  }
-
-  /** Marks that a child of {@code dir} left it now. Write lock held. */
-  void childLeft(InodeDirectory dir) {
-    dir.removedSeq = ++changeSeq;
   }
 
   InodeDirectory root() {
     return root;
   }
 
-  // ---- recovery ----
+  // ---- recovery (see InodeTreeRecovery) ----
 
   /**
    * Applies a journaled change during replay (no journaling, times and ids from the entry). Returns the
@@ -1035,135 +745,25 @@ public final class InodeTree {
   public List<Long> apply(JournalEntry entry) throws StrataException {
     lock.writeLock().lock();
     try {
-      if (entry instanceof JournalEntry.Mkdir m) {
-        StrataPath p = StrataPath.of(m.path());
-        InodeDirectory parent = (InodeDirectory) require(p.parent());
-        InodeDirectory d = new InodeDirectory(m.id(), p.name(), parent, m.timeMs(), ownerOrDefault(m.owner()),
-            groupOrDefault(m.group()), m.mode());
-        d.persistence = PersistenceState.parse(m.persistenceState());
-        dirsById.put(d.id, d);
-        parent.children.put(d.name, d);
-        parent.modificationTimeMs = m.timeMs();
-        directoryCount++;
-        nextId = Math.max(nextId, m.id() + 1);
-      } else if (entry instanceof JournalEntry.CreateFile c) {
-        StrataPath p = StrataPath.of(c.path());
-        InodeDirectory parent = (InodeDirectory) require(p.parent());
-        InodeFile f = new InodeFile(c.id(), p.name(), parent, c.timeMs(), ownerOrDefault(c.owner()),
-            groupOrDefault(c.group()), c.mode(), c.blockSize());
-        f.writeType = WriteType.parse(c.writeType());
-        parent.children.put(f.name, f);
-        parent.modificationTimeMs = c.timeMs();
-        filesById.put(f.id, f);
-        fileCount++;
-        nextId = Math.max(nextId, c.id() + 1);
-      } else if (entry instanceof JournalEntry.CompleteFile c) {
-        InodeFile f = filesById.get(c.id());
-        if (f == null) {
-          throw new NotFoundException("Journal completes file id " + c.id() + ", which does not exist");
-        }
-        f.length = c.length();
-        f.complete = true;
-        f.modificationTimeMs = c.timeMs();
-        f.ufsMtimeMs = c.ufsMtimeMs();
-        setPersistence(f, PersistenceState.parse(c.persistenceState()));
-      } else if (entry instanceof JournalEntry.Delete d) {
-        Inode inode = require(StrataPath.of(d.path()));
-        if (inode.parent == null) {
-          throw new InvalidArgumentException("Journal deletes the root directory");
-        }
-        List<Long> removed = new ArrayList<>();
-        removeSubtree(inode, removed);
-        inode.parent.children.remove(inode.name);
-        inode.parent.modificationTimeMs = d.timeMs();
-        return removed;
-      } else if (entry instanceof JournalEntry.Rename r) {
-        StrataPath dst = StrataPath.of(r.dst());
-        Inode inode = require(StrataPath.of(r.src()));
-        InodeDirectory dstParent = (InodeDirectory) require(dst.parent());
-        inode.parent.children.remove(inode.name);
-        inode.parent.modificationTimeMs = r.timeMs();
-        inode.name = dst.name();
-        inode.parent = dstParent;
-        dstParent.children.put(inode.name, inode);
-        dstParent.modificationTimeMs = r.timeMs();
-        pinVersion++;
-      } else if (entry instanceof JournalEntry.NextInodeId n) {
-        nextId = Math.max(nextId, n.nextId());
-      } else if (entry instanceof JournalEntry.DirectoryModified m) {
-        require(StrataPath.of(m.path())).modificationTimeMs = m.timeMs();
-      } else if (entry instanceof JournalEntry.SetAttribute a) {
-        Inode inode = byId(a.id());
-        if (inode == null) {
-          throw new NotFoundException("Journal sets attributes of inode " + a.id() + ", which does not exist");
-        }
-        applyAttributesTree(inode, a);
-      }
-      return List.of();
+      return InodeTreeRecovery.apply(root, index, entry);
     } finally {
       lock.writeLock().unlock();
     }
   }
 
   /**
-   * The entries that rebuild this tree (the id counter, parents before children, then directory times),
-   * for a checkpoint. The caller holds whatever keeps the journal sequence still; this takes the tree's
-   * read lock.
+   * The entries that rebuild this tree, for a checkpoint. The caller holds whatever keeps the journal
+   * sequence still; this takes the tree's read lock.
    */
   public List<JournalEntry> snapshotEntries() {
     lock.readLock().lock();
     try {
-      List<JournalEntry> out = new ArrayList<>();
-      out.add(new JournalEntry.NextInodeId(nextId));
-      if (!root.owner.equals(DEFAULT_OWNER) || !root.group.equals(DEFAULT_GROUP) || root.mode != 0755
-          || root.accessTimeMs != root.creationTimeMs || root.pinned || root.ttlMs >= 0) {
-        // The root is in no Mkdir entry: its own attributes.
-        out.add(new JournalEntry.SetAttribute(root.id, root.pinned ? Boolean.TRUE : null,
-            root.ttlMs >= 0 ? root.ttlMs : null, root.ttlMs >= 0 ? root.ttlAction.name() : null, null, null,
-            root.owner, root.group, root.mode, null, root.accessTimeMs, false));
-      }
-      // Last, once nothing re-created under them can move them again.
-      List<JournalEntry> dirTimes = new ArrayList<>();
-      dirTimes.add(new JournalEntry.DirectoryModified("/", root.modificationTimeMs));
-      List<Inode> stack = new ArrayList<>(root.children.values());
-      java.util.Collections.reverse(stack);
-      while (!stack.isEmpty()) {
-        Inode inode = stack.remove(stack.size() - 1);
-        String path = pathOf(inode);
-        if (inode instanceof InodeDirectory d) {
-          out.add(new JournalEntry.Mkdir(d.id, path, d.mode, d.creationTimeMs, d.persistence.name(), d.owner,
-              d.group));
-          dirTimes.add(new JournalEntry.DirectoryModified(path, d.modificationTimeMs));
-          List<Inode> kids = new ArrayList<>(d.children.values());
-          java.util.Collections.reverse(kids);
-          stack.addAll(kids);
-        } else {
-          InodeFile f = (InodeFile) inode;
-          out.add(new JournalEntry.CreateFile(f.id, path, f.blockSize, f.mode, f.creationTimeMs,
-              f.writeType.name(), f.owner, f.group));
-          if (f.complete) {
-            out.add(new JournalEntry.CompleteFile(f.id, f.length, f.modificationTimeMs, f.persistence.name(),
-                f.ufsMtimeMs));
-          }
-        }
-        // Times no other entry carries: the access time once set, an incomplete file's modification time.
-        Long atime = inode.accessTimeMs != inode.creationTimeMs ? inode.accessTimeMs : null;
-        Long mtime = inode instanceof InodeFile f && !f.complete && f.modificationTimeMs != f.creationTimeMs
-            ? f.modificationTimeMs : null;
-        if (inode.pinned || inode.ttlMs >= 0 || atime != null || mtime != null) {
-          out.add(new JournalEntry.SetAttribute(inode.id, inode.pinned ? Boolean.TRUE : null,
-              inode.ttlMs >= 0 ? inode.ttlMs : null, inode.ttlMs >= 0 ? inode.ttlAction.name() : null, null, null,
-              null, null, null, mtime, atime, false));
-        }
-      }
-      out.addAll(dirTimes);
-      return out;
+      return InodeTreeRecovery.snapshotEntries(root, index);
     } finally {
       lock.readLock().unlock();
     }
   }
 
-  /** Runs {@code action} while no tree change can happen (checkpoints read a consistent sequence). */
   public <T> T whileFrozen(java.util.function.Supplier<T> action) {
     lock.readLock().lock();
     try {

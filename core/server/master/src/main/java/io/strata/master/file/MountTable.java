@@ -124,4 +124,10 @@ public final class MountTable {
     next.remove(path);
     mounts = java.util.Collections.unmodifiableMap(next);
   }
+
+  /** {@code f} with its UFS path (empty outside every mount) and whether it is a mount point. */
+  FileInfo withUfs(FileInfo f) throws StrataException {
+    Resolution r = resolve(StrataPath.of(f.path()));
+    return f.withUfs(r == null ? "" : r.ufsUri(), isMountPoint(f.path()));
+  }
 }

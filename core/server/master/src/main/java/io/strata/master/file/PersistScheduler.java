@@ -294,7 +294,7 @@ final class PersistScheduler {
         return;
       }
       String dst = now2.ufsUri();
-      FileSystemMaster.replaceableTarget(u, dst, StrataPath.of(f.path()));
+      FileCompletion.replaceableTarget(u, dst, StrataPath.of(f.path()));
       // The file's directory may have been renamed or deleted since its path was read: directories made
       // for a path it no longer has are removed again, or a listing would load them back into Strata.
       String at = f.path();

@@ -95,11 +95,11 @@ final class UfsMerge {
           if (dir.removedSeq > since) {
             return null; // the view is stale: the caller looks again
           }
-          next = tree.addUfsChild(dir, walked, statuses.get(idx), blockSize, entries);
+          next = addUfsChild(dir, walked, statuses.get(idx), blockSize, entries);
         }
         cur = next;
       }
-      return InodeTree.snapshot(cur, path.toString());
+      return InodeViews.snapshot(cur, path.toString());
     } finally {
       tree.journalAndUnlock(entries);
     }
@@ -166,12 +166,12 @@ final class UfsMerge {
         return removed;
       }
       InodeDirectory parent = inode.parent;
-      tree.removeSubtree(inode, removed);
+      tree.index().removeSubtree(inode, removed);
       parent.children.remove(inode.name);
-      tree.childLeft(parent);
+      tree.index().childLeft(parent);
       entries.add(new JournalEntry.Delete(path.toString(), parent.modificationTimeMs));
       if (ufs != null) {
-        tree.addUfsChild(parent, path, ufs, blockSize, entries);
+        addUfsChild(parent, path, ufs, blockSize, entries);
       }
       return removed;
     } finally {
@@ -223,12 +223,12 @@ final class UfsMerge {
           stale = true;
           continue;
         }
-        tree.removeSubtree(child, removed);
+        tree.index().removeSubtree(child, removed);
         d.children.remove(child.name);
-        tree.childLeft(d);
+        tree.index().childLeft(d);
         entries.add(new JournalEntry.Delete(childPath.toString(), d.modificationTimeMs));
         if (s != null) {
-          tree.addUfsChild(d, childPath, s, blockSize, entries);
+          addUfsChild(d, childPath, s, blockSize, entries);
         }
       }
       for (UfsStatus s : byName.values()) {
@@ -243,7 +243,7 @@ final class UfsMerge {
           continue; // a UFS name Strata cannot hold (too long, control characters)
         }
         if (!d.children.containsKey(s.name())) {
-          tree.addUfsChild(d, childPath, s, blockSize, entries);
+          addUfsChild(d, childPath, s, blockSize, entries);
         }
       }
       if (!stale) {
@@ -254,5 +254,48 @@ final class UfsMerge {
     } finally {
       tree.journalAndUnlock(entries);
     }
+  }
+
+  /**
+   * Adds a child as the UFS describes it (a PERSISTED directory, or a complete PERSISTED file of
+   * {@code blockSize} blocks) under {@code dir}, its entries going to {@code entries}. Write lock held.
+   */
+  private Inode addUfsChild(InodeDirectory dir, StrataPath path, UfsStatus s, long blockSize,
+      List<JournalEntry> entries) {
+    InodeIndex index = tree.index();
+    long now = tree.now();
+    long mtime = s.modificationTimeMs() > 0 ? s.modificationTimeMs() : now;
+    Inode child;
+    if (s.directory()) {
+      InodeDirectory d = new InodeDirectory(index.newId(), path.name(), dir, now, Inode.ownerOrDefault(s.owner()),
+          Inode.groupOrDefault(s.group()), s.mode() == 0 ? 0755 : s.mode());
+      d.persistence = PersistenceState.PERSISTED;
+      index.addDirectory(d);
+      entries.add(new JournalEntry.Mkdir(d.id, path.toString(), d.mode, now, PersistenceState.PERSISTED.name(),
+          d.owner, d.group));
+      child = d;
+    } else {
+      // Created (for TTLs) when Strata learned of it; modified when the UFS says.
+      InodeFile f = new InodeFile(index.newId(), path.name(), dir, now, Inode.ownerOrDefault(s.owner()),
+          Inode.groupOrDefault(s.group()), s.mode() == 0 ? 0644 : s.mode(), blockSize);
+      f.modificationTimeMs = mtime;
+      f.length = s.length();
+      f.complete = true;
+      f.ufsMtimeMs = s.modificationTimeMs();
+      f.persistence = PersistenceState.PERSISTED;
+      index.addFile(f);
+      entries.add(new JournalEntry.CreateFile(f.id, path.toString(), blockSize, f.mode, now,
+          WriteType.MUST_CACHE.name(), f.owner, f.group));
+      entries.add(new JournalEntry.CompleteFile(f.id, f.length, mtime, PersistenceState.PERSISTED.name(),
+          f.ufsMtimeMs));
+      child = f;
+    }
+    child.lastUfsSyncMs = now;
+    index.stamp(child);
+    dir.children.put(path.name(), child);
+    if (InodeIndex.isPinned(dir)) {
+      index.pinsMayHaveChanged();
+    }
+    return child;
   }
 }

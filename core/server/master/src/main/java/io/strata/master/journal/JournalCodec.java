@@ -23,7 +23,15 @@ final class JournalCodec {
 
   /** {@code continues}: the next entry belongs to the same operation. */
   static JournalEntryProto toProto(long sequence, JournalEntry e, boolean continues) {
+    return toProto(sequence, e, continues, 0);
+  }
+
+  /** As above, written by the leader of {@code epoch} (0: none, as in a checkpoint). */
+  static JournalEntryProto toProto(long sequence, JournalEntry e, boolean continues, long epoch) {
     JournalEntryProto.Builder b = JournalEntryProto.newBuilder().setSequence(sequence).setContinues(continues);
+    if (epoch != 0) {
+      b.setEpoch(epoch);
+    }
     if (e instanceof JournalEntry.Mkdir m) {
       b.setMkdir(MkdirEntry.newBuilder().setId(m.id()).setPath(m.path()).setMode(m.mode()).setTimeMs(m.timeMs())
           .setPersistenceState(m.persistenceState()).setOwner(m.owner()).setGroup(m.group()));

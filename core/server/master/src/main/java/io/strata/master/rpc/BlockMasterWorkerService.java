@@ -36,6 +36,10 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
         throw new InvalidArgumentException("A worker must register with a host and a port in 1-65535, got '"
             + r.getAddress().getHost() + ":" + r.getAddress().getRpcPort() + "'");
       }
+      if (r.getAddress().getTransferPort() < 0 || r.getAddress().getTransferPort() > 65535) {
+        throw new InvalidArgumentException("Worker " + r.getAddress().getHost() + ":" + r.getAddress().getRpcPort()
+            + " registers a transfer port " + r.getAddress().getTransferPort() + ", not in 0-65535 (0: none)");
+      }
       var report = MasterProtoConverter.fromProto(r.getBlocksList());
       long id = fs.blockMaster().register(MasterProtoConverter.fromProto(r.getAddress()), r.getCapacityBytes(),
           r.getUsedBytes(), report, r.getStartTimeMs(), MasterProtoConverter.fromDirProtos(r.getDirsList()));

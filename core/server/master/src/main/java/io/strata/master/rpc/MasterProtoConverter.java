@@ -104,7 +104,7 @@ final class MasterProtoConverter {
 
   static WorkerAddressProto toProto(WorkerAddress a) {
     return WorkerAddressProto.newBuilder().setHost(a.host()).setRpcPort(a.rpcPort())
-        .setNode(a.identity().node()).setRack(a.identity().rack()).build();
+        .setNode(a.identity().node()).setRack(a.identity().rack()).setTransferPort(a.transferPort()).build();
   }
 
   /** A call's request id, or null when the client sent none (or one without a client id). */
@@ -114,7 +114,8 @@ final class MasterProtoConverter {
   }
 
   static WorkerAddress fromProto(WorkerAddressProto p) {
-    return new WorkerAddress(p.getHost(), p.getRpcPort(), new TieredIdentity(p.getNode(), p.getRack()));
+    return new WorkerAddress(p.getHost(), p.getRpcPort(), new TieredIdentity(p.getNode(), p.getRack()),
+        p.getTransferPort());
   }
 
   static WorkerInfoProto toProto(WorkerState w) {

@@ -27,7 +27,7 @@ class TtlExpiryPropertiesTest {
   @Property(tries = 2000)
   void ttlRanOut_exactlyWhenTheTtlHasPassed(@ForAll @LongRange(min = 0) long creationMs,
       @ForAll @LongRange(min = 0) long ttlMs, @ForAll @LongRange(min = 0, max = Long.MAX_VALUE - 1) long nowMs) {
-    assertThat(InodeTree.ttlRanOut(creationMs, ttlMs, nowMs)).isEqualTo(ttlPassed(creationMs, ttlMs, nowMs));
+    assertThat(InodeIndex.ttlRanOut(creationMs, ttlMs, nowMs)).isEqualTo(ttlPassed(creationMs, ttlMs, nowMs));
   }
 
   @Property(tries = 300)
@@ -52,6 +52,6 @@ class TtlExpiryPropertiesTest {
   @Property(tries = 300)
   void aTtlOfLongMaxValue_neverRunsOut(@ForAll @LongRange(min = 0) long creationMs,
       @ForAll @LongRange(min = 0, max = Long.MAX_VALUE - 1) long nowMs) {
-    assertThat(InodeTree.ttlRanOut(creationMs, Long.MAX_VALUE, nowMs)).isFalse();
+    assertThat(InodeIndex.ttlRanOut(creationMs, Long.MAX_VALUE, nowMs)).isFalse();
   }
 }

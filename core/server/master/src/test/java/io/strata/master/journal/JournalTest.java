@@ -161,6 +161,32 @@ class JournalTest {
   }
 
   @Test
+  void flush_writesOnTheCallersThread_withoutWaitingForTheBackgroundWriter() throws Exception {
+    Journal j = openWriting();
+    for (int i = 1; i <= 200; i++) {
+      j.append(entry(i));
+      j.flush();
+    }
+    // Each flush wrote its own entry (the background writer wakes every 20 ms and may take one now and
+    // then); before, every flush waited for a writer thread to wake, write and wake it in turn.
+    assertThat(j.batchesWritten()).isEqualTo(200);
+    assertThat(j.backgroundBatchesWritten()).isLessThan(20);
+    j.close();
+    assertThat(replayFresh()).containsExactlyElementsOf(entries(1, 200));
+  }
+
+  @Test
+  void entriesNobodyWaitsFor_areWrittenByTheBackgroundWriter() throws Exception {
+    Journal j = openWriting();
+    j.append(entry(1));
+    j.append(entry(2));
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> j.backgroundBatchesWritten() >= 1 && j.batchesWritten() >= 1);
+    // On disk without any flush call: a fresh reader sees both.
+    assertThat(new Journal(dir, SEGMENT_MAX).replayReadOnly(e -> { })).isEqualTo(2);
+  }
+
+  @Test
   void concurrentAppenders_allReplay_withContiguousSequences_inFewerBatchesThanEntries() throws Exception {
     int threads = 8;
     int perThread = 500;
@@ -519,7 +545,7 @@ class JournalTest {
     Journal.format(dir, true);
 
     assertThat(Journal.hasContent(dir)).isFalse();
-    assertThat(Files.readString(dir.resolve("VERSION"))).isEqualTo(Journal.VERSION);
+    assertThat(Files.readString(dir.resolve("VERSION"))).isEqualTo(JournalFiles.VERSION);
     assertThat(replayFresh()).isEmpty();
   }
 
@@ -529,7 +555,7 @@ class JournalTest {
 
     Journal.format(fresh, false);
 
-    assertThat(Files.readString(fresh.resolve("VERSION"))).isEqualTo(Journal.VERSION);
+    assertThat(Files.readString(fresh.resolve("VERSION"))).isEqualTo(JournalFiles.VERSION);
     assertThat(Files.isDirectory(fresh.resolve("segments"))).isTrue();
     assertThat(Journal.hasContent(fresh)).isFalse();
   }

@@ -1,0 +1,255 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.InvalidArgumentException;
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
+import io.strata.common.id.BlockId;
+import io.strata.common.path.StrataPath;
+import io.strata.master.block.BlockMaster;
+import io.strata.master.journal.Journal;
+import io.strata.master.journal.JournalEntry;
+import io.strata.server.ufs.UfsManager;
+import io.strata.server.ufs.UfsStatus;
+import io.strata.server.ufs.UnderFileSystem;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * How a file becomes complete: a worker's block commits are checked against the file (it exists, is
+ * incomplete, the block fits), and a complete checks every block's length; a file written through has
+ * its UFS copy moved from its temporary name into place first (one attempt at a time per file) and
+ * completes PERSISTED. Each call waits for its journal entries before it returns.
+ *
+ * <p>Thread-safe. Block commits and completes of the same file are ordered by the commit lock (see
+ * {@link FileSystemMaster}); UFS calls happen before it is taken.
+ */
+final class FileCompletion {
+  private final InodeTree tree;
+  private final BlockMaster blocks;
+  private final MountTable mounts;
+  private final MetadataSync sync;
+  private final Object commitLock;
+  /** Temporary UFS names handed to workers writing a file through, by file id (shared, not journaled). */
+  private final Map<Long, String> ufsWriteTargets;
+  /** Null when running without a journal (unit tests). */
+  private final Journal journal;
+  private final MountOperations.Flush flush;
+  /** Files whose through-written UFS copy a complete is moving into place now (one attempt at a time). */
+  private final Set<Long> placing = ConcurrentHashMap.newKeySet();
+
+  FileCompletion(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync, Object commitLock,
+      Map<Long, String> ufsWriteTargets, Journal journal, MountOperations.Flush flush) {
+    this.tree = tree;
+    this.blocks = blocks;
+    this.mounts = mounts;
+    this.sync = sync;
+    this.commitLock = commitLock;
+    this.ufsWriteTargets = ufsWriteTargets;
+    this.journal = journal;
+    this.flush = flush;
+  }
+
+  /**
+   * As above; {@code ufsWritten}: an ASYNC_THROUGH writer that found no room in the cache wrote the UFS copy
+   * itself ({@link #ufsWriteTarget}), so the file completes like CACHE_THROUGH, PERSISTED, with the blocks
+   * it cached before (the rest are on no worker and read from the UFS).
+   */
+  FileInfo completeFile(String path, long fileId, long length, boolean ufsWritten) throws StrataException {
+    StrataPath p = StrataPath.of(path);
+    FileInfo current = tree.getStatus(p);
+    FileInfo done;
+    boolean through = current.writeType().writesUfs()
+        || (ufsWritten && current.writeType() == WriteType.ASYNC_THROUGH);
+    if (!current.directory() && through && !current.complete()
+        && (fileId == 0 || fileId == current.id()) && length >= 0) {
+      // One placement of a file's UFS copy at a time: a retry arriving while the first attempt still renames
+      // (a slow S3 copy) would otherwise see the temporary copy, clear the target the first attempt just
+      // placed, and leave the file PERSISTED with no UFS copy.
+      if (!placing.add(current.id())) {
+        throw new UnavailableException("Cannot complete " + p + " now: an earlier attempt is still placing its "
+            + "under file system copy; retry");
+      }
+      try {
+        long ufsMtime = placeUfsCopy(p, current, length);
+        synchronized (commitLock) {
+          done = tree.completeFile(p, fileId, length,
+              current.writeType().caches() ? this::checkCachedBlocks : (f, len) -> { }, PersistenceState.PERSISTED,
+              ufsMtime);
+          blocks.removeFileBlocks(done.id(), done.blockCount());
+          blocks.filePersisted(done.id()); // its cached copies exist elsewhere now: workers may evict them
+        }
+        ufsWriteTargets.remove(done.id());
+      } finally {
+        placing.remove(current.id());
+      }
+    } else {
+      PersistenceState state = current.writeType() == WriteType.ASYNC_THROUGH
+          ? PersistenceState.TO_BE_PERSISTED : PersistenceState.NOT_PERSISTED;
+      synchronized (commitLock) {
+        done = tree.completeFile(p, fileId, length, this::checkBlocks, state, 0);
+        // Blocks committed past the end (a writer that retried, or lied about the length) are dropped.
+        blocks.removeFileBlocks(done.id(), done.blockCount());
+      }
+    }
+    flush.run();
+    return done;
+  }
+
+  /** Moves a through-written file's UFS copy from its temporary name into place; returns its UFS mtime. */
+  private long placeUfsCopy(StrataPath p, FileInfo file, long length) throws StrataException {
+    MountTable.Resolution r = mounts.requireUfs(p, "complete");
+    if (file.writeType().caches()) {
+      synchronized (commitLock) {
+        checkCachedBlocks(file, length); // before the UFS copy moves: a bad block changes nothing
+      }
+    }
+    UnderFileSystem u = sync.client(r);
+    try {
+      String temp = ufsWriteTargets.get(file.id());
+      if (temp == null) {
+        temp = findTempCopy(u, r.ufsUri(), file, length); // handed out before this master started leading
+      }
+      UfsStatus written = u.getStatus(temp);
+      if (written == null) {
+        throw new FailedPreconditionException("Cannot complete " + p + ": its under file system copy was never "
+            + "written (nothing at " + temp + ")");
+      }
+      if (written.length() != length) {
+        throw new FailedPreconditionException("Cannot complete " + p + " with length " + length + ": its under "
+            + "file system copy " + temp + " has " + written.length() + " bytes");
+      }
+      replaceableTarget(u, r.ufsUri(), p);
+      if (!u.rename(temp, r.ufsUri())) {
+        throw new UnavailableException("Cannot complete " + p + ": renaming " + temp + " to " + r.ufsUri()
+            + " failed in the under file system");
+      }
+      UfsStatus placed = u.getStatus(r.ufsUri());
+      return placed == null ? 0 : placed.modificationTimeMs();
+    } catch (StrataException e) {
+      throw e;
+    } catch (IOException e) {
+      throw MetadataSync.unavailable(r, e);
+    }
+  }
+
+  /**
+   * Clears the way for a file's UFS copy: a file another writer left at its UFS path is replaced (Strata's
+   * namespace owns the path); a directory there is refused, never deleted.
+   */
+  static void replaceableTarget(UnderFileSystem u, String uri, StrataPath p) throws IOException {
+    UfsStatus there = u.getStatus(uri);
+    if (there == null) {
+      return;
+    }
+    if (there.directory()) {
+      throw new FailedPreconditionException("Cannot place " + p + " at " + uri + ": a directory appeared there "
+          + "in the under file system");
+    }
+    u.delete(uri, false);
+  }
+
+  private static String tempUri(MountTable.Resolution r, FileInfo f) {
+    return UfsTempNames.tempUri(r.ufsUri(), f.name(), f.id());
+  }
+
+  /** A temp copy of {@code file} beside {@code ufsUri} with {@code length} bytes (else any, else a name that is not there). */
+  private static String findTempCopy(UnderFileSystem u, String ufsUri, FileInfo file, long length) throws IOException {
+    String parent = UfsManager.parent(ufsUri);
+    String any = null;
+    List<UfsStatus> listing = u.listStatus(parent);
+    for (UfsStatus s : listing == null ? List.<UfsStatus>of() : listing) {
+      if (!s.directory() && UfsTempNames.isTempOf(s.name(), file.name(), file.id())) {
+        if (s.length() == length) {
+          return UfsManager.join(parent, s.name());
+        }
+        any = UfsManager.join(parent, s.name());
+      }
+    }
+    return any != null ? any : UfsManager.join(parent, UfsTempNames.tempName(file.name(), file.id(), "none"));
+  }
+
+  private void checkBlocks(FileInfo file, long length) throws StrataException {
+    checkBlocks(file, length, false);
+  }
+
+  /**
+   * A CACHE_THROUGH file's blocks: those cached must have the right length; a block may be missing (its
+   * writer found no room in the cache and wrote it to the under file system only, which has every byte).
+   */
+  private void checkCachedBlocks(FileInfo file, long length) throws StrataException {
+    checkBlocks(file, length, true);
+  }
+
+  private void checkBlocks(FileInfo file, long length, boolean allowMissing) throws StrataException {
+    long bs = file.blockSize();
+    long count = length / bs + (length % bs == 0 ? 0 : 1); // no overflow for huge lengths
+    if (count > BlockId.MAX_INDEX + 1) {
+      throw new InvalidArgumentException("Cannot complete " + file.path() + " with length " + length
+          + ": it would need " + count + " blocks of " + bs + " bytes, more than " + (BlockId.MAX_INDEX + 1));
+    }
+    for (long i = 0; i < count; i++) {
+      long expected = i < count - 1 ? bs : length - bs * (count - 1);
+      long actual = blocks.blockLength(BlockId.of(file.id(), i));
+      if (actual < 0 && allowMissing) {
+        continue;
+      }
+      if (actual < 0) {
+        throw new FailedPreconditionException("Cannot complete " + file.path() + " with length " + length
+            + ": block " + i + " was never committed");
+      }
+      if (actual != expected) {
+        throw new FailedPreconditionException("Cannot complete " + file.path() + " with length " + length
+            + ": block " + i + " has " + actual + " bytes, expected " + expected);
+      }
+    }
+  }
+
+  /**
+   * A worker committed a block: accept it if its file exists, is incomplete, and it fits the block size;
+   * or, for a complete persisted file, if it is one of its blocks with the right length (a cached copy).
+   */
+  void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
+    if (blockId < 0) {
+      throw new InvalidArgumentException("Block id " + blockId + " is negative");
+    }
+    synchronized (commitLock) {
+      FileInfo file = tree.getFile(BlockId.fileId(blockId));
+      if (file == null) {
+        throw new NotFoundException("Cannot commit block " + blockId + ": its file (id "
+            + BlockId.fileId(blockId) + ") does not exist");
+      }
+      if (length > file.blockSize()) {
+        throw new InvalidArgumentException("Cannot commit block " + blockId + " of " + length + " bytes: the "
+            + "file's block size is " + file.blockSize());
+      }
+      boolean known = blocks.hasBlock(blockId);
+      if (file.complete() && !known) {
+        long expected = file.persisted() ? file.blockLength(BlockId.index(blockId)) : -1;
+        if (expected < 0) {
+          throw new FailedPreconditionException("Cannot commit block " + blockId + ": file " + file.path()
+              + " is already complete");
+        }
+        if (expected != length) {
+          throw new FailedPreconditionException("Cannot cache block " + blockId + " of " + file.path() + " with "
+              + length + " bytes: the block has " + expected);
+        }
+      }
+      blocks.commitBlock(workerId, blockId, length, tier);
+      if (file.complete() && file.persisted()) {
+        blocks.releaseToWorker(workerId, List.of(blockId)); // a cached copy of persisted data: evictable
+      }
+      // Journaled whenever the file is incomplete, not only when the block is new here: a block first
+      // learned from a worker's report (which is not journaled) must reach the journal before its file
+      // can complete. Replaying a block twice is harmless.
+      if (journal != null && !file.complete()) {
+        journal.append(new JournalEntry.CommitBlock(blockId, length));
+      }
+    }
+    flush.run();
+  }
+}
