@@ -100,17 +100,27 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public FileOutStream createFile(String path, CreateFileOptions options) throws IOException {
+    WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
+    return new FileOutStream(context, workers, create(path, options, writeType), writeType);
+  }
+
+  @Override
+  public WorkerWrittenFile createWorkerWrittenFile(String path, CreateFileOptions options) throws IOException {
+    WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
+    return new WorkerWrittenFile(context, create(path, options, writeType));
+  }
+
+  private URIStatus create(String path, CreateFileOptions options, WriteType writeType) throws IOException {
     check(path);
     long blockSize = options.blockSize() > 0 ? options.blockSize()
         : context.conf().get(ClientKeys.BLOCK_SIZE_DEFAULT);
-    WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
     // Built once: its request id stays the same on every retry (see FileSystemContext#nextRequestId).
     CreateFileRequest req = CreateFileRequest.newBuilder()
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
         .setWriteType(writeType.name()).setClientId(context.leases().clientId())
         .setOwner(ClientKeys.loginName(context.conf())).setRequestId(context.nextRequestId()).build();
     FileInfoProto info = changing(m -> m.createFile(req).getFile(), path);
-    return new FileOutStream(context, workers, ProtoConverter.toStatus(info), writeType);
+    return ProtoConverter.toStatus(info);
   }
 
   @Override

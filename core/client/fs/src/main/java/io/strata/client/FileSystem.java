@@ -68,6 +68,14 @@ public interface FileSystem extends Closeable {
   }
 
   /** Opens a complete file for reading, with seek and positioned reads. */
+  /**
+   * Creates a file whose blocks workers write themselves ({@link WorkerWrittenFile}: shuffle partition
+   * files); this client holds its lease until it completes or abandons it.
+   */
+  default WorkerWrittenFile createWorkerWrittenFile(String path, CreateFileOptions options) throws IOException {
+    throw new UnsupportedOperationException("This file system does not create worker-written files");
+  }
+
   FileInStream openFile(String path, OpenFileOptions options) throws IOException;
 
   default FileInStream openFile(String path) throws IOException {

@@ -325,6 +325,60 @@ public final class WorkerKeys {
               + "name the same file.")
           .build();
 
+  public static final PropertyKey<Integer> SHUFFLE_APPLY_THREADS =
+      PropertyKey.intKey("strata.worker.shuffle.apply.threads")
+          .defaultValue("4")
+          .validate(n -> n >= 1, "at least 1")
+          .doc("Threads that append pushed shuffle batches to partition files (pushes are never applied on a "
+              + "network thread).")
+          .build();
+
+  public static final PropertyKey<Integer> SHUFFLE_APPLY_QUEUE_MAX =
+      PropertyKey.intKey("strata.worker.shuffle.apply.queue.max")
+          .defaultValue("1024")
+          .validate(n -> n >= 1, "at least 1")
+          .doc("Shuffle pushes queued for the apply threads at most; one more is answered BACK_OFF.")
+          .build();
+
+  public static final PropertyKey<Long> SHUFFLE_BUFFER_HIGH_WATERMARK =
+      PropertyKey.bytesKey("strata.worker.shuffle.buffer.high.watermark")
+          .defaultValue("256MB")
+          .validate(n -> n >= 1, "at least 1 byte")
+          .doc("Bytes of shuffle pushes received and not yet answered (queued, being appended or waiting for "
+              + "the replica) past which a push is answered BACK_OFF with nothing applied, so clients slow down "
+              + "instead of the worker running out of memory.")
+          .build();
+
+  public static final PropertyKey<java.time.Duration> SHUFFLE_BACKOFF =
+      PropertyKey.durationKey("strata.worker.shuffle.backoff")
+          .defaultValue("50ms")
+          .validate(d -> d.toMillis() >= 1, "at least 1ms")
+          .doc("How long a client told BACK_OFF waits before pushing again (sent with the answer).")
+          .build();
+
+  public static final PropertyKey<Long> SHUFFLE_BATCH_SIZE_MAX =
+      PropertyKey.bytesKey("strata.worker.shuffle.batch.size.max")
+          .defaultValue("16MB")
+          .validate(n -> n >= 1, "at least 1 byte")
+          .doc("Largest shuffle batch a push may carry; a bigger one is refused INVALID_ARGUMENT.")
+          .build();
+
+  public static final PropertyKey<Integer> SHUFFLE_SEAL_THREADS =
+      PropertyKey.intKey("strata.worker.shuffle.seal.threads")
+          .defaultValue("4")
+          .validate(n -> n >= 1, "at least 1")
+          .doc("Threads that seal shuffle partition files (commits at the master, the under file system copy) "
+              + "and drop them.")
+          .build();
+
+  public static final PropertyKey<java.time.Duration> SHUFFLE_FORWARD_TIMEOUT =
+      PropertyKey.durationKey("strata.worker.shuffle.forward.timeout")
+          .defaultValue("30s")
+          .validate(d -> d.toMillis() >= 1, "at least 1ms")
+          .doc("How long a primary waits for its replica to ack forwarded shuffle batches before failing the "
+              + "push (UNAVAILABLE: the client pushes again).")
+          .build();
+
   public static final PropertyKey<Boolean> TRANSFER_ENABLED =
       PropertyKey.booleanKey("strata.worker.transfer.enabled")
           .defaultValue("true")

@@ -65,6 +65,7 @@ public final class WorkerProcess implements AutoCloseable {
   private io.strata.worker.shortcircuit.ShortCircuitServer shortCircuit;
   private io.strata.worker.transfer.TransferServer transfer;
   private BlockWorkerService dataService;
+  private io.strata.worker.shuffle.ShuffleWorker shuffle;
   private int port = -1;
   private boolean closed;
 
@@ -149,8 +150,10 @@ public final class WorkerProcess implements AutoCloseable {
     IdleWatch ufsWriteWatch = new IdleWatch(rpcTimers, conf.get(WorkerKeys.UFS_WRITE_IDLE_TIMEOUT).toMillis(),
         WorkerKeys.UFS_WRITE_IDLE_TIMEOUT.name());
     streamLimits = new StreamLimits(conf.get(WorkerKeys.STREAMS_MAX), conf.get(WorkerKeys.STREAMS_PER_CLIENT_MAX));
+    shuffle = new io.strata.worker.shuffle.ShuffleWorker(conf, deferred,
+        (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, "worker-" + wantPort);
     server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
-        List.of(ServerInterceptors.intercept(dataService = new BlockWorkerService(deferred,
+        List.of(shuffle.service().bindService(), ServerInterceptors.intercept(dataService = new BlockWorkerService(deferred,
             (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk,
             conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), conf.get(WorkerKeys.WRITE_SPACE_WAITERS_MAX),
             stallWatch, ufsWriteWatch,
@@ -379,6 +382,11 @@ public final class WorkerProcess implements AutoCloseable {
     return shortCircuit;
   }
 
+  /** The shuffle partition files and push pipeline (tests read their counters). */
+  public io.strata.worker.shuffle.ShuffleWorker shuffle() {
+    return shuffle;
+  }
+
   /** The background tier work, for tests that drive it themselves. */
   public TierManager tierManager() {
     return tierManager;
@@ -414,6 +422,9 @@ public final class WorkerProcess implements AutoCloseable {
     }
     if (server != null) {
       server.close();
+    }
+    if (shuffle != null) {
+      shuffle.close();
     }
     for (ExecutorService e : new ExecutorService[] {ufsIo, asyncCache, persist, rpcTimers}) {
       if (e != null) {

@@ -1,0 +1,136 @@
+package io.strata.shuffle;
+
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.rpc.RpcCallContext;
+import org.apache.spark.rpc.RpcEndpoint;
+import org.apache.spark.rpc.RpcEnv;
+import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.ShuffleBlockId;
+import scala.Function1;
+import scala.runtime.AbstractPartialFunction;
+import scala.runtime.BoxedUnit;
+
+/**
+ * The driver's Spark RPC endpoint ({@value #NAME}) through which executors reach the
+ * {@link ShuffleLifecycle}: revive a partition's location, and get a shuffle's sealed files (the first
+ * reader to ask seals every open epoch: that is the stage end). Requests are answered from the
+ * endpoint's own pool, never on Spark's dispatcher threads, since seals take seconds.
+ *
+ * <p>A lost partition epoch is answered with the map attempts (Spark's map ids) registered for that
+ * partition when it was lost: a reader that finds one of them still registered raises a fetch failure,
+ * so Spark runs the map stage again; once every map ran again, no registered attempt is suspect.
+ *
+ * <p>Thread-safe.
+ */
+final class DriverEndpoint implements RpcEndpoint {
+  static final String NAME = "StrataShuffleDriver";
+
+  /** Revive request: the location that failed, and the workers that failed. */
+  record Revive(int shuffleId, int partitionId, int epoch, Set<String> badWorkers) implements Serializable {}
+
+  /** Sealed-files request. */
+  record GetSealed(int shuffleId) implements Serializable {}
+
+  /** Every sealed file per partition, and per lost partition the map ids whose data may be lost. */
+  record Sealed(Map<Integer, java.util.List<String>> files, Map<Integer, Set<Long>> suspects)
+      implements Serializable {}
+
+  private final RpcEnv rpcEnv;
+  private final ShuffleLifecycle lifecycle;
+  private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "strata-shuffle-driver-endpoint");
+    t.setDaemon(true);
+    return t;
+  });
+  private final Map<Integer, Map<Integer, Set<Long>>> suspects = new HashMap<>();
+
+  DriverEndpoint(RpcEnv rpcEnv, ShuffleLifecycle lifecycle) {
+    this.rpcEnv = rpcEnv;
+    this.lifecycle = lifecycle;
+  }
+
+  @Override
+  public RpcEnv rpcEnv() {
+    return rpcEnv;
+  }
+
+  @Override
+  public scala.PartialFunction<Object, BoxedUnit> receiveAndReply(RpcCallContext context) {
+    return new AbstractPartialFunction<>() {
+      @Override
+      public boolean isDefinedAt(Object m) {
+        return m instanceof Revive || m instanceof GetSealed;
+      }
+
+      @Override
+      public <A1, B1> B1 applyOrElse(A1 m, Function1<A1, B1> otherwise) {
+        if (!isDefinedAt(m)) {
+          return otherwise.apply(m);
+        }
+        pool.execute(() -> {
+          try {
+            context.reply(m instanceof Revive r ? lifecycle.revive(r.shuffleId(), r.partitionId(), r.epoch(),
+                r.badWorkers()) : sealed(((GetSealed) m).shuffleId()));
+          } catch (Throwable t) {
+            context.sendFailure(t);
+          }
+        });
+        @SuppressWarnings("unchecked")
+        B1 unit = (B1) BoxedUnit.UNIT;
+        return unit;
+      }
+    };
+  }
+
+  Sealed sealed(int shuffleId) throws java.io.IOException {
+    ShuffleLifecycle.SealedShuffle s = lifecycle.seal(shuffleId);
+    Map<Integer, Set<Long>> lost;
+    synchronized (this) {
+      lost = suspects.computeIfAbsent(shuffleId, k -> new HashMap<>());
+      for (int p : s.lost()) {
+        if (!lost.containsKey(p)) {
+          lost.put(p, registeredMapIds(shuffleId, p));
+        }
+      }
+      lost = Map.copyOf(lost);
+    }
+    return new Sealed(s.files(), lost);
+  }
+
+  /** The map ids the driver's map output tracker holds with data for {@code partition} now. */
+  private static Set<Long> registeredMapIds(int shuffleId, int partition) {
+    Set<Long> out = new HashSet<>();
+    try {
+      var it = SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(shuffleId, 0, Integer.MAX_VALUE,
+          partition, partition + 1);
+      while (it.hasNext()) {
+        var blocks = it.next()._2().iterator();
+        while (blocks.hasNext()) {
+          BlockId b = blocks.next()._1();
+          if (b instanceof ShuffleBlockId sb) {
+            out.add(sb.mapId());
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      // Outputs already missing: Spark reruns those maps anyway.
+    }
+    return out;
+  }
+
+  synchronized void forget(int shuffleId) {
+    suspects.remove(shuffleId);
+  }
+
+  @Override
+  public void onStop() {
+    pool.shutdownNow();
+  }
+}

@@ -1,0 +1,131 @@
+package io.strata.shuffle;
+
+import io.strata.client.FileInStream;
+import io.strata.client.FileSystem;
+import io.strata.common.exception.DataLossException;
+import io.strata.common.shuffle.BatchHeader;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Set;
+
+/**
+ * Reads the batches of sealed partition files, in file order, keeping only those of each map's
+ * successful attempt ({@code attempts}: map index to attempt id) and the first of each (map index, batch
+ * id): batches of failed or speculative attempts and batches a retried push applied twice are skipped.
+ * Every batch's CRC32C is checked. The files are normal Strata files: the client reads the nearest copy
+ * and fails over to the other copy or the under file system.
+ *
+ * <p>Not thread-safe: one reader task.
+ */
+public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
+  private final FileSystem fs;
+  private final Iterator<String> files;
+  private final Map<Integer, Long> attempts;
+  private final Set<Long> seen = new HashSet<>();
+  private DataInputStream in;
+  private String current;
+  private byte[] next;
+  private long bytesRead;
+  private long batchesKept;
+  private long batchesSkipped;
+
+  public PartitionReader(FileSystem fs, List<String> files, Map<Integer, Long> attempts) {
+    this.fs = fs;
+    this.files = files.iterator();
+    this.attempts = attempts;
+  }
+
+  @Override
+  public boolean hasNext() {
+    if (next == null) {
+      try {
+        next = advance();
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+    return next != null;
+  }
+
+  @Override
+  public byte[] next() {
+    if (!hasNext()) {
+      throw new NoSuchElementException();
+    }
+    byte[] b = next;
+    next = null;
+    return b;
+  }
+
+  private byte[] advance() throws IOException {
+    byte[] head = new byte[BatchHeader.BYTES];
+    while (true) {
+      if (in == null) {
+        if (!files.hasNext()) {
+          return null;
+        }
+        current = files.next();
+        FileInStream s = fs.openFile(current);
+        in = new DataInputStream(new java.io.BufferedInputStream(s, 1 << 20));
+      }
+      int got = in.read(head, 0, 1);
+      if (got < 0) {
+        in.close();
+        in = null;
+        continue;
+      }
+      BatchHeader h;
+      byte[] data;
+      try {
+        in.readFully(head, 1, head.length - 1);
+        h = BatchHeader.readFrom(ByteBuffer.wrap(head), current);
+        data = new byte[h.length()];
+        in.readFully(data);
+      } catch (EOFException e) {
+        throw new DataLossException(current + " ends inside a batch: the file is damaged");
+      } catch (IllegalArgumentException e) {
+        throw new DataLossException(e.getMessage());
+      }
+      bytesRead += head.length + data.length;
+      if (BatchHeader.crc32c(data, 0, data.length) != h.crc32c()) {
+        throw new DataLossException("Batch " + h.batchId() + " of map " + h.mapIndex() + " in " + current
+            + " fails its CRC32C");
+      }
+      Long want = attempts.get(h.mapIndex());
+      if (want == null || want != h.attemptId() || !seen.add(((long) h.mapIndex() << 32) | (h.batchId() & 0xffffffffL))) {
+        batchesSkipped++;
+        continue;
+      }
+      batchesKept++;
+      return data;
+    }
+  }
+
+  /** Bytes read from the files so far (headers included, skipped batches too). */
+  public long bytesRead() {
+    return bytesRead;
+  }
+
+  public long batchesKept() {
+    return batchesKept;
+  }
+
+  public long batchesSkipped() {
+    return batchesSkipped;
+  }
+
+  @Override
+  public void close() throws IOException {
+    if (in != null) {
+      in.close();
+      in = null;
+    }
+  }
+}

@@ -1,0 +1,36 @@
+package io.strata.shuffle;
+
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.shuffle.BaseShuffleHandle;
+
+/**
+ * A shuffle the Strata shuffle manager runs: Spark's dependency, the application id that names its
+ * directory, the number of map tasks, and epoch 0 of every partition's location (later epochs come from
+ * the driver by revive). Serialized to executors with the tasks; immutable.
+ */
+public final class StrataShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, C> {
+  private static final long serialVersionUID = 1L;
+  private final String appId;
+  private final int numMaps;
+  private final PartitionLocation[] locations;
+
+  StrataShuffleHandle(int shuffleId, ShuffleDependency<K, V, C> dependency, String appId, int numMaps,
+      PartitionLocation[] locations) {
+    super(shuffleId, dependency);
+    this.appId = appId;
+    this.numMaps = numMaps;
+    this.locations = locations;
+  }
+
+  public String appId() {
+    return appId;
+  }
+
+  public int numMaps() {
+    return numMaps;
+  }
+
+  PartitionLocation[] locations() {
+    return locations;
+  }
+}

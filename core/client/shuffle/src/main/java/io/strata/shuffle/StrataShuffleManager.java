@@ -1,0 +1,217 @@
+package io.strata.shuffle;
+
+import io.strata.client.FileSystem;
+import io.strata.common.conf.CommonKeys;
+import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.rpc.RpcEndpointRef;
+import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleHandle;
+import org.apache.spark.shuffle.ShuffleManager;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.sort.SortShuffleManager;
+import org.apache.spark.util.RpcUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Spark's {@code spark.shuffle.manager=io.strata.shuffle.StrataShuffleManager} (Spark 4.0.1, Scala 2.13):
+ * map tasks push their records per reduce partition to Strata workers, which append them to one file per
+ * partition (see docs/SHUFFLE.md). On the driver it registers each shuffle with a {@link ShuffleLifecycle}
+ * and serves executors through a {@link DriverEndpoint}; a shuffle registered while Strata is unreachable
+ * runs on Spark's sort shuffle instead ({@code spark.strata.shuffle.fallback.enabled}), as do its writers
+ * and readers (chosen by handle type). Its files go when Spark unregisters the shuffle, and the
+ * application's directory when the manager stops on the driver.
+ *
+ * <p>One per Spark process (made by SparkEnv); thread-safe: the Strata client, channels and retry pool are
+ * made once, lazily (SparkEnv is not ready when the manager is constructed).
+ */
+public final class StrataShuffleManager implements ShuffleManager {
+  private static final Logger LOG = LoggerFactory.getLogger(StrataShuffleManager.class);
+
+  private final SparkConf sparkConf;
+  private final boolean isDriver;
+  private final StrataShuffleConf conf;
+  private final SortShuffleManager sort;
+  private final Set<Integer> strataShuffles = ConcurrentHashMap.newKeySet();
+  private FileSystem fs;
+  private ShuffleChannels channels;
+  private ScheduledExecutorService retryPool;
+  private ShuffleLifecycle lifecycle;
+  private DriverEndpoint endpoint;
+  private RpcEndpointRef driver;
+  private String appId;
+
+  public StrataShuffleManager(SparkConf sparkConf, boolean isDriver) {
+    this.sparkConf = sparkConf;
+    this.isDriver = isDriver;
+    this.conf = StrataShuffleConf.from(sparkConf);
+    this.sort = new SortShuffleManager(sparkConf);
+  }
+
+  public StrataShuffleManager(SparkConf sparkConf) {
+    this(sparkConf, SparkEnv.get() == null || "driver".equals(SparkEnv.get().executorId()));
+  }
+
+  synchronized FileSystem fs() {
+    if (fs == null) {
+      fs = FileSystem.Factory.get(conf.clientConf());
+      channels = new ShuffleChannels(fs.conf().get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE));
+      retryPool = Executors.newScheduledThreadPool(2, r -> {
+        Thread t = new Thread(r, "strata-shuffle-push-retry");
+        t.setDaemon(true);
+        return t;
+      });
+    }
+    return fs;
+  }
+
+  synchronized ShuffleChannels channels() {
+    fs();
+    return channels;
+  }
+
+  synchronized ScheduledExecutorService retryPool() {
+    fs();
+    return retryPool;
+  }
+
+  StrataShuffleConf conf() {
+    return conf;
+  }
+
+  private synchronized ShuffleLifecycle lifecycle() {
+    if (lifecycle == null) {
+      lifecycle = new ShuffleLifecycle(fs(), channels(), new ShuffleLifecycle.Settings(conf.partitionBlockSize(),
+          conf.replicate(), conf.rpcTimeoutMs(), 16));
+      endpoint = new DriverEndpoint(SparkEnv.get().rpcEnv(), lifecycle);
+      SparkEnv.get().rpcEnv().setupEndpoint(DriverEndpoint.NAME, endpoint);
+    }
+    return lifecycle;
+  }
+
+  /** The driver's endpoint, from any process (in local mode, the driver's own). */
+  synchronized RpcEndpointRef driver() {
+    if (driver == null) {
+      driver = RpcUtils.makeDriverRef(DriverEndpoint.NAME, SparkEnv.get().conf(), SparkEnv.get().rpcEnv());
+    }
+    return driver;
+  }
+
+  <T> T ask(Object message, Class<T> reply) {
+    return driver().askSync(message, scala.reflect.ClassTag$.MODULE$.apply(reply));
+  }
+
+  @Override
+  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
+    String app = sparkConf.getAppId();
+    int maps = dependency.rdd().partitions().length;
+    int partitions = dependency.partitioner().numPartitions();
+    try {
+      java.util.List<PartitionLocation> locs = lifecycle().register(app, shuffleId, partitions);
+      synchronized (this) {
+        appId = app;
+      }
+      strataShuffles.add(shuffleId);
+      return new StrataShuffleHandle<>(shuffleId, dependency, app, maps, locs.toArray(new PartitionLocation[0]));
+    } catch (IOException | RuntimeException e) {
+      if (!conf.fallback()) {
+        throw new IllegalStateException("Cannot register shuffle " + shuffleId + " with Strata at "
+            + conf.master() + ": " + e.getMessage(), e);
+      }
+      LOG.warn("Shuffle {} runs on Spark's sort shuffle: Strata at {} is unreachable ({})", shuffleId,
+          conf.master(), e.toString());
+      return sort.registerShuffle(shuffleId, dependency);
+    }
+  }
+
+  @Override
+  public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
+      ShuffleWriteMetricsReporter metrics) {
+    if (handle instanceof StrataShuffleHandle<?, ?, ?> h) {
+      @SuppressWarnings("unchecked")
+      StrataShuffleHandle<K, V, ?> sh = (StrataShuffleHandle<K, V, ?>) h;
+      return new StrataShuffleWriter<>(this, sh, mapId, context, metrics);
+    }
+    return sort.getWriter(handle, mapId, context, metrics);
+  }
+
+  @Override
+  public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
+      int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
+    if (handle instanceof StrataShuffleHandle<?, ?, ?> h) {
+      @SuppressWarnings("unchecked")
+      StrataShuffleHandle<K, ?, C> sh = (StrataShuffleHandle<K, ?, C>) h;
+      return new StrataShuffleReader<>(this, sh, startMapIndex, endMapIndex, startPartition, endPartition,
+          context, metrics);
+    }
+    return sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
+  }
+
+  @Override
+  public boolean unregisterShuffle(int shuffleId) {
+    if (strataShuffles.remove(shuffleId)) {
+      ShuffleLifecycle l;
+      DriverEndpoint e;
+      synchronized (this) {
+        l = lifecycle;
+        e = endpoint;
+      }
+      if (l != null) {
+        l.unregister(shuffleId);
+        e.forget(shuffleId);
+      }
+      return true;
+    }
+    return sort.unregisterShuffle(shuffleId);
+  }
+
+  @Override
+  public ShuffleBlockResolver shuffleBlockResolver() {
+    return sort.shuffleBlockResolver();
+  }
+
+  @Override
+  public void stop() {
+    ShuffleLifecycle l;
+    String app;
+    synchronized (this) {
+      l = lifecycle;
+      app = appId;
+    }
+    if (l != null && app != null) {
+      l.removeApp(app);
+      l.close();
+    }
+    synchronized (this) {
+      if (retryPool != null) {
+        retryPool.shutdownNow();
+      }
+      if (channels != null) {
+        channels.close();
+      }
+      if (fs != null) {
+        try {
+          fs.close();
+        } catch (IOException e) {
+          LOG.debug("Closing the Strata client", e);
+        }
+      }
+    }
+    sort.stop();
+  }
+
+  boolean isDriver() {
+    return isDriver;
+  }
+}

@@ -1,0 +1,166 @@
+package io.strata.shuffle;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.Set;
+import org.apache.spark.Partitioner;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.io.CompressionCodec;
+import org.apache.spark.scheduler.MapStatus;
+import org.apache.spark.scheduler.MapStatus$;
+import org.apache.spark.serializer.SerializationStream;
+import org.apache.spark.serializer.SerializerInstance;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.storage.BlockManagerId;
+import scala.Option;
+import scala.Product2;
+import scala.reflect.ClassTag;
+
+/**
+ * One map attempt's writer: records (combined first when the dependency combines on the map side) are
+ * serialized into one buffer per reduce partition; a buffer past {@code spark.strata.shuffle.writer.batch.size}
+ * is compressed with Spark's codec and pushed as one batch, and while all buffers together pass
+ * {@code spark.strata.shuffle.writer.buffer.max} the largest is pushed. Pushes are asynchronous
+ * ({@link PushClient}); {@link #stop(boolean)} with success waits until every batch is acknowledged and
+ * returns the MapStatus, whose sizes are the compressed bytes pushed per partition and whose location is
+ * one made-up block manager per shuffle ({@link #location}).
+ *
+ * <p>Not thread-safe: Spark calls it from the task thread.
+ */
+final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
+  private static final ClassTag<Object> ANY = scala.reflect.ClassTag$.MODULE$.Any();
+
+  private final StrataShuffleManager manager;
+  private final StrataShuffleHandle<K, V, ?> handle;
+  private final long mapId;
+  private final TaskContext context;
+  private final ShuffleWriteMetricsReporter metrics;
+  private final SerializerInstance serializer;
+  private final CompressionCodec codec;
+  private final Partitioner partitioner;
+  private final PushClient pusher;
+  private final ByteArrayOutputStream[] raw;
+  private final SerializationStream[] streams;
+  private final long[] compressed;
+  private long buffered;
+  private long[] lengths;
+  private boolean stopping;
+
+  StrataShuffleWriter(StrataShuffleManager manager, StrataShuffleHandle<K, V, ?> handle, long mapId,
+      TaskContext context, ShuffleWriteMetricsReporter metrics) {
+    this.manager = manager;
+    this.handle = handle;
+    this.mapId = mapId;
+    this.context = context;
+    this.metrics = metrics;
+    ShuffleDependency<K, V, ?> dep = handle.dependency();
+    this.serializer = dep.serializer().newInstance();
+    this.codec = CompressionCodec.createCodec(SparkEnv.get().conf());
+    this.partitioner = dep.partitioner();
+    int n = partitioner.numPartitions();
+    this.raw = new ByteArrayOutputStream[n];
+    this.streams = new SerializationStream[n];
+    this.compressed = new long[n];
+    StrataShuffleConf c = manager.conf();
+    int shuffleId = handle.shuffleId();
+    this.pusher = new PushClient(manager.channels(), handle.appId(), shuffleId, handle.locations(),
+        (failed, bad) -> manager.ask(new DriverEndpoint.Revive(shuffleId, failed.partitionId(), failed.epoch(),
+            Set.copyOf(bad)), PartitionLocation.class),
+        new PushClient.Settings(c.maxInFlight(), c.requestBytes(), c.retries(), c.rpcTimeoutMs()), manager.retryPool());
+  }
+
+  /** The block manager every map status of a shuffle names: fetch failures then unregister them all. */
+  static BlockManagerId location(int shuffleId) {
+    return BlockManagerId.apply("strata-shuffle-" + shuffleId, "strata", 1, Option.empty());
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public void write(scala.collection.Iterator<Product2<K, V>> records) throws IOException {
+    ShuffleDependency<K, V, Object> dep = (ShuffleDependency<K, V, Object>) handle.dependency();
+    scala.collection.Iterator<? extends Product2<K, ?>> it = records;
+    if (dep.mapSideCombine()) {
+      it = dep.aggregator().get().combineValuesByKey(records, context);
+    }
+    long start = System.nanoTime();
+    long count = 0;
+    while (it.hasNext()) {
+      Product2<K, ?> r = it.next();
+      int p = partitioner.getPartition(r._1());
+      SerializationStream s = streams[p];
+      if (s == null) {
+        raw[p] = new ByteArrayOutputStream(4096);
+        s = streams[p] = serializer.serializeStream(raw[p]);
+      }
+      long before = raw[p].size();
+      s.writeKey(r._1(), ANY);
+      s.writeValue(r._2(), ANY);
+      buffered += raw[p].size() - before;
+      count++;
+      if (raw[p].size() >= manager.conf().batchBytes()) {
+        flush(p);
+      }
+      while (buffered > manager.conf().bufferBytes()) {
+        flush(largest());
+      }
+    }
+    metrics.incRecordsWritten(count);
+    for (int p = 0; p < streams.length; p++) {
+      if (streams[p] != null) {
+        flush(p);
+      }
+    }
+    pusher.finish();
+    metrics.incWriteTime(System.nanoTime() - start);
+    lengths = compressed.clone();
+  }
+
+  private int largest() {
+    int best = 0;
+    for (int p = 1; p < raw.length; p++) {
+      if (raw[p] != null && (raw[best] == null || raw[p].size() > raw[best].size())) {
+        best = p;
+      }
+    }
+    return best;
+  }
+
+  /** Compresses partition {@code p}'s buffer and pushes it as one batch. */
+  private void flush(int p) throws IOException {
+    streams[p].close(); // ends the serialization stream: a batch is read back on its own
+    byte[] bytes = raw[p].toByteArray();
+    buffered -= bytes.length;
+    streams[p] = null;
+    raw[p] = null;
+    ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length / 2 + 64);
+    try (OutputStream c = codec.compressedOutputStream(out)) {
+      c.write(bytes);
+    }
+    byte[] batch = out.toByteArray();
+    pusher.push(p, context.partitionId(), mapId, batch, 0, batch.length);
+    compressed[p] += batch.length;
+    metrics.incBytesWritten(batch.length);
+  }
+
+  @Override
+  public Option<MapStatus> stop(boolean success) {
+    if (stopping) {
+      return Option.empty();
+    }
+    stopping = true;
+    if (!success || lengths == null) {
+      // Its pushed batches stay in the partition files; readers skip them (not the successful attempt).
+      return Option.empty();
+    }
+    return Option.apply(MapStatus$.MODULE$.apply(location(handle.shuffleId()), lengths, mapId));
+  }
+
+  @Override
+  public long[] getPartitionLengths() {
+    return lengths == null ? new long[partitioner.numPartitions()] : lengths.clone();
+  }
+}

@@ -1,0 +1,58 @@
+package io.strata.common.shuffle;
+
+import java.nio.ByteBuffer;
+
+/**
+ * The header each batch carries in a shuffle partition file. A partition file is a sequence of batches,
+ * each {@link #BYTES} bytes of header (big-endian: magic, map index, attempt id, batch id, data length,
+ * CRC32C of the data) followed by the data. The worker writes header and data in one append under the
+ * partition's lock, so batches never interleave; the reader checks the magic and the CRC of every batch.
+ *
+ * <p>An immutable value; thread-safe.
+ */
+public record BatchHeader(int mapIndex, long attemptId, int batchId, int length, int crc32c) {
+  /** "STB1": a header that does not start with it means the file is not a partition file or is damaged. */
+  public static final int MAGIC = 0x53544231;
+  public static final int BYTES = 4 + 4 + 8 + 4 + 4 + 4;
+
+  /** Writes this header at {@code out}'s position (advancing it). */
+  public void writeTo(ByteBuffer out) {
+    out.putInt(MAGIC).putInt(mapIndex).putLong(attemptId).putInt(batchId).putInt(length).putInt(crc32c);
+  }
+
+  public ByteBuffer toBuffer() {
+    ByteBuffer b = ByteBuffer.allocate(BYTES);
+    writeTo(b);
+    return b.flip();
+  }
+
+  /**
+   * Reads a header from {@code in}'s position (advancing it); IllegalArgumentException naming {@code where}
+   * when the magic is wrong or the length negative.
+   */
+  public static BatchHeader readFrom(ByteBuffer in, String where) {
+    int magic = in.getInt();
+    if (magic != MAGIC) {
+      throw new IllegalArgumentException(String.format("%s: no batch header (magic %08x, expected %08x)", where,
+          magic, MAGIC));
+    }
+    BatchHeader h = new BatchHeader(in.getInt(), in.getLong(), in.getInt(), in.getInt(), in.getInt());
+    if (h.length < 0) {
+      throw new IllegalArgumentException(where + ": batch header with negative length " + h.length);
+    }
+    return h;
+  }
+
+  /** CRC32C of {@code data} from its position to its limit (the position is left alone). */
+  public static int crc32c(ByteBuffer data) {
+    java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+    c.update(data.duplicate());
+    return (int) c.getValue();
+  }
+
+  public static int crc32c(byte[] data, int off, int len) {
+    java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+    c.update(data, off, len);
+    return (int) c.getValue();
+  }
+}

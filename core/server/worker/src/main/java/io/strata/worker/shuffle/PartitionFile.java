@@ -1,0 +1,267 @@
+package io.strata.worker.shuffle;
+
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.id.BlockId;
+import io.strata.common.shuffle.BatchHeader;
+import io.strata.worker.rpc.Committer;
+import io.strata.worker.store.BlockStore;
+import io.strata.worker.ufs.UfsFileWrite;
+import io.strata.worker.ufs.UfsOperations;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One worker's copy of one shuffle partition file: an append-only sequence of batches (a
+ * {@link BatchHeader} then its data) kept in the block store as temp blocks of the Strata file the driver
+ * created (block {@code i} of file {@code fileId} is {@code BlockId.of(fileId, i)}; a batch may straddle
+ * two blocks). Blocks land where the store puts new blocks (the top tier with room, evicting or moving
+ * others down), like any write.
+ *
+ * <p>Invariants: header and data of a batch are appended under this object's lock, so batches never
+ * interleave; an append that fails part-way (no room, a dir failure) marks the copy broken: later appends
+ * and the seal fail, the driver uses the other copy (or Spark recomputes the stage). After {@link #seal}
+ * starts, no append is accepted. The seal itself (master commits, the UFS copy) runs without the lock.
+ *
+ * <p>Thread-safe.
+ */
+final class PartitionFile {
+  private final ShuffleStore.PartitionSpec spec;
+  private final BlockStore store;
+  private final List<BlockStore.TempBlock> temps = new ArrayList<>();
+  private long length;
+  private long batches;
+  private IOException broken;
+  private final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+  private CompletableFuture<Seal> sealed;
+  private CompletableFuture<Void> written;
+
+  PartitionFile(ShuffleStore.PartitionSpec spec, BlockStore store) {
+    this.spec = spec;
+    this.store = store;
+  }
+
+  ShuffleStore.PartitionSpec spec() {
+    return spec;
+  }
+
+  /** Appends one batch atomically (header then data, nothing in between). */
+  synchronized void append(BatchHeader header, ByteBuffer data) throws IOException {
+    if (sealed != null) {
+      throw new FailedPreconditionException(describe() + " is sealed: it takes no more batches (a map task of "
+          + "an older stage attempt pushing late)");
+    }
+    if (broken != null) {
+      throw new FailedPreconditionException(describe() + " is broken since an append failed part-way ("
+          + broken.getMessage() + "); it takes no more batches", broken);
+    }
+    try {
+      ByteBuffer head = header.toBuffer();
+      crc.update(head.duplicate());
+      crc.update(data.duplicate());
+      write(head);
+      write(data.duplicate());
+    } catch (IOException | RuntimeException e) {
+      broken = e instanceof IOException io ? io : new IOException(e);
+      throw e;
+    }
+    length += BatchHeader.BYTES + (long) data.remaining();
+    batches++;
+  }
+
+  private void write(ByteBuffer b) throws IOException {
+    long blockSize = spec.blockSize();
+    while (b.hasRemaining()) {
+      BlockStore.TempBlock current = temps.isEmpty() ? null : temps.get(temps.size() - 1);
+      if (current == null || current.length() >= blockSize) {
+        if (temps.size() > BlockId.MAX_INDEX) {
+          throw new FailedPreconditionException(describe() + " would need more than " + (BlockId.MAX_INDEX + 1)
+              + " blocks of " + blockSize + " bytes");
+        }
+        current = store.createTemp(BlockId.of(spec.fileId(), temps.size()), blockSize);
+        temps.add(current);
+      }
+      int n = (int) Math.min(b.remaining(), blockSize - current.length());
+      ByteBuffer piece = b.slice(b.position(), n);
+      current.append(piece);
+      b.position(b.position() + n);
+    }
+  }
+
+  synchronized long length() {
+    return length;
+  }
+
+  synchronized long batches() {
+    return batches;
+  }
+
+  /** A sealed copy: its length and the CRC32C of all its bytes. */
+  record Seal(long length, int crc32c) {}
+
+  /**
+   * Seals this copy: stops appends, checks it against {@code expect} (the primary's seal, when this is a
+   * replica committing beside it: another length or CRC drops this copy instead), commits its blocks here
+   * and at the master, and with {@code writeThrough} writes the file's under file system copy from them.
+   * The commit happens once (a later call gets its result or failure); the write-through once it is
+   * asked for. Blocks the calling thread (a seal pool thread) for the master commits and the UFS write.
+   */
+  Seal seal(Committer committer, UfsOperations ufs, boolean writeThrough, Seal expect) throws IOException {
+    CompletableFuture<Seal> mine = null;
+    CompletableFuture<Seal> theirs;
+    List<BlockStore.TempBlock> blocks = null;
+    long total = 0;
+    int crcNow = 0;
+    synchronized (this) {
+      if (sealed == null) {
+        sealed = new CompletableFuture<>();
+        mine = sealed;
+        blocks = new ArrayList<>(temps);
+        total = length;
+        crcNow = (int) crc.getValue();
+      }
+      theirs = sealed;
+    }
+    if (mine != null) {
+      commit(mine, committer, blocks, new Seal(total, crcNow), expect);
+    }
+    Seal done = await(theirs);
+    if (writeThrough) {
+      writeThroughOnce(ufs, done);
+    }
+    return done;
+  }
+
+  private void commit(CompletableFuture<Seal> mine, Committer committer, List<BlockStore.TempBlock> blocks,
+      Seal mineSeal, Seal expect) {
+    try {
+      if (broken != null) {
+        throw new FailedPreconditionException(describe() + " cannot be sealed: an append failed part-way ("
+            + broken.getMessage() + ")", broken);
+      }
+      if (expect != null && !expect.equals(mineSeal)) {
+        throw new FailedPreconditionException(String.format("%s differs from its primary's copy (%d bytes, CRC32C "
+            + "%08x here; %d bytes, %08x there): not committed", describe(), mineSeal.length(), mineSeal.crc32c(),
+            expect.length(), expect.crc32c()));
+      }
+      for (BlockStore.TempBlock t : blocks) {
+        committer.commitTemp(store, t);
+      }
+      mine.complete(mineSeal);
+    } catch (IOException | RuntimeException e) {
+      for (BlockStore.TempBlock t : blocks) {
+        store.abort(t); // a no-op for those committed
+      }
+      mine.completeExceptionally(e);
+    }
+  }
+
+  private Seal await(CompletableFuture<Seal> f) throws IOException {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("Interrupted waiting for the seal of " + describe());
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable c = e.getCause();
+      throw c instanceof IOException io ? io : new IOException(c);
+    }
+  }
+
+  private void writeThroughOnce(UfsOperations ufs, Seal done) throws IOException {
+    CompletableFuture<Void> mine = null;
+    CompletableFuture<Void> theirs;
+    List<Long> ids = new ArrayList<>();
+    synchronized (this) {
+      if (written == null) {
+        written = new CompletableFuture<>();
+        mine = written;
+      }
+      theirs = written;
+      for (BlockStore.TempBlock t : temps) {
+        ids.add(t.blockId());
+      }
+    }
+    if (mine != null) {
+      try {
+        writeThrough(ufs, ids, done.length());
+        mine.complete(null);
+      } catch (IOException | RuntimeException e) {
+        synchronized (this) {
+          written = null; // a later seal may try again
+        }
+        mine.completeExceptionally(e);
+      }
+    }
+    try {
+      theirs.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("Interrupted waiting for the UFS copy of " + describe());
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable c = e.getCause();
+      throw c instanceof IOException io ? io : new IOException(c);
+    }
+  }
+
+  private void writeThrough(UfsOperations ufs, List<Long> blockIds, long total) throws IOException {
+    UfsFileWrite out = ufs.openFileWrite(spec.fileId());
+    try {
+      ByteBuffer buf = ByteBuffer.allocate(1 << 20);
+      long copied = 0;
+      for (long id : blockIds) {
+        try (BlockStore.ReadHandle h = store.openForRead(id, false)) {
+          long pos = 0;
+          long len = h.meta().length();
+          while (pos < len) {
+            buf.clear().limit((int) Math.min(buf.capacity(), len - pos));
+            int n = h.channel().read(buf, pos);
+            if (n < 0) {
+              throw new IOException("Block " + id + " of " + describe() + " ended at " + pos + " of " + len);
+            }
+            pos += n;
+            buf.flip();
+            out.write(buf);
+          }
+          copied += len;
+        }
+      }
+      if (copied != total) {
+        throw new IOException(describe() + ": its blocks hold " + copied + " bytes, " + total + " were appended");
+      }
+      out.complete();
+    } catch (IOException | RuntimeException e) {
+      out.abort();
+      throw e;
+    }
+  }
+
+  /** Drops what is not committed (temp blocks); with {@code committed}, the committed copies too. */
+  void drop(boolean committed) {
+    List<BlockStore.TempBlock> blocks;
+    synchronized (this) {
+      if (sealed == null) {
+        sealed = CompletableFuture.failedFuture(new FailedPreconditionException(describe() + " was dropped"));
+        written = CompletableFuture.failedFuture(new FailedPreconditionException(describe() + " was dropped"));
+      }
+      blocks = new ArrayList<>(temps);
+    }
+    for (BlockStore.TempBlock t : blocks) {
+      store.abort(t);
+      if (committed) {
+        try {
+          store.remove(t.blockId());
+        } catch (IOException e) {
+          // The master still lists it; its next removal request or the file's deletion removes it.
+        }
+      }
+    }
+  }
+
+  String describe() {
+    return "Partition " + spec.partitionId() + " of shuffle " + spec.shuffleId() + " of " + spec.appId()
+        + " (file " + spec.fileId() + ")";
+  }
+}

@@ -1,0 +1,201 @@
+package io.strata.worker.shuffle;
+
+import io.strata.common.exception.FailedPreconditionException;
+import io.strata.common.exception.InvalidArgumentException;
+import io.strata.common.exception.NotFoundException;
+import io.strata.common.exception.StrataException;
+import io.strata.common.id.BlockId;
+import io.strata.common.net.WorkerAddress;
+import io.strata.common.shuffle.BatchHeader;
+import io.strata.worker.rpc.Committer;
+import io.strata.worker.store.BlockStore;
+import io.strata.worker.ufs.UfsOperations;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The shuffle partition files this worker keeps, by file id: opened by the driver, appended by pushes,
+ * sealed at stage end, dropped when the shuffle ends. Checks every input: the app id's characters (it
+ * names a directory under {@code /.shuffle}), that a batch names a partition opened here under the same
+ * app, shuffle and partition ids, its size and its CRC32C.
+ *
+ * <p>Thread-safe: the registry is a concurrent map; each {@link PartitionFile} locks itself.
+ */
+public final class ShuffleStore {
+  /** A partition file to keep here; {@code replica} is null on a replica (or without one). */
+  public record PartitionSpec(String appId, int shuffleId, int partitionId, long fileId, long blockSize,
+      WorkerAddress replica) {}
+
+  /** One pushed batch. {@code data}'s position to limit are its bytes. */
+  public record Batch(int partitionId, long fileId, int mapIndex, long attemptId, int batchId, int length,
+      int crc32c, ByteBuffer data) {}
+
+  /** The outcome of sealing one partition copy: its length, or why it failed (null when sealed). */
+  public record Sealed(long fileId, long length, int crc32c, String error) {}
+
+  private final BlockStore store;
+  private final Committer committer;
+  private final UfsOperations ufs;
+  private final long maxBatchBytes;
+  private final Map<Long, PartitionFile> partitions = new ConcurrentHashMap<>();
+
+  public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes) {
+    this.store = store;
+    this.committer = committer;
+    this.ufs = ufs;
+    this.maxBatchBytes = maxBatchBytes;
+  }
+
+  private static void checkAppId(String appId) throws InvalidArgumentException {
+    io.strata.common.shuffle.AppIds.check(appId);
+  }
+
+  /** Opens partitions for pushes; one already open here with the same ids is left as it is. */
+  public void open(List<PartitionSpec> specs) throws StrataException {
+    for (PartitionSpec s : specs) {
+      checkAppId(s.appId());
+      if (s.shuffleId() < 0 || s.partitionId() < 0) {
+        throw new InvalidArgumentException("Bad shuffle partition: shuffle id " + s.shuffleId()
+            + " and partition id " + s.partitionId() + " must not be negative");
+      }
+      if (!BlockId.isValid(BlockId.of(s.fileId(), 0)) || s.fileId() <= 0) {
+        throw new InvalidArgumentException("Bad shuffle partition file id " + s.fileId());
+      }
+      if (s.blockSize() <= BatchHeader.BYTES) {
+        throw new InvalidArgumentException("Bad block size " + s.blockSize() + " for shuffle partition file "
+            + s.fileId());
+      }
+    }
+    for (PartitionSpec s : specs) {
+      PartitionFile had = partitions.putIfAbsent(s.fileId(), new PartitionFile(s, store));
+      if (had != null && !sameIds(had.spec(), s)) {
+        throw new FailedPreconditionException("Shuffle partition file " + s.fileId() + " is open here as "
+            + had.describe() + ", not as partition " + s.partitionId() + " of shuffle " + s.shuffleId() + " of "
+            + s.appId());
+      }
+    }
+  }
+
+  private static boolean sameIds(PartitionSpec a, PartitionSpec b) {
+    return a.appId().equals(b.appId()) && a.shuffleId() == b.shuffleId() && a.partitionId() == b.partitionId();
+  }
+
+  /** The partition a batch of {@code appId}'s shuffle names; NOT_FOUND when it is not open here. */
+  PartitionFile find(String appId, int shuffleId, int partitionId, long fileId) throws StrataException {
+    PartitionFile p = partitions.get(fileId);
+    if (p == null || !p.spec().appId().equals(appId) || p.spec().shuffleId() != shuffleId
+        || p.spec().partitionId() != partitionId) {
+      throw new NotFoundException("Unknown shuffle partition: partition " + partitionId + " (file " + fileId
+          + ") of shuffle " + shuffleId + " of " + appId + " is not open on this worker");
+    }
+    return p;
+  }
+
+  /** Checks a batch before anything of its request is applied: its partition, its size, its checksum. */
+  PartitionFile check(String appId, int shuffleId, Batch b) throws StrataException {
+    checkAppId(appId);
+    PartitionFile p = find(appId, shuffleId, b.partitionId(), b.fileId());
+    int size = b.data().remaining();
+    if (size > maxBatchBytes) {
+      throw new InvalidArgumentException("Batch " + b.batchId() + " of map " + b.mapIndex() + " for "
+          + p.describe() + " has " + size + " bytes, more than strata.worker.shuffle.batch.size.max ("
+          + maxBatchBytes + ")");
+    }
+    if (b.length() != size) {
+      throw new InvalidArgumentException("Batch " + b.batchId() + " of map " + b.mapIndex() + " for "
+          + p.describe() + " says it has " + b.length() + " bytes but carries " + size);
+    }
+    if (b.mapIndex() < 0 || b.batchId() < 0) {
+      throw new InvalidArgumentException("Batch " + b.batchId() + " of map " + b.mapIndex() + " for "
+          + p.describe() + ": map index and batch id must not be negative");
+    }
+    int crc = BatchHeader.crc32c(b.data());
+    if (crc != b.crc32c()) {
+      throw new io.strata.common.exception.DataLossException(String.format("Batch %d of map %d for %s arrived "
+          + "corrupt: the pusher's CRC32C is %08x, the bytes received give %08x; nothing of the request is "
+          + "applied", b.batchId(), b.mapIndex(), p.describe(), b.crc32c(), crc));
+    }
+    return p;
+  }
+
+  /** Appends checked batches, in order, each atomically. Blocks on the store (a push pool thread). */
+  void append(List<PartitionFile> files, List<Batch> batches) throws IOException {
+    for (int i = 0; i < batches.size(); i++) {
+      Batch b = batches.get(i);
+      files.get(i).append(new BatchHeader(b.mapIndex(), b.attemptId(), b.batchId(), b.length(), b.crc32c()),
+          b.data());
+    }
+  }
+
+  /**
+   * Seals partitions (see {@link PartitionFile#seal}); each one's failure is reported, not thrown, so one
+   * bad copy does not hide the others' results. Blocks for master commits and UFS writes.
+   */
+  public List<Sealed> seal(String appId, int shuffleId, List<Long> fileIds, boolean writeThrough,
+      List<Long> expectLengths, List<Integer> expectCrcs) throws StrataException {
+    checkAppId(appId);
+    if (!expectLengths.isEmpty() && (expectLengths.size() != fileIds.size() || expectCrcs.size() != fileIds.size())) {
+      throw new InvalidArgumentException("A seal with expected lengths and CRCs needs one of each per file id: "
+          + fileIds.size() + " file ids, " + expectLengths.size() + " lengths, " + expectCrcs.size() + " CRCs");
+    }
+    int i = -1;
+    List<Sealed> out = new ArrayList<>();
+    for (long id : fileIds) {
+      i++;
+      PartitionFile.Seal expect = expectLengths.isEmpty() ? null
+          : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
+      PartitionFile p = partitions.get(id);
+      if (p == null || !p.spec().appId().equals(appId) || p.spec().shuffleId() != shuffleId) {
+        out.add(new Sealed(id, -1, 0, "Unknown shuffle partition: file " + id + " of shuffle " + shuffleId + " of "
+            + appId + " is not open on this worker"));
+        continue;
+      }
+      try {
+        PartitionFile.Seal done = p.seal(committer, ufs, writeThrough, expect);
+        out.add(new Sealed(id, done.length(), done.crc32c(), null));
+      } catch (IOException | RuntimeException e) {
+        out.add(new Sealed(id, -1, 0, e.getMessage() == null ? e.toString() : e.getMessage()));
+        if (expect != null) {
+          p.drop(true); // a replica copy unlike its primary's must not stay as a second copy of the blocks
+          partitions.remove(id, p);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Forgets partitions of a shuffle (all of them when {@code fileIds} is empty), dropping their temp blocks,
+   * and their committed copies too with {@code committed}. Returns how many were dropped.
+   */
+  public int drop(String appId, int shuffleId, List<Long> fileIds, boolean committed) throws StrataException {
+    checkAppId(appId);
+    List<PartitionFile> gone = new ArrayList<>();
+    for (PartitionFile p : partitions.values()) {
+      PartitionSpec s = p.spec();
+      if (s.appId().equals(appId) && s.shuffleId() == shuffleId
+          && (fileIds.isEmpty() || fileIds.contains(s.fileId())) && partitions.remove(s.fileId(), p)) {
+        gone.add(p);
+      }
+    }
+    for (PartitionFile p : gone) {
+      p.drop(committed);
+    }
+    return gone.size();
+  }
+
+  /** Partitions open here now. */
+  public int openPartitions() {
+    return partitions.size();
+  }
+
+  /** Bytes appended to a partition open here (tests), or -1. */
+  public long appendedBytes(long fileId) {
+    PartitionFile p = partitions.get(fileId);
+    return p == null ? -1 : p.length();
+  }
+}

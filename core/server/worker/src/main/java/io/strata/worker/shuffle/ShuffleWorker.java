@@ -1,0 +1,63 @@
+package io.strata.worker.shuffle;
+
+import io.strata.common.conf.CommonKeys;
+import io.strata.common.conf.StrataConf;
+import io.strata.server.GrpcServer;
+import io.strata.worker.WorkerKeys;
+import io.strata.worker.rpc.Committer;
+import io.strata.worker.store.BlockStore;
+import io.strata.worker.ufs.UfsOperations;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The worker's shuffle part, built from its configuration: the partition files ({@link ShuffleStore}),
+ * the push pipeline with its bounded apply pool, the seal pool, the replica client and the gRPC service;
+ * {@link #close()} stops the pools and the replica channels. Built once per worker, thread-safe.
+ */
+public final class ShuffleWorker implements AutoCloseable {
+  private final ThreadPoolExecutor applyPool;
+  private final ThreadPoolExecutor sealPool;
+  private final ReplicaClient replicas;
+  private final ShuffleStore store;
+  private final PushPipeline pipeline;
+  private final ShuffleService service;
+
+  public ShuffleWorker(StrataConf conf, BlockStore blocks, Committer committer, UfsOperations ufs, String name) {
+    int apply = conf.get(WorkerKeys.SHUFFLE_APPLY_THREADS);
+    applyPool = new ThreadPoolExecutor(apply, apply, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(conf.get(WorkerKeys.SHUFFLE_APPLY_QUEUE_MAX)),
+        GrpcServer.namedDaemon(name + "-shuffle-apply"));
+    int seal = conf.get(WorkerKeys.SHUFFLE_SEAL_THREADS);
+    sealPool = new ThreadPoolExecutor(seal, seal, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(1024),
+        GrpcServer.namedDaemon(name + "-shuffle-seal"));
+    long maxMessage = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
+    replicas = new ReplicaClient(maxMessage, conf.get(WorkerKeys.SHUFFLE_FORWARD_TIMEOUT).toMillis());
+    store = new ShuffleStore(blocks, committer, ufs, Math.min(conf.get(WorkerKeys.SHUFFLE_BATCH_SIZE_MAX),
+        maxMessage - 4096));
+    pipeline = new PushPipeline(store, replicas, applyPool, conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK),
+        conf.get(WorkerKeys.SHUFFLE_BACKOFF).toMillis());
+    service = new ShuffleService(store, pipeline, sealPool);
+  }
+
+  public ShuffleService service() {
+    return service;
+  }
+
+  public ShuffleStore store() {
+    return store;
+  }
+
+  public PushPipeline pipeline() {
+    return pipeline;
+  }
+
+  @Override
+  public void close() {
+    applyPool.shutdownNow();
+    sealPool.shutdownNow();
+    replicas.close();
+  }
+}

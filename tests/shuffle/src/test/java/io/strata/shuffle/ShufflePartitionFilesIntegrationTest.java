@@ -1,0 +1,290 @@
+package io.strata.shuffle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.google.protobuf.ByteString;
+import io.grpc.StatusRuntimeException;
+import io.strata.client.FileBlockInfo;
+import io.strata.client.FileSystem;
+import io.strata.client.URIStatus;
+import io.strata.client.options.MountOptions;
+import io.strata.common.shuffle.BatchHeader;
+import io.strata.minicluster.LocalStrataCluster;
+import io.strata.proto.PushBatchProto;
+import io.strata.proto.PushRequest;
+import io.strata.proto.PushResponse;
+import io.strata.proto.ShuffleWorkerServiceGrpc;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The worker side of the shuffle on a real cluster of three workers (the driver-side
+ * {@link ShuffleLifecycle}, the executor-side {@link PushClient} and {@link PartitionReader}, no Spark):
+ * pushed batches land in partition files replicated to a second worker; the seal makes each a complete,
+ * persisted Strata file under /.shuffle/&lt;app&gt;/&lt;shuffle&gt;/ with every acknowledged batch; batches
+ * of a failed attempt and duplicates are skipped by readers; a shared UFS leaves one cached copy; a
+ * primary lost before the seal is sealed from its replica; bad input gets clear errors.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ShufflePartitionFilesIntegrationTest {
+  private static LocalStrataCluster cluster;
+  private static FileSystem fs;
+  private static ShuffleChannels channels;
+  private static ShuffleLifecycle lifecycle;
+  private static ScheduledExecutorService retries;
+
+  @BeforeAll
+  static void start() throws Exception {
+    cluster = LocalStrataCluster.builder().workers(3).set("strata.worker.shuffle.batch.size.max", "1MB").build()
+        .start();
+    fs = cluster.client();
+    channels = new ShuffleChannels(64 << 20);
+    lifecycle = new ShuffleLifecycle(fs, channels, new ShuffleLifecycle.Settings(1 << 20, true, 10_000, 8));
+    retries = Executors.newScheduledThreadPool(1);
+  }
+
+  @AfterAll
+  static void stop() {
+    retries.shutdownNow();
+    lifecycle.close();
+    channels.close();
+    cluster.close();
+  }
+
+  private static PushClient pusher(String app, int shuffle, List<PartitionLocation> locs) {
+    return new PushClient(channels, app, shuffle, locs.toArray(new PartitionLocation[0]),
+        (failed, bad) -> lifecycle.revive(shuffle, failed.partitionId(), failed.epoch(), bad),
+        new PushClient.Settings(4, 64 << 10, 2, 10_000), retries);
+  }
+
+  private static byte[] batch(int map, int partition, int i) {
+    return ("map " + map + " partition " + partition + " batch " + i + " ").repeat(1 + i % 50)
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static List<String> read(List<String> files, Map<Integer, Long> attempts) throws Exception {
+    List<String> out = new ArrayList<>();
+    try (PartitionReader r = new PartitionReader(fs, files, attempts)) {
+      r.forEachRemaining(b -> out.add(new String(b, StandardCharsets.UTF_8)));
+    }
+    return out;
+  }
+
+  private static List<String> expected(int maps, int partition, int batches) {
+    List<String> out = new ArrayList<>();
+    for (int m = 0; m < maps; m++) {
+      for (int i = 0; i < batches; i++) {
+        out.add(new String(batch(m, partition, i), StandardCharsets.UTF_8));
+      }
+    }
+    return out;
+  }
+
+  @Test
+  @Order(1)
+  void seal_makesEachPartitionACompletePersistedFile_withEveryAcknowledgedBatch() throws Exception {
+    List<PartitionLocation> locs = lifecycle.register("app-one", 0, 4);
+    assertThat(locs).hasSize(4).allSatisfy(l -> assertThat(l.hasReplica()).isTrue());
+    assertThat(locs).allSatisfy(l -> assertThat(l.primary()).isNotEqualTo(l.replica()));
+    for (int m = 0; m < 3; m++) {
+      PushClient p = pusher("app-one", 0, locs);
+      for (int i = 0; i < 40; i++) {
+        for (int part = 0; part < 4; part++) {
+          byte[] b = batch(m, part, i);
+          p.push(part, m, 100 + m, b, 0, b.length);
+        }
+      }
+      p.finish();
+    }
+    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(0);
+    assertThat(sealed.lost()).isEmpty();
+    assertThat(sealed.files().keySet()).containsExactlyInAnyOrder(0, 1, 2, 3);
+    assertThat(fs.listStatus("/.shuffle/app-one/0").stream().map(URIStatus::name))
+        .containsExactlyInAnyOrder("0-0", "1-0", "2-0", "3-0");
+    for (int part = 0; part < 4; part++) {
+      List<String> files = sealed.files().get(part);
+      assertThat(files).containsExactly("/.shuffle/app-one/0/" + part + "-0");
+      URIStatus st = fs.getStatus(files.get(0));
+      assertThat(st.complete()).isTrue();
+      assertThat(st.persistenceState()).isEqualTo(URIStatus.PERSISTED);
+      long want = 0;
+      for (String s : expected(3, part, 40)) {
+        want += BatchHeader.BYTES + s.getBytes(StandardCharsets.UTF_8).length;
+      }
+      assertThat(st.length()).isEqualTo(want);
+      // A node-local UFS (the root mount is not shared): primary and replica both keep a copy.
+      for (FileBlockInfo b : fs.getBlockLocations(files.get(0))) {
+        assertThat(b.locations()).hasSize(2);
+      }
+      assertThat(read(files, Map.of(0, 100L, 1, 101L, 2, 102L))).containsExactlyInAnyOrderElementsOf(
+          expected(3, part, 40));
+    }
+    // The UFS copy holds the same bytes.
+    Path ufs = cluster.rootUfsDir().resolve(".shuffle/app-one/0/2-0");
+    assertThat(Files.size(ufs)).isEqualTo(fs.getStatus("/.shuffle/app-one/0/2-0").length());
+    // Sealing again changes nothing.
+    assertThat(lifecycle.seal(0)).isEqualTo(sealed);
+  }
+
+  @Test
+  @Order(2)
+  void readers_skipBatchesOfFailedAttempts_andDuplicates() throws Exception {
+    List<PartitionLocation> locs = lifecycle.register("app-one", 1, 2);
+    PushClient failed = pusher("app-one", 1, locs);
+    for (int i = 0; i < 20; i++) { // half its records, then the attempt "dies"
+      byte[] b = batch(0, 0, i);
+      failed.push(0, 0, 500, b, 0, b.length);
+    }
+    failed.finish();
+    PushClient good = pusher("app-one", 1, locs);
+    for (int i = 0; i < 40; i++) {
+      byte[] b = batch(0, 0, i);
+      good.push(0, 0, 501, b, 0, b.length);
+    }
+    good.finish();
+    // The same batch (map 0, attempt 501, batch id 3) applied twice, as a retried push does.
+    byte[] b = batch(0, 0, 3);
+    PushRequest dup = PushRequest.newBuilder().setAppId("app-one").setShuffleId(1).addBatches(
+        PushBatchProto.newBuilder().setPartitionId(0).setFileId(locs.get(0).fileId()).setMapIndex(0)
+            .setAttemptId(501).setBatchId(3).setLength(b.length).setCrc32C(BatchHeader.crc32c(b, 0, b.length))
+            .setData(ByteString.copyFrom(b))).build();
+    assertThat(stub(locs.get(0).primaryPort()).push(dup).getStatus()).isEqualTo(PushResponse.Status.OK);
+    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(1);
+    List<String> got = read(sealed.files().get(0), Map.of(0, 501L));
+    assertThat(got).containsExactlyInAnyOrderElementsOf(expected(1, 0, 40));
+    try (PartitionReader r = new PartitionReader(fs, sealed.files().get(0), Map.of(0, 501L))) {
+      r.forEachRemaining(x -> { });
+      assertThat(r.batchesSkipped()).isEqualTo(21); // 20 of attempt 500, one duplicate
+    }
+    assertThat(read(sealed.files().get(1), Map.of(0, 501L))).isEmpty();
+  }
+
+  private static ShuffleWorkerServiceGrpc.ShuffleWorkerServiceBlockingStub stub(int port) {
+    return channels.blocking("localhost", port);
+  }
+
+  private static PushRequest.Builder one(String app, int shuffle, PartitionLocation l, byte[] data, int crc) {
+    return PushRequest.newBuilder().setAppId(app).setShuffleId(shuffle).addBatches(PushBatchProto.newBuilder()
+        .setPartitionId(l.partitionId()).setFileId(l.fileId()).setMapIndex(0).setAttemptId(1).setBatchId(0)
+        .setLength(data.length).setCrc32C(crc).setData(ByteString.copyFrom(data)));
+  }
+
+  @Test
+  @Order(3)
+  void badInput_getsAClearError_andTheWorkerKeepsServing() throws Exception {
+    List<PartitionLocation> locs = lifecycle.register("app-one", 2, 1);
+    PartitionLocation l = locs.get(0);
+    var worker = stub(l.primaryPort());
+    byte[] data = "hello".getBytes(StandardCharsets.UTF_8);
+    int crc = BatchHeader.crc32c(data, 0, data.length);
+    assertThatThrownBy(() -> worker.push(one("app-one", 2, l, data, crc + 1).build()))
+        .isInstanceOf(StatusRuntimeException.class).hasMessageContaining("DATA_LOSS").hasMessageContaining("corrupt");
+    assertThatThrownBy(() -> worker.push(one("app-one", 3, l, data, crc).build()))
+        .hasMessageContaining("NOT_FOUND").hasMessageContaining("Unknown shuffle partition");
+    assertThatThrownBy(() -> worker.push(one("../../etc", 2, l, data, crc).build()))
+        .hasMessageContaining("INVALID_ARGUMENT").hasMessageContaining("Bad shuffle app id");
+    byte[] big = new byte[(1 << 20) + 1];
+    assertThatThrownBy(() -> worker.push(one("app-one", 2, l, big, BatchHeader.crc32c(big, 0, big.length)).build()))
+        .hasMessageContaining("INVALID_ARGUMENT").hasMessageContaining("strata.worker.shuffle.batch.size.max");
+    PushRequest.Builder lying = one("app-one", 2, l, data, crc);
+    lying.setBatches(0, lying.getBatches(0).toBuilder().setLength(99));
+    assertThatThrownBy(() -> worker.push(lying.build())).hasMessageContaining("INVALID_ARGUMENT")
+        .hasMessageContaining("says it has 99 bytes");
+    assertThatThrownBy(() -> lifecycle.register("../x", 0, 1)).hasMessageContaining("Bad shuffle app id");
+    // Nothing bad was applied; a good push still is.
+    assertThat(worker.push(one("app-one", 2, l, data, crc).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(2);
+    assertThat(fs.getStatus(sealed.files().get(0).get(0)).length()).isEqualTo(BatchHeader.BYTES + data.length);
+    // A sealed partition takes no more batches: FAILED_PRECONDITION, which makes writers revive.
+    assertThatThrownBy(() -> worker.push(one("app-one", 2, l, data, crc).build()))
+        .hasMessageContaining("FAILED_PRECONDITION").hasMessageContaining("sealed");
+  }
+
+  @Test
+  @Order(4)
+  void sharedUfs_leavesOnlyThePrimarysCachedCopy() throws Exception {
+    Path dir = cluster.baseDir().resolve("shared-ufs");
+    Files.createDirectories(dir);
+    fs.mount("/.shuffle/app-shared", dir.toUri().toString(), MountOptions.defaults().withShared(true));
+    List<PartitionLocation> locs = lifecycle.register("app-shared", 10, 2);
+    PushClient p = pusher("app-shared", 10, locs);
+    for (int i = 0; i < 30; i++) {
+      byte[] b = batch(0, 1, i);
+      p.push(1, 0, 7, b, 0, b.length);
+    }
+    p.finish();
+    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(10);
+    String file = sealed.files().get(1).get(0);
+    String primary = locs.get(1).primary();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      for (FileBlockInfo b : fs.getBlockLocations(file)) {
+        assertThat(b.locations()).hasSize(1);
+        assertThat(b.locations().get(0).address().host() + ":" + b.locations().get(0).address().rpcPort())
+            .isEqualTo(primary);
+      }
+    });
+    assertThat(Files.exists(dir.resolve("10/1-0"))).isTrue();
+    assertThat(read(sealed.files().get(1), Map.of(0, 7L))).containsExactlyInAnyOrderElementsOf(expected(1, 1, 30));
+  }
+
+  @Test
+  @Order(5)
+  void primaryLostBeforeTheSeal_isSealedFromItsReplica() throws Exception {
+    List<PartitionLocation> locs = lifecycle.register("app-one", 5, 3);
+    PushClient p = pusher("app-one", 5, locs);
+    for (int i = 0; i < 30; i++) {
+      for (int part = 0; part < 3; part++) {
+        byte[] b = batch(0, part, i);
+        p.push(part, 0, 9, b, 0, b.length);
+      }
+    }
+    p.finish();
+    int victim = -1;
+    for (int i = 0; i < cluster.workers().size(); i++) {
+      if (("localhost:" + cluster.worker(i).rpcPort()).equals(locs.get(0).primary())) {
+        victim = i;
+      }
+    }
+    cluster.stopWorker(victim);
+    try {
+      ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(5);
+      assertThat(sealed.lost()).isEmpty();
+      for (int part = 0; part < 3; part++) {
+        assertThat(read(sealed.files().get(part), Map.of(0, 9L)))
+            .containsExactlyInAnyOrderElementsOf(expected(1, part, 30));
+      }
+    } finally {
+      cluster.restartWorker(victim);
+      cluster.waitForWorkers(3, 30_000);
+    }
+  }
+
+  @Test
+  @Order(6)
+  void unregister_removesTheShufflesFiles() throws Exception {
+    lifecycle.unregister(0);
+    assertThat(fs.exists("/.shuffle/app-one/0")).isFalse();
+    assertThat(Files.exists(cluster.rootUfsDir().resolve(".shuffle/app-one/0"))).isFalse();
+    Set<Integer> left = new HashSet<>(fs.listStatus("/.shuffle/app-one").stream()
+        .map(s -> Integer.parseInt(s.name())).collect(Collectors.toSet()));
+    assertThat(left).doesNotContain(0).contains(1);
+  }
+}
