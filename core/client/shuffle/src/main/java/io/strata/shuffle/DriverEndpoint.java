@@ -6,7 +6,6 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.rpc.RpcCallContext;
 import org.apache.spark.rpc.RpcEndpoint;
@@ -44,11 +43,23 @@ final class DriverEndpoint implements RpcEndpoint {
 
   private final RpcEnv rpcEnv;
   private final ShuffleLifecycle lifecycle;
-  private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "strata-shuffle-driver-endpoint");
-    t.setDaemon(true);
-    return t;
-  });
+  /** Most requests (revives, seals) worked on at once, and queued behind them; past both, refused. */
+  static final int THREADS = 8;
+  static final int QUEUED_MAX = 4096;
+
+  private final ExecutorService pool = newPool();
+
+  /** Bounded: every executor of a large job may ask at once, and each answer may wait on workers. */
+  private static ExecutorService newPool() {
+    java.util.concurrent.ThreadPoolExecutor p = new java.util.concurrent.ThreadPoolExecutor(THREADS, THREADS,
+        60, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(QUEUED_MAX), r -> {
+          Thread t = new Thread(r, "strata-shuffle-driver-endpoint");
+          t.setDaemon(true);
+          return t;
+        });
+    p.allowCoreThreadTimeOut(true);
+    return p;
+  }
   private final Map<Integer, Map<Integer, Set<Long>>> suspects = new HashMap<>();
 
   DriverEndpoint(RpcEnv rpcEnv, ShuffleLifecycle lifecycle) {
@@ -74,14 +85,19 @@ final class DriverEndpoint implements RpcEndpoint {
         if (!isDefinedAt(m)) {
           return otherwise.apply(m);
         }
-        pool.execute(() -> {
-          try {
-            context.reply(m instanceof Revive r ? lifecycle.revive(r.shuffleId(), r.partitionId(), r.epoch(),
-                r.badWorkers()) : sealed(((GetSealed) m).shuffleId()));
-          } catch (Throwable t) {
-            context.sendFailure(t);
-          }
-        });
+        try {
+          pool.execute(() -> {
+            try {
+              context.reply(m instanceof Revive r ? lifecycle.revive(r.shuffleId(), r.partitionId(), r.epoch(),
+                  r.badWorkers()) : sealed(((GetSealed) m).shuffleId()));
+            } catch (Throwable t) {
+              context.sendFailure(t);
+            }
+          });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          context.sendFailure(new java.io.IOException("The Strata shuffle driver is busy: " + THREADS
+              + " requests in progress and " + QUEUED_MAX + " queued; ask again", e));
+        }
         @SuppressWarnings("unchecked")
         B1 unit = (B1) BoxedUnit.UNIT;
         return unit;
