@@ -30,7 +30,7 @@ class BenchMetaIntegrationTest {
   private static final Pattern LINE = Pattern.compile("bench op=(ping|create|getStatus|rename|delete|listStatus) "
       + "threads=(\\d+) entries=(\\d+) ops_per_s=(\\d+\\.\\d+) p99_ms=(\\d+\\.\\d{3}) "
       + "bare_unary_ops_per_s=(\\d+\\.\\d) ratio_to_bare=(\\d+\\.\\d{5})( fsync_ms=(\\d+\\.\\d{3}))?"
-      + "( master_ms=(\\d+\\.\\d{3}))?");
+      + "( master_ms=(\\d+\\.\\d{3}))?( floor_ms=(\\d+\\.\\d{3}) ratio_to_floor=(\\d+\\.\\d{3}))?");
 
   @TempDir
   static Path tmp;
@@ -57,7 +57,7 @@ class BenchMetaIntegrationTest {
     Path journal = cluster.master().journal().dir();
     int rc = StrataCli.run(cluster.clientConf(), new PrintStream(out, true, StandardCharsets.UTF_8),
         new PrintStream(err, true, StandardCharsets.UTF_8), "bench", "meta", "--threads", "1,2", "--files", "20",
-        "--list-sizes", "10", "--journal-dir", journal.toString());
+        "--list-sizes", "10", "--warmup", "40", "--journal-dir", journal.toString());
     String stderr = err.toString(StandardCharsets.UTF_8);
     assertThat(rc).as(stderr).isZero();
     assertThat(stderr).contains("bench: fsync baseline in " + journal + " (the master's journal dir)");
@@ -89,6 +89,19 @@ class BenchMetaIntegrationTest {
         double masterMs = Double.parseDouble(m.group(11));
         assertThat(masterMs).as(s).isPositive();
         assertThat(masterMs).as(s).isLessThan(10 * 1000.0 * Integer.parseInt(m.group(2)) / ops);
+      }
+      assertThat(m.group(12) != null).as("floor_ms on create lines only: " + s).isEqualTo(op.equals("create"));
+      if (op.equals("create")) {
+        // The floor is two bare round trips at this thread count plus two fsyncs; the ratio is one
+        // create's time (threads / rate) over it, to the 3 decimals printed (the floor's own rounding
+        // of up to 0.002 ms carries into the ratio).
+        int threads = Integer.parseInt(m.group(2));
+        double fsync = Double.parseDouble(m.group(9));
+        double floor = Double.parseDouble(m.group(13));
+        assertThat(floor).as(s).isCloseTo(2 * threads * 1000.0 / bare + 2 * fsync, org.assertj.core.data.Offset.offset(0.0025));
+        double opMs = threads * 1000.0 / ops;
+        assertThat(Double.parseDouble(m.group(14))).as(s)
+            .isCloseTo(opMs / floor, org.assertj.core.data.Offset.offset(0.0005 + opMs / floor * 0.002 / floor));
       }
     }
     Set<String> expected = new TreeSet<>();
