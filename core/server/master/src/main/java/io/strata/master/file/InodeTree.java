@@ -12,33 +12,22 @@ import io.strata.master.journal.JournalSink;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
- * The namespace: a tree of directories and files under {@code /}, held in memory. Every operation takes
- * the tree's lock (shared for reads, exclusive for changes), so each is atomic; callers get immutable
- * {@link FileInfo} snapshots, never inodes. Paths arrive validated ({@link StrataPath}).
+ * The namespace: a tree of directories and files under {@code /}, held in memory. This class makes its
+ * changes (create, complete, mkdir, delete, rename, set attribute, journal replay), each under the
+ * exclusive side of the tree's lock and journaled in apply order; its queries, under the shared side, are
+ * in {@link InodeTreeReads}. Every operation is atomic; callers get immutable {@link FileInfo} snapshots,
+ * never inodes. Paths arrive validated ({@link StrataPath}).
  *
  * <p>Thread-safe. Time comes from the injected clock.
  */
-public final class InodeTree {
+public final class InodeTree extends InodeTreeReads {
   public static final String DEFAULT_OWNER = Inode.DEFAULT_OWNER;
   public static final String DEFAULT_GROUP = Inode.DEFAULT_GROUP;
 
   private final Clock clock;
   private final JournalSink journal;
-  /**
-   * Guards every inode and the {@link InodeIndex}; {@link UfsMerge} takes it too. The master's lock order
-   * (docs/ARCHITECTURE.md, "Concurrency"), outermost first: MasterProcess monitor, FileSystemMaster's
-   * commit lock, this lock, the BlockMaster monitor, then the leaves (MountTable, PersistScheduler,
-   * LeaseManager, RequestIdTable, Journal monitors). Never held across a UFS call, an RPC or a wait for
-   * the journal: changes append their entries under it and the caller waits for them after releasing it.
-   */
-  final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-  private final InodeDirectory root;
-  /** Ids, counts, the persist queue, pins, TTLs and the change sequence; under {@link #lock}. */
-  private final InodeIndex index;
 
   public InodeTree(Clock clock) {
     this(clock, JournalSink.NONE);
@@ -46,22 +35,10 @@ public final class InodeTree {
 
   /** A tree that records every change in {@code journal}, under its lock, in apply order. */
   public InodeTree(Clock clock, JournalSink journal) {
+    super(new InodeDirectory(0, "", null, clock.millis(), DEFAULT_OWNER, DEFAULT_GROUP, 0755), clock.millis());
     this.clock = clock;
     this.journal = journal;
-    this.root = new InodeDirectory(0, "", null, clock.millis(), DEFAULT_OWNER, DEFAULT_GROUP, 0755);
-    this.index = new InodeIndex(root, clock.millis());
   }
-
-  // ---- lookups (lock held by caller) ----
-
-  Inode lookup(StrataPath path) {
-    return root.find(path);
-  }
-
-  private Inode require(StrataPath path) throws StrataException {
-    return root.require(path);
-  }
-
 
   /**
    * The directory that will hold {@code path}, creating missing ancestors when recursive; their Mkdir
@@ -275,96 +252,6 @@ public final class InodeTree {
     }
   }
 
-  public FileInfo getStatus(StrataPath path) throws StrataException {
-    lock.readLock().lock();
-    try {
-      return InodeViews.snapshot(require(path), path.toString());
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** The file with this id, or null. */
-  public FileInfo getFile(long fileId) {
-    lock.readLock().lock();
-    try {
-      InodeFile f = index.file(fileId);
-      return f == null ? null : InodeViews.snapshot(f, InodeViews.pathOf(f));
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** Whether file {@code fileId} still exists at {@code path} (not deleted, not moved). */
-  public boolean isFileAt(long fileId, String path) {
-    FileInfo f = getFile(fileId);
-    return f != null && f.path().equals(path);
-  }
-
-  public boolean exists(StrataPath path) {
-    lock.readLock().lock();
-    try {
-      return lookup(path) != null;
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /**
-   * Up to {@code limit} children of a directory whose names sort after {@code startAfter} (null: from the
-   * first). For a file, the file itself (when startAfter is null). Each call holds the lock only for its
-   * batch, so a huge directory is listed in pages without blocking writers for long.
-   */
-  public List<FileInfo> listBatch(StrataPath path, String startAfter, int limit) throws StrataException {
-    lock.readLock().lock();
-    try {
-      Inode inode = require(path);
-      if (!inode.isDirectory()) {
-        return startAfter == null ? List.of(InodeViews.snapshot(inode, path.toString())) : List.of();
-      }
-      InodeDirectory dir = (InodeDirectory) inode;
-      Map<String, Inode> tail = startAfter == null ? dir.children : dir.children.tailMap(startAfter, false);
-      List<FileInfo> out = new ArrayList<>(Math.min(limit, tail.size()));
-      String base = path.toString();
-      for (Inode child : tail.values()) {
-        if (out.size() >= limit) {
-          break;
-        }
-        out.add(InodeViews.snapshot(child, InodeViews.childPath(base, child.name)));
-      }
-      return out;
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /**
-   * The children of the directory at {@code path} when they are at most {@code limit}, without waiting:
-   * null when a writer holds the lock right now, the path is missing or no directory, it has more
-   * children, or ({@code requireLoaded}) its under file system children were never merged in. For
-   * answering a small listing on a transport thread.
-   */
-  public List<FileInfo> listSmallIfFree(StrataPath path, int limit, boolean requireLoaded) {
-    if (!lock.readLock().tryLock()) {
-      return null;
-    }
-    try {
-      Inode inode = lookup(path);
-      if (!(inode instanceof InodeDirectory dir) || dir.children.size() > limit
-          || (requireLoaded && !dir.childrenLoaded)) {
-        return null;
-      }
-      List<FileInfo> out = new ArrayList<>(dir.children.size());
-      String base = path.toString();
-      for (Inode child : dir.children.values()) {
-        out.add(InodeViews.snapshot(child, InodeViews.childPath(base, child.name)));
-      }
-      return out;
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
   /** Deletes path and everything under it; returns the ids of the files removed. */
   public List<Long> delete(StrataPath path, boolean recursive) throws StrataException {
     return delete(path, recursive, List.of());
@@ -482,24 +369,6 @@ public final class InodeTree {
     }
   }
 
-  public long fileCount() {
-    lock.readLock().lock();
-    try {
-      return index.fileCount();
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  public long directoryCount() {
-    lock.readLock().lock();
-    try {
-      return index.directoryCount();
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
   /** A precondition on the inode an attribute change applies to, checked under the lock. */
   @FunctionalInterface
   public interface AttributeCheck {
@@ -577,137 +446,6 @@ public final class InodeTree {
     }
   }
 
-  /** Ids of complete files waiting to be persisted. */
-  public List<Long> filesToPersist() {
-    lock.readLock().lock();
-    try {
-      return index.filesToPersist();
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** Ids of incomplete files (a new leader gives each a write lease). Scans every file. */
-  public List<Long> incompleteFileIds() {
-    lock.readLock().lock();
-    try {
-      List<Long> out = new ArrayList<>();
-      for (InodeFile f : index.files()) {
-        if (!f.complete) {
-          out.add(f.id);
-        }
-      }
-      return out;
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** Paths whose TTL ran out at {@code nowMs}, with their actions. */
-  public List<FileInfo> expired(long nowMs) {
-    lock.readLock().lock();
-    try {
-      return index.expired(nowMs);
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** The pin list's version; it moves whenever the set of pinned files may have changed. */
-  public long pinVersion() {
-    lock.readLock().lock();
-    try {
-      return index.pinVersion();
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** Ids of files pinned themselves or through a pinned directory. */
-  public List<Long> pinnedFileIds() {
-    lock.readLock().lock();
-    try {
-      return index.pinnedFileIds();
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** Snapshots of every file at or under {@code path} (the file itself for a file). */
-  public List<FileInfo> filesUnder(StrataPath path) throws StrataException {
-    lock.readLock().lock();
-    try {
-      List<FileInfo> out = new ArrayList<>();
-      InodeIndex.collectFiles(require(path), f -> out.add(InodeViews.snapshot(f, InodeViews.pathOf(f))));
-      return out;
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** The path of inode {@code id}'s file, or null. */
-  public String pathOfFile(long fileId) {
-    lock.readLock().lock();
-    try {
-      InodeFile f = index.file(fileId);
-      return f == null ? null : InodeViews.pathOf(f);
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  // ---- lookups for the UFS loader ----
-
-  /** What the tree holds at a path, for the loader's decisions; null when nothing is there. */
-  public FileInfo lookupOrNull(StrataPath path) {
-    lock.readLock().lock();
-    try {
-      Inode i = lookup(path);
-      return i == null ? null : InodeViews.snapshot(i, path.toString());
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /**
-   * As {@link #lookupOrNull}, but never waits: null also when a writer holds the lock right now (the
-   * caller then asks again from a thread that may wait). For answering on a transport thread.
-   */
-  public FileInfo lookupIfFree(StrataPath path) {
-    if (!lock.readLock().tryLock()) {
-      return null;
-    }
-    try {
-      Inode i = lookup(path);
-      return i == null ? null : InodeViews.snapshot(i, path.toString());
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /** The deepest existing ancestor-or-self of {@code path}. */
-  public FileInfo deepestExisting(StrataPath path) {
-    lock.readLock().lock();
-    try {
-      Inode cur = root;
-      StrataPath walked = StrataPath.ROOT;
-      for (String part : path.components()) {
-        if (!(cur instanceof InodeDirectory d)) {
-          break;
-        }
-        Inode next = d.children.get(part);
-        if (next == null) {
-          break;
-        }
-        cur = next;
-        walked = InodeViews.childOf(walked, part);
-      }
-      return InodeViews.snapshot(cur, walked.toString());
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
   long now() {
     return clock.millis();
   }
@@ -720,16 +458,6 @@ public final class InodeTree {
   /** Marks {@code inode} changed now. Write lock held. */
   void stamp(Inode inode) {
     index.stamp(inode);
-  }
-
-  /** The change sequence so far: take it before a UFS look, hand it to {@link UfsMerge} after. */
-  long changeSeq() {
-    lock.readLock().lock();
-    try {
-      return index.changeSeq();
-    } finally {
-      lock.readLock().unlock();
-    }
   }
 
   InodeDirectory root() {
@@ -751,25 +479,4 @@ public final class InodeTree {
     }
   }
 
-  /**
-   * The entries that rebuild this tree, for a checkpoint. The caller holds whatever keeps the journal
-   * sequence still; this takes the tree's read lock.
-   */
-  public List<JournalEntry> snapshotEntries() {
-    lock.readLock().lock();
-    try {
-      return InodeTreeRecovery.snapshotEntries(root, index);
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  public <T> T whileFrozen(java.util.function.Supplier<T> action) {
-    lock.readLock().lock();
-    try {
-      return action.get();
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
 }
