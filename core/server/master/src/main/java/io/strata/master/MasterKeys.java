@@ -13,6 +13,14 @@ public final class MasterKeys {
           + "other hosts.")
       .build();
 
+  public static final PropertyKey<Integer> WEB_PORT = PropertyKey.intKey("strata.master.web.port")
+      .defaultValue(-1)
+      .validate(p -> p >= -1 && p <= 65535, "-1 (the RPC port + 1), 0 (a free port) or a port number up to 65535")
+      .doc("The master's web port (web UI and /metrics, bound on strata.master.bind.host). -1: the RPC port + 1 "
+          + "(19999 for 19998), falling back to a free port with a warning when that is taken; 0: a free port; "
+          + "any other value: exactly that port, or the master does not start.")
+      .build();
+
   public static final PropertyKey<Duration> WORKER_TIMEOUT = PropertyKey.durationKey("strata.master.worker.timeout")
       .defaultValue("30s")
       .validate(d -> d.toMillis() >= 100, "at least 100ms")

@@ -67,6 +67,7 @@ public final class MasterProcess implements AutoCloseable {
   private final UfsManager ufsManager;
   private UfsConfig ufsConfig;
   private GrpcServer server;
+  private io.strata.server.web.WebServer web;
   private ScheduledExecutorService background;
   private ExecutorService roles;
   private final io.strata.master.rpc.ListingPool listings;
@@ -211,6 +212,8 @@ public final class MasterProcess implements AutoCloseable {
           + "bin/strata-start.sh local running?): " + e.getMessage(), e);
     }
     id = host + ":" + server.port();
+    web = io.strata.server.web.WebServer.start("master", bind,
+        io.strata.server.web.WebServer.PortChoice.of(conf.get(MasterKeys.WEB_PORT), server.port()));
     // One master per journal dir without ZooKeeper (exclusive); HA masters share it (see JournalLock).
     journalLock = JournalLock.acquire(journalDir(conf), !ha());
     journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
@@ -379,6 +382,11 @@ public final class MasterProcess implements AutoCloseable {
     return server.port();
   }
 
+  /** The web server (UI and /metrics); its {@code port()} is the bound web port. Null before start. */
+  public io.strata.server.web.WebServer web() {
+    return web;
+  }
+
   /** The under file system clients of this master (tests check what is open). */
   /** Streamed listings running now (each on a thread of the bounded listing pool). */
   public int listingsRunning() {
@@ -421,6 +429,9 @@ public final class MasterProcess implements AutoCloseable {
     }
     if (background != null) {
       background.shutdownNow();
+    }
+    if (web != null) {
+      web.close();
     }
     if (server != null) {
       server.close();

@@ -49,6 +49,14 @@ public final class WorkerKeys {
       .doc("The worker's gRPC data port (0 picks a free port).")
       .build();
 
+  public static final PropertyKey<Integer> WEB_PORT = PropertyKey.intKey("strata.worker.web.port")
+      .defaultValue(-1)
+      .validate(p -> p >= -1 && p <= 65535, "-1 (the RPC port + 1), 0 (a free port) or a port number up to 65535")
+      .doc("The worker's web port (its pages and /metrics, bound on strata.worker.bind.host). -1: the RPC port + 1 "
+          + "(30000 for 29999), falling back to a free port with a warning when that is taken; 0: a free port; "
+          + "any other value: exactly that port, or the worker does not start.")
+      .build();
+
   /** The most tiers a worker has (MEM, SSD, HDD). */
   public static final int MAX_TIERS = 3;
 

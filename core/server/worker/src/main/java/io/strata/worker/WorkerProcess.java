@@ -64,6 +64,7 @@ public final class WorkerProcess implements AutoCloseable {
   private TierManager tierManager;
   private io.strata.worker.shortcircuit.ShortCircuitServer shortCircuit;
   private io.strata.worker.transfer.TransferServer transfer;
+  private io.strata.server.web.WebServer web;
   private BlockWorkerService dataService;
   private io.strata.worker.shuffle.ShuffleWorker shuffle;
   private int port = -1;
@@ -192,6 +193,13 @@ public final class WorkerProcess implements AutoCloseable {
       }
     }
     startDataDomainSocket();
+    try {
+      web = io.strata.server.web.WebServer.start("worker-" + port, bind,
+          io.strata.server.web.WebServer.PortChoice.of(conf.get(WorkerKeys.WEB_PORT), port));
+    } catch (IOException e) {
+      close();
+      throw e;
+    }
     background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("worker-" + port + "-background"));
     background.scheduleWithFixedDelay(sync::tick, 0, conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis(),
         TimeUnit.MILLISECONDS);
@@ -387,6 +395,11 @@ public final class WorkerProcess implements AutoCloseable {
     return shuffle;
   }
 
+  /** The web server (pages and /metrics); its {@code port()} is the bound web port. Null before start. */
+  public io.strata.server.web.WebServer web() {
+    return web;
+  }
+
   /** The background tier work, for tests that drive it themselves. */
   public TierManager tierManager() {
     return tierManager;
@@ -413,6 +426,9 @@ public final class WorkerProcess implements AutoCloseable {
     closed = true;
     if (background != null) {
       background.shutdownNow();
+    }
+    if (web != null) {
+      web.close();
     }
     if (transfer != null) {
       transfer.close();

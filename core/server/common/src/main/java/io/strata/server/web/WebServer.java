@@ -1,0 +1,142 @@
+package io.strata.server.web;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import com.sun.net.httpserver.HttpServer;
+import io.strata.server.GrpcServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A process's read-only HTTP port: the web UI and {@code /metrics} of a master or a worker, on the JDK's
+ * built-in HTTP server (no servlet container).
+ *
+ * <p>Only GET and HEAD are answered (anything else gets 405); a handler that throws gets a 500 with a
+ * plain-text message, and the server serves on. Requests run on a small fixed pool ({@value #THREADS}
+ * threads, {@value #QUEUE} queued); past that the server's accepting thread runs the request itself, so it
+ * stops accepting until one ends and a scraper storm waits in the socket backlog instead of growing the
+ * process. Handlers must not block on anything but their own process's state (no RPC to another
+ * process while holding a lock).
+ *
+ * <p>The port: an explicitly configured port must be free, or start fails naming it. The derived default
+ * (the process's RPC port + 1: 19999 for a master on 19998, 30000 for a worker on 29999) falls back to a
+ * free port with a warning when it is taken, since tests and local clusters pick RPC ports without
+ * knowing their neighbours; {@link #port()} says which port was bound. Routes may be added before or
+ * after {@link #start}. Thread-safe.
+ */
+public final class WebServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(WebServer.class);
+  static final int THREADS = 4;
+  static final int QUEUE = 64;
+
+  /** How the web port is chosen from a configured value and the process's RPC port. */
+  public record PortChoice(int port, boolean explicit) {
+    /**
+     * {@code configured} is the key's value: -1 means "RPC port + 1" (0 when the RPC port is 0, i.e. a free
+     * port), 0 a free port, anything else that exact port.
+     */
+    public static PortChoice of(int configured, int rpcPort) {
+      if (configured >= 0) {
+        return new PortChoice(configured, configured != 0);
+      }
+      return new PortChoice(rpcPort == 0 ? 0 : rpcPort + 1, false);
+    }
+  }
+
+  private final String name;
+  private final HttpServer server;
+  private final ThreadPoolExecutor pool;
+
+  private WebServer(String name, HttpServer server, ThreadPoolExecutor pool) {
+    this.name = name;
+    this.server = server;
+    this.pool = pool;
+  }
+
+  /** Binds (see the class comment for the port rule) and starts serving; routes can be added later. */
+  public static WebServer start(String name, String bindHost, PortChoice choice) throws IOException {
+    HttpServer http;
+    try {
+      http = HttpServer.create(new InetSocketAddress(bindHost, choice.port()), 64);
+    } catch (BindException e) {
+      if (choice.explicit()) {
+        throw new IOException("The " + name + " web port " + bindHost + ":" + choice.port()
+            + " is in use (set its web port key to a free port, or 0 for any)", e);
+      }
+      LOG.warn("The {} web port {}:{} (its RPC port + 1) is in use; serving the web UI and /metrics on a free "
+          + "port instead", name, bindHost, choice.port());
+      http = HttpServer.create(new InetSocketAddress(bindHost, 0), 64);
+    }
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS,
+        new ArrayBlockingQueue<>(QUEUE), GrpcServer.namedDaemon(name + "-web"),
+        new ThreadPoolExecutor.CallerRunsPolicy());
+    pool.allowCoreThreadTimeOut(true);
+    http.setExecutor(pool);
+    http.start();
+    WebServer web = new WebServer(name, http, pool);
+    LOG.info("{} web server on http://{}:{}/", name, bindHost, web.port());
+    return web;
+  }
+
+  /** The bound port. */
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  /**
+   * Serves {@code path} (and everything under it, as the JDK server matches by prefix) with {@code handler},
+   * which sees only GET and HEAD requests.
+   */
+  public WebServer route(String path, HttpHandler handler) {
+    server.createContext(path, exchange -> {
+      try (exchange) {
+        String method = exchange.getRequestMethod();
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+          exchange.getResponseHeaders().set("Allow", "GET, HEAD");
+          respond(exchange, 405, "text/plain", method + " is not allowed here: this server is read-only\n");
+          return;
+        }
+        try {
+          handler.handle(exchange);
+        } catch (RuntimeException | IOException e) {
+          LOG.warn("{} web request {} failed", name, exchange.getRequestURI(), e);
+          respond(exchange, 500, "text/plain", "The request failed: " + e + "\n");
+        }
+      }
+    });
+    return this;
+  }
+
+  /** Sends a whole response (the body is omitted for HEAD). */
+  public static void respond(HttpExchange exchange, int status, String contentType, String body) throws IOException {
+    respond(exchange, status, contentType, body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Sends a whole response (the body is omitted for HEAD). */
+  public static void respond(HttpExchange exchange, int status, String contentType, byte[] body) throws IOException {
+    exchange.getResponseHeaders().set("Content-Type",
+        contentType.contains("charset") ? contentType : contentType + "; charset=utf-8");
+    exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
+    boolean head = exchange.getRequestMethod().equals("HEAD");
+    exchange.sendResponseHeaders(status, head ? -1 : (body.length == 0 ? -1 : body.length));
+    if (!head && body.length > 0) {
+      try (OutputStream out = exchange.getResponseBody()) {
+        out.write(body);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    pool.shutdownNow();
+  }
+}

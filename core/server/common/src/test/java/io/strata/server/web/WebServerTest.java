@@ -1,0 +1,71 @@
+package io.strata.server.web;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.Test;
+
+/** A real JDK HTTP server on loopback, asked by a real HTTP client. */
+class WebServerTest {
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  private HttpResponse<String> send(String method, int port, String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .method(method, HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void servesGetAndHead_refusesWrites_andSurvivesAFailingHandler() throws Exception {
+    try (WebServer web = WebServer.start("test", "127.0.0.1", WebServer.PortChoice.of(0, 0))) {
+      web.route("/hello", ex -> WebServer.respond(ex, 200, "text/plain", "hi " + ex.getRequestURI().getPath()));
+      web.route("/boom", ex -> {
+        throw new IllegalStateException("broken page");
+      });
+      HttpResponse<String> get = send("GET", web.port(), "/hello/x");
+      assertThat(get.statusCode()).isEqualTo(200);
+      assertThat(get.body()).isEqualTo("hi /hello/x");
+      assertThat(get.headers().firstValue("Content-Type")).hasValue("text/plain; charset=utf-8");
+
+      HttpResponse<String> head = send("HEAD", web.port(), "/hello");
+      assertThat(head.statusCode()).isEqualTo(200);
+      assertThat(head.body()).isEmpty();
+
+      HttpResponse<String> post = send("POST", web.port(), "/hello");
+      assertThat(post.statusCode()).isEqualTo(405);
+      assertThat(post.headers().firstValue("Allow")).hasValue("GET, HEAD");
+
+      HttpResponse<String> boom = send("GET", web.port(), "/boom");
+      assertThat(boom.statusCode()).isEqualTo(500);
+      assertThat(boom.body()).contains("broken page");
+      // It serves on after a failing handler.
+      assertThat(send("GET", web.port(), "/hello").statusCode()).isEqualTo(200);
+      assertThat(send("GET", web.port(), "/nothing-here").statusCode()).isEqualTo(404);
+    }
+  }
+
+  @Test
+  void theDerivedPortIsTheRpcPortPlusOne_andFallsBackWhenTaken_butAnExplicitPortMustBeFree() throws Exception {
+    assertThat(WebServer.PortChoice.of(-1, 19998)).isEqualTo(new WebServer.PortChoice(19999, false));
+    assertThat(WebServer.PortChoice.of(-1, 0)).isEqualTo(new WebServer.PortChoice(0, false));
+    assertThat(WebServer.PortChoice.of(0, 19998)).isEqualTo(new WebServer.PortChoice(0, false));
+    assertThat(WebServer.PortChoice.of(8080, 19998)).isEqualTo(new WebServer.PortChoice(8080, true));
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      int busy = taken.getLocalPort();
+      try (WebServer web = WebServer.start("test", "127.0.0.1", WebServer.PortChoice.of(-1, busy - 1))) {
+        assertThat(web.port()).isNotEqualTo(busy).isPositive();
+        web.route("/", ex -> WebServer.respond(ex, 200, "text/plain", "ok"));
+        assertThat(send("GET", web.port(), "/").body()).isEqualTo("ok");
+      }
+      assertThatThrownBy(() -> WebServer.start("test", "127.0.0.1", WebServer.PortChoice.of(busy, 0)))
+          .isInstanceOf(IOException.class)
+          .hasMessageContaining("web port 127.0.0.1:" + busy + " is in use");
+    }
+  }
+}
