@@ -17,6 +17,74 @@ strata_classpath() {
   echo "$STRATA_LIB_DIR/*"
 }
 
+# What `strata fs` and `strata fsadmin` run with: the jars in lib/ but the servers', Hadoop's and log4j's,
+# and slf4j-simple first (log4j's start-up costs a short command a third of its time). The order is the
+# glob's, so it is the same at every run: the class-data archive below only serves the classpath it was made for.
+strata_cli_classpath() {
+  local cp="$STRATA_LIB_DIR/cli/slf4j-simple.jar" f
+  for f in "$STRATA_LIB_DIR"/*.jar; do
+    case "${f##*/}" in
+      log4j-*|hadoop-*|strata-server-*|strata-tests-*|commons-logging-*) ;;
+      *) cp="$cp:$f" ;;
+    esac
+  done
+  echo "$cp"
+}
+
+# The CLI's class-data sharing archive (AppCDS), made at package time by strata_make_cli_archive: the JVM
+# maps the classes a command loads instead of reading and verifying them from the jars.
+STRATA_CLI_ARCHIVE=$STRATA_LIB_DIR/cli/strata-cli.jsa
+
+# JVM options of the CLI's short commands: C1 only, the serial collector, the archive when it matches this
+# JDK and classpath (the JVM ignores one that does not, and -Xlog keeps that quiet), slf4j-simple at WARN.
+strata_cli_java_opts() {
+  local opts="-Xss2m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData -XX:+IgnoreUnrecognizedVMOptions -XX:-PrintWarnings -XX:-FlightRecorder -Xlog:cds=off -Xlog:cds+dynamic=off"
+  [ -f "$STRATA_CLI_ARCHIVE" ] && opts="$opts -XX:SharedArchiveFile=$STRATA_CLI_ARCHIVE"
+  echo "$opts -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.log.io.netty=error" \
+       "-Dorg.slf4j.simpleLogger.log.io.grpc=error -Dorg.slf4j.simpleLogger.showThreadName=false" \
+       "-Dorg.slf4j.simpleLogger.showShortLogName=true -Dorg.slf4j.simpleLogger.logFile=System.err"
+}
+
+# Makes the CLI's archive from a training run: `fs ls` against a port where no master listens, which loads
+# the command line, the client, gRPC and Netty (the failure is expected and not printed).
+strata_make_cli_archive() {
+  rm -f "$STRATA_CLI_ARCHIVE"
+  # shellcheck disable=SC2046
+  "$JAVA" $(strata_cli_java_opts | sed 's/-XX:SharedArchiveFile=[^ ]*//') \
+    -XX:ArchiveClassesAtExit="$STRATA_CLI_ARCHIVE" -cp "$(strata_cli_classpath)" \
+    -Dstrata.conf.dir=/nonexistent -Dstrata.home="$STRATA_HOME" -Dstrata.cli.training=true \
+    io.strata.cli.StrataCli fs ls strata://127.0.0.1:1/ >/dev/null 2>&1 || true
+  [ -f "$STRATA_CLI_ARCHIVE" ] || echo "No class-data archive was made for the CLI (it runs without one)." >&2
+}
+
+# bench cli: the wall time of `strata fs ls PATH` beside a bare `java -version`, alternating, N runs each;
+# prints the medians and their ratio (the machine's noise hits both alike).
+strata_bench_cli() {
+  local runs=10 path=/
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+      -h|--help) echo "Usage: strata bench cli [--runs N] [PATH]: times strata fs ls PATH (default /) and java -version, N runs each (default 10)."; return 0 ;;
+      -*) echo "strata bench cli: unknown option $1" >&2; return 2 ;;
+      *) path=$1; shift ;;
+    esac
+  done
+  case "$runs" in ''|*[!0-9]*|0) echo "strata bench cli: --runs must be a positive number, got '$runs'" >&2; return 2 ;; esac
+  local bin t0 i ls=() jv=()
+  bin="$STRATA_HOME/bin/strata"
+  "$bin" fs ls "$path" >/dev/null || { echo "strata bench cli: 'strata fs ls $path' failed; is the cluster running?" >&2; return 1; }
+  for i in $(seq 1 "$runs"); do
+    t0=$(date +%s%N); "$JAVA" -version >/dev/null 2>&1; jv+=($(( $(date +%s%N) - t0 )))
+    t0=$(date +%s%N); "$bin" fs ls "$path" >/dev/null; ls+=($(( $(date +%s%N) - t0 )))
+  done
+  local mls mjv
+  mls=$(printf '%s\n' "${ls[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+  mjv=$(printf '%s\n' "${jv[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+  awk -v l="$mls" -v j="$mjv" -v n="$runs" -v a="$([ -f "$STRATA_CLI_ARCHIVE" ] && echo true || echo false)" 'BEGIN {
+    printf "bench cli op=fs-ls runs=%d archive=%s median_s=%.3f baseline=java-version baseline_s=%.3f ratio=%.1f\n",
+      n, a, l / 1e9, j / 1e9, l / j }'
+}
+
 # What a Hadoop or Spark program needs for strata:// (and the Java client API): the one shaded client jar,
 # which bundles everything but Hadoop and slf4j (both programs bring their own).
 strata_client_classpath() {

@@ -54,6 +54,9 @@ public final class StrataCli implements Callable<Integer> {
       }
       code = 1;
     }
+    if (Boolean.getBoolean(CdsTraining.KEY)) {
+      CdsTraining.run();
+    }
     System.exit(code);
   }
 
@@ -75,14 +78,19 @@ public final class StrataCli implements Callable<Integer> {
   /** Runs with a prepared context (tests pass a fake client factory, a fixed clock and zone). */
   static int run(CliContext ctx, String... args) {
     try (ctx) {
-      CommandLine cl = commandLine(ctx);
-      return cl.execute(FsCommand.undash(cl.getSubcommands().get("fs"), args));
+      String[] line = FsCommand.undash(args);
+      return commandLine(ctx, line.length >= 2 && line[0].equals("fs") ? line[1] : null).execute(line);
     }
   }
 
   static CommandLine commandLine(CliContext ctx) {
+    return commandLine(ctx, null);
+  }
+
+  /** The command line; {@code fsCommand}: the one {@code fs} subcommand to build (null: all of them). */
+  static CommandLine commandLine(CliContext ctx, String fsCommand) {
     CommandLine cl = new CommandLine(new StrataCli());
-    cl.addSubcommand("fs", FsCommand.commandLine(ctx));
+    cl.addSubcommand("fs", FsCommand.commandLine(ctx, fsCommand));
     cl.addSubcommand("fsadmin", FsAdminCommand.commandLine(ctx));
     cl.addSubcommand("bench", BenchCommand.commandLine(ctx));
     cl.setOut(writer(ctx.out()));

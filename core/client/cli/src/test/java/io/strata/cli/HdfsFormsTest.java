@@ -75,15 +75,27 @@ class HdfsFormsTest {
   @Test
   void undash_turnsHdfsDashCommandsIntoNames_only() {
     CliContext ctx = context(StrataConf.defaults());
-    picocli.CommandLine fs = StrataCli.commandLine(ctx).getSubcommands().get("fs");
-    assertThat(FsCommand.undash(fs, new String[] {"fs", "-ls", "-R", "/"})).containsExactly("fs", "ls", "-R", "/");
-    assertThat(FsCommand.undash(fs, new String[] {"fs", "-copyFromLocal", "a", "/b"}))
+    assertThat(FsCommand.undash(new String[] {"fs", "-ls", "-R", "/"})).containsExactly("fs", "ls", "-R", "/");
+    assertThat(FsCommand.undash(new String[] {"fs", "-copyFromLocal", "a", "/b"}))
         .containsExactly("fs", "copyFromLocal", "a", "/b");
-    assertThat(FsCommand.undash(fs, new String[] {"fs", "-help"})).containsExactly("fs", "help");
-    assertThat(FsCommand.undash(fs, new String[] {"fs", "-usage", "ls"})).containsExactly("fs", "help", "ls");
-    assertThat(FsCommand.undash(fs, new String[] {"fs", "-h"})).containsExactly("fs", "-h"); // fs's own option
-    assertThat(FsCommand.undash(fs, new String[] {"fs", "-nope"})).containsExactly("fs", "-nope");
-    assertThat(FsCommand.undash(fs, new String[] {"fsadmin", "-report"})).containsExactly("fsadmin", "-report");
+    assertThat(FsCommand.undash(new String[] {"fs", "-help"})).containsExactly("fs", "help");
+    assertThat(FsCommand.undash(new String[] {"fs", "-usage", "ls"})).containsExactly("fs", "help", "ls");
+    assertThat(FsCommand.undash(new String[] {"fs", "-h"})).containsExactly("fs", "-h"); // fs's own option
+    assertThat(FsCommand.undash(new String[] {"fs", "-nope"})).containsExactly("fs", "-nope");
+    assertThat(FsCommand.undash(new String[] {"fsadmin", "-report"})).containsExactly("fsadmin", "-report");
+  }
+
+  @Test
+  void aRunBuildsOnlyTheFsCommandItNames_helpAndUnknownNamesBuildThemAll() {
+    CliContext ctx = context(StrataConf.defaults());
+    assertThat(StrataCli.commandLine(ctx, "ls").getSubcommands().get("fs").getSubcommands().keySet())
+        .containsExactly("help", "ls");
+    java.util.Set<String> all = StrataCli.commandLine(ctx).getSubcommands().get("fs").getSubcommands().keySet();
+    assertThat(all).contains("help", "ls", "copyFromLocal", "checksum").hasSize(41);
+    assertThat(StrataCli.commandLine(ctx, "nope").getSubcommands().get("fs").getSubcommands().keySet())
+        .isEqualTo(all);
+    assertThat(StrataCli.commandLine(ctx, "help").getSubcommands().get("fs").getSubcommands().keySet())
+        .isEqualTo(all);
   }
 
   @Test
