@@ -45,5 +45,8 @@ case "$what" in
   -h|--help) sed -n '2,3p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "strata-stop.sh: unknown target '$what' (local, master, worker or all)" >&2; exit 2 ;;
 esac
-[ "$stopped" -gt 0 ] || echo "No Strata $what process was running."
+if [ "$stopped" -eq 0 ]; then
+  if [ "$what" = all ]; then echo "Nothing to stop: no Strata process is running (no live pid file in $STRATA_PID_DIR)."
+  else echo "Nothing to stop: no Strata $what process is running (no live pid file in $STRATA_PID_DIR)."; fi
+fi
 exit 0

@@ -93,6 +93,7 @@ public final class StrataCli implements Callable<Integer> {
     cl.addSubcommand("fs", FsCommand.commandLine(ctx, fsCommand));
     cl.addSubcommand("fsadmin", FsAdminCommand.commandLine(ctx));
     cl.addSubcommand("bench", BenchCommand.commandLine(ctx));
+    cl.addSubcommand("version", new CommandLine(new VersionCommand(ctx)));
     cl.setOut(writer(ctx.out()));
     cl.setErr(writer(ctx.err()));
     cl.setExecutionExceptionHandler((e, line, parseResult) -> {
@@ -112,5 +113,26 @@ public final class StrataCli implements Callable<Integer> {
   @Override
   public Integer call() {
     throw new ParameterException(spec.commandLine(), "Missing command: strata COMMAND (see strata --help)");
+  }
+
+  /** {@code strata version}: this client's Strata version and the JVM it runs on. */
+  @Command(name = "version", description = "Print the version of Strata this command line is and the Java it runs on.")
+  static final class VersionCommand implements Callable<Integer> {
+    private final CliContext ctx;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean helpRequested;
+
+    VersionCommand(CliContext ctx) {
+      this.ctx = ctx;
+    }
+
+    @Override
+    public Integer call() {
+      ctx.out().println("Strata " + io.strata.common.Version.VERSION);
+      ctx.out().println("Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vm.name") + ")");
+      ctx.out().flush();
+      return 0;
+    }
   }
 }
