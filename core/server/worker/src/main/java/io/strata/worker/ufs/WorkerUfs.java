@@ -105,6 +105,11 @@ public final class WorkerUfs implements UfsOperations, Closeable {
     return loader.ufsBlockReads();
   }
 
+  /** Bytes read from under file systems so far (loads and uncached streams). */
+  public long ufsBytesRead() {
+    return loader.ufsBytesRead();
+  }
+
   /** Background cache requests queued or running. */
   public int asyncCachePending() {
     return cache.pending();
