@@ -241,4 +241,17 @@ class MetricsIntegrationTest {
     assertThat(exprs).isGreaterThanOrEqualTo(15);
     assertThat(exported).containsAll(named);
   }
+
+  @Test
+  void fsadminMetricsPrintsTheMastersMetrics() {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    int code = io.strata.cli.StrataCli.run(cluster.clientConf(), new java.io.PrintStream(out, true),
+        new java.io.PrintStream(err, true), "fsadmin", "metrics", "--web-port", Integer.toString(masterWeb()),
+        "--strata-only");
+    assertThat(code).as(err.toString()).isZero();
+    String text = out.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(text).contains("# TYPE strata_master_leader gauge").contains("strata_master_leader 1.0")
+        .doesNotContain("jvm_");
+  }
 }
