@@ -254,4 +254,35 @@ class MetricsIntegrationTest {
     assertThat(text).contains("# TYPE strata_master_leader gauge").contains("strata_master_leader 1.0")
         .doesNotContain("jvm_");
   }
+
+  @Test
+  void underFileSystemTrafficIsCountedAsUfsBytesAndCacheMisses() throws Exception {
+    int size = 1_500_000;
+    byte[] data = new byte[size];
+    new Random(11).nextBytes(data);
+    String path = "/metrics/through";
+    java.util.List<Sample> w0 = scrape(workerWeb());
+    try (FileSystem fs = grpcClient()) {
+      try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(1 << 20)
+          .withWriteType(WriteType.CACHE_THROUGH).withRecursive(true))) {
+        out.write(data);
+      }
+      java.util.List<Sample> w1 = scrape(workerWeb());
+      assertThat(delta(w0, w1, "strata_worker_bytes_written_total", Map.of("path", "ufs"))).isEqualTo(size);
+      int cached = cluster.worker(0).store().committedBlocks().size();
+      fs.free(path, false, true); // the cached copy goes: the next read loads from the under file system
+      // The worker drops the blocks when its next heartbeat tells it to.
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+          .until(() -> cluster.worker(0).store().committedBlocks().size() == cached - 2);
+      byte[] back;
+      try (FileInStream in = fs.openFile(path)) {
+        back = in.readAllBytes();
+      }
+      assertThat(back).isEqualTo(data);
+      java.util.List<Sample> w2 = scrape(workerWeb());
+      // Two blocks, each read through once from the root UFS.
+      assertThat(delta(w1, w2, "strata_worker_bytes_read_total", Map.of("path", "ufs"))).isEqualTo(size);
+      assertThat(delta(w1, w2, "strata_worker_cache_misses_total", Map.of())).isEqualTo(2);
+    }
+  }
 }

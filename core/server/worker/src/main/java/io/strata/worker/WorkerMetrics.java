@@ -44,12 +44,18 @@ final class WorkerMetrics {
           cb.call(w.shortCircuit() == null ? 0 : w.shortCircuit().bytesOpened(), "short_circuit");
           cb.call(w.ufsBytesRead(), "ufs");
         });
-    counter(r, "strata_worker_bytes_written_total", "Block bytes received from writers, per path",
+    counter(r, "strata_worker_bytes_written_total", "Bytes received from writers, per path (ufs: bytes clients "
+        + "wrote to under file systems through this worker, CACHE_THROUGH and THROUGH)",
         "path", cb -> {
           cb.call(grpc.written(false), "grpc");
           cb.call(grpc.written(true), "domain_socket");
           cb.call(w.shortCircuit() == null ? 0 : w.shortCircuit().bytesCommitted(), "short_circuit");
+          cb.call(w.ufs().ufsBytesWritten(), "ufs");
         });
+    m.counter("strata_worker_persisted_bytes_total", "Bytes of the files this worker persisted (ASYNC_THROUGH)",
+        () -> w.ufs().persistedBytes());
+    m.counter("strata_worker_persist_failures_total", "Persists that failed on this worker (the master retries "
+        + "them)", () -> w.ufs().persistFailures());
     perTier(r, store, "strata_worker_tier_bytes_read_total", "Block bytes served to readers, per tier",
         c::bytesRead);
     perTier(r, store, "strata_worker_tier_bytes_written_total", "Bytes of blocks committed, per tier",

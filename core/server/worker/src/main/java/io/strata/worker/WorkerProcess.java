@@ -315,6 +315,11 @@ public final class WorkerProcess implements AutoCloseable {
     return ufs == null ? 0 : ufs.ufsBytesRead();
   }
 
+  /** The under file system layer (the metrics read its counters); null before start. */
+  WorkerUfs ufs() {
+    return ufs;
+  }
+
   /** Milliseconds since the master last answered a heartbeat. */
   long heartbeatAgeMs() {
     MasterSync s = sync;
