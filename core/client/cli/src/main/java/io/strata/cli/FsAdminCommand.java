@@ -17,8 +17,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code strata fsadmin}: cluster administration, for now {@code report} (the cluster summary and one
- * line per worker, like {@code hdfs dfsadmin -report}). Errors are printed as {@code fsadmin: <reason>}.
+ * {@code strata fsadmin}: cluster administration: {@code report} (the cluster summary and one line per
+ * worker, like {@code hdfs dfsadmin -report}) and {@code metrics} (the leading master's {@code /metrics}). Errors are printed as {@code fsadmin: <reason>}.
  *
  * <p>Built per run by {@link #commandLine}; not thread-safe.
  */
@@ -36,6 +36,7 @@ final class FsAdminCommand implements Callable<Integer> {
   static CommandLine commandLine(CliContext ctx) {
     CommandLine cl = new CommandLine(new FsAdminCommand());
     cl.addSubcommand("report", new Report(ctx));
+    cl.addSubcommand("metrics", new Metrics(ctx));
     return cl;
   }
 
@@ -76,6 +77,71 @@ final class FsAdminCommand implements Callable<Integer> {
         String reason = Failures.isMasterUnavailable(e)
             ? Failures.masterUnreachable(ctx.masterAddress(), e) : Failures.message(e);
         ctx.err().println("fsadmin: " + reason);
+        return 1;
+      }
+    }
+  }
+
+  @Command(name = "metrics", description = {
+      "Print the leading master's Prometheus metrics (its /metrics page, by default on its RPC port + 1);",
+      "with --strata-only, only Strata's own metrics (no jvm_ and process_ ones)."})
+  static final class Metrics implements Callable<Integer> {
+    private final CliContext ctx;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean helpRequested;
+
+    @Option(names = "--web-port", description = "The master's web port (default: its RPC port + 1).")
+    Integer webPort;
+
+    @Option(names = "--strata-only", description = "Print only the strata_ metrics.")
+    boolean strataOnly;
+
+    Metrics(CliContext ctx) {
+      this.ctx = ctx;
+    }
+
+    @Override
+    public Integer call() {
+      String url = null;
+      try {
+        String master = ctx.fs().getClusterInfo().masterAddress();
+        if (master.isEmpty()) {
+          master = ctx.masterAddress();
+        }
+        int colon = master.lastIndexOf(':');
+        String host = master.substring(0, colon);
+        int port = webPort != null ? webPort : Integer.parseInt(master.substring(colon + 1)) + 1;
+        url = "http://" + host + ":" + port + "/metrics";
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newBuilder()
+            .connectTimeout(java.time.Duration.ofSeconds(5)).build()
+            .send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url))
+                .timeout(java.time.Duration.ofSeconds(30)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+          ctx.err().println("fsadmin: " + url + " answered HTTP " + r.statusCode());
+          return 1;
+        }
+        for (String line : r.body().split("\n")) {
+          if (!strataOnly || line.startsWith("strata_") || line.startsWith("# HELP strata_")
+              || line.startsWith("# TYPE strata_")) {
+            ctx.out().println(line);
+          }
+        }
+        ctx.out().flush();
+        return 0;
+      } catch (IOException e) {
+        ctx.debugTrace(e);
+        String reason = url != null ? "cannot read " + url + " (" + e + "; is the master's web port another? "
+            + "pass --web-port)" : Failures.isMasterUnavailable(e)
+            ? Failures.masterUnreachable(ctx.masterAddress(), e) : Failures.message(e);
+        ctx.err().println("fsadmin: " + reason);
+        return 1;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        ctx.err().println("fsadmin: interrupted while reading " + url);
+        return 1;
+      } catch (RuntimeException e) {
+        ctx.err().println("fsadmin: cannot tell the master's web address from '" + url + "': " + e.getMessage());
         return 1;
       }
     }

@@ -51,8 +51,9 @@ public final class GrpcServer implements AutoCloseable {
   private final List<ServerServiceDefinition> services;
   /** Full names of the methods run on the transport thread; empty: every call on the handler pool. */
   private final java.util.Set<String> inlineMethods;
-  private final CallCounts tcpCalls = new CallCounts();
-  private final CallCounts domainSocketCalls = new CallCounts();
+  private final CallCounts tcpCalls = new CallCounts(false);
+  private final CallCounts domainSocketCalls = new CallCounts(true);
+  private final io.strata.server.metrics.RpcMetrics rpcMetrics = new io.strata.server.metrics.RpcMetrics();
   private Server domainSocketServer;
   private Path domainSocket;
   private List<EventLoopGroup> domainSocketGroups = List.of();
@@ -109,7 +110,8 @@ public final class GrpcServer implements AutoCloseable {
         .permitKeepAliveWithoutCalls(true)
         .maxConnectionIdle(limits.connectionIdleMax().toMillis(), TimeUnit.MILLISECONDS)
         .intercept(executor.interceptor())
-        .intercept(counts);
+        .intercept(counts)
+        .intercept(rpcMetrics);
     if (inlineMethods.isEmpty()) {
       builder.executor(executor);
     } else {
@@ -228,9 +230,48 @@ public final class GrpcServer implements AutoCloseable {
     }
   }
 
+  /** Set in the context of every call received over the domain socket. */
+  private static final io.grpc.Context.Key<Boolean> ON_DOMAIN_SOCKET = io.grpc.Context.keyWithDefault(
+      "strata-on-domain-socket", false);
+
+  /**
+   * Whether the current call (read from the gRPC context, so on the call's own threads) came over this
+   * server's domain socket rather than its TCP port.
+   */
+  public static boolean onDomainSocket() {
+    return ON_DOMAIN_SOCKET.get();
+  }
+
+  /**
+   * Adds this server's RPC metrics to a process's registry: calls per transport and method
+   * ({@code strata_rpc_calls_total}), their latency and failures ({@link io.strata.server.metrics.RpcMetrics}),
+   * handler threads busy, tasks queued and calls refused.
+   */
+  public void registerMetrics(io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+    rpcMetrics.register(registry);
+    io.prometheus.metrics.core.metrics.CounterWithCallback.builder().name("strata_rpc_calls_total")
+        .help("RPCs received, per transport (tcp, domain_socket) and method").labelNames("transport", "method")
+        .callback(cb -> {
+          tcpCalls.byMethod.forEach((m, n) -> cb.call(n.sum(), "tcp", m));
+          domainSocketCalls.byMethod.forEach((m, n) -> cb.call(n.sum(), "domain_socket", m));
+        }).register(registry);
+    io.prometheus.metrics.core.metrics.CounterWithCallback.builder().name("strata_rpc_refused_total")
+        .help("RPCs refused with RESOURCE_EXHAUSTED because every handler thread was busy and the queue full")
+        .callback(cb -> cb.call(refusedCalls())).register(registry);
+    io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("strata_rpc_queued_tasks")
+        .help("Tasks waiting in the RPC handler pool's queue").callback(cb -> cb.call(queuedTasks())).register(registry);
+    io.prometheus.metrics.core.metrics.GaugeWithCallback.builder().name("strata_rpc_active_threads")
+        .help("RPC handler threads running").callback(cb -> cb.call(activeThreads())).register(registry);
+  }
+
   /** Calls received per method on one listener; tests and benchmarks tell the transports apart by it. */
   private static final class CallCounts implements ServerInterceptor {
     private final Map<String, LongAdder> byMethod = new ConcurrentHashMap<>();
+    private final boolean domainSocket;
+
+    CallCounts(boolean domainSocket) {
+      this.domainSocket = domainSocket;
+    }
 
     long count(String method) {
       LongAdder n = byMethod.get(method);
@@ -241,6 +282,10 @@ public final class GrpcServer implements AutoCloseable {
     public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
         ServerCallHandler<Q, R> next) {
       byMethod.computeIfAbsent(call.getMethodDescriptor().getBareMethodName(), k -> new LongAdder()).increment();
+      if (domainSocket) {
+        return io.grpc.Contexts.interceptCall(io.grpc.Context.current().withValue(ON_DOMAIN_SOCKET, true), call,
+            headers, next);
+      }
       return next.startCall(call, headers);
     }
   }

@@ -68,6 +68,7 @@ public final class MasterProcess implements AutoCloseable {
   private UfsConfig ufsConfig;
   private GrpcServer server;
   private io.strata.server.web.WebServer web;
+  private MasterMetrics metrics;
   private ScheduledExecutorService background;
   private ExecutorService roles;
   private final io.strata.master.rpc.ListingPool listings;
@@ -214,9 +215,11 @@ public final class MasterProcess implements AutoCloseable {
     id = host + ":" + server.port();
     web = io.strata.server.web.WebServer.start("master", bind,
         io.strata.server.web.WebServer.PortChoice.of(conf.get(MasterKeys.WEB_PORT), server.port()));
+    metrics = MasterMetrics.serve(this, server, web, clock);
     // One master per journal dir without ZooKeeper (exclusive); HA masters share it (see JournalLock).
     journalLock = JournalLock.acquire(journalDir(conf), !ha());
     journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
+    metrics.watch(journal);
     fs = newState();
     long t0 = System.nanoTime();
     try {
@@ -333,6 +336,7 @@ public final class MasterProcess implements AutoCloseable {
       try {
         journal.close();
         journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
+        metrics.watch(journal);
         fs = newState();
         journal.replayReadOnly(applier());
       } catch (IOException | RuntimeException e2) {

@@ -95,6 +95,9 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final java.util.Set<Long> overlapped = new java.util.HashSet<>();
   private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
   private boolean loggedUnreachable;
+  private final Clock clock;
+  /** When the master last answered a heartbeat or registration (the start time before that). */
+  private volatile long lastBeatMs;
 
   MasterSync(io.strata.common.master.MasterConnection master, WorkerAddress address, long rpcTimeoutMs, Clock clock,
       Runnable onAllDirsFailed) {
@@ -102,6 +105,8 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.address = address;
     this.rpcTimeoutMs = rpcTimeoutMs;
     this.startTimeMs = clock.millis();
+    this.clock = clock;
+    this.lastBeatMs = startTimeMs;
     this.onAllDirsFailed = onAllDirsFailed;
   }
 
@@ -293,7 +298,13 @@ final class MasterSync implements StoreEvents, MasterClient {
         u.persist(persistCommand(p));
       }
     }
+    lastBeatMs = clock.millis();
     return true;
+  }
+
+  /** Milliseconds since the master last answered a heartbeat (since the start, before the first). */
+  long heartbeatAgeMs() {
+    return Math.max(0, clock.millis() - lastBeatMs);
   }
 
   private static PersistCommand persistCommand(PersistCommandProto p) {

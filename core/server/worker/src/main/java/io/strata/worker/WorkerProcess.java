@@ -196,6 +196,7 @@ public final class WorkerProcess implements AutoCloseable {
     try {
       web = io.strata.server.web.WebServer.start("worker-" + port, bind,
           io.strata.server.web.WebServer.PortChoice.of(conf.get(WorkerKeys.WEB_PORT), port));
+      WorkerMetrics.serve(this, server, web);
     } catch (IOException e) {
       close();
       throw e;
@@ -307,6 +308,22 @@ public final class WorkerProcess implements AutoCloseable {
   /** Block reads from under file systems so far: one per read-through load and per NO_CACHE stream. */
   public long ufsBlockReads() {
     return ufs == null ? 0 : ufs.ufsBlockReads();
+  }
+
+  /** Bytes read from under file systems so far. */
+  public long ufsBytesRead() {
+    return ufs == null ? 0 : ufs.ufsBytesRead();
+  }
+
+  /** The under file system layer (the metrics read its counters); null before start. */
+  WorkerUfs ufs() {
+    return ufs;
+  }
+
+  /** Milliseconds since the master last answered a heartbeat. */
+  long heartbeatAgeMs() {
+    MasterSync s = sync;
+    return s == null ? 0 : s.heartbeatAgeMs();
   }
 
   /** Background cache requests queued or running. */

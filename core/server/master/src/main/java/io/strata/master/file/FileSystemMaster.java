@@ -520,6 +520,16 @@ public final class FileSystemMaster {
     policies.ttlTick();
   }
 
+  /** Files waiting to be persisted or being persisted, as of the last persist round (metrics). */
+  public int persistBacklog() {
+    return persister == null ? 0 : persister.backlog();
+  }
+
+  /** Persist attempts that failed so far (metrics). */
+  public long persistFailures() {
+    return persister == null ? 0 : persister.failures();
+  }
+
   /** Runs the persist scheduler once (the master's background thread). */
   public void persistTick() {
     if (persister != null) {

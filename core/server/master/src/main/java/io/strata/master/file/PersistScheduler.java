@@ -68,6 +68,9 @@ final class PersistScheduler {
   private record Reported(long workerId, PersistResult result) {}
   /** The round journaled something; it flushes once at its end. Touched by the tick thread only. */
   private boolean changed;
+  /** Jobs after the last round (read by the metrics from other threads). */
+  private volatile int pendingAfterRound;
+  private final java.util.concurrent.atomic.LongAdder failures = new java.util.concurrent.atomic.LongAdder();
 
   PersistScheduler(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync ufs,
       Function<FileInfo, List<BlockState>> blocksOf, Runnable sync, Clock clock, UfsConfig conf) {
@@ -104,6 +107,7 @@ final class PersistScheduler {
     try {
       round();
     } finally {
+      pendingAfterRound = jobs.size();
       if (changed) {
         changed = false;
         sync.run();
@@ -331,6 +335,7 @@ final class PersistScheduler {
   }
 
   private void fail(long fileId, Job job, String why, long now) {
+    failures.increment();
     job.attempts++;
     job.workerId = -1;
     long min = conf.persistRetryMin().toMillis();
@@ -338,6 +343,16 @@ final class PersistScheduler {
         Deadlines.saturatedMultiply(min, 1L << Math.min(20, job.attempts - 1)));
     job.nextAttemptMs = Deadlines.plusMillis(now, delay);
     LOG.warn("Persisting file {} failed (attempt {}): {}; retrying in {} ms", fileId, job.attempts, why, delay);
+  }
+
+  /** Files waiting to be persisted or being persisted, as of the last round (any thread). */
+  int backlog() {
+    return pendingAfterRound;
+  }
+
+  /** Persist attempts that failed so far (each is retried). */
+  long failures() {
+    return failures.sum();
   }
 
   /** Files with a job, sent or waiting (tests and reports). */

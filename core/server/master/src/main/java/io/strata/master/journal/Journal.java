@@ -74,6 +74,12 @@ public final class Journal implements JournalSink, AutoCloseable {
   private long epoch;
   /** Reading (recovery, a standby's tailing): the last entry applied. */
   private long tailSeq;
+  /** Told the time of each batch's write and fsync, in nanoseconds (the master's metrics). */
+  private volatile java.util.function.LongConsumer syncTimes = n -> { };
+  /** Told how long each {@link #awaitFlushed} waited, in nanoseconds (the master's metrics). */
+  private volatile java.util.function.LongConsumer flushWaits = n -> { };
+  /** Entries written so far by this journal object (counted per batch, by the writing thread). */
+  private final java.util.concurrent.atomic.LongAdder entriesWritten = new java.util.concurrent.atomic.LongAdder();
 
   public Journal(Path dir, long segmentMaxBytes) {
     this.dir = dir;
@@ -217,6 +223,20 @@ public final class Journal implements JournalSink, AutoCloseable {
     }
   }
 
+  /**
+   * Where the time of each batch write (write plus fsync) and of each wait for durability go; both run on
+   * the writing or waiting thread and must be cheap.
+   */
+  public void observe(java.util.function.LongConsumer syncNanos, java.util.function.LongConsumer flushWaitNanos) {
+    this.syncTimes = syncNanos;
+    this.flushWaits = flushWaitNanos;
+  }
+
+  /** Entries written to disk so far by this journal (not those replayed). */
+  public long entriesWritten() {
+    return entriesWritten.sum();
+  }
+
   /** Batches written so far, each with one fsync (tests check that commits are grouped). */
   synchronized long batchesWritten() {
     return batches;
@@ -239,6 +259,15 @@ public final class Journal implements JournalSink, AutoCloseable {
    * writes what queued up meanwhile. Called with no other lock held.
    */
   public void awaitFlushed(long seq) throws UnavailableException {
+    long t0 = System.nanoTime();
+    try {
+      awaitFlushedTimed(seq);
+    } finally {
+      flushWaits.accept(System.nanoTime() - t0);
+    }
+  }
+
+  private void awaitFlushedTimed(long seq) throws UnavailableException {
     while (true) {
       Batch batch;
       synchronized (this) {
@@ -297,11 +326,14 @@ public final class Journal implements JournalSink, AutoCloseable {
         if (epochs.deposed()) {
           throw epochs.deposedError();
         }
+        long t0 = System.nanoTime();
         ByteBuffer buf = RecordFile.encode(batch.entries());
         while (buf.hasRemaining()) {
           segment.write(buf);
         }
         segment.force(false);
+        syncTimes.accept(System.nanoTime() - t0);
+        entriesWritten.add(batch.entries().size());
         // Checked again before acknowledging: a successor that fenced during the write may not have
         // read these entries, and its epoch may void them.
         if (epochs.deposed()) {

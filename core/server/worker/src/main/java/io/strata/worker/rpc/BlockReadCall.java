@@ -28,6 +28,8 @@ final class BlockReadCall implements IdleWatch.Watched {
   private final CallResources res;
   /** Whether chunks go out in pooled direct buffers lent to gRPC (else a heap array per chunk). */
   private final boolean lend;
+  /** Whether the call came over the data domain socket (else TCP): the byte counters' path. */
+  private final boolean domainSocket;
   private final ReadStream out;
   private final BlockStore.ReadHandle handle;
   private final FileChannel channel;
@@ -42,9 +44,10 @@ final class BlockReadCall implements IdleWatch.Watched {
   private Runnable unwatch = () -> { };
 
   private BlockReadCall(CallResources res, ReadStream out, BlockStore.ReadHandle handle, long start, long end,
-      int[] sums, boolean lend) {
+      int[] sums, boolean lend, boolean domainSocket) {
     this.res = res;
     this.lend = lend;
+    this.domainSocket = domainSocket;
     this.out = out;
     this.handle = handle;
     this.channel = handle.channel();
@@ -56,7 +59,7 @@ final class BlockReadCall implements IdleWatch.Watched {
   }
 
   /** Serves a read from the local store (the normal path, and the path after a UFS load). */
-  static void serve(CallResources res, ReadBlockRequest req, ReadStream stream, boolean lend) {
+  static void serve(CallResources res, ReadBlockRequest req, ReadStream stream, boolean lend, boolean domainSocket) {
     BlockStore.ReadHandle handle;
     long start = req.getOffset();
     long end;
@@ -93,7 +96,7 @@ final class BlockReadCall implements IdleWatch.Watched {
       stream.fail(e);
       return;
     }
-    new BlockReadCall(res, stream, handle, start, end, sums, lend).begin();
+    new BlockReadCall(res, stream, handle, start, end, sums, lend, domainSocket).begin();
   }
 
   @Override
@@ -180,6 +183,8 @@ final class BlockReadCall implements IdleWatch.Watched {
           }
         }
         pos += n;
+        res.streamed().read(domainSocket, n);
+        handle.served(n);
         lastSentNanos = System.nanoTime();
       }
       if (!done && pos >= end) {

@@ -25,7 +25,6 @@ import io.strata.proto.WriteUfsFileResponse;
 import io.strata.server.Rpc;
 import io.strata.worker.store.BlockStore;
 import io.strata.worker.ufs.UfsOperations;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The worker's data service: decodes each call and hands it to the object that serves it. Writes: a
@@ -79,7 +78,7 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
     this.spaceWaiters = new java.util.concurrent.Semaphore(maxSpaceWaiters);
     this.maxSpaceWaiters = maxSpaceWaiters;
     this.res = new CallResources(store, committer, ufs, stallWatch, ufsWriteWatch, new BlockDataMarshalling(),
-        new DirectBufferPool(POOL_FREE_BYTES), new LongAdder());
+        new DirectBufferPool(POOL_FREE_BYTES), new StreamedBytes());
     this.maxChunk = maxChunk;
     this.maxSpaceWaitMs = maxSpaceWaitMs;
     this.zeroCopy = zeroCopy;
@@ -131,7 +130,12 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
 
   /** Block bytes received through WriteBlock streams so far. */
   public long streamedWriteBytes() {
-    return res.streamedWriteBytes().sum();
+    return res.streamed().written(false) + res.streamed().written(true);
+  }
+
+  /** Block bytes streamed by this service, per direction and listener (the worker's metrics read them). */
+  public StreamedBytes streamed() {
+    return res.streamed();
   }
 
   @Override
@@ -168,7 +172,8 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
     int chunk = req.getChunkSize() <= 0 ? maxChunk : Math.min(req.getChunkSize(), maxChunk);
     ReadStream stream = new ReadStream((ServerCallStreamObserver<ReadBlockResponse>) o, chunk);
     boolean lend = zeroCopy && !PLAIN_READ.get();
-    stream.storeReader(s -> BlockReadCall.serve(res, req, s, lend));
+    boolean domainSocket = io.strata.server.GrpcServer.onDomainSocket();
+    stream.storeReader(s -> BlockReadCall.serve(res, req, s, lend, domainSocket));
     try {
       if (req.getOffset() < 0) {
         throw new InvalidArgumentException("Block " + req.getBlockId() + ": negative read offset " + req.getOffset());
@@ -188,7 +193,7 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
       stream.fail(e);
       return;
     }
-    BlockReadCall.serve(res, req, stream, lend);
+    BlockReadCall.serve(res, req, stream, lend, domainSocket);
   }
 
   private boolean inStore(long blockId) throws StrataException {

@@ -24,6 +24,8 @@ import java.nio.ByteBuffer;
 final class BlockWriteCall implements StreamObserver<WriteBlockRequest> {
   private final CallResources res;
   private final StreamObserver<WriteBlockResponse> response;
+  /** Whether the stream came over the data domain socket (else TCP): the byte counters' path. */
+  private final boolean domainSocket;
   private BlockStore.TempBlock temp;
   private boolean failed;
   /** The writer's checksums, when its header set bytes_per_checksum; else null. */
@@ -32,6 +34,7 @@ final class BlockWriteCall implements StreamObserver<WriteBlockRequest> {
 
   BlockWriteCall(CallResources res, StreamObserver<WriteBlockResponse> response) {
     this.res = res;
+    this.domainSocket = io.strata.server.GrpcServer.onDomainSocket();
     this.response = response;
   }
 
@@ -66,7 +69,7 @@ final class BlockWriteCall implements StreamObserver<WriteBlockRequest> {
       for (ByteBuffer piece : req.getChunk().asReadOnlyByteBufferList()) {
         temp.append(piece);
       }
-      res.streamedWriteBytes().add(req.getChunk().size());
+      res.streamed().written(domainSocket, req.getChunk().size());
       if (sent != null) {
         sent.add(req.getChunkCrc32CList());
         ChunkChecksums.Builder mine = temp.checksums();

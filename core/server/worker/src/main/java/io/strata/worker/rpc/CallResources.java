@@ -3,7 +3,6 @@ package io.strata.worker.rpc;
 import io.strata.common.grpc.BlockDataMarshalling;
 import io.strata.worker.store.BlockStore;
 import io.strata.worker.ufs.UfsOperations;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What the data service's calls share: {@link BlockWorkerService} makes one and hands it to each
@@ -19,9 +18,9 @@ import java.util.concurrent.atomic.LongAdder;
  * @param ufsWriteWatch ends UFS file writes that receive no data for its timeout
  * @param marshalling the zero-copy marshallers; block writes release their aliased chunks to it
  * @param pool the direct buffers zero-copy block reads fill and lend to gRPC
- * @param streamedWriteBytes block bytes received by WriteBlock streams
+ * @param streamed block bytes sent by ReadBlock and received by WriteBlock streams, per listener
  */
 record CallResources(BlockStore store, Committer committer, UfsOperations ufs, IdleWatch stallWatch,
     IdleWatch ufsWriteWatch, BlockDataMarshalling marshalling, DirectBufferPool pool,
-    LongAdder streamedWriteBytes) {
+    StreamedBytes streamed) {
 }

@@ -171,6 +171,9 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     counters.opens.incrementAndGet();
     counters.openNow.incrementAndGet();
     BlockStore.BlockMeta meta = handle.meta();
+    // The client reads the file itself: what is counted is the block opened, not the bytes it then reads.
+    handle.served(meta.length());
+    counters.bytesOpened.addAndGet(meta.length());
     ShortCircuitResponse.Builder r = ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier())
         .setPath(path);
     if (withChecksums) {

@@ -61,6 +61,8 @@ public final class ShortCircuitServer implements AutoCloseable {
     final AtomicInteger openNow = new AtomicInteger();
     final AtomicLong tempsCreated = new AtomicLong();
     final AtomicLong bytesCommitted = new AtomicLong();
+    /** Bytes of the blocks opened for short-circuit reads (clients read them directly). */
+    final AtomicLong bytesOpened = new AtomicLong();
     final AtomicLong abortedByDisconnect = new AtomicLong();
     final AtomicInteger writesNow = new AtomicInteger();
     /** Connections closed at once because {@code maxConnections} were open. */
@@ -173,7 +175,12 @@ public final class ShortCircuitServer implements AutoCloseable {
     return counters.tempsCreated.get();
   }
 
-  /** Bytes of blocks written short-circuit and committed so far. */
+  /** Bytes of the blocks opened for short-circuit reads so far (what clients then read is not seen here). */
+  public long bytesOpened() {
+    return counters.bytesOpened.get();
+  }
+
+  /** Bytes of the blocks committed by short-circuit writers so far. */
   public long bytesCommitted() {
     return counters.bytesCommitted.get();
   }

@@ -48,6 +48,7 @@ public final class PushPipeline {
   private final AtomicLong buffered = new AtomicLong();
   private final AtomicLong backOffs = new AtomicLong();
   private final AtomicLong appliedBatches = new AtomicLong();
+  private final java.util.concurrent.atomic.LongAdder appliedBytes = new java.util.concurrent.atomic.LongAdder();
 
   public PushPipeline(ShuffleStore store, Forwarder forwarder, Executor applyPool, long highWatermarkBytes,
       long backOffMs) {
@@ -96,6 +97,9 @@ public final class PushPipeline {
       }
       store.append(files, batches);
       appliedBatches.addAndGet(batches.size());
+      for (ShuffleStore.Batch b : batches) {
+        appliedBytes.add(b.length());
+      }
       if (forwarded) {
         out.complete(Outcome.OK);
         return;
@@ -135,6 +139,11 @@ public final class PushPipeline {
   /** Pushes answered BACK_OFF so far. */
   public long backOffs() {
     return backOffs.get();
+  }
+
+  /** Bytes of the batches {@link #appliedBatches} counts. */
+  public long appliedBytes() {
+    return appliedBytes.sum();
   }
 
   /** Batches appended so far (counting forwarded ones on a replica). */

@@ -43,6 +43,10 @@ public final class ShuffleStore {
   private final long maxBatchBytes;
   private final Map<Long, PartitionFile> partitions = new ConcurrentHashMap<>();
 
+  private final java.util.concurrent.atomic.LongAdder sealed = new java.util.concurrent.atomic.LongAdder();
+  private final java.util.concurrent.atomic.LongAdder sealedBytes = new java.util.concurrent.atomic.LongAdder();
+  private final java.util.concurrent.atomic.LongAdder sealFailures = new java.util.concurrent.atomic.LongAdder();
+
   public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes) {
     this.store = store;
     this.committer = committer;
@@ -157,7 +161,10 @@ public final class ShuffleStore {
       try {
         PartitionFile.Seal done = p.seal(committer, ufs, writeThrough, expect);
         out.add(new Sealed(id, done.length(), done.crc32c(), null));
+        sealed.increment();
+        sealedBytes.add(done.length());
       } catch (IOException | RuntimeException e) {
+        sealFailures.increment();
         out.add(new Sealed(id, -1, 0, e.getMessage() == null ? e.toString() : e.getMessage()));
         if (expect != null) {
           p.drop(true); // a replica copy unlike its primary's must not stay as a second copy of the blocks
@@ -186,6 +193,21 @@ public final class ShuffleStore {
       p.drop(committed);
     }
     return gone.size();
+  }
+
+  /** Partitions sealed here so far. */
+  public long sealed() {
+    return sealed.sum();
+  }
+
+  /** Bytes of the partitions {@link #sealed} counts. */
+  public long sealedBytes() {
+    return sealedBytes.sum();
+  }
+
+  /** Partition seals that failed here so far (reported to the caller, not thrown). */
+  public long sealFailures() {
+    return sealFailures.sum();
   }
 
   /** Partitions open here now. */

@@ -55,6 +55,8 @@ final class BlockIndex {
   final Set<Long> removeWhenUnlocked = new HashSet<>();
   /** Wakes writers waiting for room; its monitor is a leaf (nothing else is locked under it). */
   final SpaceSignal space = new SpaceSignal();
+  /** Traffic and evictions per tier (atomic; no lock needed). */
+  final StoreCounters counters = new StoreCounters();
   /** Names temp files (writes and moves in) uniquely. */
   long tmpSeq;
 

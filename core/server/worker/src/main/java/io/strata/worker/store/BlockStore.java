@@ -76,6 +76,9 @@ public interface BlockStore {
      */
     int[] checksums() throws IOException;
 
+    /** Counts {@code bytes} of this block sent to a reader (the store's per-tier read traffic). */
+    default void served(long bytes) {}
+
     @Override
     void close();
   }

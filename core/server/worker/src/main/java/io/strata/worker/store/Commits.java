@@ -102,6 +102,7 @@ final class Commits {
       index.evictable.remove(t.blockId); // a new copy is protected until the master says its file is persisted
     }
     index.space.changed();
+    index.counters.written(t.dir.tierOrdinal, t.length);
     annotator.onAccess(t.blockId);
     return new BlockMeta(t.blockId, t.length, t.dir.tierAlias);
   }

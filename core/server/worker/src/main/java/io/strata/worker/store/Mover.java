@@ -97,12 +97,15 @@ final class Mover {
         continue;
       }
       try (BlockLock l = lock.get()) {
+        long length;
         synchronized (index.lock) {
           if (index.committed.get(id) != dir || index.pinned.contains(id)) {
             continue;
           }
+          length = dir.blocks.get(id);
         }
         if (!last && moveLocked(id, dir, dir.tierOrdinal + 1)) {
+          index.counters.evicted(dir.tierOrdinal, length);
           continue;
         }
         synchronized (index.lock) {
@@ -111,6 +114,7 @@ final class Mover {
           }
         }
         removals.deleteBlock(id, dir);
+        index.counters.evicted(dir.tierOrdinal, length);
       }
     }
     synchronized (index.lock) {

@@ -72,6 +72,18 @@ final class StoreReports {
     }
   }
 
+  /** Committed blocks per dir, in the order of {@link #dirReports} (0 for a bad dir). */
+  long[] dirBlockCounts() {
+    synchronized (index.lock) {
+      long[] out = new long[index.allDirs.size()];
+      for (int i = 0; i < out.length; i++) {
+        StorageDir d = index.allDirs.get(i);
+        out[i] = d.isGood() ? d.blocks.size() : 0;
+      }
+      return out;
+    }
+  }
+
   List<BlockStore.DirReport> dirReports() {
     synchronized (index.lock) {
       List<BlockStore.DirReport> out = new ArrayList<>(index.allDirs.size());

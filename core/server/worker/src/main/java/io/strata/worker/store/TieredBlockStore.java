@@ -98,7 +98,8 @@ public final class TieredBlockStore implements BlockStore {
     this.commits = new Commits(index, failures, annotator, durability, clock);
   }
 
-  int tierCount() {
+  /** The number of tiers (1 to 3). */
+  public int tierCount() {
     return index.tiers.size();
   }
 
@@ -202,6 +203,7 @@ public final class TieredBlockStore implements BlockStore {
     Path file = dir.blockPath(blockId);
     Path sidecar = dir.sidecarPath(blockId);
     long blockLength = length;
+    int tier = dir.tierOrdinal;
     return new ReadHandle() {
       private boolean closed;
 
@@ -218,6 +220,11 @@ public final class TieredBlockStore implements BlockStore {
       @Override
       public BlockMeta meta() {
         return meta;
+      }
+
+      @Override
+      public void served(long bytes) {
+        index.counters.read(tier, bytes);
       }
 
       @Override
@@ -321,6 +328,11 @@ public final class TieredBlockStore implements BlockStore {
     return reports.readsByTier();
   }
 
+  /** Bytes read and written, and evictions, per tier. */
+  public StoreCounters counters() {
+    return index.counters;
+  }
+
   /** The alias of tier {@code ordinal}. */
   public String tierAlias(int ordinal) {
     return index.tiers.get(ordinal).get(0).tierAlias;
@@ -353,6 +365,11 @@ public final class TieredBlockStore implements BlockStore {
   @Override
   public long usedBytes() {
     return reports.usedBytes();
+  }
+
+  /** Committed blocks per dir, in the order of {@link #dirReports} (0 for a bad dir). */
+  public long[] dirBlockCounts() {
+    return reports.dirBlockCounts();
   }
 
   @Override

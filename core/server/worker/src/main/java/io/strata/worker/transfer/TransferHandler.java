@@ -156,6 +156,7 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
       counters.transfersNow.decrementAndGet();
       if (f.isSuccess()) {
         counters.bytesSent.addAndGet(count);
+        handle.served(count);
       } else {
         // The block file shrank under us (a damaged dir) or the client went away: either way the stream is
         // out of step, so the connection ends; the client sees the bytes fall short.

@@ -52,6 +52,9 @@ final class FilePersister {
   private final Executor executor;
   private final Set<Long> active = new HashSet<>();
   private final Map<Long, PersistResult> results = new LinkedHashMap<>();
+  /** Bytes of the files persisted, and persists that failed, so far (the worker's metrics). */
+  final java.util.concurrent.atomic.LongAdder persistedBytes = new java.util.concurrent.atomic.LongAdder();
+  final java.util.concurrent.atomic.LongAdder failures = new java.util.concurrent.atomic.LongAdder();
 
   FilePersister(BlockStore store, MasterClient master, UfsManager ufs, PeerClient peers, Executor executor) {
     this.store = store;
@@ -116,6 +119,7 @@ final class FilePersister {
       }
       out.close();
       out = null;
+      persistedBytes.add(written);
       LOG.info("Persisted file {} to {} ({} bytes, {} blocks)", cmd.fileId(), uri, written, cmd.blocks().size());
       return new PersistResult(cmd.fileId(), true, "", written);
     } catch (Throwable t) {
@@ -134,6 +138,7 @@ final class FilePersister {
           LOG.warn("Cannot delete the partial under file system file {}: {}", uri, d.toString());
         }
       }
+      failures.increment();
       LOG.warn("{}", e.getMessage());
       return new PersistResult(cmd.fileId(), false, e.getMessage(), 0);
     }

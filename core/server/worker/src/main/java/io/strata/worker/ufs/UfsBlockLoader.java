@@ -60,6 +60,7 @@ final class UfsBlockLoader {
   private final int bufferBytes;
   private final long stallTimeoutMs;
   private final AtomicLong ufsReads = new AtomicLong();
+  private final java.util.concurrent.atomic.LongAdder ufsBytes = new java.util.concurrent.atomic.LongAdder();
   private final ConcurrentHashMap<Long, CompletableFuture<Outcome>> loads = new ConcurrentHashMap<>();
 
   UfsBlockLoader(BlockStore store, MasterClient master, UfsManager ufs, Executor executor, int bufferBytes,
@@ -78,6 +79,11 @@ final class UfsBlockLoader {
   /** Block reads from the under file system so far: one per load, one per uncached stream. */
   long ufsBlockReads() {
     return ufsReads.get();
+  }
+
+  /** Bytes read from under file systems so far (loads and uncached streams). */
+  long ufsBytesRead() {
+    return ufsBytes.sum();
   }
 
   /** Blocks being loaded now. */
@@ -255,6 +261,7 @@ final class UfsBlockLoader {
           int n = (int) Math.min(bufferBytes, src.length() - pos);
           byte[] buf = new byte[n];
           readFully(in, buf, src, pos);
+          ufsBytes.add(n);
           temp.append(ByteBuffer.wrap(buf));
           d.offer(pos, buf);
           pos += n;
@@ -282,6 +289,7 @@ final class UfsBlockLoader {
         int n = (int) Math.min(bufferBytes, length - pos);
         byte[] buf = new byte[n];
         readFully(in, buf, src, offset + pos);
+        ufsBytes.add(n);
         if (!sink.awaitReady(stallTimeoutMs)) {
           if (!sink.isCancelled()) {
             sink.fail(stalled(src.blockId()));

@@ -30,7 +30,11 @@ final class UfsFileWriter implements UfsFileWrite {
   private long length;
   private boolean done;
 
-  private UfsFileWriter(long fileId, UnderFileSystem fs, String uri, OutputStream out) {
+  private final java.util.concurrent.atomic.LongAdder bytesWritten;
+
+  private UfsFileWriter(long fileId, UnderFileSystem fs, String uri, OutputStream out,
+      java.util.concurrent.atomic.LongAdder bytesWritten) {
+    this.bytesWritten = bytesWritten;
     this.fileId = fileId;
     this.fs = fs;
     this.uri = uri;
@@ -38,12 +42,13 @@ final class UfsFileWriter implements UfsFileWrite {
   }
 
   /** Asks the master where file {@code fileId} goes and creates it there. Blocks for an RPC and a UFS create. */
-  static UfsFileWriter open(MasterClient master, UfsManager ufs, long fileId) throws StrataException {
+  static UfsFileWriter open(MasterClient master, UfsManager ufs, long fileId,
+      java.util.concurrent.atomic.LongAdder bytesWritten) throws StrataException {
     UfsTarget t = master.ufsWriteTarget(fileId);
     String doing = "Creating the under file system file " + t.uri() + " of file " + fileId;
     try {
       UnderFileSystem fs = ufs.get(t.uri(), t.options());
-      return new UfsFileWriter(fileId, fs, t.uri(), fs.createNonRecursive(t.uri()));
+      return new UfsFileWriter(fileId, fs, t.uri(), fs.createNonRecursive(t.uri()), bytesWritten);
     } catch (IOException e) {
       throw UfsErrors.wrap(doing, e);
     }
@@ -75,6 +80,7 @@ final class UfsFileWriter implements UfsFileWrite {
       throw UfsErrors.wrap("Writing file " + fileId + " to the under file system file " + uri, e);
     }
     length += n;
+    bytesWritten.add(n);
   }
 
   @Override

@@ -32,6 +32,7 @@ public final class WorkerUfs implements UfsOperations, Closeable {
   private final MasterClient master;
   private final UfsManager ufs;
   private final PeerClient peers;
+  private final java.util.concurrent.atomic.LongAdder ufsBytesWritten = new java.util.concurrent.atomic.LongAdder();
   private final UfsBlockLoader loader;
   private final AsyncCacheManager cache;
   private final FilePersister persister;
@@ -77,7 +78,7 @@ public final class WorkerUfs implements UfsOperations, Closeable {
 
   @Override
   public UfsFileWrite openFileWrite(long fileId) throws StrataException {
-    return UfsFileWriter.open(master, ufs, fileId);
+    return UfsFileWriter.open(master, ufs, fileId, ufsBytesWritten);
   }
 
   @Override
@@ -103,6 +104,26 @@ public final class WorkerUfs implements UfsOperations, Closeable {
   /** Block reads from the under file system so far (one per load and per uncached stream). */
   public long ufsBlockReads() {
     return loader.ufsBlockReads();
+  }
+
+  /** Bytes read from under file systems so far (loads and uncached streams). */
+  public long ufsBytesRead() {
+    return loader.ufsBytesRead();
+  }
+
+  /** Bytes clients wrote to under file systems through this worker (CACHE_THROUGH, THROUGH) so far. */
+  public long ufsBytesWritten() {
+    return ufsBytesWritten.sum();
+  }
+
+  /** Bytes of the files this worker persisted (ASYNC_THROUGH) so far. */
+  public long persistedBytes() {
+    return persister.persistedBytes.sum();
+  }
+
+  /** Persists that failed on this worker so far (the master retries them). */
+  public long persistFailures() {
+    return persister.failures.sum();
   }
 
   /** Background cache requests queued or running. */

@@ -67,6 +67,8 @@ class PushPipelineTest {
       assertThat(e.getCause()).isInstanceOf(NotFoundException.class).hasMessageContaining("Unknown shuffle partition");
     }
     assertThat(p.bufferedBytes()).isZero();
+    assertThat(p.appliedBytes()).isZero(); // nothing was appended: the pushed-bytes metric does not move
+    assertThat(p.appliedBatches()).isZero();
     // Answered, its bytes no longer count: the same push is admitted now.
     CompletableFuture<PushPipeline.Outcome> again = p.push("app", 0, batch(600), false);
     assertThat(again).isNotDone();

@@ -137,6 +137,10 @@ class TieredEvictionTest {
     assertThat(events.moved()).isEmpty();
     assertThat(events.removed()).isEmpty();
     assertThat(store.usedBytes()).isEqualTo(store.capacityBytes()).isEqualTo(29L * BLOCK);
+    StoreCounters c = store.counters();
+    assertThat(new long[] {c.bytesWritten(0), c.bytesWritten(1), c.bytesWritten(2)})
+        .containsExactly(3L * BLOCK, 6L * BLOCK, 20L * BLOCK);
+    assertThat(new long[] {c.evictions(0), c.evictions(1), c.evictions(2)}).containsExactly(0, 0, 0);
     assertAllReadBackExact();
   }
 
@@ -155,6 +159,12 @@ class TieredEvictionTest {
     assertThatThrownBy(() -> store.get(10)).isInstanceOf(NotFoundException.class);
     assertThat(store.committedBlocks()).hasSize(29);
     assertThat(store.usedBytes()).isEqualTo(29L * BLOCK);
+    // One block out of each tier: 1 MEM to SSD, 4 SSD to HDD, 10 out of HDD (the metrics' eviction counts).
+    StoreCounters c = store.counters();
+    assertThat(new long[] {c.evictions(0), c.evictions(1), c.evictions(2)}).containsExactly(1, 1, 1);
+    assertThat(new long[] {c.evictedBytes(0), c.evictedBytes(1), c.evictedBytes(2)})
+        .containsExactly(BLOCK, BLOCK, BLOCK);
+    assertThat(c.bytesWritten(0)).isEqualTo(4L * BLOCK);
     assertAllReadBackExact();
     assertFilesMatchIndex();
   }

@@ -96,10 +96,12 @@ class UfsWritePersistCacheTest {
     master.targets.put(5L, new UfsTarget(target.toUri().toString(), Map.of()));
     byte[] data = UfsTestKit.content(3, 100_000);
 
-    UfsFileWrite w = UfsFileWriter.open(master, ufs, 5);
+    java.util.concurrent.atomic.LongAdder counted = new java.util.concurrent.atomic.LongAdder();
+    UfsFileWrite w = UfsFileWriter.open(master, ufs, 5, counted);
     w.write(ByteBuffer.wrap(data, 0, 40_000));
     w.write(ByteBuffer.wrap(data, 40_000, 60_000).asReadOnlyBuffer()); // no backing array: copied through
     assertThat(w.complete()).isEqualTo(100_000);
+    assertThat(counted.sum()).isEqualTo(100_000); // the worker's UFS bytes-written metric
     assertThat(Files.readAllBytes(target)).isEqualTo(data);
   }
 
@@ -108,7 +110,7 @@ class UfsWritePersistCacheTest {
     Path target = tmp.resolve("ufs/b/partial");
     Files.createDirectories(target.getParent()); // the master makes the copy's directory
     master.targets.put(6L, new UfsTarget(target.toUri().toString(), Map.of()));
-    UfsFileWrite w = UfsFileWriter.open(master, ufs, 6);
+    UfsFileWrite w = UfsFileWriter.open(master, ufs, 6, new java.util.concurrent.atomic.LongAdder());
     w.write(ByteBuffer.wrap(new byte[1000]));
     assertThat(target).exists();
 
@@ -119,7 +121,7 @@ class UfsWritePersistCacheTest {
 
   @Test
   void fileWrite_forAFileTheMasterDoesNotWriteThrough_fails() {
-    assertThatThrownBy(() -> UfsFileWriter.open(master, ufs, 99)).isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(() -> UfsFileWriter.open(master, ufs, 99, new java.util.concurrent.atomic.LongAdder())).isInstanceOf(NotFoundException.class);
   }
 
   // ---------------------------------------------------------------- persisting
