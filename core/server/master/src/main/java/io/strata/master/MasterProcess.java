@@ -214,6 +214,7 @@ public final class MasterProcess implements AutoCloseable {
     id = host + ":" + server.port();
     web = io.strata.server.web.WebServer.start("master", bind,
         io.strata.server.web.WebServer.PortChoice.of(conf.get(MasterKeys.WEB_PORT), server.port()));
+    io.strata.master.web.MasterWebUi.register(web, this, conf, clock, startMs, id);
     // One master per journal dir without ZooKeeper (exclusive); HA masters share it (see JournalLock).
     journalLock = JournalLock.acquire(journalDir(conf), !ha());
     journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));

@@ -196,6 +196,7 @@ public final class WorkerProcess implements AutoCloseable {
     try {
       web = io.strata.server.web.WebServer.start("worker-" + port, bind,
           io.strata.server.web.WebServer.PortChoice.of(conf.get(WorkerKeys.WEB_PORT), port));
+      io.strata.worker.web.WorkerWebUi.register(web, this, address, conf, clock);
     } catch (IOException e) {
       close();
       throw e;
