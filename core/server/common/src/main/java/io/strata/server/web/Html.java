@@ -26,7 +26,7 @@ public final class Html {
 
   private static final String STYLE = "body{font-family:sans-serif;margin:0;color:#222}"
       + "nav{background:#23395d;padding:.5em 1em}nav a{color:#fff;margin-right:1.2em;text-decoration:none}"
-      + "nav .role{float:right;color:#ffd75e}main{padding:0 1em 1em}"
+      + "nav .role{float:right;color:#ffd75e}main{padding:0 1em 1em}h1 a{color:#23395d}"
       + "table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:.2em .6em;"
       + "text-align:left;vertical-align:top}th{background:#eef}td.num{text-align:right;font-family:monospace}"
       + "pre{background:#f6f6f6;border:1px solid #ddd;padding:.5em;white-space:pre-wrap;word-break:break-all}"
@@ -180,7 +180,8 @@ public final class Html {
     public Page keyValues(String id, Map<String, ?> rows) {
       body.append("<table id=\"").append(escape(id)).append("\">\n");
       for (Map.Entry<String, ?> e : rows.entrySet()) {
-        body.append("<tr><th>").append(escape(e.getKey())).append("</th>").append(td(e.getValue())).append("</tr>\n");
+        body.append("<tr><th>").append(escape(e.getKey())).append("</th><td>").append(cell(e.getValue()))
+            .append("</td></tr>\n");
       }
       body.append("</table>\n");
       return this;

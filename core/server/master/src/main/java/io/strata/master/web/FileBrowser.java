@@ -55,19 +55,16 @@ final class FileBrowser {
     return info.directory() ? directory(p, fs, info) : file(p, fs, info);
   }
 
-  /** {@code / a / b}: each ancestor a link to its listing. */
+  /** The path with each ancestor a link to its listing; its text is the path itself. */
   private static Html.Markup breadcrumbs(String path) {
     StringBuilder b = new StringBuilder(Html.link(Html.href("/browse", "path", "/"), "/").html());
     String at = "";
-    String[] parts = path.split("/");
-    for (String part : parts) {
+    for (String part : path.split("/")) {
       if (part.isEmpty()) {
         continue;
       }
+      b.append(at.isEmpty() ? "" : "/");
       at = at + "/" + part;
-      if (!at.equals("/" + part)) {
-        b.append(Html.escape(" / "));
-      }
       b.append(Html.link(Html.href("/browse", "path", at), part).html());
     }
     return new Html.Markup("<span id=\"path\">" + b + "</span>");
