@@ -385,5 +385,8 @@ class WebUiBrowserTest {
         HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(404);
     assertThat(http.send(HttpRequest.newBuilder(URI.create(master + "/browse?path=/nope")).build(),
         HttpResponse.BodyHandlers.ofString()).body()).contains("Cannot show /nope");
+    // Paths as the CLI takes them: a trailing slash or a relative path is normalised.
+    assertThat(http.send(HttpRequest.newBuilder(URI.create(master + "/browse?path=data/logs/")).build(),
+        HttpResponse.BodyHandlers.ofString()).body()).contains("app.log</a>");
   }
 }

@@ -41,8 +41,9 @@ final class FileBrowser {
   }
 
   Page page(Page p, FileSystemMaster fs, Map<String, String> query) {
-    String path = query.getOrDefault("path", "/");
-    if (path.isEmpty()) {
+    // As the CLI takes paths: "/data/", "data" and "/a/../data" all mean /data.
+    String path = io.strata.common.path.StrataPath.normalise(query.getOrDefault("path", "/"));
+    if (path == null || path.isEmpty()) {
       path = "/";
     }
     FileInfo info;

@@ -82,9 +82,9 @@ public final class MasterWebUi {
   private void leaderPage(HttpExchange ex, LeaderPage builder) throws IOException {
     FileSystemMaster fs = master.fileSystemMaster();
     if (!master.isLeading() || fs == null) {
-      Page p = page("Standby").h1("Standby master").p("This master (", id, ") is a standby: it follows the "
-          + "journal and serves nothing until it is elected leader. Workers, files and mounts are on the "
-          + "leader's web port.");
+      Page p = page("Standby").h1("Not the leader").p("This master (", id, ") is ", role().equals("standby")
+          ? "a standby: it follows the journal and serves nothing until it is elected leader. Workers, files "
+          + "and mounts are on the leader's web port." : "starting: it serves once its journal is recovered.");
       Html.send(ex, 503, p);
       return;
     }
@@ -97,7 +97,12 @@ public final class MasterWebUi {
     if (master.isLeading()) {
       p.nav("/workers", "Workers").nav(Html.href("/browse", "path", "/"), "Browse").nav("/mounts", "Mounts");
     }
-    return p.nav("/config", "Configuration").navNote(master.isLeading() ? "leader" : "standby");
+    return p.nav("/config", "Configuration").navNote(role());
+  }
+
+  /** leader; standby (HA, not elected, or still taking over); starting (a single master replaying its journal). */
+  private String role() {
+    return master.isLeading() ? "leader" : conf.isSet(CommonKeys.ZOOKEEPER_ADDRESS) ? "standby" : "starting";
   }
 
   private void overview(HttpExchange ex) throws IOException {
@@ -113,12 +118,14 @@ public final class MasterWebUi {
     Map<String, Object> summary = new LinkedHashMap<>();
     summary.put("Version", BuildInfo.version());
     summary.put("Master", id);
-    summary.put("Role", leading ? "leader" : "standby");
+    summary.put("Role", role());
     summary.put("Started", Times.iso(startMs));
     summary.put("Uptime", Times.duration(now - startMs));
     if (!leading || fs == null) {
-      p.keyValues("summary", summary).p(Html.span("note", "This master is a standby: it follows the journal and "
-          + "answers no file system calls. Workers report to the leader, whose web port shows the cluster."));
+      p.keyValues("summary", summary).p(Html.span("note", leading || conf.isSet(CommonKeys.ZOOKEEPER_ADDRESS)
+          ? "This master is a standby: it follows the journal and answers no file system calls. Workers report "
+          + "to the leader, whose web port shows the cluster."
+          : "This master is starting: it is recovering its journal and serves once that is done."));
       Html.send(ex, 200, p);
       return;
     }
