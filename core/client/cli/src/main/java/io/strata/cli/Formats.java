@@ -19,11 +19,8 @@ import java.util.Locale;
  */
 final class Formats {
   private static final DateTimeFormatter LS_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm", Locale.ROOT);
-  private static final DateTimeFormatter ISO_UTC =
-      DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
   private static final DateTimeFormatter STAT_TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss", Locale.ROOT).withZone(ZoneOffset.UTC);
-  private static final String[] PREFIXES = {"K", "M", "G", "T", "P", "E"};
 
   private Formats() {}
 
@@ -32,24 +29,7 @@ final class Formats {
    * in binary units with the decimal dropped when the value is whole ({@code 1 K}, {@code 1.5 G}).
    */
   static String humanSize(long bytes) {
-    if (bytes < 0) {
-      return "-" + humanSize(bytes == Long.MIN_VALUE ? Long.MAX_VALUE : -bytes);
-    }
-    if (bytes < 1024) {
-      return Long.toString(bytes);
-    }
-    int exp = (63 - Long.numberOfLeadingZeros(bytes)) / 10; // 1 for K, 2 for M, ...
-    int shift = exp * 10;
-    if ((bytes & ((1L << shift) - 1)) == 0) {
-      return (bytes >> shift) + " " + PREFIXES[exp - 1];
-    }
-    String s = String.format(Locale.ROOT, "%.1f", bytes / (double) (1L << shift));
-    if (s.startsWith("1024") && exp < PREFIXES.length) {
-      // 1048575 bytes round to 1024.0 K; say 1.0 M instead.
-      exp++;
-      s = String.format(Locale.ROOT, "%.1f", bytes / (double) (1L << (exp * 10)));
-    }
-    return s + " " + PREFIXES[exp - 1];
+    return io.strata.common.format.Sizes.human(bytes);
   }
 
   /** {@code drwxr-xr-x} / {@code -rw-r--r--}, with {@code t} for the sticky bit. */
@@ -128,7 +108,7 @@ final class Formats {
 
   /** Milliseconds since the epoch as {@code 2026-12-01T19:50:00.000Z}. */
   static String isoTime(long epochMs) {
-    return ISO_UTC.format(Instant.ofEpochMilli(epochMs));
+    return io.strata.common.format.Times.iso(epochMs);
   }
 
   /**
@@ -274,7 +254,7 @@ final class Formats {
 
   /** {@code 1610612736 (1.5 G)}. */
   static String bytesAndHuman(long bytes) {
-    return bytes + " (" + humanSize(bytes) + ")";
+    return io.strata.common.format.Sizes.bytesAndHuman(bytes);
   }
 
   private static String padLeft(String s, int width) {

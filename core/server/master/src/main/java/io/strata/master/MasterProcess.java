@@ -216,6 +216,7 @@ public final class MasterProcess implements AutoCloseable {
     web = io.strata.server.web.WebServer.start("master", bind,
         io.strata.server.web.WebServer.PortChoice.of(conf.get(MasterKeys.WEB_PORT), server.port()));
     metrics = MasterMetrics.serve(this, server, web, clock);
+    io.strata.master.web.MasterWebUi.register(web, this, conf, clock, startMs, id);
     // One master per journal dir without ZooKeeper (exclusive); HA masters share it (see JournalLock).
     journalLock = JournalLock.acquire(journalDir(conf), !ha());
     journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));

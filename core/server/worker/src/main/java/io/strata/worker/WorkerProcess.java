@@ -197,6 +197,7 @@ public final class WorkerProcess implements AutoCloseable {
       web = io.strata.server.web.WebServer.start("worker-" + port, bind,
           io.strata.server.web.WebServer.PortChoice.of(conf.get(WorkerKeys.WEB_PORT), port));
       WorkerMetrics.serve(this, server, web);
+      io.strata.worker.web.WorkerWebUi.register(web, this, address, conf, clock);
     } catch (IOException e) {
       close();
       throw e;

@@ -48,16 +48,12 @@ final class MasterProtoConverter {
         r.hasAccessTimeMs() ? r.getAccessTimeMs() : null, r.getRecursive());
   }
 
-  /** Option names whose values are credentials: clients see them masked. */
-  private static final java.util.regex.Pattern SECRET =
-      java.util.regex.Pattern.compile("(?i).*(secret|password|token|credential|access\\.key|session\\.key).*");
-
   /** A mount as clients see it: credentials in its options masked. */
   static MountInfoProto toProto(MountTable.MountInfo m) {
     MountInfoProto.Builder b = MountInfoProto.newBuilder().setPath(m.path()).setUfsUri(m.ufsUri())
         .setReadOnly(m.readOnly()).setShared(m.shared());
     for (java.util.Map.Entry<String, String> e : m.options().entrySet()) {
-      b.putOptions(e.getKey(), SECRET.matcher(e.getKey()).matches() ? "******" : e.getValue());
+      b.putOptions(e.getKey(), io.strata.server.ufs.Redact.masked(e.getKey(), e.getValue()));
     }
     return b.build();
   }
