@@ -16,7 +16,7 @@ import io.strata.master.file.FileSystemMaster;
 import io.strata.master.file.MountTable;
 import io.strata.server.ServerKeys;
 import io.strata.server.ufs.Redact;
-import io.strata.server.web.BuildInfo;
+import io.strata.common.Version;
 import io.strata.server.web.Html;
 import io.strata.server.web.Html.Page;
 import io.strata.server.web.TierTotals;
@@ -116,7 +116,7 @@ public final class MasterWebUi {
     FileSystemMaster fs = master.fileSystemMaster();
     Page p = page("Overview").h1("Strata master " + id);
     Map<String, Object> summary = new LinkedHashMap<>();
-    summary.put("Version", BuildInfo.version());
+    summary.put("Version", Version.VERSION);
     summary.put("Master", id);
     summary.put("Role", role());
     summary.put("Started", Times.iso(startMs));

@@ -6,7 +6,7 @@ import io.strata.common.conf.StrataConf;
 import io.strata.common.format.Sizes;
 import io.strata.common.format.Times;
 import io.strata.common.net.WorkerAddress;
-import io.strata.server.web.BuildInfo;
+import io.strata.common.Version;
 import io.strata.server.web.Html;
 import io.strata.server.web.Html.Page;
 import io.strata.server.web.TierTotals;
@@ -61,7 +61,7 @@ public final class WorkerWebUi {
     }
     TieredBlockStore store = worker.tieredStore();
     Map<String, Object> summary = new LinkedHashMap<>();
-    summary.put("Version", BuildInfo.version());
+    summary.put("Version", Version.VERSION);
     summary.put("Address", address.toString());
     summary.put("Worker id", worker.isRegistered() ? Long.toString(worker.workerId()) : "(not registered)");
     summary.put("Master", conf.isSet(CommonKeys.ZOOKEEPER_ADDRESS)
