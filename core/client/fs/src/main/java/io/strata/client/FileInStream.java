@@ -87,6 +87,8 @@ public final class FileInStream extends InputStream {
    */
   private final java.util.LinkedHashMap<Long, KeptBlock> kept = new java.util.LinkedHashMap<>(16, 0.75f, true);
   private final int keepAtMost;
+  /** The next block's short-circuit open, started while a sequential read is on this one; null when off. */
+  private final ShortCircuitAhead ahead;
 
   private record KeptBlock(long blockId, WorkerAddress worker,
       io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock open, int[] sums) {}
@@ -111,6 +113,8 @@ public final class FileInStream extends InputStream {
     this.blocks = file.blocks();
     this.retryPolicy = BlockRetry.Policy.reads(context.conf());
     this.keepAtMost = context.conf().get(ClientKeys.SHORT_CIRCUIT_PREAD_BLOCKS_KEPT);
+    this.ahead = context.conf().get(ClientKeys.SHORT_CIRCUIT_OPEN_AHEAD)
+        ? new ShortCircuitAhead(context.shortCircuit(), context.background()) : null;
   }
 
   /** Workers this stream stopped reading from after a failure (the next copy or the UFS served instead). */
@@ -251,6 +255,15 @@ public final class FileInStream extends InputStream {
     reader = openOrFail(block, inBlock, len, retryOf(block), position);
     readerBlock = block;
     readerEnd = position + len;
+    int next = (int) (position / file.blockSize()) + 1;
+    if (ahead != null && reader instanceof ShortCircuitBlockReader && next < blocks.size()) {
+      // While this block is read, the next one's open (its round trips to the worker) goes on in the background.
+      FileBlockInfo nextBlock = blocks.get(next);
+      WorkerAddress w = selector.nearest(nextBlock.locations(), skipFor(nextBlock));
+      if (w != null && context.onThisHost(w)) {
+        ahead.start(w, nextBlock.blockId(), readType == ReadType.CACHE_PROMOTE);
+      }
+    }
   }
 
   /** {@link #open}, whose failure (no copy left to try) is final: it names everything tried before. */
@@ -357,7 +370,10 @@ public final class FileInStream extends InputStream {
   private BlockRangeReader shortCircuit(WorkerAddress worker, FileBlockInfo block, long offset, long length) {
     io.strata.client.shortcircuit.ShortCircuitClient sc = context.shortCircuit();
     io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock opened =
-        sc.open(worker, block.blockId(), readType == ReadType.CACHE_PROMOTE);
+        ahead == null ? null : ahead.take(worker, block.blockId());
+    if (opened == null) {
+      opened = sc.open(worker, block.blockId(), readType == ReadType.CACHE_PROMOTE);
+    }
     if (opened == null) {
       return null;
     }
@@ -600,6 +616,9 @@ public final class FileInStream extends InputStream {
       k.open().close();
     }
     kept.clear();
+    if (ahead != null) {
+      ahead.discard();
+    }
   }
 
   @Override
