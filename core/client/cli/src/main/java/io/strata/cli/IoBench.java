@@ -89,7 +89,8 @@ final class IoBench {
   /**
    * Paths measured only when named in {@code --paths}: reads with CRC32C verification off, to show what
    * checksums cost (compare with the short-circuit and tcp read lines of the same run), and reads streamed
-   * over gRPC with the zero-copy marshallers instead of the block transfer protocol (tcp-grpc, uds-grpc).
+   * over gRPC with the zero-copy marshallers instead of the block transfer protocol (tcp-grpc, uds-grpc), and
+   * short-circuit reads without the next block opened ahead (short-circuit-noahead).
    */
   static final List<DataPath> OPTIONAL_PATHS = List.of(
       new DataPath("tcp-grpc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
@@ -98,6 +99,9 @@ final class IoBench {
       new DataPath("uds-grpc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "true",
           ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false"), List.of(Op.READ, Op.PREAD), IoBaselines.UDS_STREAM),
+      new DataPath("short-circuit-noahead", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
+          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
+          ClientKeys.SHORT_CIRCUIT_OPEN_AHEAD.name(), "false"), List.of(Op.READ), null),
       new DataPath("short-circuit-nocrc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
           ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY.name(), "false"), List.of(Op.READ), null),
