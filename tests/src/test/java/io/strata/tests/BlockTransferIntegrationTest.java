@@ -194,6 +194,46 @@ class BlockTransferIntegrationTest {
     }
   }
 
+  /**
+   * strata.worker.transfer.send=mmap: the bytes go out from read-only mappings of the block file, byte-exact
+   * for whole and partial reads, and a reader that disconnects mid-block releases the block (its mappings are
+   * unmapped as their writes fail) while the worker serves on.
+   */
+  @Test
+  void mmapSends_areByteExact_andADisconnectedReaderReleasesTheBlock() throws Exception {
+    Path base = tmp.resolve("mmap");
+    try (LocalStrataCluster mm = LocalStrataCluster.builder().workers(1).baseDir(base)
+        .set("strata.worker.transfer.send", "mmap").build().start();
+        FileSystemContext ctx = new FileSystemContext(mm.clientConf().withAll(Map.of(
+            "strata.user.shortcircuit.mode", "off", "strata.user.data.domain.socket.enabled", "false")));
+        FileSystem fs = FileSystem.create(ctx)) {
+      TransferServer t = mm.worker(0).transfer();
+      write(fs, "/data", DATA, BLOCK);
+      write(fs, "/big", new byte[40 << 20], 40 << 20); // one block, three mappings
+      long requests0 = t.requests();
+      checkReads(ctx);
+      assertThat(t.requests() - requests0).isEqualTo(4 + 6);
+      long block = fs.getBlockLocations("/big").get(0).blockId();
+      try (Socket s = new Socket("127.0.0.1", t.port())) {
+        s.setSoTimeout(10_000);
+        send(new DataOutputStream(s.getOutputStream()),
+            ReadBlockRequest.newBuilder().setBlockId(block).setLength(40 << 20).build().toByteArray());
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        assertThat(header(in).getLength()).isEqualTo(40 << 20);
+        in.readFully(new byte[1 << 20]);
+      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> t.transfersNow() == 0);
+      // released and unharmed: the block is read whole again, and removed once deleted
+      byte[] got = new byte[1 << 20];
+      try (FileInStream in = fs.openFile("/big")) {
+        in.readFully((40 << 20) - got.length, got, 0, got.length);
+      }
+      assertThat(got).isEqualTo(new byte[1 << 20]);
+      fs.delete("/big");
+      await().atMost(Duration.ofSeconds(10)).until(() -> mm.worker(0).tieredStore().usedBytes() < (40 << 20));
+    }
+  }
+
   // ------------------------------------------------------------------ the raw protocol, as a client could abuse it
 
   private static long firstBlock(String path) throws IOException {

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  * The module layering of DESIGN.md, checked on the sources: common knows no client or server code; the
  * client knows no server code; server/common knows no master or worker; the worker never imports the
  * master (they share only protos) and the master never imports the worker; the Hadoop adapter
- * (core/client/hdfs) uses the client API only (no protos, no gRPC). A wrong import fails here.
+ * (core/client/hdfs) uses the client API only (no protos, no gRPC); the CLI has no compile-time Hadoop. A
+ * wrong import fails here.
  */
 class LayeringTest {
   private static final Path ROOT = findRoot();
@@ -72,6 +73,26 @@ class LayeringTest {
   void hadoopAdapter_usesTheClientOnly() throws IOException {
     assertThat(violations("core/client/hdfs", "io.strata.server", "io.strata.master", "io.strata.worker",
         "io.strata.cli", "io.strata.proto", "io.grpc")).isEmpty();
+  }
+
+  /**
+   * The CLI reaches Hadoop only by reflection (bench io's hadoop path, HadoopIoClient), so {@code strata fs}
+   * runs without Hadoop: no Hadoop or adapter dependency in its pom, no import of either in its sources.
+   */
+  @Test
+  void cli_hasNoCompileTimeHadoop() throws IOException {
+    assertThat(Files.readString(ROOT.resolve("core/client/cli/pom.xml"))).doesNotContain("hadoop");
+    List<String> imports = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(ROOT.resolve("core/client/cli/src/main/java"))) {
+      for (Path f : (Iterable<Path>) files.filter(x -> x.toString().endsWith(".java"))::iterator) {
+        for (String line : Files.readAllLines(f)) {
+          if (line.startsWith("import org.apache.hadoop.") || line.startsWith("import io.strata.hadoop.")) {
+            imports.add(ROOT.relativize(f) + ": " + line);
+          }
+        }
+      }
+    }
+    assertThat(imports).isEmpty();
   }
 
   @Test

@@ -134,6 +134,42 @@ class ShortCircuitIntegrationTest {
   }
 
   /**
+   * A sequential short-circuit read opens the next block in the background while it reads the current one
+   * (strata.user.shortcircuit.open.ahead): the read is byte-exact with each block opened once, a stream
+   * closed mid-file releases the block opened ahead too, and with the key off nothing is opened ahead.
+   */
+  @Test
+  void sequentialRead_opensTheNextBlockAhead_andCloseReleasesIt() throws Exception {
+    byte[] data = write("/sc/ahead", 3 * BLOCK + 7, 11);
+    await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == 0);
+    long opens = server().opens();
+    assertThat(readAll(fs, "/sc/ahead")).isEqualTo(data);
+    assertThat(server().opens() - opens).as("each of the 4 blocks opened once").isEqualTo(4);
+    await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == 0);
+
+    long before = server().opens();
+    try (FileInStream in = fs.openFile("/sc/ahead")) {
+      byte[] b = new byte[100];
+      in.readNBytes(b, 0, b.length);
+      assertThat(b).isEqualTo(java.util.Arrays.copyOf(data, 100));
+      // block 0 is read, block 1 opened ahead
+      await().atMost(Duration.ofSeconds(10)).until(() -> server().opens() - before == 2);
+      assertThat(server().openNow()).isEqualTo(2);
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == 0);
+
+    long off = server().opens();
+    try (FileSystem noAhead = FileSystem.create(cluster.clientConf().withAll(java.util.Map.of(
+        "strata.user.shortcircuit.open.ahead", "false")));
+        FileInStream in = noAhead.openFile("/sc/ahead")) {
+      in.readNBytes(new byte[100], 0, 100);
+      assertThat(server().opens() - off).isEqualTo(1);
+      assertThat(server().openNow()).isEqualTo(1);
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == 0);
+  }
+
+  /**
    * Positioned reads keep the blocks they read open: many of them in one block open it once, a second block
    * is kept beside it, past the limit (here 2) the least recently read is released, and closing the
    * stream releases the rest.

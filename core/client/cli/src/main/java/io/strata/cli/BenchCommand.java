@@ -43,7 +43,7 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   @Command(name = "io", description = "Writes, reads and 1 MiB positioned reads through every data path "
-      + "(short-circuit, domain-socket and TCP streaming) with 1..N threads, beside raw-file and raw-socket "
+      + "(short-circuit, domain-socket and TCP streaming, Hadoop's API over strata://) with 1..N threads, beside raw-file and raw-socket "
       + "baselines measured in the same run.")
   static final class Io implements Callable<Integer> {
     private static final int BUF = 1 << 20;
@@ -58,7 +58,9 @@ final class BenchCommand implements Callable<Integer> {
     int threads;
 
     @Option(names = "--paths", split = ",", description = "Only these data paths (default: all of "
-        + "short-circuit, uds, tcp; also short-circuit-nocrc and tcp-nocrc: reads without checksum checks).")
+        + "short-circuit, uds, tcp, tcp-plain, hadoop; also short-circuit-nocrc and tcp-nocrc: reads without "
+        + "checksum checks, tcp-grpc and uds-grpc: reads streamed over gRPC, short-circuit-noahead: reads "
+        + "without the next block opened ahead).")
     List<String> paths;
 
     @Option(names = "--block-size", defaultValue = "64MB", description = "Block size (default ${DEFAULT-VALUE}).")

@@ -2,15 +2,13 @@ package io.strata.cli;
 
 import io.strata.client.ClientKeys;
 import io.strata.client.FileInStream;
-import io.strata.client.FileOutStream;
 import io.strata.client.FileSystem;
 import io.strata.client.StorageDirInfo;
 import io.strata.client.WorkerInfo;
-import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.DeleteOptions;
-import io.strata.client.options.WriteType;
 import io.strata.common.conf.StrataConf;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,22 +44,35 @@ final class IoBench {
     }
   }
 
+  /** The file API a path is measured through. */
+  enum Api { STRATA, HADOOP }
+
   /**
-   * One data path: the client settings that make a client take it, the ops it is measured with, and
-   * the socket baseline of its streaming lines (null: its lines compare with the raw file baselines).
+   * One data path: the client settings that make a client take it, the ops it is measured with, the
+   * socket baseline of its streaming lines (null: its lines compare with the raw file baselines), and the
+   * API its files are written and read through.
    */
-  record DataPath(String name, Map<String, String> overrides, List<Op> ops, String socketBaseline) {}
+  record DataPath(String name, Map<String, String> overrides, List<Op> ops, String socketBaseline, Api api) {
+    DataPath(String name, Map<String, String> overrides, List<Op> ops, String socketBaseline) {
+      this(name, overrides, ops, socketBaseline, Api.STRATA);
+    }
+  }
+
+  /** The client settings of the short-circuit path (descriptor passing, domain-socket streaming off). */
+  private static final Map<String, String> SHORT_CIRCUIT = Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
+      ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false");
 
   /**
    * The paths, in print order. uds and tcp read over the block transfer protocol (the worker sends the
    * block file with sendfile) and write over gRPC; tcp-plain is the TCP path with every read and write over
    * gRPC with protobuf's own marshallers on the client and the worker's heap read path
    * (strata.user.network.transfer.enabled=false, strata.user.network.zerocopy.enabled=false), so the run
-   * compares zero-copy with the plain marshaller. The Hadoop adapter's path comes with the adapter.
+   * compares zero-copy with the plain marshaller. hadoop is the short-circuit path through Hadoop's
+   * FileSystem API over strata:// ({@link HadoopIoClient}): compared with the short-circuit lines of the
+   * same run it shows what the adapter costs.
    */
   static final List<DataPath> PATHS = List.of(
-      new DataPath("short-circuit", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
-          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false"), List.of(Op.WRITE, Op.READ, Op.PREAD), null),
+      new DataPath("short-circuit", SHORT_CIRCUIT, List.of(Op.WRITE, Op.READ, Op.PREAD), null),
       new DataPath("uds", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "true"), List.of(Op.WRITE, Op.READ, Op.PREAD),
           IoBaselines.UDS_STREAM),
@@ -72,12 +83,14 @@ final class IoBench {
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
           ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false",
           ClientKeys.NETWORK_ZEROCOPY_ENABLED.name(), "false"), List.of(Op.WRITE, Op.READ, Op.PREAD),
-          IoBaselines.TCP_STREAM));
+          IoBaselines.TCP_STREAM),
+      new DataPath("hadoop", SHORT_CIRCUIT, List.of(Op.WRITE, Op.READ, Op.PREAD), null, Api.HADOOP));
 
   /**
    * Paths measured only when named in {@code --paths}: reads with CRC32C verification off, to show what
    * checksums cost (compare with the short-circuit and tcp read lines of the same run), and reads streamed
-   * over gRPC with the zero-copy marshallers instead of the block transfer protocol (tcp-grpc, uds-grpc).
+   * over gRPC with the zero-copy marshallers instead of the block transfer protocol (tcp-grpc, uds-grpc), and
+   * short-circuit reads without the next block opened ahead (short-circuit-noahead).
    */
   static final List<DataPath> OPTIONAL_PATHS = List.of(
       new DataPath("tcp-grpc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
@@ -86,16 +99,15 @@ final class IoBench {
       new DataPath("uds-grpc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "true",
           ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false"), List.of(Op.READ, Op.PREAD), IoBaselines.UDS_STREAM),
+      new DataPath("short-circuit-noahead", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
+          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
+          ClientKeys.SHORT_CIRCUIT_OPEN_AHEAD.name(), "false"), List.of(Op.READ), null),
       new DataPath("short-circuit-nocrc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
           ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY.name(), "false"), List.of(Op.READ), null),
       new DataPath("tcp-nocrc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
           ClientKeys.READ_CHECKSUM_VERIFY.name(), "false"), List.of(Op.READ), IoBaselines.TCP_STREAM));
-
-  /** Paths the issue names that are not built yet, with why they are left out. */
-  static final Map<String, String> NOT_YET = Map.of(
-      "hadoop", "the Hadoop adapter does not exist yet (issue 12)");
 
   private final StrataConf conf;
   private final FileSystem fs;
@@ -122,14 +134,18 @@ final class IoBench {
   /** Runs these paths with 1..maxThreads threads; rawDir null picks the local worker's top tier's dir. */
   void run(List<DataPath> paths, int maxThreads, Path rawDir) throws Exception {
     Path dir = rawDir != null ? rawDir : defaultRawDir();
-    for (Map.Entry<String, String> e : NOT_YET.entrySet()) {
-      err.println("bench: path " + e.getKey() + " left out: " + e.getValue());
-    }
     List<DataPath> usable = new ArrayList<>();
-    List<FileSystem> clients = new ArrayList<>();
+    List<IoClient> clients = new ArrayList<>();
     try {
       for (DataPath p : paths) {
-        FileSystem client = FileSystem.create(conf.withAll(p.overrides()));
+        IoClient client;
+        try {
+          client = p.api() == Api.HADOOP ? HadoopIoClient.open(conf, p.overrides())
+              : IoClient.of(FileSystem.create(conf.withAll(p.overrides())));
+        } catch (UnsupportedOperationException e) {
+          err.println("bench: path " + p.name() + " left out: " + e.getMessage());
+          continue;
+        }
         String why = unavailable(p, client);
         if (why == null) {
           usable.add(p);
@@ -163,7 +179,7 @@ final class IoBench {
         }
       }
     } finally {
-      for (FileSystem c : clients) {
+      for (IoClient c : clients) {
         c.close();
       }
       if (fs.exists("/.strata-bench")) {
@@ -181,7 +197,7 @@ final class IoBench {
     }
   }
 
-  private void iteration(DataPath p, FileSystem client, int threads, int it, Rates rates) throws Exception {
+  private void iteration(DataPath p, IoClient client, int threads, int it, Rates rates) throws Exception {
     long each = Math.max(1, bytes / threads);
     long usedBefore = usedBytes();
     List<String> files = new ArrayList<>();
@@ -205,7 +221,7 @@ final class IoBench {
     }
   }
 
-  private void warmUp(FileSystem client, String name) throws IOException {
+  private void warmUp(IoClient client, String name) throws IOException {
     String path = root + "/warm-up-" + name;
     long length = Math.min(bytes, WARM_UP_BYTES);
     write(client, path, length);
@@ -233,10 +249,8 @@ final class IoBench {
     return IoBaselines.parallel(threads, each, task);
   }
 
-  private void write(FileSystem client, String path, long length) throws IOException {
-    // MUST_CACHE: the cache's own path, without a background persist competing with it.
-    try (FileOutStream o = client.createFile(path, CreateFileOptions.defaults().withBlockSize(blockSize)
-        .withWriteType(WriteType.MUST_CACHE))) {
+  private void write(IoClient client, String path, long length) throws IOException {
+    try (OutputStream o = client.create(path, blockSize)) {
       long left = length;
       while (left > 0) {
         int n = (int) Math.min(buf.length, left);
@@ -246,10 +260,10 @@ final class IoBench {
     }
   }
 
-  private static void read(FileSystem client, String path, long length) throws IOException {
+  private static void read(IoClient client, String path, long length) throws IOException {
     byte[] r = new byte[CHUNK];
     long got = 0;
-    try (FileInStream in = client.openFile(path)) {
+    try (IoClient.Input in = client.open(path)) {
       for (int n; (n = in.read(r)) >= 0; ) {
         got += n;
       }
@@ -258,12 +272,12 @@ final class IoBench {
   }
 
   /** As many random 1 MiB positioned reads as cover the file's length once. */
-  private static void pread(FileSystem client, String path, long length, int seed) throws IOException {
+  private static void pread(IoClient client, String path, long length, int seed) throws IOException {
     byte[] r = new byte[CHUNK];
     Random random = new Random(seed);
     int len = (int) Math.min(CHUNK, length);
     long got = 0;
-    try (FileInStream in = client.openFile(path)) {
+    try (IoClient.Input in = client.open(path)) {
       while (got < length) {
         long pos = length == len ? 0 : (long) (random.nextDouble() * (length - len));
         in.readFully(pos, r, 0, len);
@@ -279,15 +293,17 @@ final class IoBench {
   }
 
   /** Why this client would not take the path, or null: a probe file must go the path's way. */
-  private String unavailable(DataPath p, FileSystem client) throws IOException {
+  private String unavailable(DataPath p, IoClient api) throws IOException {
     String probe = root + "/probe-" + p.name();
-    write(client, probe, 1);
+    FileSystem client = api.strata();
+    write(api, probe, 1);
+    boolean shortCircuit = "fd".equals(p.overrides().get(ClientKeys.SHORT_CIRCUIT_MODE.name()));
     try (FileInStream in = client.openFile(probe)) {
       in.read();
-      if (p.name().startsWith("short-circuit") && in.shortCircuit().opens() == 0) {
+      if (shortCircuit && in.shortCircuit().opens() == 0) {
         return "no block was read short-circuit " + in.shortCircuit().fallbackReasons();
       }
-      if (p.ops().contains(Op.WRITE) && p.name().startsWith("short-circuit")
+      if (p.ops().contains(Op.WRITE) && shortCircuit
           && in.shortCircuit().writesCreated() == 0) {
         return "no block was written short-circuit " + in.shortCircuit().fallbackReasons();
       }

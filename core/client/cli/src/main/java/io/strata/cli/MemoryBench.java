@@ -8,6 +8,7 @@ import io.strata.client.FileSystem;
 import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.DeleteOptions;
 import io.strata.client.options.WriteType;
+import io.strata.client.transfer.TransferClient;
 import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.conf.ValueParser;
@@ -40,10 +41,10 @@ import picocli.CommandLine.Option;
  * is forced while every stream is open and mid-file) and the largest direct memory in use (the JDK's
  * direct buffers and Netty's own). It prints one line:
  * {@code bench op=concurrent_read path=<p> files=<n> GBps=<x> heap_live_peak_MB=<h> direct_peak_MB=<d>
- * bound_MB=<b> within_bound=<true|false>}, where the bound is what the client's configuration allows a
- * stream to hold (its HTTP/2 flow-control window, its prefetched chunks and the one being read) plus a
- * fixed 64 MB for the client's own structures and the bench's read buffers. Direct memory is the JDK's
- * direct buffers plus what Netty's allocator holds (pooled chunks included, in use or not).
+ * bound_MB=<b> within_bound=<true|false>}, where the bound ({@link #bound}) is what the client's
+ * configuration lets the reads of that path hold, plus a fixed 64 MB for the client's own structures and
+ * the bench's read buffers. Direct memory is the JDK's direct buffers plus what Netty's allocator holds
+ * (pooled chunks included, in use or not).
  *
  * <p>Built per run; not thread-safe (it runs its own reader threads).
  */
@@ -61,8 +62,8 @@ final class MemoryBench implements Callable<Integer> {
   @Option(names = "--size", defaultValue = "16MB", description = "Bytes per file (default ${DEFAULT-VALUE}).")
   String size;
 
-  @Option(names = "--path", defaultValue = "tcp", description = "Data path: tcp, uds or short-circuit "
-      + "(default ${DEFAULT-VALUE}).")
+  @Option(names = "--path", defaultValue = "tcp", description = "Data path: tcp, uds (block transfers), tcp-grpc, "
+      + "uds-grpc (streamed over gRPC) or short-circuit (default ${DEFAULT-VALUE}).")
   String path;
 
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
@@ -84,11 +85,15 @@ final class MemoryBench implements Callable<Integer> {
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false");
       case "uds" -> Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "true");
+      case "tcp-grpc" -> Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
+          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false", ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false");
+      case "uds-grpc" -> Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
+          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "true", ClientKeys.NETWORK_TRANSFER_ENABLED.name(), "false");
       case "short-circuit" -> Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd");
       default -> null;
     };
     if (overrides == null) {
-      ctx.err().println("bench: --path must be tcp, uds or short-circuit, not " + path);
+      ctx.err().println("bench: --path must be tcp, uds, tcp-grpc, uds-grpc or short-circuit, not " + path);
       return 1;
     }
     StrataConf conf = ctx.conf().withAll(overrides);
@@ -114,7 +119,7 @@ final class MemoryBench implements Callable<Integer> {
         peaks.stop();
       }
       double gbps = (double) files * each / 1e9 / ((System.nanoTime() - t0) / 1e9);
-      long bound = bound(conf, files);
+      long bound = bound(conf, path.equals("short-circuit"), files, fs.getWorkers().size());
       boolean within = peaks.heapLive.get() + peaks.direct.get() <= bound;
       ctx.out().println(String.format(Locale.ROOT, "bench op=concurrent_read path=%s files=%d GBps=%.4f "
           + "heap_live_peak_MB=%.1f direct_peak_MB=%.1f bound_MB=%.1f within_bound=%s", path, files, gbps,
@@ -128,16 +133,35 @@ final class MemoryBench implements Callable<Integer> {
   }
 
   /**
-   * What the configuration lets the client hold while reading {@code streams} files at once: per stream
-   * its HTTP/2 flow-control window (bytes a worker may send before the stream asks for them; the transport
-   * holds them) and its prefetched chunks plus the one being consumed, with the local page cache on its page
-   * buffer ({@code strata.user.client.cache.page.size}), and a fixed part.
+   * What the configuration lets the client hold while reading {@code streams} cached files at once from
+   * {@code workers} workers, plus a fixed part; with the local page cache on, each stream also holds its page
+   * buffer ({@code strata.user.client.cache.page.size}). Per way of reading:
+   * <ul>
+   *   <li>block transfers (tcp, uds: {@code strata.user.network.transfer.enabled}, the default): one
+   *       connection per stream, each with its {@link TransferClient#BUFFER_BYTES} direct read buffer, and up
+   *       to {@code strata.user.transfer.connections.idle.max} idle connections per worker keeping theirs;</li>
+   *   <li>gRPC streams (transfers off): per stream its HTTP/2 flow-control window (bytes a worker may send
+   *       before the stream asks for them; the transport holds them) and its prefetched chunks plus the one
+   *       being consumed;</li>
+   *   <li>short-circuit: per stream the JDK's temporary direct buffer of a heap {@code FileChannel} read (the
+   *       size of the bench's reads), the bytes themselves stay in the page cache.</li>
+   * </ul>
+   * A closed transfer connection's buffer is freed by the garbage collector, not at close, so a client that
+   * opens and closes connections all the time can pass the transfer bound until the next collection (the
+   * JDK's {@code -XX:MaxDirectMemorySize} forces one); the bench's readers use one connection each.
    */
-  static long bound(StrataConf conf, int streams) {
+  static long bound(StrataConf conf, boolean shortCircuit, int streams, int workers) {
+    long page = conf.get(ClientKeys.PAGE_CACHE_ENABLED) ? conf.get(ClientKeys.PAGE_CACHE_PAGE_SIZE) : 0;
+    if (shortCircuit) {
+      return streams * (READ_BYTES + page) + FIXED_BYTES;
+    }
+    if (conf.get(ClientKeys.NETWORK_TRANSFER_ENABLED)) {
+      long idle = (long) conf.get(ClientKeys.TRANSFER_CONNECTIONS_IDLE_MAX) * workers;
+      return (streams + idle) * TransferClient.BUFFER_BYTES + streams * page + FIXED_BYTES;
+    }
     long chunk = conf.get(ClientKeys.STREAM_CHUNK_SIZE);
     long prefetch = conf.get(ClientKeys.READ_PREFETCH_CHUNKS);
     long window = conf.get(CommonKeys.NETWORK_FLOW_CONTROL_WINDOW);
-    long page = conf.get(ClientKeys.PAGE_CACHE_ENABLED) ? conf.get(ClientKeys.PAGE_CACHE_PAGE_SIZE) : 0;
     return streams * (window + (prefetch + 1) * chunk + page) + FIXED_BYTES;
   }
 

@@ -417,6 +417,15 @@ public final class ClientKeys {
           + "short-circuit fails the read streams through the data port and the reason is logged once.")
       .build();
 
+  public static final PropertyKey<Boolean> SHORT_CIRCUIT_OPEN_AHEAD =
+      PropertyKey.booleanKey("strata.user.shortcircuit.open.ahead")
+          .defaultValue("true")
+          .doc("While a sequential read reads a block short-circuit, open the file's next block (its round trips to "
+              + "the local worker) in the background, so the reader does not wait for them at the block boundary. "
+              + "The block opened ahead is read-locked on the worker until the reader takes it or the stream "
+              + "moves elsewhere or closes.")
+          .build();
+
   public static final PropertyKey<Long> SHORT_CIRCUIT_WRITE_GRANT_SIZE =
       PropertyKey.bytesKey("strata.user.shortcircuit.write.grant.size")
           .defaultValue("64MB")

@@ -79,17 +79,11 @@ public final class FileInStream extends InputStream {
   /** Workers whose block transfer service this stream could not reach (it streams from them over gRPC). */
   private final Set<WorkerAddress> transferFallbacks = new HashSet<>();
   private FileBlockInfo readerBlock;
-  /**
-   * The blocks positioned reads read short-circuit, kept open (and read-locked on their workers), least
-   * recently read first out, at most {@link ClientKeys#SHORT_CIRCUIT_PREAD_BLOCKS_KEPT}; a block leaves when a
-   * read fails on it or the stream closes. A pread in a kept block costs no socket round trip, where
-   * opening the block costs four (open, descriptor, checksums, close).
-   */
-  private final java.util.LinkedHashMap<Long, KeptBlock> kept = new java.util.LinkedHashMap<>(16, 0.75f, true);
-  private final int keepAtMost;
+  /** The blocks positioned reads read short-circuit, kept open ({@link KeptBlocks}). */
+  private final KeptBlocks kept;
+  /** The next block's short-circuit open, started while a sequential read is on this one; null when off. */
+  private final ShortCircuitAhead ahead;
 
-  private record KeptBlock(long blockId, WorkerAddress worker,
-      io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock open, int[] sums) {}
   private long readerEnd;
   private boolean closed;
   /** Serves reads from the local page cache, or null when the cache is off (or for the stream under it). */
@@ -110,7 +104,9 @@ public final class FileInStream extends InputStream {
     this.passiveCache = readType != ReadType.NO_CACHE && context.conf().get(ClientKeys.PASSIVE_CACHE_ENABLED);
     this.blocks = file.blocks();
     this.retryPolicy = BlockRetry.Policy.reads(context.conf());
-    this.keepAtMost = context.conf().get(ClientKeys.SHORT_CIRCUIT_PREAD_BLOCKS_KEPT);
+    this.kept = new KeptBlocks(context, readType == ReadType.CACHE_PROMOTE);
+    this.ahead = context.conf().get(ClientKeys.SHORT_CIRCUIT_OPEN_AHEAD)
+        ? new ShortCircuitAhead(context.shortCircuit(), context.background()) : null;
   }
 
   /** Workers this stream stopped reading from after a failure (the next copy or the UFS served instead). */
@@ -251,6 +247,15 @@ public final class FileInStream extends InputStream {
     reader = openOrFail(block, inBlock, len, retryOf(block), position);
     readerBlock = block;
     readerEnd = position + len;
+    int next = (int) (position / file.blockSize()) + 1;
+    if (ahead != null && reader instanceof ShortCircuitBlockReader && next < blocks.size()) {
+      // While this block is read, the next one's open (its round trips to the worker) goes on in the background.
+      FileBlockInfo nextBlock = blocks.get(next);
+      WorkerAddress w = selector.nearest(nextBlock.locations(), skipFor(nextBlock));
+      if (w != null && context.onThisHost(w)) {
+        ahead.start(w, nextBlock.blockId(), readType == ReadType.CACHE_PROMOTE);
+      }
+    }
   }
 
   /** {@link #open}, whose failure (no copy left to try) is final: it names everything tried before. */
@@ -357,7 +362,10 @@ public final class FileInStream extends InputStream {
   private BlockRangeReader shortCircuit(WorkerAddress worker, FileBlockInfo block, long offset, long length) {
     io.strata.client.shortcircuit.ShortCircuitClient sc = context.shortCircuit();
     io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock opened =
-        sc.open(worker, block.blockId(), readType == ReadType.CACHE_PROMOTE);
+        ahead == null ? null : ahead.take(worker, block.blockId());
+    if (opened == null) {
+      opened = sc.open(worker, block.blockId(), readType == ReadType.CACHE_PROMOTE);
+    }
     if (opened == null) {
       return null;
     }
@@ -516,57 +524,13 @@ public final class FileInStream extends InputStream {
     return total;
   }
 
-  /**
-   * A reader of the range from the block kept open for positioned reads, opening it (and closing the least
-   * recently read one past the limit) when the nearest copy of this block is on this host's worker; null
-   * to read it the usual way (another host, short-circuit not possible: {@link #open} says why).
-   */
+  /** The range from the block kept open for positioned reads, or null to read it the usual way. */
   private BlockRangeReader keptReader(FileBlockInfo block, long offset, long length) throws IOException {
-    if (keepAtMost == 0) {
-      return null;
-    }
-    KeptBlock k = kept.get(block.blockId());
-    if (k == null) {
-      WorkerAddress chosen = selector.nearest(block.locations(), skipFor(block));
-      if (chosen == null || !context.onThisHost(chosen)) {
-        return null;
-      }
-      io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock opened =
-          context.shortCircuit().open(chosen, block.blockId(), readType == ReadType.CACHE_PROMOTE);
-      if (opened == null) {
-        return null;
-      }
-      int[] sums = null;
-      try {
-        if (opened.length() != block.length()) {
-          throw new IOException("the worker holds " + opened.length() + " bytes, the master lists " + block.length());
-        }
-        if (context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY) && block.length() > 0) {
-          sums = opened.checksums(0, io.strata.common.checksum.ChunkChecksums.chunkCount(block.length()));
-        }
-      } catch (IOException e) {
-        LOG.debug("Block {} on {} not kept open for positioned reads ({}); reading it the usual way",
-            block.blockId(), chosen, e.toString());
-        opened.close();
-        return null;
-      }
-      k = new KeptBlock(block.blockId(), chosen, opened, sums);
-      kept.put(block.blockId(), k);
-      if (kept.size() > keepAtMost) {
-        var eldest = kept.entrySet().iterator();
-        eldest.next().getValue().open().close();
-        eldest.remove();
-      }
-    }
-    return ShortCircuitBlockReader.ofKept(k.open(), k.worker(), offset, length, k.sums());
+    return kept.reader(block, offset, length, () -> selector.nearest(block.locations(), skipFor(block)));
   }
 
-  /** Closes the kept block {@code blockId}, if kept. */
   private void dropKept(long blockId) {
-    KeptBlock k = kept.remove(blockId);
-    if (k != null) {
-      k.open().close();
-    }
+    kept.drop(blockId);
   }
 
   /** Reads exactly len bytes at position or fails with OutOfRangeException. */
@@ -596,10 +560,10 @@ public final class FileInStream extends InputStream {
       reader.close();
       reader = null;
     }
-    for (KeptBlock k : kept.values()) {
-      k.open().close();
+    kept.closeAll();
+    if (ahead != null) {
+      ahead.discard();
     }
-    kept.clear();
   }
 
   @Override

@@ -76,6 +76,12 @@ public final class FileSystemContext implements Closeable {
   private final io.strata.common.master.MasterConnection master;
   /** Runs this context's periodic checks (idle worker channels); one daemon thread, stopped by close. */
   private final java.util.concurrent.ScheduledExecutorService maintenance;
+  /**
+   * Background work of streams (short-circuit opens ahead, {@link ShortCircuitAhead}): two daemon threads at
+   * most, started on demand and gone after 30 s idle; past 256 queued tasks it refuses (the stream then does
+   * the work itself when it gets there).
+   */
+  private final java.util.concurrent.ThreadPoolExecutor background;
   private final long rpcTimeoutMs;
   private final LeaseRenewer leases;
   private final java.util.concurrent.atomic.AtomicLong callIds = new java.util.concurrent.atomic.AtomicLong();
@@ -115,6 +121,13 @@ public final class FileSystemContext implements Closeable {
       t.setDaemon(true);
       return t;
     });
+    this.background = new java.util.concurrent.ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS,
+        new java.util.concurrent.LinkedBlockingQueue<>(256), r -> {
+          Thread t = new Thread(r, "strata-client-background");
+          t.setDaemon(true);
+          return t;
+        });
+    background.allowCoreThreadTimeOut(true);
     long checkMs = Math.max(10, merged.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT).toMillis() / 2);
     maintenance.scheduleWithFixedDelay(this::checkChannels, checkMs, checkMs, TimeUnit.MILLISECONDS);
     long syncMs = merged.get(ClientKeys.CONF_SYNC_INTERVAL).toMillis();
@@ -404,6 +417,11 @@ public final class FileSystemContext implements Closeable {
     return rpcTimeoutMs;
   }
 
+  /** The executor of streams' background work (see {@link #background}'s field). */
+  java.util.concurrent.Executor background() {
+    return background;
+  }
+
   @Override
   public void close() {
     Generation last;
@@ -424,6 +442,7 @@ public final class FileSystemContext implements Closeable {
       pageCache.close();
     }
     maintenance.shutdownNow();
+    background.shutdownNow();
     master.close();
     last.channels.close();
     for (WorkerChannels old : draining) {

@@ -403,6 +403,16 @@ public final class WorkerKeys {
           + "way the worker registers it with the master, which hands it to clients with the block locations.")
       .build();
 
+  public static final PropertyKey<String> TRANSFER_SEND = PropertyKey.stringKey("strata.worker.transfer.send")
+      .defaultValue("sendfile")
+      .validate(v -> v.equals("sendfile") || v.equals("mmap"), "one of sendfile, mmap")
+      .doc("How the worker puts a block's bytes on a block transfer connection: sendfile (the kernel sends from the "
+          + "file, no copy in the JVM; the faster for sequential reads, on both sockets) or mmap (the block file's "
+          + "range mapped read-only and written from the mapping, unmapped when written: one copy, as a plain "
+          + "socket write; measured faster for 1 MiB positioned reads over TCP, slower for sequential reads and "
+          + "over the domain socket). docs/PERFORMANCE.md has the figures.")
+      .build();
+
   public static final PropertyKey<Integer> TRANSFER_CONNECTIONS_MAX =
       PropertyKey.intKey("strata.worker.transfer.connections.max")
           .defaultValue(1024)

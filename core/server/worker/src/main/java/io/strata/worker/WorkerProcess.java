@@ -234,7 +234,8 @@ public final class WorkerProcess implements AutoCloseable {
       transfer = new io.strata.worker.transfer.TransferServer(deferred, bind, conf.get(WorkerKeys.TRANSFER_PORT),
           socket, conf.get(WorkerKeys.TRANSFER_CONNECTIONS_MAX),
           conf.get(WorkerKeys.READ_STREAM_STALL_TIMEOUT).toMillis(),
-          conf.get(WorkerKeys.TRANSFER_IDLE_TIMEOUT).toMillis()).start();
+          conf.get(WorkerKeys.TRANSFER_IDLE_TIMEOUT).toMillis(),
+          io.strata.worker.transfer.TransferServer.Send.of(conf.get(WorkerKeys.TRANSFER_SEND))).start();
     } catch (IOException e) {
       close();
       throw e;

@@ -4,6 +4,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.DefaultFileRegion;
@@ -25,10 +26,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One block transfer connection (strata_transfer.proto): decodes a read request, opens the block in the
  * store (a read lock: no eviction, move or removal while it is sent), answers with a header and then hands
- * the block file's range to the transport as a file region, which the kernel sends (sendfile) without the
- * bytes entering the JVM. The read handle belongs to the region from then on: it is closed when the region's
- * last byte is written, or when the connection ends first (Netty releases unwritten regions), so an open is
- * tied to a live connection and a client that dies leaks nothing.
+ * the block file's range to the transport: by default as a file region, which the kernel sends (sendfile)
+ * without the bytes entering the JVM, else as {@link BlockSends} writes it (strata.worker.transfer.send). The
+ * read handle belongs to those writes from then on: it is closed when the last byte is written, or when the
+ * connection ends first (Netty releases unwritten messages), so an open is tied to a live connection and a
+ * client that dies leaks nothing.
  *
  * <p>Bad input (unparseable request, a frame past {@link TransferServer#MAX_REQUEST_BYTES}, UFS-read flags
  * this protocol does not serve, negative offsets) is answered with INVALID_ARGUMENT naming what was wrong
@@ -48,12 +50,14 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
 
   private final BlockStore store;
   private final TransferServer.Counters counters;
+  private final TransferServer.Send send;
   /** Transfers answered but not yet completely written (each holds a block's read lock). */
   private final AtomicInteger pending = new AtomicInteger();
 
-  TransferHandler(BlockStore store, TransferServer.Counters counters) {
+  TransferHandler(BlockStore store, TransferServer.Counters counters, TransferServer.Send send) {
     this.store = store;
     this.counters = counters;
+    this.send = send;
   }
 
   @Override
@@ -150,8 +154,12 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
     pending.incrementAndGet();
     counters.transfersNow.incrementAndGet();
     ctx.write(header(header.build()));
-    // From here the region owns the handle: released (and so closed) once written, or with the connection.
-    ctx.writeAndFlush(new HandleRegion(handle, start, count)).addListener((ChannelFutureListener) f -> {
+    // From here the writes own the handle: closed once the bytes are written, or with the connection.
+    ChannelFuture written = switch (send) {
+      case SENDFILE -> ctx.writeAndFlush(new HandleRegion(handle, start, count));
+      case MMAP -> BlockSends.mapped(ctx, handle, start, count);
+    };
+    written.addListener((ChannelFutureListener) f -> {
       pending.decrementAndGet();
       counters.transfersNow.decrementAndGet();
       if (f.isSuccess()) {

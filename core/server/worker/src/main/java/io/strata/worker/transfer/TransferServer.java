@@ -35,9 +35,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The worker's block transfer server (strata_transfer.proto): block reads outside gRPC, on a TCP port and
- * optionally a Unix domain socket. A read is one request frame, one header frame and the block's bytes sent
- * by the kernel from the block file (sendfile on epoll; {@code FileChannel.transferTo} on NIO), so a block
- * crosses no JVM buffer and no thread hand-off per chunk. The data service (gRPC) stays the path for writes,
+ * optionally a Unix domain socket. A read is one request frame, one header frame and the block's bytes, by default
+ * sent by the kernel from the block file (sendfile on epoll; {@code FileChannel.transferTo} on NIO), so a
+ * block crosses no JVM buffer and no thread hand-off per chunk ({@link Send} has the other way,
+ * strata.worker.transfer.send). The data service (gRPC) stays the path for writes,
  * reads from the under file system and clients that turn this off.
  *
  * <p>Bounds: at most {@code maxConnections} connections (TCP and domain socket together; one more is
@@ -62,12 +63,26 @@ public final class TransferServer implements AutoCloseable {
   private final int maxConnections;
   private final long stallMs;
   private final long idleMs;
+  private final Send send;
   private final Counters counters = new Counters();
   private EventLoopGroup group;
   private EventExecutorGroup handlers;
   private ChannelGroup connections;
   private Channel tcp;
   private Channel uds;
+
+  /** How a block's bytes go onto a connection (strata.worker.transfer.send). */
+  public enum Send {
+    /** The kernel sends from the file (sendfile on epoll, transferTo on NIO). */
+    SENDFILE,
+    /** Written from a read-only mapping of the file's range, unmapped once written. */
+    MMAP;
+
+    /** The mode a key value names (sendfile, mmap). */
+    public static Send of(String name) {
+      return valueOf(name.toUpperCase(java.util.Locale.ROOT));
+    }
+  }
 
   /** What the server has done so far; tests and benchmarks read it. */
   static final class Counters {
@@ -84,7 +99,7 @@ public final class TransferServer implements AutoCloseable {
    * null, on that domain socket too.
    */
   public TransferServer(BlockStore store, String bindHost, int port, Path socketPath, int maxConnections,
-      long stallMs, long idleMs) {
+      long stallMs, long idleMs, Send send) {
     this.store = store;
     this.bindHost = bindHost;
     this.wantPort = port;
@@ -92,6 +107,7 @@ public final class TransferServer implements AutoCloseable {
     this.maxConnections = maxConnections;
     this.stallMs = stallMs;
     this.idleMs = idleMs;
+    this.send = send;
   }
 
   /** Binds the port (and the socket); fails with a message naming the address when it cannot. */
@@ -152,7 +168,7 @@ public final class TransferServer implements AutoCloseable {
             // Writer idle observes a region's progress: only a transfer that moves nothing is cut.
             .addLast(new IdleStateHandler(true, 0, stallMs, idleMs, TimeUnit.MILLISECONDS))
             .addLast(new LengthFieldBasedFrameDecoder(MAX_REQUEST_BYTES, 0, 4, 0, 4))
-            .addLast(handlers, new TransferHandler(store, counters));
+            .addLast(handlers, new TransferHandler(store, counters, send));
       }
     });
   }
