@@ -4,11 +4,13 @@
 #   strata-start.sh master                     a master process
 #   strata-start.sh worker [--port P] [--dir D] [--quota Q]
 #                                              a worker process (several per host: different ports/dirs)
+#   strata-start.sh all                        a master here, then a worker per line of $STRATA_CONF_DIR/workers
+#                                              (host[:rpcPort]; localhost: a process here, else over ssh)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/strata-env.sh"
 
 usage() {
-  sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -99,6 +101,25 @@ case "$what" in
     launch "$STRATA_PID_DIR/$name.pid" "$name" \
       "grep -q 'Registered with the master' '$STRATA_LOGS_DIR/$name.log' 2>/dev/null" \
       "-Dstrata.worker.rpc.port=$port" "${props[@]}" io.strata.worker.WorkerMain
+    ;;
+  all)
+    [ $# -eq 0 ] || { echo "strata-start.sh all takes no options (list the workers in $STRATA_CONF_DIR/workers)" >&2; usage; }
+    list="$STRATA_CONF_DIR/workers"
+    [ -f "$list" ] || { echo "strata-start.sh all: no $list (one host[:rpcPort] per line)" >&2; exit 2; }
+    "$0" master
+    failed=0
+    while IFS= read -r line || [ -n "$line" ]; do
+      line=${line%%#*}; line=$(echo "$line" | tr -d '[:space:]')
+      [ -n "$line" ] || continue
+      host=${line%%:*}; wport=29999
+      [ "$host" != "$line" ] && wport=${line#*:}
+      case "$wport" in ''|*[!0-9]*) echo "strata-start.sh all: bad line '$line' in $list (host[:rpcPort])" >&2; failed=1; continue ;; esac
+      case "$host" in
+        localhost|127.0.0.1) "$0" worker --port "$wport" || failed=1 ;;
+        *) ssh -o BatchMode=yes "$host" "cd '$STRATA_HOME' && bin/strata-start.sh worker --port $wport" </dev/null || failed=1 ;;
+      esac
+    done <"$list"
+    exit "$failed"
     ;;
   -h|--help) usage ;;
   *) echo "strata-start.sh: unknown target '$what'" >&2; usage ;;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stops Strata processes started by strata-start.sh.
-#   strata-stop.sh [local|master|worker|all]     (default: all)
+#   strata-stop.sh [local|master|worker|all]     (default: all; all also stops the workers that
+#                                                $STRATA_CONF_DIR/workers lists on other hosts, over ssh)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/strata-env.sh"
 
@@ -41,8 +42,20 @@ case "$what" in
   local) stop_matching local ;;
   master) stop_matching master ;;
   worker) stop_matching 'worker-*' ;;
-  all) stop_matching local; stop_matching 'worker-*'; stop_matching master ;;
-  -h|--help) sed -n '2,3p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  all)
+    stop_matching local; stop_matching 'worker-*'
+    if [ -f "$STRATA_CONF_DIR/workers" ]; then
+      while IFS= read -r line || [ -n "$line" ]; do
+        line=${line%%#*}; line=$(echo "$line" | tr -d '[:space:]'); host=${line%%:*}
+        case "$host" in
+          ''|localhost|127.0.0.1) ;;
+          *) ssh -o BatchMode=yes "$host" "cd '$STRATA_HOME' && bin/strata-stop.sh worker" </dev/null \
+               && stopped=$((stopped + 1)) ;;
+        esac
+      done <"$STRATA_CONF_DIR/workers"
+    fi
+    stop_matching master ;;
+  -h|--help) sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "strata-stop.sh: unknown target '$what' (local, master, worker or all)" >&2; exit 2 ;;
 esac
 if [ "$stopped" -eq 0 ]; then
