@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * bin/strata-start.sh all and bin/strata-stop.sh all over a conf dir of the test's own: a master and the
  * workers its {@code workers} file lists (two localhost entries with their own ports; a comment and a blank
- * line that must be skipped), as real processes.
+ * line that must be skipped), as real processes; a copy's progress bar under a pty and not in a pipe.
  */
 class StartAllIT {
   @TempDir
@@ -55,6 +55,19 @@ class StartAllIT {
         .contains("Started worker-" + w2);
     Result report = run("bin/strata", "fsadmin", "report");
     assertThat(report.out()).as(report.err()).contains("Live workers: 2").contains(":" + w1).contains(":" + w2);
+
+    // A long copy draws a progress bar when stderr is a terminal (here a pty made by script(1)), and
+    // prints nothing of it into a pipe or file.
+    Path big = tmp.resolve("big.bin");
+    Files.write(big, new byte[6 << 20]);
+    Result tty = run("/usr/bin/script", "-qec", Scripts.ROOT.resolve("bin/strata") + " fs put --block-size=1MB " + big + " /big.bin",
+        "/dev/null");
+    assertThat(tty.exit()).as(tty.out() + tty.err()).isZero();
+    assertThat(tty.out()).contains("/big.bin [########################] 100% 6.0 MiB/6.0 MiB").contains("MiB/s");
+    Result piped = run("bin/strata", "fs", "get", "/big.bin", tmp.resolve("back.bin").toString());
+    assertThat(piped.exit()).as(piped.err()).isZero();
+    assertThat(piped.err()).isEmpty();
+    assertThat(Files.size(tmp.resolve("back.bin"))).isEqualTo(6L << 20);
 
     Result stop = run("bin/strata-stop.sh", "all");
     assertThat(stop.out()).contains("Stopped worker-" + w1).contains("Stopped worker-" + w2).contains("Stopped master");

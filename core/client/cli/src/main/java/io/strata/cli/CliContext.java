@@ -32,6 +32,7 @@ final class CliContext implements AutoCloseable {
   private final boolean debug;
   private final Function<StrataConf, FileSystem> fsFactory;
   private FileSystem fs;
+  private boolean progress;
 
   CliContext(StrataConf conf, InputStream in, PrintStream out, PrintStream err, Clock clock, ZoneId zone,
       boolean debug, Function<StrataConf, FileSystem> fsFactory) {
@@ -69,6 +70,16 @@ final class CliContext implements AutoCloseable {
   /** The zone {@code ls} prints times in (the user's). */
   ZoneId zone() {
     return zone;
+  }
+
+  /** True when long copies draw a progress bar on stderr (stderr is a terminal; see {@link Progress}). */
+  boolean showProgress() {
+    return progress;
+  }
+
+  CliContext showProgress(boolean show) {
+    this.progress = show;
+    return this;
   }
 
   /** True when STRATA_DEBUG is set: failures print their stack trace too. */

@@ -105,6 +105,11 @@ final class CopyCommands {
      * {@code shown}, every other failure names the target.
      */
     void write(InputStream in, String shown, String target) throws PathFailure {
+      write(in, shown, target, Progress.NONE);
+    }
+
+    /** As {@link #write(InputStream, String, String)}, drawing {@code progress} as bytes go. */
+    void write(InputStream in, String shown, String target, Progress progress) throws PathFailure {
       FileSystem fs = cmd.fs();
       String tmp = target + COPYING_SUFFIX;
       URIStatus existing;
@@ -129,8 +134,12 @@ final class CopyCommands {
       }
       boolean done = false;
       try {
-        Streams.upload(in, out);
-        Streams.complete(out);
+        try {
+          Streams.upload(in, out, progress);
+          Streams.complete(out);
+        } finally {
+          progress.finish();
+        }
         if (existing != null) {
           fs.delete(target);
         }
@@ -203,7 +212,7 @@ final class CopyCommands {
           if (intoDir) {
             throw new PathFailure(dst, Failures.IS_A_DIRECTORY);
           }
-          writer.write(ctx.in(), "-", dst);
+          writer.write(ctx.in(), "-", dst, Progress.start(ctx, dst, -1));
           return;
         }
         Path local = localArg(src);
@@ -220,7 +229,7 @@ final class CopyCommands {
     private boolean copy(Path local, String shown, String target) throws IOException, PathFailure {
       if (Files.isRegularFile(local)) {
         try (InputStream in = open(local, shown)) {
-          writer.write(in, shown, target);
+          writer.write(in, shown, target, Progress.start(ctx, target, Files.size(local)));
         }
         deleteSource(local, shown);
         return true;
@@ -387,8 +396,11 @@ final class CopyCommands {
       Path tmp = target.resolveSibling(target.getFileName() + COPYING_SUFFIX);
       boolean done = false;
       try (FileInStream in = ReadCommands.openForRead(fs(), src.path(), read.readType)) {
+        Progress progress = Progress.start(ctx, target.toString(), src.length());
         try (OutputStream out = Files.newOutputStream(tmp)) {
-          Streams.download(in, out, Long.MAX_VALUE);
+          Streams.download(in, out, Long.MAX_VALUE, progress);
+        } finally {
+          progress.finish();
         }
         Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
         done = true;

@@ -32,6 +32,8 @@ import picocli.CommandLine.Spec;
 public final class StrataCli implements Callable<Integer> {
   /** The configuration key set from the STRATA_DEBUG environment variable. */
   static final String DEBUG_KEY = "strata.debug";
+  /** Set by bin/strata when stderr is a terminal: long copies draw a progress bar ({@link Progress}). */
+  static final String PROGRESS_PROPERTY = "strata.cli.progress";
 
   @Spec
   CommandSpec spec;
@@ -72,7 +74,7 @@ public final class StrataCli implements Callable<Integer> {
   public static int run(StrataConf conf, InputStream in, PrintStream out, PrintStream err, String... args) {
     boolean debug = System.getenv("STRATA_DEBUG") != null || conf.getRaw(DEBUG_KEY) != null;
     return run(new CliContext(conf, in, out, err, Clock.systemUTC(), ZoneId.systemDefault(), debug,
-        FileSystem::create), args);
+        FileSystem::create).showProgress(Boolean.getBoolean(PROGRESS_PROPERTY)), args);
   }
 
   /** Runs with a prepared context (tests pass a fake client factory, a fixed clock and zone). */

@@ -19,6 +19,11 @@ final class Streams {
 
   /** Copies all of a local stream into a Strata file being written; does not close either. */
   static long upload(InputStream local, FileOutStream strata) throws IOException {
+    return upload(local, strata, Progress.NONE);
+  }
+
+  /** As {@link #upload(InputStream, FileOutStream)}, advancing {@code progress} per buffer. */
+  static long upload(InputStream local, FileOutStream strata, Progress progress) throws IOException {
     byte[] buf = new byte[BUFFER_BYTES];
     long total = 0;
     while (true) {
@@ -32,6 +37,7 @@ final class Streams {
         throw new TransferException(e);
       }
       total += n;
+      progress.advance(n);
     }
   }
 
@@ -50,6 +56,11 @@ final class Streams {
    * PrintStream reports only through {@link PrintStream#checkError()}.
    */
   static boolean download(InputStream strata, OutputStream local, long limit) throws IOException {
+    return download(strata, local, limit, Progress.NONE);
+  }
+
+  /** As {@link #download(InputStream, OutputStream, long)}, advancing {@code progress} per buffer. */
+  static boolean download(InputStream strata, OutputStream local, long limit, Progress progress) throws IOException {
     byte[] buf = new byte[(int) Math.min(BUFFER_BYTES, Math.max(1, limit))];
     long left = limit;
     PrintStream print = local instanceof PrintStream ? (PrintStream) local : null;
@@ -65,6 +76,7 @@ final class Streams {
       }
       local.write(buf, 0, n);
       left -= n;
+      progress.advance(n);
       if (print != null && print.checkError()) {
         return false;
       }
