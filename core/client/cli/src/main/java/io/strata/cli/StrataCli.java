@@ -96,6 +96,7 @@ public final class StrataCli implements Callable<Integer> {
     cl.addSubcommand("fsadmin", FsAdminCommand.commandLine(ctx));
     cl.addSubcommand("bench", BenchCommand.commandLine(ctx));
     cl.addSubcommand("version", new CommandLine(new VersionCommand(ctx)));
+    cl.addSubcommand("logLevel", new CommandLine(new LogLevelCommand(ctx)));
     cl.setOut(writer(ctx.out()));
     cl.setErr(writer(ctx.err()));
     cl.setExecutionExceptionHandler((e, line, parseResult) -> {

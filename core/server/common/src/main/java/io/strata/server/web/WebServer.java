@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * A process's read-only HTTP port: the web UI and {@code /metrics} of a master or a worker, on the JDK's
  * built-in HTTP server (no servlet container).
  *
- * <p>Only GET and HEAD are answered (anything else gets 405); a handler that throws gets a 500 with a
+ * <p>Only GET and HEAD are answered (anything else gets 405), but for the one change it accepts: a POST to
+ * {@link LogLevels#PATH} sets a logger's level ({@code strata logLevel}); a handler that throws gets a 500 with a
  * plain-text message, and the server serves on. Requests run on a small fixed pool ({@value #THREADS}
  * threads, {@value #QUEUE} queued); past that the server's accepting thread runs the request itself, so it
  * stops accepting until one ends and a scraper storm waits in the socket backlog instead of growing the
@@ -82,6 +83,7 @@ public final class WebServer implements AutoCloseable {
     http.setExecutor(pool);
     http.start();
     WebServer web = new WebServer(name, http, pool);
+    web.route(LogLevels.PATH, new LogLevels(), true);
     LOG.info("{} web server on http://{}:{}/", name, bindHost, web.port());
     return web;
   }
@@ -96,11 +98,15 @@ public final class WebServer implements AutoCloseable {
    * which sees only GET and HEAD requests.
    */
   public WebServer route(String path, HttpHandler handler) {
+    return route(path, handler, false);
+  }
+
+  private WebServer route(String path, HttpHandler handler, boolean post) {
     server.createContext(path, exchange -> {
       try (exchange) {
         String method = exchange.getRequestMethod();
-        if (!method.equals("GET") && !method.equals("HEAD")) {
-          exchange.getResponseHeaders().set("Allow", "GET, HEAD");
+        if (!method.equals("GET") && !method.equals("HEAD") && !(post && method.equals("POST"))) {
+          exchange.getResponseHeaders().set("Allow", post ? "GET, HEAD, POST" : "GET, HEAD");
           respond(exchange, 405, "text/plain", method + " is not allowed here: this server is read-only\n");
           return;
         }

@@ -51,6 +51,30 @@ class WebServerTest {
   }
 
   @Test
+  void logLevel_readsAndSetsALoggersLevel_andRefusesBadNamesAndLevels() throws Exception {
+    String name = "io.strata.test.loglevel";
+    try (WebServer web = WebServer.start("test", "127.0.0.1", WebServer.PortChoice.of(0, 0))) {
+      HttpResponse<String> set = send("POST", web.port(), "/api/logLevel?logger=" + name + "&level=debug");
+      assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
+      assertThat(set.body()).isEqualTo(name + "=DEBUG\n");
+      assertThat(org.apache.logging.log4j.LogManager.getLogger(name).isDebugEnabled()).isTrue();
+      assertThat(send("GET", web.port(), "/api/logLevel?logger=" + name).body()).isEqualTo(name + "=DEBUG\n");
+      send("POST", web.port(), "/api/logLevel?logger=" + name + "&level=ERROR");
+      assertThat(org.apache.logging.log4j.LogManager.getLogger(name).isWarnEnabled()).isFalse();
+
+      HttpResponse<String> badLevel = send("POST", web.port(), "/api/logLevel?logger=" + name + "&level=LOUD");
+      assertThat(badLevel.statusCode()).isEqualTo(400);
+      assertThat(badLevel.body()).contains("got 'LOUD'");
+      HttpResponse<String> badName = send("POST", web.port(), "/api/logLevel?logger=a%20b&level=INFO");
+      assertThat(badName.statusCode()).isEqualTo(400);
+      assertThat(badName.body()).contains("got 'a b'");
+      // Every other route stays read-only.
+      web.route("/page", ex -> WebServer.respond(ex, 200, "text/plain", "ok"));
+      assertThat(send("POST", web.port(), "/page").statusCode()).isEqualTo(405);
+    }
+  }
+
+  @Test
   void theDerivedPortIsTheRpcPortPlusOne_andFallsBackWhenTaken_butAnExplicitPortMustBeFree() throws Exception {
     assertThat(WebServer.PortChoice.of(-1, 19998)).isEqualTo(new WebServer.PortChoice(19999, false));
     assertThat(WebServer.PortChoice.of(-1, 0)).isEqualTo(new WebServer.PortChoice(0, false));
