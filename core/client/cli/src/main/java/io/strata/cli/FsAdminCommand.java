@@ -18,7 +18,9 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code strata fsadmin}: cluster administration: {@code report} (the cluster summary and one line per
- * worker, like {@code hdfs dfsadmin -report}) and {@code metrics} (the leading master's {@code /metrics}). Errors are printed as {@code fsadmin: <reason>}.
+ * worker, like {@code hdfs dfsadmin -report}), {@code metrics} (the leading master's {@code /metrics}) and
+ * {@code getConf} (this command line's configuration, credentials masked). Errors are printed as
+ * {@code fsadmin: <reason>}.
  *
  * <p>Built per run by {@link #commandLine}; not thread-safe.
  */
@@ -36,6 +38,7 @@ final class FsAdminCommand implements Callable<Integer> {
   static CommandLine commandLine(CliContext ctx) {
     CommandLine cl = new CommandLine(new FsAdminCommand());
     cl.addSubcommand("report", new Report(ctx));
+    cl.addSubcommand("getConf", new GetConf(ctx));
     cl.addSubcommand("metrics", new Metrics(ctx));
     return cl;
   }
@@ -144,6 +147,60 @@ final class FsAdminCommand implements Callable<Integer> {
         ctx.err().println("fsadmin: cannot tell the master's web address from '" + url + "': " + e.getMessage());
         return 1;
       }
+    }
+  }
+
+  @Command(name = "getConf", description = {
+      "Print the configuration this command line runs with: every client and common key, its value and whether",
+      "it was set (site file, STRATA_* environment, -D) or is the default; credentials are masked."})
+  static final class GetConf implements Callable<Integer> {
+    private final CliContext ctx;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean helpRequested;
+
+    @picocli.CommandLine.Parameters(paramLabel = "KEY", arity = "0..*",
+        description = "Only these keys (default: all of them).")
+    List<String> only = new ArrayList<>();
+
+    GetConf(CliContext ctx) {
+      this.ctx = ctx;
+    }
+
+    @Override
+    public Integer call() {
+      java.util.Map<String, io.strata.common.conf.PropertyKey<?>> keys = new java.util.TreeMap<>();
+      for (Class<?> c : List.of(io.strata.common.conf.CommonKeys.class, io.strata.client.ClientKeys.class)) {
+        for (java.lang.reflect.Field f : c.getFields()) {
+          if (java.lang.reflect.Modifier.isStatic(f.getModifiers()) && f.getType() == io.strata.common.conf.PropertyKey.class) {
+            try {
+              io.strata.common.conf.PropertyKey<?> k = (io.strata.common.conf.PropertyKey<?>) f.get(null);
+              keys.put(k.name(), k);
+            } catch (IllegalAccessException e) {
+              throw new IllegalStateException(e);
+            }
+          }
+        }
+      }
+      int code = 0;
+      for (String name : only) {
+        if (!keys.containsKey(name)) {
+          ctx.err().println("fsadmin getConf: " + name + " is not a client or common key");
+          code = 1;
+        }
+      }
+      io.strata.common.conf.StrataConf conf = ctx.conf();
+      for (io.strata.common.conf.PropertyKey<?> k : keys.values()) {
+        if (!only.isEmpty() && !only.contains(k.name())) {
+          continue;
+        }
+        boolean set = conf.isSet(k);
+        String value = set ? conf.getRaw(k.name()) : k.defaultValue();
+        ctx.out().println(k.name() + "=" + io.strata.common.conf.Secrets.setting(k.name(), value == null ? "" : value)
+            + (set ? "  (set)" : "  (default)"));
+      }
+      ctx.out().flush();
+      return code;
     }
   }
 }

@@ -12,44 +12,23 @@ import java.util.TreeSet;
  */
 public final class Redact {
   /** What a masked value reads as. */
-  public static final String MASK = "******";
-
-  /** Names whose values are credentials. */
-  private static final java.util.regex.Pattern SECRET =
-      java.util.regex.Pattern.compile("(?i).*(secret|password|token|credential|access\\.key|session\\.key).*");
+  public static final String MASK = io.strata.common.conf.Secrets.MASK;
 
   private Redact() {}
 
-  /** Whether a setting or option of this name holds a credential. */
+  /** Whether a setting or option of this name holds a credential ({@link io.strata.common.conf.Secrets}). */
   public static boolean isSecret(String name) {
-    return SECRET.matcher(name).matches();
+    return io.strata.common.conf.Secrets.isSecret(name);
   }
 
   /** {@code value}, or {@value #MASK} when {@code name} names a credential. */
   public static String masked(String name, String value) {
-    return isSecret(name) ? MASK : value;
+    return io.strata.common.conf.Secrets.masked(name, value);
   }
 
-  /**
-   * A setting as an operator may see it: masked whole when its name names a credential; a list of
-   * {@code key=value} options ({@code *.options}) with each credential's value masked; else as it is.
-   */
+  /** A setting as an operator may see it ({@link io.strata.common.conf.Secrets#setting}). */
   public static String setting(String name, String value) {
-    if (isSecret(name)) {
-      return MASK;
-    }
-    if (!name.endsWith(".options") || value == null) {
-      return value;
-    }
-    StringBuilder b = new StringBuilder();
-    for (String kv : value.split(",", -1)) {
-      int eq = kv.indexOf('=');
-      if (b.length() > 0) {
-        b.append(',');
-      }
-      b.append(eq < 0 ? kv : kv.substring(0, eq + 1) + masked(kv.substring(0, eq).trim(), kv.substring(eq + 1)));
-    }
-    return b.toString();
+    return io.strata.common.conf.Secrets.setting(name, value);
   }
 
   /** {@code {key1=***, key2=***}}. */
