@@ -91,11 +91,19 @@ strata_client_classpath() {
   echo "$STRATA_LIB_DIR/client/strata-client.jar"
 }
 
+# What Spark needs on the driver and executors for the shuffle adapter (io.strata.shuffle.StrataShuffleManager):
+# the adapter's jar, built against the shaded client's relocated gRPC, protobuf and Netty, and the shaded
+# client jar. Spark brings Scala, slf4j and Hadoop.
+strata_shuffle_classpath() {
+  echo "$STRATA_LIB_DIR/shuffle/strata-shuffle.jar:$(strata_client_classpath)"
+}
+
 # Builds the jars when they are missing (a fresh clone).
 strata_ensure_built() {
   if ! ls "$STRATA_LIB_DIR"/strata-tests-*-lib.jar >/dev/null 2>&1 \
      || ! ls "$STRATA_LIB_DIR"/strata-client-cli-*.jar >/dev/null 2>&1 \
-     || [ ! -f "$STRATA_LIB_DIR/client/strata-client.jar" ]; then
+     || [ ! -f "$STRATA_LIB_DIR/client/strata-client.jar" ] \
+     || [ ! -f "$STRATA_LIB_DIR/shuffle/strata-shuffle.jar" ]; then
     echo "Strata jars not found in $STRATA_LIB_DIR: building (mvn -DskipTests package) ..." >&2
     (cd "$STRATA_HOME" && mvn -B -q -DskipTests package) >&2 || {
       echo "Build failed; run 'mvn -DskipTests package' in $STRATA_HOME to see why." >&2

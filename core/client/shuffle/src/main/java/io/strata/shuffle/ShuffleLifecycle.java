@@ -17,6 +17,7 @@ import io.strata.proto.SealRequest;
 import io.strata.proto.SealResponse;
 import io.strata.proto.SealedPartitionProto;
 import io.strata.proto.ShufflePartitionProto;
+import io.strata.proto.ShuffleWorkerServiceGrpc.ShuffleWorkerServiceBlockingStub;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -258,12 +259,8 @@ public final class ShuffleLifecycle implements Closeable {
         byWorker.computeIfAbsent(l.replica(), k -> OpenPartitionsRequest.newBuilder()).addPartitions(spec);
       }
     }
-    forEachWorker(byWorker, (worker, req) -> {
-      String[] hp = split(worker);
-      channels.blocking(hp[0], Integer.parseInt(hp[1])).withDeadlineAfter(settings.rpcTimeoutMs(),
-          TimeUnit.MILLISECONDS).openPartitions(req.build());
-      return null;
-    }, "Opening shuffle partitions on worker ");
+    forEachWorker(byWorker, (worker, req) -> worker.openPartitions(req.build()),
+        "Opening shuffle partitions on worker ");
     synchronized (s) {
       for (PartitionLocation l : out) {
         s.open.put(l.fileId(), l);
@@ -402,12 +399,8 @@ public final class ShuffleLifecycle implements Closeable {
       }
     }
     try {
-      forEachWorker(byWorker, (worker, req) -> {
-        String[] hp = split(worker);
-        channels.blocking(hp[0], Integer.parseInt(hp[1])).withDeadlineAfter(settings.rpcTimeoutMs(),
-            TimeUnit.MILLISECONDS).dropPartitions(req.build());
-        return null;
-      }, "Dropping replica copies on worker ");
+      forEachWorker(byWorker, (worker, req) -> worker.dropPartitions(req.build()),
+          "Dropping replica copies on worker ");
     } catch (IOException e) {
       LOG.info("A replica kept its copy of a sealed shuffle partition ({}); it goes with the shuffle's files",
           e.getMessage());
@@ -436,11 +429,10 @@ public final class ShuffleLifecycle implements Closeable {
     Map<Long, SealedPartitionProto> out = new HashMap<>();
     Map<String, Future<SealResponse>> calls = new LinkedHashMap<>();
     for (Map.Entry<String, SealRequest.Builder> e : byWorker.entrySet()) {
-      String[] hp = split(e.getKey());
+      String worker = e.getKey();
       SealRequest req = e.getValue().build();
       // Seals write whole files to the UFS: give them longer than a plain RPC.
-      calls.put(e.getKey(), pool.submit(() -> channels.blocking(hp[0], Integer.parseInt(hp[1]))
-          .withDeadlineAfter(settings.rpcTimeoutMs() * 10, TimeUnit.MILLISECONDS).seal(req)));
+      calls.put(worker, pool.submit(() -> stub(worker, settings.rpcTimeoutMs() * 10).seal(req)));
     }
     for (Map.Entry<String, Future<SealResponse>> e : calls.entrySet()) {
       try {
@@ -500,12 +492,8 @@ public final class ShuffleLifecycle implements Closeable {
       byWorker.put(w, DropPartitionsRequest.newBuilder().setAppId(s.appId).setShuffleId(shuffleId));
     }
     try {
-      forEachWorker(byWorker, (worker, req) -> {
-        String[] hp = split(worker);
-        channels.blocking(hp[0], Integer.parseInt(hp[1])).withDeadlineAfter(settings.rpcTimeoutMs(),
-            TimeUnit.MILLISECONDS).dropPartitions(req.build());
-        return null;
-      }, "Dropping shuffle partitions on worker ");
+      forEachWorker(byWorker, (worker, req) -> worker.dropPartitions(req.build()),
+          "Dropping shuffle partitions on worker ");
     } catch (IOException e) {
       LOG.info("Not every worker dropped shuffle {} ({}); their temp blocks expire", shuffleId, e.getMessage());
     }
@@ -539,13 +527,17 @@ public final class ShuffleLifecycle implements Closeable {
 
   @FunctionalInterface
   private interface WorkerCall<R> {
-    Object call(String worker, R request) throws Exception;
+    Object call(ShuffleWorkerServiceBlockingStub worker, R request) throws Exception;
   }
 
+  /**
+   * Calls every worker of {@code byWorker} (host:port) with its request, in parallel on the pool, each with
+   * the plain RPC deadline; waits for all and throws the first failure ({@code doing} + the worker).
+   */
   private <R> void forEachWorker(Map<String, R> byWorker, WorkerCall<R> call, String doing) throws IOException {
     Map<String, Future<Object>> calls = new LinkedHashMap<>();
     for (Map.Entry<String, R> e : byWorker.entrySet()) {
-      calls.put(e.getKey(), pool.submit(() -> call.call(e.getKey(), e.getValue())));
+      calls.put(e.getKey(), pool.submit(() -> call.call(stub(e.getKey(), settings.rpcTimeoutMs()), e.getValue())));
     }
     IOException first = null;
     for (Map.Entry<String, Future<Object>> e : calls.entrySet()) {
@@ -558,6 +550,12 @@ public final class ShuffleLifecycle implements Closeable {
     if (first != null) {
       throw first;
     }
+  }
+
+  /** A blocking stub to the worker at {@code hostPort} whose deadline is {@code timeoutMs} from now. */
+  private ShuffleWorkerServiceBlockingStub stub(String hostPort, long timeoutMs) {
+    String[] hp = split(hostPort);
+    return channels.blocking(hp[0], Integer.parseInt(hp[1])).withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
   }
 
   private static String[] split(String hostPort) {
