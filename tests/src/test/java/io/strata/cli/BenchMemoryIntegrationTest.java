@@ -66,7 +66,12 @@ class BenchMemoryIntegrationTest {
     double heap = Double.parseDouble(m.group(4));
     double direct = Double.parseDouble(m.group(5));
     assertThat(heap).isPositive(); // one collection at least was seen
-    assertThat(m.group(7)).isEqualTo(heap + direct <= Double.parseDouble(m.group(6)) + 0.1 ? "true" : "false");
+    // The verdict agrees with the printed figures, which are rounded to 0.1 MB: within 0.15 MB of the bound
+    // either verdict fits them.
+    double margin = heap + direct - Double.parseDouble(m.group(6));
+    if (Math.abs(margin) > 0.15) {
+      assertThat(m.group(7)).as(lines[0]).isEqualTo(margin <= 0 ? "true" : "false");
+    }
     // The bench cleans up after itself.
     assertThat(cluster.client().listStatus("/")).noneMatch(s -> s.path().startsWith("/.strata-bench-memory"));
     return m;
