@@ -146,13 +146,16 @@ class MetricsIntegrationTest {
     }
     // A call's duration is observed when the server completes it, which may come just after the client has
     // its last byte or answer: wait for the known calls to be observed, then take the figures.
-    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).until(() ->
-        delta(w0, scrape(workerWeb()), "strata_rpc_duration_seconds_count", Map.of("method", "ReadBlock"))
-            >= 4.0 * READS
-        && delta(m0, scrape(masterWeb()), "strata_rpc_duration_seconds_count", Map.of("method", "GetStatus"))
-            >= STATUS_CALLS
-        && delta(m0, scrape(masterWeb()), "strata_rpc_failures_total", Map.of("method", "GetStatus",
-            "code", "NOT_FOUND")) >= 1);
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> {
+      java.util.List<Sample> w = scrape(workerWeb());
+      java.util.List<Sample> m = scrape(masterWeb());
+      assertThat(delta(w0, w, "strata_rpc_duration_seconds_count", Map.of("method", "ReadBlock")))
+          .as("ReadBlock calls observed").isGreaterThanOrEqualTo(4.0 * READS);
+      assertThat(delta(m0, m, "strata_rpc_duration_seconds_count", Map.of("method", "GetStatus")))
+          .as("GetStatus calls observed").isGreaterThanOrEqualTo(STATUS_CALLS);
+      assertThat(delta(m0, m, "strata_rpc_failures_total", Map.of("method", "GetStatus", "code", "NOT_FOUND")))
+          .as("NOT_FOUND failures observed").isGreaterThanOrEqualTo(1);
+    });
     java.util.List<Sample> m1 = scrape(masterWeb());
     java.util.List<Sample> w1 = scrape(workerWeb());
 

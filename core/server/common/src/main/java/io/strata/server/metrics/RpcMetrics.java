@@ -47,15 +47,30 @@ public final class RpcMetrics implements ServerInterceptor {
     long start = System.nanoTime();
     String method = call.getMethodDescriptor().getBareMethodName();
     DistributionDataPoint point = byMethod.computeIfAbsent(method, latency::labelValues);
-    return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
+    java.util.concurrent.atomic.AtomicBoolean observed = new java.util.concurrent.atomic.AtomicBoolean();
+    ServerCall.Listener<Q> listener = next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
       @Override
       public void close(Status status, Metadata trailers) {
-        point.observe((System.nanoTime() - start) / 1e9);
-        if (!status.isOk()) {
-          failures.labelValues(method, status.getCode().name()).inc();
+        if (observed.compareAndSet(false, true)) {
+          point.observe((System.nanoTime() - start) / 1e9);
+          if (!status.isOk()) {
+            failures.labelValues(method, status.getCode().name()).inc();
+          }
         }
         super.close(status, trailers);
       }
     }, headers);
+    // A call the client cancels (a stream it closes before the end) may never be closed by its handler:
+    // it is observed when the cancel arrives, as a CANCELLED failure.
+    return new io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
+      @Override
+      public void onCancel() {
+        if (observed.compareAndSet(false, true)) {
+          point.observe((System.nanoTime() - start) / 1e9);
+          failures.labelValues(method, Status.Code.CANCELLED.name()).inc();
+        }
+        super.onCancel();
+      }
+    };
   }
 }
