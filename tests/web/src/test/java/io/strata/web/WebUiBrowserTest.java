@@ -118,26 +118,17 @@ class WebUiBrowserTest {
    * Waits (at most 30 s) until the master's figure of used bytes is what the workers' stores hold: usage
    * reaches the master with the next heartbeat, and the overview is compared with the CLI's report.
    */
-  private static void awaitHeartbeatsReportUsage() throws IOException {
-    long deadline = System.nanoTime() + 30_000_000_000L;
-    while (true) {
-      long stored = 0;
-      for (var w : cluster.workers()) {
-        stored += w.tieredStore().usedBytes();
-      }
-      if (fs.getClusterInfo().usedBytes() == stored && stored > 0) {
-        return;
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("The master's used bytes never reached the workers' " + stored);
-      }
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException(e);
-      }
-    }
+  private static void awaitHeartbeatsReportUsage() {
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+        .untilAsserted(() -> {
+          long stored = 0;
+          for (var w : cluster.workers()) {
+            stored += w.tieredStore().usedBytes();
+          }
+          assertThat(stored).isPositive();
+          assertThat(fs.getClusterInfo().usedBytes()).as("the master's used bytes against the workers'")
+              .isEqualTo(stored);
+        });
   }
 
   private static void write(String path, byte[] data, long blockSize) throws IOException {

@@ -72,6 +72,20 @@ final class CliContext implements AutoCloseable {
     return zone;
   }
 
+  /**
+   * {@code host:port} of the leading master's web port: {@code webPort}, or by default its RPC port + 1
+   * (what the servers bind when their web port is not set). Asks the master who leads.
+   */
+  String masterWebAddress(Integer webPort) throws IOException {
+    String master = fs().getClusterInfo().masterAddress();
+    if (master.isEmpty()) {
+      master = masterAddress();
+    }
+    int colon = master.lastIndexOf(':');
+    int port = webPort != null ? webPort : Integer.parseInt(master.substring(colon + 1)) + 1;
+    return master.substring(0, colon) + ":" + port;
+  }
+
   /** True when long copies draw a progress bar on stderr (stderr is a terminal; see {@link Progress}). */
   boolean showProgress() {
     return progress;

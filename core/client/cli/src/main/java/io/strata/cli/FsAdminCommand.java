@@ -108,14 +108,7 @@ final class FsAdminCommand implements Callable<Integer> {
     public Integer call() {
       String url = null;
       try {
-        String master = ctx.fs().getClusterInfo().masterAddress();
-        if (master.isEmpty()) {
-          master = ctx.masterAddress();
-        }
-        int colon = master.lastIndexOf(':');
-        String host = master.substring(0, colon);
-        int port = webPort != null ? webPort : Integer.parseInt(master.substring(colon + 1)) + 1;
-        url = "http://" + host + ":" + port + "/metrics";
+        url = "http://" + ctx.masterWebAddress(webPort) + "/metrics";
         java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newBuilder()
             .connectTimeout(java.time.Duration.ofSeconds(5)).build()
             .send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url))

@@ -53,8 +53,7 @@ final class LogLevelCommand implements Callable<Integer> {
     try {
       for (String t : targets) {
         if (t.equals("master")) {
-          String master = ctx.fs().getClusterInfo().masterAddress();
-          addresses.add(plusOne(master.isEmpty() ? ctx.masterAddress() : master));
+          addresses.add(ctx.masterWebAddress(null));
         } else if (t.equals("workers")) {
           for (WorkerInfo w : ctx.fs().getWorkers()) {
             addresses.add(w.address().host() + ":" + (w.address().rpcPort() + 1));
@@ -98,10 +97,5 @@ final class LogLevelCommand implements Callable<Integer> {
     }
     ctx.out().flush();
     return code;
-  }
-
-  private static String plusOne(String hostPort) {
-    int colon = hostPort.lastIndexOf(':');
-    return hostPort.substring(0, colon) + ":" + (Integer.parseInt(hostPort.substring(colon + 1)) + 1);
   }
 }
