@@ -45,6 +45,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShufflePartitionFilesIntegrationTest {
+  private static final String IDLE_TIMEOUT = "1s";
   private static LocalStrataCluster cluster;
   private static FileSystem fs;
   private static ShuffleChannels channels;
@@ -53,8 +54,10 @@ class ShufflePartitionFilesIntegrationTest {
 
   @BeforeAll
   static void start() throws Exception {
-    cluster = LocalStrataCluster.builder().workers(3).set("strata.worker.shuffle.batch.size.max", "1MB").build()
-        .start();
+    // A short temp-block timeout and a quick reaper: a partition idle past it must keep its blocks.
+    cluster = LocalStrataCluster.builder().workers(3).set("strata.worker.shuffle.batch.size.max", "1MB")
+        .set("strata.worker.temp.block.timeout", IDLE_TIMEOUT).set("strata.worker.tier.manager.interval", "50ms")
+        .build().start();
     fs = cluster.client();
     channels = new ShuffleChannels(64 << 20);
     lifecycle = new ShuffleLifecycle(fs, channels, new ShuffleLifecycle.Settings(1 << 20, true, 10_000, 8));
@@ -286,5 +289,74 @@ class ShufflePartitionFilesIntegrationTest {
     Set<Integer> left = new HashSet<>(fs.listStatus("/.shuffle/app-one").stream()
         .map(s -> Integer.parseInt(s.name())).collect(Collectors.toSet()));
     assertThat(left).doesNotContain(0).contains(1);
+  }
+
+  @Test
+  @Order(7)
+  void partitionIdlePastTheTempBlockTimeout_keepsItsAcknowledgedBatches() throws Exception {
+    List<PartitionLocation> locs = lifecycle.register("app-idle", 20, 1);
+    PartitionLocation loc = locs.get(0);
+    PushClient first = pusher("app-idle", 20, locs);
+    byte[] early = batch(0, 0, 7);
+    first.push(0, 0, 500, early, 0, early.length);
+    first.finish(); // acknowledged by primary and replica
+    // An ordinary writer on the primary that goes idle beside the partition: the reaper ending it shows
+    // the partition's blocks have been idle past the timeout too.
+    io.strata.worker.WorkerProcess primary = cluster.workers().stream()
+        .filter(w -> w.rpcPort() == loc.primaryPort()).findFirst().orElseThrow();
+    io.strata.worker.store.BlockStore.TempBlock probe = primary.store()
+        .createTemp(io.strata.common.id.BlockId.of(loc.fileId() + 1_000_000, 0), 1 << 20);
+    probe.append(java.nio.ByteBuffer.wrap(new byte[10]));
+    Path probeFile = probe.path();
+    await().atMost(Duration.ofSeconds(30)).until(() -> !Files.exists(probeFile));
+
+    PushClient second = pusher("app-idle", 20, locs);
+    byte[] late = batch(1, 0, 3);
+    second.push(0, 1, 501, late, 0, late.length);
+    second.finish();
+    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(20);
+    assertThat(sealed.lost()).isEmpty();
+    List<String> files = sealed.files().get(0);
+    assertThat(fs.getStatus(files.get(0)).length())
+        .isEqualTo(2L * BatchHeader.BYTES + early.length + late.length);
+    assertThat(read(files, Map.of(0, 500L, 1, 501L))).containsExactlyInAnyOrder(
+        new String(early, StandardCharsets.UTF_8), new String(late, StandardCharsets.UTF_8));
+    lifecycle.unregister(20);
+  }
+
+  @Test
+  @Order(8)
+  void register_whileAListedWorkerIsDown_placesEveryPartitionOnTheOthers() throws Exception {
+    String dead = "localhost:" + cluster.worker(0).rpcPort();
+    cluster.stopWorker(0); // the master still lists it until its heartbeat timeout
+    try {
+      assertThat(fs.getWorkers().stream().map(w -> w.address().host() + ":" + w.address().rpcPort()))
+          .as("the master has not yet noticed").contains(dead);
+      List<PartitionLocation> locs = lifecycle.register("app-down", 21, 6);
+      assertThat(locs).hasSize(6).allSatisfy(l -> {
+        assertThat(l.primary()).isNotEqualTo(dead);
+        assertThat(l.replica()).isNotEqualTo(dead);
+        assertThat(l.hasReplica()).isTrue();
+      });
+      PushClient p = pusher("app-down", 21, locs);
+      for (int part = 0; part < 6; part++) {
+        byte[] b = batch(0, part, part);
+        p.push(part, 0, 77, b, 0, b.length);
+      }
+      p.finish();
+      ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(21);
+      assertThat(sealed.lost()).isEmpty();
+      for (int part = 0; part < 6; part++) {
+        assertThat(sealed.files().get(part)).hasSize(1);
+        assertThat(read(sealed.files().get(part), Map.of(0, 77L)))
+            .containsExactly(new String(batch(0, part, part), StandardCharsets.UTF_8));
+      }
+      // The rounds given up left no file behind: one file per partition.
+      assertThat(fs.listStatus("/.shuffle/app-down/21")).hasSize(6);
+      lifecycle.unregister(21);
+    } finally {
+      cluster.restartWorker(0);
+      cluster.waitForWorkers(3, 30_000);
+    }
   }
 }

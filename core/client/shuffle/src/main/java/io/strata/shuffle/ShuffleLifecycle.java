@@ -202,8 +202,77 @@ public final class ShuffleLifecycle implements Closeable {
     }
   }
 
-  /** Creates the next epoch's files for {@code partitionIds} and opens them on their workers. */
+  /**
+   * Creates the next epoch's files for {@code partitionIds} and opens them on their workers. A worker the
+   * master still lists but that cannot be reached (it died within the master's heartbeat timeout) is left
+   * out and the round is placed again on the others: the files of the failed round are deleted and the
+   * workers that opened them forget them. Any other refusal fails the call.
+   */
   private List<PartitionLocation> newEpochs(State s, List<Integer> partitionIds, Set<String> badWorkers)
+      throws IOException {
+    Set<String> bad = new HashSet<>(badWorkers);
+    while (true) { // each round leaves out at least one more worker; none left ends it with UNAVAILABLE
+      List<PartitionLocation> out = placeEpochs(s, partitionIds, bad);
+      Map<String, OpenPartitionsRequest.Builder> byWorker = new LinkedHashMap<>();
+      for (PartitionLocation l : out) {
+        ShufflePartitionProto.Builder spec = ShufflePartitionProto.newBuilder().setAppId(s.appId)
+            .setShuffleId(s.shuffleId).setPartitionId(l.partitionId()).setFileId(l.fileId())
+            .setBlockSize(l.blockSize());
+        byWorker.computeIfAbsent(l.primary(), k -> OpenPartitionsRequest.newBuilder())
+            .addPartitions(spec.clone().setReplicaHost(l.replicaHost()).setReplicaPort(l.replicaPort()));
+        if (l.hasReplica()) {
+          byWorker.computeIfAbsent(l.replica(), k -> OpenPartitionsRequest.newBuilder()).addPartitions(spec);
+        }
+      }
+      Map<String, IOException> failed = callEachWorker(byWorker, (worker, req) -> worker.openPartitions(req.build()),
+          "Opening shuffle partitions on worker ");
+      if (failed.isEmpty()) {
+        synchronized (s) {
+          for (PartitionLocation l : out) {
+            s.open.put(l.fileId(), l);
+          }
+        }
+        return out;
+      }
+      undoRound(s, out, byWorker.keySet(), failed.keySet());
+      IOException first = failed.values().iterator().next();
+      if (!failed.values().stream().allMatch(e -> e instanceof UnavailableException)) {
+        throw first;
+      }
+      LOG.warn("Shuffle {} of {}: cannot reach worker(s) {} to open partitions ({}); placing them on the others",
+          s.shuffleId, s.appId, failed.keySet(), first.getMessage());
+      bad.addAll(failed.keySet());
+    }
+  }
+
+  /** Forgets a round of epochs that did not open everywhere: its partitions and its files. Best effort. */
+  private void undoRound(State s, List<PartitionLocation> round, Set<String> asked, Set<String> failed) {
+    List<Long> ids = new ArrayList<>();
+    List<WorkerWrittenFile> files = new ArrayList<>();
+    synchronized (s) {
+      for (PartitionLocation l : round) {
+        ids.add(l.fileId());
+        WorkerWrittenFile f = s.openFiles.remove(l.fileId());
+        if (f != null) {
+          files.add(f);
+        }
+      }
+    }
+    Map<String, DropPartitionsRequest.Builder> byWorker = new LinkedHashMap<>();
+    for (String w : asked) {
+      if (!failed.contains(w)) {
+        byWorker.put(w, DropPartitionsRequest.newBuilder().setAppId(s.appId).setShuffleId(s.shuffleId)
+            .addAllFileIds(ids));
+      }
+    }
+    callEachWorker(byWorker, (worker, req) -> worker.dropPartitions(req.build()), "Dropping partitions on worker ");
+    for (WorkerWrittenFile f : files) {
+      f.abandon(); // deleted at the master; a worker that missed the drop hears of it in its heartbeat
+    }
+  }
+
+  /** Creates the files of the next epoch of {@code partitionIds}, placed on the workers not in {@code bad}. */
+  private List<PartitionLocation> placeEpochs(State s, List<Integer> partitionIds, Set<String> badWorkers)
       throws IOException {
     List<WorkerInfo> live = new ArrayList<>();
     for (WorkerInfo w : fs.getWorkers()) {
@@ -247,24 +316,6 @@ public final class ShuffleLifecycle implements Closeable {
     List<PartitionLocation> out = new ArrayList<>();
     for (Future<PartitionLocation> f : made) {
       out.add(get(f, "Creating a shuffle partition file"));
-    }
-    Map<String, OpenPartitionsRequest.Builder> byWorker = new LinkedHashMap<>();
-    for (PartitionLocation l : out) {
-      ShufflePartitionProto.Builder spec = ShufflePartitionProto.newBuilder().setAppId(s.appId)
-          .setShuffleId(s.shuffleId).setPartitionId(l.partitionId()).setFileId(l.fileId())
-          .setBlockSize(l.blockSize());
-      byWorker.computeIfAbsent(l.primary(), k -> OpenPartitionsRequest.newBuilder())
-          .addPartitions(spec.clone().setReplicaHost(l.replicaHost()).setReplicaPort(l.replicaPort()));
-      if (l.hasReplica()) {
-        byWorker.computeIfAbsent(l.replica(), k -> OpenPartitionsRequest.newBuilder()).addPartitions(spec);
-      }
-    }
-    forEachWorker(byWorker, (worker, req) -> worker.openPartitions(req.build()),
-        "Opening shuffle partitions on worker ");
-    synchronized (s) {
-      for (PartitionLocation l : out) {
-        s.open.put(l.fileId(), l);
-      }
     }
     return out;
   }
@@ -535,21 +586,27 @@ public final class ShuffleLifecycle implements Closeable {
    * the plain RPC deadline; waits for all and throws the first failure ({@code doing} + the worker).
    */
   private <R> void forEachWorker(Map<String, R> byWorker, WorkerCall<R> call, String doing) throws IOException {
+    Map<String, IOException> failed = callEachWorker(byWorker, call, doing);
+    if (!failed.isEmpty()) {
+      throw failed.values().iterator().next();
+    }
+  }
+
+  /** Calls every worker at once; returns the failures by worker (in the map's order), empty when none. */
+  private <R> Map<String, IOException> callEachWorker(Map<String, R> byWorker, WorkerCall<R> call, String doing) {
     Map<String, Future<Object>> calls = new LinkedHashMap<>();
     for (Map.Entry<String, R> e : byWorker.entrySet()) {
       calls.put(e.getKey(), pool.submit(() -> call.call(stub(e.getKey(), settings.rpcTimeoutMs()), e.getValue())));
     }
-    IOException first = null;
+    Map<String, IOException> failed = new LinkedHashMap<>();
     for (Map.Entry<String, Future<Object>> e : calls.entrySet()) {
       try {
         get(e.getValue(), doing + e.getKey());
       } catch (IOException ex) {
-        first = first == null ? ex : first;
+        failed.put(e.getKey(), ex);
       }
     }
-    if (first != null) {
-      throw first;
-    }
+    return failed;
   }
 
   /** A blocking stub to the worker at {@code hostPort} whose deadline is {@code timeoutMs} from now. */

@@ -71,6 +71,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final long rpcTimeoutMs;
   private final long startTimeMs;
   private final Runnable onAllDirsFailed;
+  private volatile java.util.function.Consumer<java.util.Collection<Long>> onAbandoned = ids -> {};
   private volatile BlockStore store;
   private volatile WorkerUfs ufs;
   private final Pins pins = new Pins();
@@ -108,6 +109,11 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.clock = clock;
     this.lastBeatMs = startTimeMs;
     this.onAllDirsFailed = onAllDirsFailed;
+  }
+
+  /** Also told of the files whose writers lost their leases, after the store aborted their blocks. */
+  void onAbandoned(java.util.function.Consumer<java.util.Collection<Long>> listener) {
+    this.onAbandoned = listener;
   }
 
   void attach(BlockStore store, WorkerUfs ufs) {
@@ -289,6 +295,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     if (res.getAbandonedFileIdsCount() > 0) {
       store.abortWritesOf(res.getAbandonedFileIdsList()); // files whose writers lost their leases
+      onAbandoned.accept(res.getAbandonedFileIdsList());
     }
     if (res.getPinsIncluded()) {
       pins.update(res.getPinVersion(), res.getPinnedFileIdsList(), store);

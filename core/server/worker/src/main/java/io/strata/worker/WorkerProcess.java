@@ -177,6 +177,7 @@ public final class WorkerProcess implements AutoCloseable {
       throw new IOException("Cannot start the worker's block store: " + e.getMessage(), e);
     }
     sync.attach(store, ufs);
+    sync.onAbandoned(ids -> shuffle.store().abandoned(ids));
     deferred.set(store);
     if (conf.get(WorkerKeys.SHORT_CIRCUIT_ENABLED) && !io.netty.channel.epoll.Epoll.isAvailable()) {
       LOG.warn("Short-circuit reads are off: Netty epoll is not available ({}); clients on this host stream "

@@ -100,6 +100,9 @@ final class LeaseRecovery {
     for (long id : leases.files()) {
       if (!writing(id)) {
         leases.release(id); // completed, or deleted by its writer or anyone
+        if (tree.getFile(id) == null) {
+          ended(id); // deleted while incomplete: workers drop what they still hold of it
+        }
       }
     }
     List<Long> recovered = new ArrayList<>();
@@ -142,12 +145,7 @@ final class LeaseRecovery {
               ex.toString());
         }
       }
-      synchronized (recentlyRecovered) {
-        recentlyRecovered.addLast(new long[] {fileId, clock.millis()});
-        while (recentlyRecovered.size() > RECOVERED_NOTICE_MAX) {
-          recentlyRecovered.removeFirst();
-        }
-      }
+      ended(fileId);
       LOG.info("Lease of {} expired (no renewal for {}): deleted its abandoned incomplete file {} (id {})",
           holder, leases.timeout(), f.path(), fileId);
       return true;
@@ -158,9 +156,20 @@ final class LeaseRecovery {
     }
   }
 
+  private void ended(long fileId) {
+    synchronized (recentlyRecovered) {
+      recentlyRecovered.addLast(new long[] {fileId, clock.millis()});
+      while (recentlyRecovered.size() > RECOVERED_NOTICE_MAX) {
+        recentlyRecovered.removeFirst();
+      }
+    }
+  }
+
   /**
-   * Files recovered in the last minute: every heartbeat reply names them, so a worker still receiving a
-   * block of one (its writer went silent rather than away) aborts it at once.
+   * Files recovered, or deleted while incomplete, in the last minute: every heartbeat reply names them, so
+   * a worker still receiving a block of one (its writer went silent rather than away) aborts it at once,
+   * and one keeping a held temp block of one ({@code TempBlock.hold}: a shuffle partition whose drop it
+   * missed) lets it go.
    */
   List<Long> recentlyRecoveredFileIds() {
     long now = clock.millis();

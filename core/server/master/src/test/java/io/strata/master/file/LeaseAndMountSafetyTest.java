@@ -115,6 +115,23 @@ class LeaseAndMountSafetyTest {
   }
 
   @Test
+  void incompleteFileDeleted_isNamedToWorkersAsEnded_aCompletedOneIsNot() throws Exception {
+    FileInfo deleted = createWithBlocks("/w/deleted", "client-a", 0, WriteType.MUST_CACHE);
+    FileInfo completed = createWithBlocks("/w/completed", "client-a", 1, WriteType.MUST_CACHE);
+    fs.leaseTick();
+    assertThat(fs.recentlyRecoveredFileIds()).isEmpty();
+    fs.completeFile("/w/completed", completed.id(), BS);
+    fs.delete("/w/deleted", false);
+    assertThat(fs.leaseTick()).as("nothing is recovered: the files ended by other means").isEmpty();
+    // Workers holding temp blocks of the deleted file (a shuffle partition whose drop they missed) let
+    // them go when a heartbeat names it; the completed file's blocks are committed and stay.
+    assertThat(fs.recentlyRecoveredFileIds()).containsExactly(deleted.id());
+    assertThat(fs.leaseCount()).isZero();
+    clock.advanceMillis(60_001);
+    assertThat(fs.recentlyRecoveredFileIds()).as("the notice lasts a minute").isEmpty();
+  }
+
+  @Test
   void writerThatRenews_keepsItsFile_pastSeveralLeasePeriods_andCompletesIt() throws Exception {
     FileInfo f = createWithBlocks("/w/kept", "client-a", 1, WriteType.MUST_CACHE);
     FileInfo other = createWithBlocks("/w/lapsed", "client-b", 1, WriteType.MUST_CACHE);

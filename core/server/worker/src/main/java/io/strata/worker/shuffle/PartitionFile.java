@@ -18,7 +18,9 @@ import java.util.concurrent.CompletableFuture;
  * {@link BatchHeader} then its data) kept in the block store as temp blocks of the Strata file the driver
  * created (block {@code i} of file {@code fileId} is {@code BlockId.of(fileId, i)}; a batch may straddle
  * two blocks). Blocks land where the store puts new blocks (the top tier with room, evicting or moving
- * others down), like any write.
+ * others down), like any write. The blocks are held ({@link BlockStore.TempBlock#hold}): a partition idle
+ * for longer than {@code strata.worker.temp.block.timeout} between pushes keeps them; they live as long as
+ * the driver's lease on the file, and go at seal (committed), drop, or the lease's recovery.
  *
  * <p>Invariants: header and data of a batch are appended under this object's lock, so batches never
  * interleave; an append that fails part-way (no room, a dir failure) marks the copy broken: later appends
@@ -81,6 +83,9 @@ final class PartitionFile {
               + " blocks of " + blockSize + " bytes");
         }
         current = store.createTemp(BlockId.of(spec.fileId(), temps.size()), blockSize);
+        // Appends come in bursts with gaps as long as the map stage's slowest task: the partition, not
+        // the idle reaper, decides the block's end (seal, drop, or the driver's lost lease).
+        current.hold();
         temps.add(current);
       }
       int n = (int) Math.min(b.remaining(), blockSize - current.length());

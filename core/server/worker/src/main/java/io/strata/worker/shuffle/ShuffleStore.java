@@ -195,6 +195,22 @@ public final class ShuffleStore {
     return gone.size();
   }
 
+  /**
+   * Forgets the partitions of these files: the master recovered their leases (the driver that created
+   * them is gone) and the block store aborted their temp blocks. Returns how many were open here.
+   */
+  public int abandoned(java.util.Collection<Long> fileIds) {
+    int n = 0;
+    for (long id : fileIds) {
+      PartitionFile p = partitions.remove(id);
+      if (p != null) {
+        p.drop(false);
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** Partitions sealed here so far. */
   public long sealed() {
     return sealed.sum();

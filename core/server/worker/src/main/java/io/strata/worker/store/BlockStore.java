@@ -51,6 +51,15 @@ public interface BlockStore {
      * checksums from the writer compares them here first.
      */
     io.strata.common.checksum.ChunkChecksums.Builder checksums();
+
+    /**
+     * Marks this block as held by a long-lived owner in this process whose liveness the master tracks by
+     * the file's write lease (a shuffle partition file, appended to in bursts with idle gaps of any
+     * length): the idle reaper ({@code strata.worker.temp.block.timeout}) leaves it. It still ends by
+     * commit, abort, its dir's failure, or the master recovering its file's lease
+     * ({@link BlockStore#abortWritesOf}).
+     */
+    default void hold() {}
   }
 
   /** A committed block and the tier it is in. */

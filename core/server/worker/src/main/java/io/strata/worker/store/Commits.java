@@ -145,13 +145,16 @@ final class Commits {
     }
   }
 
-  /** Temp blocks idle for longer than {@code idleMs}: their writers died without closing. */
+  /**
+   * Temp blocks idle for longer than {@code idleMs}: their writers died without closing. Held blocks
+   * ({@link TempBlock#hold}) are never among them: their owner's liveness is its file's lease.
+   */
   List<Temp> idleTemps(long idleMs) {
     synchronized (index.lock) {
       long now = clock.millis();
       List<Temp> out = new ArrayList<>();
       for (Temp t : index.writing.values()) {
-        if (t != null && !t.closed && now - t.lastAppendMs > idleMs) {
+        if (t != null && !t.closed && !t.held && now - t.lastAppendMs > idleMs) {
           out.add(t);
         }
       }

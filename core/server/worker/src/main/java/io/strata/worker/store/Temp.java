@@ -44,6 +44,8 @@ final class Temp implements TempBlock {
   boolean awaitingWriter;
   volatile long lastAppendMs;
   volatile boolean closed;
+  /** Exempt from the idle reaper ({@link #hold}). */
+  volatile boolean held;
   /** The checksums of what was appended ({@link WriteSpace#append}); the writer thread only. */
   final ChunkChecksums.Builder crcs = new ChunkChecksums.Builder();
   /** For a block its client wrote itself: the checksums it sent ({@link WriteSpace#written}); else null. */
@@ -99,5 +101,10 @@ final class Temp implements TempBlock {
   @Override
   public Path path() {
     return path;
+  }
+
+  @Override
+  public void hold() {
+    held = true;
   }
 }

@@ -477,6 +477,30 @@ class TieredEvictionTest {
     assertThat(tmpFiles(memDir)).isEmpty();
   }
 
+  @Test
+  void reapAbandoned_leavesAHeldTempBlock_whichItsFilesLeaseRecoveryStillAborts() throws IOException {
+    TierManager tm = manager(0);
+    TempBlock held = store.createTemp(io.strata.common.id.BlockId.of(5, 0), BLOCK);
+    held.hold();
+    held.append(ByteBuffer.wrap(content(1, 300)));
+    TempBlock plain = store.createTemp(io.strata.common.id.BlockId.of(6, 0), BLOCK);
+    plain.append(ByteBuffer.wrap(content(2, 100)));
+    Path memDir = root.resolve("mem");
+
+    clock.advance(Duration.ofMillis(10 * TEMP_TIMEOUT_MS));
+    tm.reapAbandoned();
+    assertThat(tmpFiles(memDir)).as("the plain idle writer is reaped, the held one is not").hasSize(1);
+    assertThat(store.usedBytes()).isEqualTo(300);
+    held.append(ByteBuffer.wrap(content(1, 400), 300, 100)); // its owner goes on after the gap
+
+    store.abortWritesOf(java.util.List.of(6L)); // another file's recovery leaves it
+    assertThat(tmpFiles(memDir)).hasSize(1);
+    store.abortWritesOf(java.util.List.of(5L)); // its own file's lease recovery ends it
+    assertThat(tmpFiles(memDir)).isEmpty();
+    assertThat(store.usedBytes()).isZero();
+    assertThatThrownBy(() -> held.append(ByteBuffer.wrap(new byte[1]))).isInstanceOf(InternalException.class);
+  }
+
   // ---------------------------------------------------------------- no room at all
 
   @Test
