@@ -161,11 +161,14 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
     };
     written.addListener((ChannelFutureListener) f -> {
       pending.decrementAndGet();
-      counters.transfersNow.decrementAndGet();
       if (f.isSuccess()) {
+        // counted before the transfer stops counting as in progress, so transfersNow() == 0 means the
+        // figures are complete
         counters.bytesSent.addAndGet(count);
+        counters.transfersNow.decrementAndGet();
         handle.served(count);
       } else {
+        counters.transfersNow.decrementAndGet();
         // The block file shrank under us (a damaged dir) or the client went away: either way the stream is
         // out of step, so the connection ends; the client sees the bytes fall short.
         counters.errors.incrementAndGet();
