@@ -9,6 +9,9 @@ import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.io.CompressionCodec;
+import org.apache.spark.memory.MemoryConsumer;
+import org.apache.spark.memory.MemoryMode;
+import org.apache.spark.memory.TaskMemoryManager;
 import org.apache.spark.scheduler.MapStatus;
 import org.apache.spark.scheduler.MapStatus$;
 import org.apache.spark.serializer.SerializationStream;
@@ -24,15 +27,23 @@ import scala.reflect.ClassTag;
  * One map attempt's writer: records (combined first when the dependency combines on the map side) are
  * serialized into one buffer per reduce partition; a buffer past {@code spark.strata.shuffle.writer.batch.size}
  * is compressed with Spark's codec and pushed as one batch, and while all buffers together pass
- * {@code spark.strata.shuffle.writer.buffer.max} the largest is pushed. Pushes are asynchronous
+ * {@code spark.strata.shuffle.writer.buffer.max} the largest is pushed. The buffers live within the task's
+ * execution memory: the writer is a Spark {@link MemoryConsumer} ({@link Budget}) that asks the task's memory
+ * manager for each further {@link #GRANT} its buffers need, pushes its largest buffers when the grant falls
+ * short, and pushes buffers to give memory back when another consumer of the task needs it (a spill, in
+ * Spark's terms, goes to the workers rather than to local disk). Batches in flight
+ * ({@code spark.strata.shuffle.push.inflight.max} requests) are not counted. Pushes are asynchronous
  * ({@link PushClient}); {@link #stop(boolean)} with success waits until every batch is acknowledged and
  * returns the MapStatus, whose sizes are the compressed bytes pushed per partition and whose location is
  * one made-up block manager per shuffle ({@link #location}).
  *
- * <p>Not thread-safe: Spark calls it from the task thread.
+ * <p>Not thread-safe: Spark calls it, and the task memory manager calls {@link Budget#spill}, from the task
+ * thread.
  */
 final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   private static final ClassTag<Object> ANY = scala.reflect.ClassTag$.MODULE$.Any();
+  /** Execution memory asked for at a time as the buffers grow. */
+  static final long GRANT = 1 << 20;
 
   private final StrataShuffleManager manager;
   private final StrataShuffleHandle<K, V, ?> handle;
@@ -46,9 +57,11 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   private final ByteArrayOutputStream[] raw;
   private final SerializationStream[] streams;
   private final long[] compressed;
+  private final Budget budget;
   private long buffered;
   private long[] lengths;
   private boolean stopping;
+  private boolean flushing;
 
   StrataShuffleWriter(StrataShuffleManager manager, StrataShuffleHandle<K, V, ?> handle, long mapId,
       TaskContext context, ShuffleWriteMetricsReporter metrics) {
@@ -65,6 +78,7 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     this.raw = new ByteArrayOutputStream[n];
     this.streams = new SerializationStream[n];
     this.compressed = new long[n];
+    this.budget = new Budget(context.taskMemoryManager());
     StrataShuffleConf c = manager.conf();
     int shuffleId = handle.shuffleId();
     this.pusher = new PushClient(manager.channels(), handle.appId(), shuffleId, handle.locations(),
@@ -104,7 +118,10 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       if (raw[p].size() >= manager.conf().batchBytes()) {
         flush(p);
       }
-      while (buffered > manager.conf().bufferBytes()) {
+      if (buffered > budget.getUsed()) {
+        budget.acquireMemory(Math.max(GRANT, buffered - budget.getUsed())); // may spill us or others
+      }
+      while (buffered > 0 && (buffered > manager.conf().bufferBytes() || buffered > budget.getUsed())) {
         flush(largest());
       }
     }
@@ -114,9 +131,37 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         flush(p);
       }
     }
+    budget.release();
     pusher.finish();
     metrics.incWriteTime(System.nanoTime() - start);
     lengths = compressed.clone();
+  }
+
+  /**
+   * The writer's share of the task's execution memory, which bounds its buffers. Spilling pushes the
+   * largest buffers until the memory asked for is free; the writer's own shortfall it handles itself.
+   */
+  private final class Budget extends MemoryConsumer {
+    Budget(TaskMemoryManager tasks) {
+      super(tasks, MemoryMode.ON_HEAP);
+    }
+
+    @Override
+    public long spill(long size, MemoryConsumer trigger) throws IOException {
+      if (trigger == this || flushing || stopping) {
+        return 0;
+      }
+      while (buffered > 0 && getUsed() - buffered < size) {
+        flush(largest());
+      }
+      long spare = getUsed() - buffered;
+      freeMemory(spare);
+      return spare;
+    }
+
+    void release() {
+      freeMemory(getUsed());
+    }
   }
 
   private int largest() {
@@ -131,6 +176,15 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
 
   /** Compresses partition {@code p}'s buffer and pushes it as one batch. */
   private void flush(int p) throws IOException {
+    flushing = true;
+    try {
+      push(p);
+    } finally {
+      flushing = false;
+    }
+  }
+
+  private void push(int p) throws IOException {
     streams[p].close(); // ends the serialization stream: a batch is read back on its own
     byte[] bytes = raw[p].toByteArray();
     buffered -= bytes.length;
@@ -152,6 +206,7 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       return Option.empty();
     }
     stopping = true;
+    budget.release(); // after a failed write()
     if (!success || lengths == null) {
       // Its pushed batches stay in the partition files; readers skip them (not the successful attempt).
       return Option.empty();
