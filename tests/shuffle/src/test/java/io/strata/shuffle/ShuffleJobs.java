@@ -2,6 +2,7 @@ package io.strata.shuffle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.strata.bench.ShuffleBench;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -28,15 +29,8 @@ final class ShuffleJobs {
     Map<String, Function<JavaSparkContext, Object>> jobs = new LinkedHashMap<>();
     jobs.put("reduceByKey", sc -> pairs(sc, 60_000, 997).reduceByKey(Long::sum, 7)
         .map(t -> t._1() * 1_000_003L + t._2()).reduce(Long::sum));
-    jobs.put("groupByKey", sc -> pairs(sc, 30_000, 101).groupByKey(5).map(t -> {
-      long n = 0;
-      long sum = 0;
-      for (long v : t._2()) {
-        n++;
-        sum += v;
-      }
-      return t._1() * 31 + n * 7 + sum;
-    }).reduce(Long::sum));
+    jobs.put("groupByKey", sc -> pairs(sc, 30_000, 101).groupByKey(5).map(ShuffleBench::groupChecksum)
+        .reduce(Long::sum));
     jobs.put("sortByKey", sc -> {
       List<Long> keys = pairs(sc, 20_000, 5_003).map(t -> new Tuple2<>(t._2() % 7919, t._1()))
           .mapToPair(t -> t).sortByKey(true, 6).keys().collect();

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
  * Differential: the same jobs ({@link ShuffleJobs}: reduceByKey, groupByKey, sortByKey, join, repartition
  * to 1000 partitions) on real Spark in local[4], first with Spark's built-in shuffle, then with
  * StrataShuffleManager on a real cluster of two workers, give the same answers (order-independent
- * checksums; sortByKey's order itself). Also: the shuffle's partition files are complete persisted Strata files while the application runs, and
- * they go when it stops.
+ * checksums; sortByKey's order itself). Also: the shuffle's partition files are complete persisted Strata
+ * files while the application runs, and they go when it stops.
  */
 class StrataShuffleSparkIntegrationTest {
   private static LocalStrataCluster cluster;
