@@ -98,6 +98,29 @@ strata_shuffle_classpath() {
   echo "$STRATA_LIB_DIR/shuffle/strata-shuffle.jar:$(strata_client_classpath)"
 }
 
+# bench shuffle: Spark is no part of lib/; the build (tests/shuffle's package) writes the classpath Maven
+# resolved for the benchmark (Spark, the adapter, the mini cluster) into lib/bench/shuffle.classpath, paths
+# into the Maven repository it built with. Prints the benchmark jar and that classpath, or says what is missing.
+strata_bench_shuffle_classpath() {
+  local file="$STRATA_LIB_DIR/bench/shuffle.classpath" jar cp e
+  jar=$(ls "$STRATA_LIB_DIR"/bench/strata-tests-shuffle-*-bench.jar 2>/dev/null | head -1)
+  if [ ! -f "$file" ] || [ -z "$jar" ]; then
+    echo "strata bench shuffle: Spark's classpath not found ($file and lib/bench/strata-tests-shuffle-*-bench.jar);" \
+      "the build writes them: run 'mvn -DskipTests install' in $STRATA_HOME (Spark is not shipped in lib/)." >&2
+    return 1
+  fi
+  cp=$(cat "$file")
+  local IFS=:
+  for e in $cp; do
+    if [ ! -f "$e" ]; then
+      echo "strata bench shuffle: $file names $e, which does not exist (the Maven repository it was built" \
+        "with has moved or been cleaned?); run 'mvn -DskipTests install' in $STRATA_HOME again." >&2
+      return 1
+    fi
+  done
+  echo "$jar:$cp"
+}
+
 # Builds the jars when they are missing (a fresh clone).
 strata_ensure_built() {
   if ! ls "$STRATA_LIB_DIR"/strata-tests-*-lib.jar >/dev/null 2>&1 \

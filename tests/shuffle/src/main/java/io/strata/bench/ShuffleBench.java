@@ -1,0 +1,183 @@
+package io.strata.bench;
+
+import io.strata.minicluster.LocalStrataCluster;
+import io.strata.shuffle.StrataShuffleManager;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import scala.Tuple2;
+
+/**
+ * {@code bin/strata bench shuffle}: the same Spark jobs (reduceByKey, groupByKey) at each shape (maps x
+ * reduces) with Spark's built-in sort shuffle and with StrataShuffleManager on an in-process Strata cluster
+ * of two workers (loopback, ephemeral ports), in one run: each repeat runs every job and shape in one
+ * SparkContext per shuffle, the built-in one first in even repeats and Strata's first in odd ones. Prints
+ * per job and shape
+ * {@code bench shuffle job=<name> maps=<m> reduces=<r> builtin_s=<x> strata_s=<y> ratio=<y/x> equal=<b>}:
+ * mean wall seconds of a job over the repeats (context start-up excluded), and whether every answer (an
+ * order-independent checksum) was the built-in shuffle's. Single-threaded (Spark's threads aside).
+ */
+public final class ShuffleBench {
+  private static final String USAGE = "Usage: strata bench shuffle [--repeats N (>= 2, default 2)]"
+      + " [--shapes MxR,... (default 8x50,32x1000)] [--records N per map task (default 50000)]"
+      + " [--spark-master M (default local[2])]";
+  private static final List<String> JOBS = List.of("reduceByKey", "groupByKey");
+
+  private ShuffleBench() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    int repeats = 2;
+    String shapesArg = "8x50,32x1000";
+    int records = 50_000;
+    String sparkMaster = "local[2]";
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (a.equals("-h") || a.equals("--help")) {
+        System.out.println(USAGE);
+        return;
+      }
+      if (i + 1 >= args.length) {
+        fail("option " + a + " needs a value (or is unknown)");
+      }
+      String v = args[++i];
+      switch (a) {
+        case "--repeats" -> repeats = positive(a, v);
+        case "--shapes" -> shapesArg = v;
+        case "--records" -> records = positive(a, v);
+        case "--spark-master" -> sparkMaster = v;
+        default -> fail("unknown option " + a);
+      }
+    }
+    if (repeats < 2) {
+      fail("--repeats must be at least 2 (the two shuffles alternate which goes first), got " + repeats);
+    }
+    List<int[]> shapes = parseShapes(shapesArg);
+    // "job maps reduces" -> [built-in mean seconds, Strata's]; -> every answer either shuffle gave
+    Map<String, double[]> seconds = new LinkedHashMap<>();
+    Map<String, Set<Long>> answers = new HashMap<>();
+    try (LocalStrataCluster cluster = LocalStrataCluster.builder().workers(2).build().start()) {
+      for (int rep = 0; rep < repeats; rep++) {
+        boolean strataFirst = rep % 2 == 1;
+        for (int turn = 0; turn < 2; turn++) {
+          boolean strata = strataFirst == (turn == 0);
+          SparkConf conf = new SparkConf().setMaster(sparkMaster).setAppName("strata-bench-shuffle")
+              .set("spark.ui.enabled", "false").set("spark.driver.host", "127.0.0.1")
+              .set("spark.driver.bindAddress", "127.0.0.1");
+          if (strata) {
+            conf.set("spark.shuffle.manager", StrataShuffleManager.class.getName())
+                .set("spark.strata.master", "localhost:" + cluster.masterPort())
+                .set("spark.strata.shuffle.fallback.enabled", "false");
+          }
+          try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+            for (int[] shape : shapes) {
+              for (String job : JOBS) {
+                String key = job + " " + shape[0] + " " + shape[1];
+                long start = System.nanoTime();
+                long answer = run(sc, job, shape[0], shape[1], records);
+                double s = (System.nanoTime() - start) / 1e9;
+                seconds.computeIfAbsent(key, k -> new double[2])[strata ? 1 : 0] += s / repeats;
+                answers.computeIfAbsent(key, k -> new HashSet<>()).add(answer);
+              }
+            }
+          }
+        }
+      }
+    }
+    for (Map.Entry<String, double[]> e : seconds.entrySet()) {
+      String[] k = e.getKey().split(" ");
+      double b = e.getValue()[0];
+      double s = e.getValue()[1];
+      System.out.printf("bench shuffle job=%s maps=%s reduces=%s builtin_s=%.3f strata_s=%.3f ratio=%.3f"
+          + " equal=%s%n", k[0], k[1], k[2], b, s, s / b, answers.get(e.getKey()).size() == 1);
+    }
+  }
+
+  /** One job at one shape: its order-independent checksum. */
+  static long run(JavaSparkContext sc, String job, int maps, int reduces, int records) {
+    JavaPairRDD<Long, Long> pairs = sc.parallelize(range(maps), maps)
+        .flatMapToPair(m -> records(m, records));
+    return switch (job) {
+      case "reduceByKey" -> pairs.reduceByKey(Long::sum, reduces).map(t -> t._1() * 1_000_003L + t._2())
+          .fold(0L, Long::sum);
+      case "groupByKey" -> pairs.groupByKey(reduces).map(ShuffleBench::groupChecksum).fold(0L, Long::sum);
+      default -> throw new IllegalArgumentException("no job " + job);
+    };
+  }
+
+  /** A key's group as one number that changes if the key, a value or the group's size does. */
+  public static long groupChecksum(Tuple2<Long, Iterable<Long>> group) {
+    long n = 0;
+    long sum = 0;
+    for (long v : group._2()) {
+      n++;
+      sum += v;
+    }
+    return group._1() * 31 + n * 7 + sum;
+  }
+
+  /** Map task {@code m}'s records: keys spread over 10007 values, so every reduce partition gets some. */
+  private static Iterator<Tuple2<Long, Long>> records(long m, int n) {
+    return new Iterator<>() {
+      private long i;
+
+      @Override
+      public boolean hasNext() {
+        return i < n;
+      }
+
+      @Override
+      public Tuple2<Long, Long> next() {
+        long v = m * n + i++;
+        return new Tuple2<>((v * 7919) % 10_007, v);
+      }
+    };
+  }
+
+  private static List<Long> range(int n) {
+    List<Long> out = new ArrayList<>(n);
+    for (long i = 0; i < n; i++) {
+      out.add(i);
+    }
+    return out;
+  }
+
+  private static List<int[]> parseShapes(String arg) {
+    List<int[]> shapes = new ArrayList<>();
+    for (String s : arg.split(",")) {
+      String[] mr = s.strip().split("x");
+      if (mr.length != 2) {
+        fail("--shapes wants MAPSxREDUCES[,...] like 8x50,32x1000, got '" + s + "'");
+      }
+      shapes.add(new int[] {positive("--shapes maps", mr[0]), positive("--shapes reduces", mr[1])});
+    }
+    return shapes;
+  }
+
+  private static int positive(String what, String v) {
+    try {
+      int n = Integer.parseInt(v.strip());
+      if (n > 0) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    fail(what + " must be a positive integer, got '" + v + "'");
+    return 0;
+  }
+
+  private static void fail(String message) {
+    System.err.println("strata bench shuffle: " + message);
+    System.err.println(USAGE);
+    System.exit(2);
+  }
+}
