@@ -9,11 +9,14 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.apache.spark.FetchFailed;
 import org.apache.spark.SparkConf;
 import org.apache.spark.Success$;
+import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.scheduler.SparkListener;
@@ -59,6 +62,32 @@ final class SparkFaults {
   /** The job's input: RECORDS (key, value) pairs in MAPS partitions. */
   static JavaPairRDD<Long, Long> pairs(JavaSparkContext sc) {
     return sc.parallelize(range(RECORDS), MAPS).mapToPair(i -> new Tuple2<>(key(i), i));
+  }
+
+  /**
+   * {@code in}, but on map partition 0's first attempt {@code action} runs once half of the partition's
+   * records have been handed out (to the shuffle writer), before the next one is.
+   */
+  static Iterator<Long> atHalfOfFirstAttempt(Iterator<Long> in, Consumer<TaskContext> action) {
+    TaskContext t = TaskContext.get();
+    boolean act = t.partitionId() == 0 && t.attemptNumber() == 0;
+    int half = RECORDS / MAPS / 2;
+    return new Iterator<>() {
+      private int produced;
+
+      @Override
+      public boolean hasNext() {
+        return in.hasNext();
+      }
+
+      @Override
+      public Long next() {
+        if (act && produced++ == half) {
+          action.accept(t);
+        }
+        return in.next();
+      }
+    };
   }
 
   /** Order-independent checksum of one (key, value) record; summed over a data set it counts duplicates. */

@@ -9,7 +9,6 @@ import static org.awaitility.Awaitility.await;
 import io.strata.minicluster.LocalStrataCluster;
 import java.time.Duration;
 import java.util.Iterator;
-import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.ShuffleDependency;
@@ -66,31 +65,10 @@ class StrataShuffleFaultIntegrationTest {
 
   /** Map partition 0's first attempt throws once it has handed half its records to the writer. */
   private static Iterator<Long> failHalfway(Iterator<Long> in) {
-    TaskContext t = TaskContext.get();
-    boolean fail = t.partitionId() == 0 && t.attemptNumber() == 0;
-    int half = RECORDS / MAPS / 2;
-    return new Iterator<>() {
-      private int produced;
-
-      @Override
-      public boolean hasNext() {
-        if (fail && produced == half) {
-          failedMapAttempt.set(t.taskAttemptId());
-          throw new IllegalStateException("injected: map attempt " + t.taskAttemptId() + " fails after " + half
-              + " records");
-        }
-        return in.hasNext();
-      }
-
-      @Override
-      public Long next() {
-        if (!hasNext()) {
-          throw new NoSuchElementException();
-        }
-        produced++;
-        return in.next();
-      }
-    };
+    return SparkFaults.atHalfOfFirstAttempt(in, t -> {
+      failedMapAttempt.set(t.taskAttemptId());
+      throw new IllegalStateException("injected: map attempt " + t.taskAttemptId() + " fails halfway");
+    });
   }
 
   @Test

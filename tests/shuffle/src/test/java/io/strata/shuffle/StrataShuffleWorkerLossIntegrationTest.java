@@ -1,0 +1,142 @@
+package io.strata.shuffle;
+
+import static io.strata.shuffle.SparkFaults.MAPS;
+import static io.strata.shuffle.SparkFaults.RECORDS;
+import static io.strata.shuffle.SparkFaults.REDUCES;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.strata.minicluster.LocalStrataCluster;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import scala.Tuple2;
+
+/**
+ * Workers lost while a Spark job (local[2,4]) runs on StrataShuffleManager, on a real cluster of four
+ * workers (each partition file on a primary and a replica): one killed while the maps push (pushes to it
+ * are revived onto other workers), one killed between the map stage and the reduce stage (the seal uses
+ * the other copy; no map runs again), and both workers of a partition killed before the reduce stage (the
+ * partition is lost: a fetch failure makes Spark run the map stage again). The map stage is run on its own
+ * first with SparkContext.submitMapStage (Spark's API for a map stage alone), so a worker is stopped
+ * exactly between the two stages. Each test has its own cluster and SparkContext, since it kills workers.
+ */
+class StrataShuffleWorkerLossIntegrationTest {
+  private static final int WORKERS = 4;
+  /** The cluster of the running test (static: map tasks run in this JVM and stop its workers). */
+  private static volatile LocalStrataCluster cluster;
+  private static final AtomicBoolean stoppedInTask = new AtomicBoolean();
+  private JavaSparkContext sc;
+  private SparkFaults.TaskEnds tasks;
+
+  @BeforeEach
+  void start() throws Exception {
+    stoppedInTask.set(false);
+    cluster = LocalStrataCluster.builder().workers(WORKERS).build().start();
+    sc = new JavaSparkContext(SparkFaults.conf("localhost:" + cluster.masterPort()));
+    tasks = new SparkFaults.TaskEnds();
+    sc.sc().addSparkListener(tasks);
+  }
+
+  @AfterEach
+  void stop() {
+    if (sc != null) {
+      sc.stop();
+    }
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private static ShuffleDependency<?, ?, ?> dependency(JavaPairRDD<?, ?> shuffled) {
+    return (ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head();
+  }
+
+  /** Runs only the map stage of {@code shuffled}: its outputs are registered, nothing is sealed yet. */
+  private void runMapStage(JavaPairRDD<?, ?> shuffled) throws Exception {
+    sc.sc().submitMapStage(dependency(shuffled)).get();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(tasks.mapSucceeded).hasValue(MAPS));
+  }
+
+  private int workerIndex(int rpcPort) {
+    for (int i = 0; i < WORKERS; i++) {
+      if (cluster.worker(i).rpcPort() == rpcPort) {
+        return i;
+      }
+    }
+    throw new AssertionError("No worker of the cluster has port " + rpcPort);
+  }
+
+  /** Map partition 0's first attempt stops worker 0 once it has handed half its records to the writer. */
+  private static Iterator<Long> stopWorkerHalfway(Iterator<Long> in) {
+    return SparkFaults.atHalfOfFirstAttempt(in, t -> {
+      cluster.stopWorker(0);
+      stoppedInTask.set(true);
+    });
+  }
+
+  @Test
+  void workerKilledWhileMapsPush_itsPartitionsAreRevivedElsewhere_andTheAnswerIsRight() throws Exception {
+    JavaPairRDD<Long, Long> shuffled = sc.parallelize(SparkFaults.range(RECORDS), MAPS)
+        .mapPartitions(it -> stopWorkerHalfway(it), true)
+        .mapToPair(i -> new Tuple2<>(SparkFaults.key(i), i)).partitionBy(new HashPartitioner(REDUCES));
+
+    assertThat(SparkFaults.checksum(shuffled)).isEqualTo(SparkFaults.expectedPairsChecksum());
+
+    assertThat(stoppedInTask).as("worker 0 was stopped by a map task").isTrue();
+    List<String> revived = new ArrayList<>();
+    for (String f : SparkFaults.partitionFiles(cluster.client(), sc.sc().applicationId(),
+        dependency(shuffled).shuffleId())) {
+      if (!f.endsWith("-0")) {
+        revived.add(f);
+      }
+    }
+    assertThat(revived).as("partition files of epochs after 0 (revived)").isNotEmpty();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValue(REDUCES);
+      assertThat(tasks.mapFailed).as("pushes were revived, no map attempt failed: " + tasks).hasValue(0);
+    });
+  }
+
+  @Test
+  void workerKilledAfterTheMapStage_theReduceStageReadsTheOtherCopy_andNoMapRunsAgain() throws Exception {
+    JavaPairRDD<Long, Long> sums = SparkFaults.pairs(sc).reduceByKey(Long::sum, REDUCES);
+    runMapStage(sums);
+
+    cluster.stopWorker(0);
+    assertThat(SparkFaults.checksum(sums)).isEqualTo(SparkFaults.expectedSumsChecksum());
+
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValue(REDUCES);
+      assertThat(tasks.fetchFailed).as(tasks.toString()).hasValue(0);
+      assertThat(tasks.mapSucceeded).as("the map stage ran once: " + tasks).hasValue(MAPS);
+    });
+  }
+
+  @Test
+  void bothWorkersOfAPartitionKilledBeforeTheSeal_fetchFailureRerunsTheMapStage_andTheAnswerIsRight() throws Exception {
+    JavaPairRDD<Long, Long> sums = SparkFaults.pairs(sc).reduceByKey(Long::sum, REDUCES);
+    runMapStage(sums);
+    PartitionLocation p0 = ((StrataShuffleHandle<?, ?, ?>) dependency(sums).shuffleHandle()).locations()[0];
+    assertThat(p0.hasReplica()).as(p0.toString()).isTrue();
+
+    cluster.stopWorker(workerIndex(p0.primaryPort()));
+    cluster.stopWorker(workerIndex(p0.replicaPort()));
+    assertThat(SparkFaults.checksum(sums)).isEqualTo(SparkFaults.expectedSumsChecksum());
+
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(tasks.fetchFailed).as("partition 0 was lost: " + tasks).hasValueGreaterThan(0);
+      assertThat(tasks.mapSucceeded).as("the map stage ran again: " + tasks).hasValueGreaterThan(MAPS);
+      assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValueGreaterThanOrEqualTo(REDUCES);
+    });
+  }
+}
