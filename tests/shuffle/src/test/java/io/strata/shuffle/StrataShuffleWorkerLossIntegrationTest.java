@@ -111,6 +111,9 @@ class StrataShuffleWorkerLossIntegrationTest {
   void workerKilledAfterTheMapStage_theReduceStageReadsTheOtherCopy_andNoMapRunsAgain() throws Exception {
     JavaPairRDD<Long, Long> sums = SparkFaults.pairs(sc).reduceByKey(Long::sum, REDUCES);
     runMapStage(sums);
+    int port = cluster.worker(0).rpcPort();
+    assertThat(((StrataShuffleHandle<?, ?, ?>) dependency(sums).shuffleHandle()).locations())
+        .as("worker 0 is the primary of some partitions").anyMatch(l -> l.primaryPort() == port);
 
     cluster.stopWorker(0);
     assertThat(SparkFaults.checksum(sums)).isEqualTo(SparkFaults.expectedSumsChecksum());
