@@ -126,6 +126,25 @@ class StrataShuffleWorkerLossIntegrationTest {
   }
 
   @Test
+  void bothWorkersOfAPartitionKilledAfterTheSeal_aSecondJobReadsThePersistedFile_andNoMapRunsAgain()
+      throws Exception {
+    JavaPairRDD<Long, Long> sums = SparkFaults.pairs(sc).reduceByKey(Long::sum, REDUCES);
+    assertThat(SparkFaults.checksum(sums)).isEqualTo(SparkFaults.expectedSumsChecksum()); // seals the files
+    PartitionLocation p0 = ((StrataShuffleHandle<?, ?, ?>) dependency(sums).shuffleHandle()).locations()[0];
+
+    cluster.stopWorker(workerIndex(p0.primaryPort()));
+    cluster.stopWorker(workerIndex(p0.replicaPort()));
+    // The map stage is skipped: the reducers read the sealed files, partition 0's from the under file system.
+    assertThat(SparkFaults.checksum(sums)).isEqualTo(SparkFaults.expectedSumsChecksum());
+
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValue(2 * REDUCES);
+      assertThat(tasks.fetchFailed).as(tasks.toString()).hasValue(0);
+      assertThat(tasks.mapSucceeded).as("the map stage ran once: " + tasks).hasValue(MAPS);
+    });
+  }
+
+  @Test
   void bothWorkersOfAPartitionKilledBeforeTheSeal_fetchFailureRerunsTheMapStage_andTheAnswerIsRight() throws Exception {
     JavaPairRDD<Long, Long> sums = SparkFaults.pairs(sc).reduceByKey(Long::sum, REDUCES);
     runMapStage(sums);
