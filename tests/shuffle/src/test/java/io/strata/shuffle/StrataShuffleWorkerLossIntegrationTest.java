@@ -104,6 +104,9 @@ class StrataShuffleWorkerLossIntegrationTest {
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValue(REDUCES);
       assertThat(tasks.mapFailed).as("pushes were revived, no map attempt failed: " + tasks).hasValue(0);
+      assertThat(tasks.fetchFailed).as("the dead worker's epochs were sealed from their replicas: " + tasks)
+          .hasValue(0);
+      assertThat(tasks.mapSucceeded).as("the map stage ran once: " + tasks).hasValue(MAPS);
     });
   }
 
