@@ -18,7 +18,9 @@ import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import scala.Tuple2;
 
 /**
@@ -32,6 +34,8 @@ import scala.Tuple2;
  */
 class StrataShuffleWorkerLossIntegrationTest {
   private static final int WORKERS = 4;
+  /** The tag of a test whose cluster has two workers only (every partition on both). */
+  private static final String TWO_WORKERS = "two-workers";
   /** The cluster of the running test (static: map tasks run in this JVM and stop its workers). */
   private static volatile LocalStrataCluster cluster;
   private static final AtomicBoolean stoppedInTask = new AtomicBoolean();
@@ -39,9 +43,10 @@ class StrataShuffleWorkerLossIntegrationTest {
   private SparkFaults.TaskEnds tasks;
 
   @BeforeEach
-  void start() throws Exception {
+  void start(TestInfo test) throws Exception {
     stoppedInTask.set(false);
-    cluster = LocalStrataCluster.builder().workers(WORKERS).build().start();
+    int workers = test.getTags().contains(TWO_WORKERS) ? 2 : WORKERS;
+    cluster = LocalStrataCluster.builder().workers(workers).build().start();
     sc = new JavaSparkContext(SparkFaults.conf("localhost:" + cluster.masterPort()));
     tasks = new SparkFaults.TaskEnds();
     sc.sc().addSparkListener(tasks);
@@ -76,23 +81,37 @@ class StrataShuffleWorkerLossIntegrationTest {
     throw new AssertionError("No worker of the cluster has port " + rpcPort);
   }
 
-  /** Map partition 0's first attempt stops worker 0 once it has handed half its records to the writer. */
-  private static Iterator<Long> stopWorkerHalfway(Iterator<Long> in) {
+  /** Map partition 0's first attempt stops worker {@code i} once it has handed half its records to the writer. */
+  private static Iterator<Long> stopWorkerHalfway(Iterator<Long> in, int i) {
     return SparkFaults.atHalfOfFirstAttempt(in, t -> {
-      cluster.stopWorker(0);
+      cluster.stopWorker(i);
       stoppedInTask.set(true);
     });
   }
 
   @Test
   void workerKilledWhileMapsPush_itsPartitionsAreRevivedElsewhere_andTheAnswerIsRight() throws Exception {
+    killWorkerWhileMapsPush();
+  }
+
+  /**
+   * With two workers, the one killed is the replica of half the partitions: their primary, alive, must
+   * stay usable (the new epochs go on it alone).
+   */
+  @Test
+  @Tag(TWO_WORKERS)
+  void replicaKilledWhileMapsPush_onTwoWorkers_thePrimaryTakesTheNewEpochs_andTheAnswerIsRight() throws Exception {
+    killWorkerWhileMapsPush();
+  }
+
+  private void killWorkerWhileMapsPush() throws Exception {
     JavaPairRDD<Long, Long> shuffled = sc.parallelize(SparkFaults.range(RECORDS), MAPS)
-        .mapPartitions(it -> stopWorkerHalfway(it), true)
+        .mapPartitions(it -> stopWorkerHalfway(it, 1), true)
         .mapToPair(i -> new Tuple2<>(SparkFaults.key(i), i)).partitionBy(new HashPartitioner(REDUCES));
 
     assertThat(SparkFaults.checksum(shuffled)).isEqualTo(SparkFaults.expectedPairsChecksum());
 
-    assertThat(stoppedInTask).as("worker 0 was stopped by a map task").isTrue();
+    assertThat(stoppedInTask).as("worker 1 was stopped by a map task").isTrue();
     List<String> revived = new ArrayList<>();
     for (String f : SparkFaults.partitionFiles(cluster.client(), sc.sc().applicationId(),
         dependency(shuffled).shuffleId())) {

@@ -211,7 +211,7 @@ public final class PushClient {
         moved.computeIfAbsent(loc.primary(), k -> new ArrayList<>())
             .add(new Item(loc, i.batch().toBuilder().setFileId(loc.fileId()).build()));
       }
-    } catch (IOException | RuntimeException ex) {
+    } catch (Exception ex) { // also the driver's checked SparkException, which Scala's askSync throws undeclared
       settled(new IOException("Pushing shuffle batches to worker " + worker + " failed (" + e.getMessage()
           + ") and reviving their partitions failed: " + ex.getMessage(), ex));
       return;
