@@ -4,6 +4,7 @@ import static io.strata.shuffle.SparkFaults.MAPS;
 import static io.strata.shuffle.SparkFaults.RECORDS;
 import static io.strata.shuffle.SparkFaults.REDUCES;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import io.strata.minicluster.LocalStrataCluster;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.ShuffleDependency;
@@ -36,6 +38,8 @@ class StrataShuffleWorkerLossIntegrationTest {
   private static final int WORKERS = 4;
   /** The tag of a test whose cluster has two workers only (every partition on both). */
   private static final String TWO_WORKERS = "two-workers";
+  /** The tag of a test whose cluster has one worker only. */
+  private static final String ONE_WORKER = "one-worker";
   /** The cluster of the running test (static: map tasks run in this JVM and stop its workers). */
   private static volatile LocalStrataCluster cluster;
   private static final AtomicBoolean stoppedInTask = new AtomicBoolean();
@@ -45,7 +49,7 @@ class StrataShuffleWorkerLossIntegrationTest {
   @BeforeEach
   void start(TestInfo test) throws Exception {
     stoppedInTask.set(false);
-    int workers = test.getTags().contains(TWO_WORKERS) ? 2 : WORKERS;
+    int workers = test.getTags().contains(ONE_WORKER) ? 1 : test.getTags().contains(TWO_WORKERS) ? 2 : WORKERS;
     cluster = LocalStrataCluster.builder().workers(workers).build().start();
     sc = new JavaSparkContext(SparkFaults.conf("localhost:" + cluster.masterPort()));
     tasks = new SparkFaults.TaskEnds();
@@ -104,10 +108,33 @@ class StrataShuffleWorkerLossIntegrationTest {
     killWorkerWhileMapsPush();
   }
 
-  private void killWorkerWhileMapsPush() throws Exception {
-    JavaPairRDD<Long, Long> shuffled = sc.parallelize(SparkFaults.range(RECORDS), MAPS)
-        .mapPartitions(it -> stopWorkerHalfway(it, 1), true)
+  /**
+   * The only worker killed while maps push: no revive can place the partitions, and each map attempt fails
+   * at once with that reason (not after PushClient.finish's deadline, 100 s an attempt here), so the job
+   * fails within seconds naming it.
+   */
+  @Test
+  @Tag(ONE_WORKER)
+  void onlyWorkerKilledWhileMapsPush_theJobFailsAtOnce_sayingNoWorkerIsLeft() {
+    JavaPairRDD<Long, Long> shuffled = shuffledStoppingWorkerHalfway(0);
+    long start = System.nanoTime();
+
+    Throwable t = catchThrowable(() -> SparkFaults.checksum(shuffled));
+
+    long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+    assertThat(t).as("the job's failure").isNotNull();
+    assertThat(SparkFaults.messages(t)).contains("reviving their partitions failed")
+        .contains("No live Strata worker");
+    assertThat(seconds).as("seconds until the job failed (4 attempts)").isLessThan(60);
+  }
+
+  private JavaPairRDD<Long, Long> shuffledStoppingWorkerHalfway(int worker) {
+    return sc.parallelize(SparkFaults.range(RECORDS), MAPS).mapPartitions(it -> stopWorkerHalfway(it, worker), true)
         .mapToPair(i -> new Tuple2<>(SparkFaults.key(i), i)).partitionBy(new HashPartitioner(REDUCES));
+  }
+
+  private void killWorkerWhileMapsPush() throws Exception {
+    JavaPairRDD<Long, Long> shuffled = shuffledStoppingWorkerHalfway(1);
 
     assertThat(SparkFaults.checksum(shuffled)).isEqualTo(SparkFaults.expectedPairsChecksum());
 
