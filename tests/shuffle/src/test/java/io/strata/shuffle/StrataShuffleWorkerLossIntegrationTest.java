@@ -32,7 +32,9 @@ import scala.Tuple2;
  * the other copy; no map runs again), and both workers of a partition killed before the reduce stage (the
  * partition is lost: a fetch failure makes Spark run the map stage again). The map stage is run on its own
  * first with SparkContext.submitMapStage (Spark's API for a map stage alone), so a worker is stopped
- * exactly between the two stages. Each test has its own cluster and SparkContext, since it kills workers.
+ * exactly between the two stages. Also on two workers, a replica killed while maps push (its healthy
+ * primary takes the new epochs), and on one worker, the only worker killed (the job fails at once, saying
+ * so). Each test has its own cluster and SparkContext, since it kills workers.
  */
 class StrataShuffleWorkerLossIntegrationTest {
   private static final int WORKERS = 4;
