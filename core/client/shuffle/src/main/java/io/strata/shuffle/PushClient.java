@@ -211,9 +211,11 @@ public final class PushClient {
         moved.computeIfAbsent(loc.primary(), k -> new ArrayList<>())
             .add(new Item(loc, i.batch().toBuilder().setFileId(loc.fileId()).build()));
       }
-    } catch (IOException | RuntimeException ex) {
+    } catch (Exception ex) { // also the driver's checked SparkException, which Scala's askSync throws undeclared
+      Throwable why = ex instanceof IOException || ex instanceof RuntimeException || ex.getCause() == null ? ex
+          : ex.getCause(); // a wrapper's cause says why (the driver's answer)
       settled(new IOException("Pushing shuffle batches to worker " + worker + " failed (" + e.getMessage()
-          + ") and reviving their partitions failed: " + ex.getMessage(), ex));
+          + ") and reviving their partitions failed: " + why.getMessage(), ex));
       return;
     }
     synchronized (this) {

@@ -210,9 +210,9 @@ public final class ShuffleLifecycle implements Closeable {
    */
   private List<PartitionLocation> newEpochs(State s, List<Integer> partitionIds, Set<String> badWorkers)
       throws IOException {
-    Set<String> bad = new HashSet<>(badWorkers);
+    Set<String> unreachable = new HashSet<>();
     while (true) { // each round leaves out at least one more worker; none left ends it with UNAVAILABLE
-      List<PartitionLocation> out = placeEpochs(s, partitionIds, bad);
+      List<PartitionLocation> out = placeEpochs(s, partitionIds, badWorkers, unreachable);
       Map<String, OpenPartitionsRequest.Builder> byWorker = new LinkedHashMap<>();
       for (PartitionLocation l : out) {
         ShufflePartitionProto.Builder spec = ShufflePartitionProto.newBuilder().setAppId(s.appId)
@@ -241,7 +241,7 @@ public final class ShuffleLifecycle implements Closeable {
       }
       LOG.warn("Shuffle {} of {}: cannot reach worker(s) {} to open partitions ({}); placing them on the others",
           s.shuffleId, s.appId, failed.keySet(), first.getMessage());
-      bad.addAll(failed.keySet());
+      unreachable.addAll(failed.keySet());
     }
   }
 
@@ -271,18 +271,32 @@ public final class ShuffleLifecycle implements Closeable {
     }
   }
 
-  /** Creates the files of the next epoch of {@code partitionIds}, placed on the workers not in {@code bad}. */
-  private List<PartitionLocation> placeEpochs(State s, List<Integer> partitionIds, Set<String> badWorkers)
-      throws IOException {
+  /**
+   * Creates the files of the next epoch of {@code partitionIds}, placed on the workers in neither set; when
+   * that leaves none, on the {@code badWorkers} too (a pusher names the primary it pushed to, which also
+   * fails a push when only its replica is gone), never on the {@code unreachable} ones.
+   */
+  private List<PartitionLocation> placeEpochs(State s, List<Integer> partitionIds, Set<String> badWorkers,
+      Set<String> unreachable) throws IOException {
+    List<WorkerInfo> reachable = new ArrayList<>();
     List<WorkerInfo> live = new ArrayList<>();
     for (WorkerInfo w : fs.getWorkers()) {
-      if (!badWorkers.contains(w.address().host() + ":" + w.address().rpcPort())) {
-        live.add(w);
+      String hostPort = w.address().host() + ":" + w.address().rpcPort();
+      if (!unreachable.contains(hostPort)) {
+        reachable.add(w);
+        if (!badWorkers.contains(hostPort)) {
+          live.add(w);
+        }
       }
     }
     if (live.isEmpty()) {
+      live = reachable;
+    }
+    if (live.isEmpty()) {
+      Set<String> failed = new java.util.TreeSet<>(badWorkers);
+      failed.addAll(unreachable);
       throw new UnavailableException("No live Strata worker to put shuffle partitions on"
-          + (badWorkers.isEmpty() ? "" : " (besides " + badWorkers + ", which failed)"));
+          + (failed.isEmpty() ? "" : " (besides " + failed + ", which failed)"));
     }
     int n = live.size();
     List<Future<PartitionLocation>> made = new ArrayList<>();
