@@ -78,6 +78,16 @@ class ShufflePartitionFilesIntegrationTest {
         new PushClient.Settings(4, 64 << 10, 2, 10_000), retries);
   }
 
+  /** Registers a shuffle of one partition and pushes {@code b} to it as map 0's attempt, acknowledged by both copies. */
+  private static List<PartitionLocation> registerOneAndPush(String app, int shuffle, byte[] b, long attempt)
+      throws Exception {
+    List<PartitionLocation> locs = lifecycle.register(app, shuffle, 1);
+    PushClient p = pusher(app, shuffle, locs);
+    p.push(0, 0, attempt, b, 0, b.length);
+    p.finish();
+    return locs;
+  }
+
   private static byte[] batch(int map, int partition, int i) {
     return ("map " + map + " partition " + partition + " batch " + i + " ").repeat(1 + i % 50)
         .getBytes(StandardCharsets.UTF_8);
@@ -294,12 +304,9 @@ class ShufflePartitionFilesIntegrationTest {
   @Test
   @Order(7)
   void partitionIdlePastTheTempBlockTimeout_keepsItsAcknowledgedBatches() throws Exception {
-    List<PartitionLocation> locs = lifecycle.register("app-idle", 20, 1);
-    PartitionLocation loc = locs.get(0);
-    PushClient first = pusher("app-idle", 20, locs);
     byte[] early = batch(0, 0, 7);
-    first.push(0, 0, 500, early, 0, early.length);
-    first.finish(); // acknowledged by primary and replica
+    List<PartitionLocation> locs = registerOneAndPush("app-idle", 20, early, 500);
+    PartitionLocation loc = locs.get(0);
     // An ordinary writer on the primary that goes idle beside the partition: the reaper ending it shows
     // the partition's blocks have been idle past the timeout too.
     io.strata.worker.WorkerProcess primary = cluster.workers().stream()
@@ -358,5 +365,26 @@ class ShufflePartitionFilesIntegrationTest {
       cluster.restartWorker(0);
       cluster.waitForWorkers(3, 30_000);
     }
+  }
+
+  @Test
+  @Order(9)
+  void partitionOfAFileDeletedWhileTheWorkerMissedTheNotice_isLetGoAtRegistration() throws Exception {
+    PartitionLocation loc = registerOneAndPush("app-missed", 22, batch(0, 0, 1), 600).get(0);
+    List<io.strata.worker.WorkerProcess> holders = cluster.workers().stream()
+        .filter(w -> w.rpcPort() == loc.primaryPort() || w.rpcPort() == loc.replicaPort()).toList();
+    assertThat(holders).hasSize(2)
+        .allSatisfy(w -> assertThat(w.shuffle().store().openFileIds()).contains(loc.fileId()));
+
+    // The driver's file goes (say it died and someone cleaned up), and the master that would name it in
+    // heartbeats goes at once too: the new master never heard of the delete, so only the worker's
+    // registration, which lists the files it holds, can tell it.
+    fs.delete(loc.path(), io.strata.client.options.DeleteOptions.defaults());
+    cluster.restartMaster();
+    await().atMost(Duration.ofSeconds(30)).until(() -> holders.stream()
+        .noneMatch(w -> w.shuffle().store().openFileIds().contains(loc.fileId())));
+    assertThat(cluster.master().fileSystemMaster().recentlyRecoveredFileIds()).as("the new master's notice")
+        .doesNotContain(loc.fileId());
+    cluster.waitForWorkers(3, 30_000);
   }
 }

@@ -72,6 +72,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final long startTimeMs;
   private final Runnable onAllDirsFailed;
   private volatile java.util.function.Consumer<java.util.Collection<Long>> onAbandoned = ids -> {};
+  private volatile java.util.function.Supplier<java.util.Collection<Long>> heldFiles = List::of;
   private volatile BlockStore store;
   private volatile WorkerUfs ufs;
   private final Pins pins = new Pins();
@@ -114,6 +115,14 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Also told of the files whose writers lost their leases, after the store aborted their blocks. */
   void onAbandoned(java.util.function.Consumer<java.util.Collection<Long>> listener) {
     this.onAbandoned = listener;
+  }
+
+  /**
+   * What names the files this worker keeps blocks of past the idle timeout (shuffle partitions), sent with
+   * each registration; those the master says ended go to the {@link #onAbandoned} listener.
+   */
+  void heldFiles(java.util.function.Supplier<java.util.Collection<Long>> held) {
+    this.heldFiles = held;
   }
 
   void attach(BlockStore store, WorkerUfs ufs) {
@@ -210,7 +219,7 @@ final class MasterSync implements StoreEvents, MasterClient {
             .setNode(address.identity().node()).setRack(address.identity().rack())
             .setTransferPort(address.transferPort()))
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
-        .addAllDirs(dirs());
+        .addAllDirs(dirs()).addAllHeldFileIds(heldFiles.get());
     for (BlockStore.BlockMeta b : store.committedBlocks()) {
       req.addBlocks(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()));
     }
@@ -221,6 +230,12 @@ final class MasterSync implements StoreEvents, MasterClient {
     workerId = registered.getWorkerId();
     registration = new Registration(registered.getWorkerId(), registered.getWorkerToken());
     LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
+    if (registered.getEndedFileIdsCount() > 0) {
+      LOG.info("Letting go of the blocks of {} ended files the master named at registration",
+          registered.getEndedFileIdsCount());
+      store.abortWritesOf(registered.getEndedFileIdsList());
+      onAbandoned.accept(registered.getEndedFileIdsList());
+    }
   }
 
   /** One heartbeat; false when the master does not know this worker (it must register again). */

@@ -601,6 +601,11 @@ public final class FileSystemMaster {
     return leaseRecovery.tick();
   }
 
+  /** See {@link LeaseRecovery#ended}. */
+  public List<Long> endedFiles(java.util.Collection<Long> fileIds) {
+    return leaseRecovery.ended(fileIds);
+  }
+
   /** See {@link LeaseRecovery#recentlyRecoveredFileIds}. */
   public List<Long> recentlyRecoveredFileIds() {
     return leaseRecovery.recentlyRecoveredFileIds();

@@ -79,6 +79,17 @@ final class LeaseRecovery {
     return lost;
   }
 
+  /** Of {@code fileIds}, those no longer being written: deleted, or complete. */
+  List<Long> ended(java.util.Collection<Long> fileIds) {
+    List<Long> out = new ArrayList<>();
+    for (long id : fileIds) {
+      if (!writing(id)) {
+        out.add(id);
+      }
+    }
+    return out;
+  }
+
   private boolean writing(long fileId) {
     FileInfo f = tree.getFile(fileId);
     return f != null && !f.complete();

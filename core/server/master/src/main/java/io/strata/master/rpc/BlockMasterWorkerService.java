@@ -44,7 +44,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       long id = fs.blockMaster().register(MasterProtoConverter.fromProto(r.getAddress()), r.getCapacityBytes(),
           r.getUsedBytes(), report, r.getStartTimeMs(), MasterProtoConverter.fromDirProtos(r.getDirsList()));
       fs.workerRegistered(id, report);
-      return RegisterWorkerResponse.newBuilder().setWorkerId(id).setWorkerToken(fs.issueWorkerToken(id)).build();
+      return RegisterWorkerResponse.newBuilder().setWorkerId(id).setWorkerToken(fs.issueWorkerToken(id))
+          .addAllEndedFileIds(fs.endedFiles(r.getHeldFileIdsList())).build();
     });
   }
 

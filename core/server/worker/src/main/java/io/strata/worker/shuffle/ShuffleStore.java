@@ -211,6 +211,11 @@ public final class ShuffleStore {
     return n;
   }
 
+  /** The files of the partitions open here (their temp blocks are held past the idle timeout). */
+  public List<Long> openFileIds() {
+    return List.copyOf(partitions.keySet());
+  }
+
   /** Partitions sealed here so far. */
   public long sealed() {
     return sealed.sum();
