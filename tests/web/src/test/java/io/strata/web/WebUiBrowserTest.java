@@ -374,8 +374,15 @@ class WebUiBrowserTest {
         v -> assertThat(v).contains("default-src 'none'"));
     assertThat(http.send(HttpRequest.newBuilder(URI.create(master + "/no/such/page")).build(),
         HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(404);
-    assertThat(http.send(HttpRequest.newBuilder(URI.create(master + "/browse?path=/nope")).build(),
-        HttpResponse.BodyHandlers.ofString()).body()).contains("Cannot show /nope");
+    HttpResponse<String> missing = http.send(HttpRequest.newBuilder(URI.create(master + "/browse?path=/nope")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(missing.statusCode()).isEqualTo(404);
+    assertThat(missing.body()).contains("Cannot show /nope");
+    // a control character cannot be in a path: the request is bad, not the server
+    HttpResponse<String> malformed = http.send(HttpRequest.newBuilder(
+        URI.create(master + "/browse?path=/a%01b")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(malformed.statusCode()).isEqualTo(400);
+    assertThat(malformed.body()).contains("Cannot show");
     // Paths as the CLI takes them: a trailing slash or a relative path is normalised.
     assertThat(http.send(HttpRequest.newBuilder(URI.create(master + "/browse?path=data/logs/")).build(),
         HttpResponse.BodyHandlers.ofString()).body()).contains("app.log</a>");

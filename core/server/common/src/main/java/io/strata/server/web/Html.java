@@ -131,6 +131,7 @@ public final class Html {
   /** One HTML page: a title, a navigation bar, then headings, paragraphs, tables and text blocks in order. */
   public static final class Page {
     private final String title;
+    private int status = 200;
     private final StringBuilder nav = new StringBuilder();
     private final StringBuilder body = new StringBuilder();
 
@@ -139,6 +140,16 @@ public final class Html {
     }
 
     /** A navigation link (nav bar, left to right). */
+    /** The HTTP status the page is sent with, where its sender takes it from the page (200 unless set). */
+    public Page status(int code) {
+      this.status = code;
+      return this;
+    }
+
+    public int status() {
+      return status;
+    }
+
     public Page nav(String href, String text) {
       nav.append(link(href, text));
       return this;

@@ -22,7 +22,8 @@ import java.util.Map;
  *
  * <p>Status, listing and locations come from the master's own state; loading a path Strata has not seen
  * yet from the under file system happens as for {@code fs ls} (outside any lock). The file's first bytes
- * are read from a worker by {@link FileHead}. A bad or missing path gets the page with its reason.
+ * are read from a worker by {@link FileHead}. A missing path gets the page with its reason and status 404, a
+ * malformed one 400.
  * Thread-safe (stateless but for the head reader).
  */
 final class FileBrowser {
@@ -50,7 +51,13 @@ final class FileBrowser {
     try {
       info = fs.getStatus(path, -1);
     } catch (StrataException | RuntimeException e) {
-      return p.h1(Html.text(path)).p(Html.span("bad", "Cannot show " + path + ": " + e.getMessage()));
+      // 404 for a path that is not there, 400 for one that cannot be a path, 500 for anything else
+      int status = e instanceof io.strata.common.exception.NotFoundException ? 404
+          : e instanceof io.strata.common.exception.InvalidArgumentException
+          || e instanceof IllegalArgumentException
+          ? 400 : 500;
+      return p.status(status).h1(Html.text(path))
+          .p(Html.span("bad", "Cannot show " + path + ": " + e.getMessage()));
     }
     p.h1(breadcrumbs(info.path()));
     return info.directory() ? directory(p, fs, info) : file(p, fs, info);

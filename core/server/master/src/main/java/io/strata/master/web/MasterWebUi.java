@@ -88,7 +88,8 @@ public final class MasterWebUi {
       Html.send(ex, 503, p);
       return;
     }
-    Html.send(ex, 200, builder.build(fs));
+    Page built = builder.build(fs);
+    Html.send(ex, built.status(), built);
   }
 
   /** A page with the nav bar: a standby links only what it can answer itself. */
