@@ -24,6 +24,7 @@ import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.grpc.GrpcErrors;
 import io.strata.common.id.BlockId;
 import io.strata.minicluster.LocalStrataCluster;
+import io.strata.proto.BlockMasterWorkerServiceGrpc;
 import io.strata.proto.BlockWorkerServiceGrpc;
 import io.strata.proto.CompleteFileRequest;
 import io.strata.proto.CreateFileRequest;
@@ -31,6 +32,8 @@ import io.strata.proto.FileSystemMasterServiceGrpc;
 import io.strata.proto.GetStatusRequest;
 import io.strata.proto.ReadBlockRequest;
 import io.strata.proto.ReadBlockResponse;
+import io.strata.proto.RegisterWorkerRequest;
+import io.strata.proto.WorkerAddressProto;
 import io.strata.proto.WriteBlockHeader;
 import io.strata.proto.WriteBlockRequest;
 import io.strata.proto.WriteBlockResponse;
@@ -324,6 +327,17 @@ class BadInputIntegrationTest {
     assertThat(cluster.worker(0).store().committedBlocks()).noneMatch(b -> BlockId.fileId(b.blockId()) == fileId);
     open.cancel();
     assertThat(fs.exists("/absurd2")).as("a cancelled write leaves nothing visible").isFalse();
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {-1, 65536, 70000})
+  void registeringAWebPortThatIsNoPort_isInvalid_namingIt(int webPort) throws IOException {
+    var stub = BlockMasterWorkerServiceGrpc.newBlockingStub(masterChannel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    StrataException e = rawError(() -> stub.registerWorker(RegisterWorkerRequest.newBuilder().setAddress(
+        WorkerAddressProto.newBuilder().setHost("localhost").setRpcPort(1).setWebPort(webPort)).build()));
+    assertThat(e).isInstanceOf(InvalidArgumentException.class).hasMessageContaining("localhost:1")
+        .hasMessageContaining("web port " + webPort + ", not in 0-65535");
+    assertThat(fs.getClusterInfo().liveWorkers()).as("the bad worker is not registered").isEqualTo(1);
   }
 
   @Test

@@ -50,8 +50,9 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * {@code strata fsadmin report} prints; the browser clicks its way into directories and files, whose
  * status, block locations and first KB match the client API; names that are HTML ({@code <script>},
  * {@code <img onerror>}) show as text, with no script element in the DOM and no alert; a worker's page
- * lists its dirs and blocks; the configuration masks a credential. Screenshots of the overview and the
- * browser go to target/screenshots (and to {@code -Dstrata.ui.screenshots=DIR}, how docs/ got its).
+ * lists its dirs and blocks, and the master's workers page links it on its registered web port; the
+ * configuration masks a credential. Screenshots of the overview and the browser go to target/screenshots
+ * (and to {@code -Dstrata.ui.screenshots=DIR}, how docs/ got its).
  *
  * <p>The browser and driver must be installed ({@code apt-get install chromium chromium-driver}; .ci/run
  * does it): without them the test fails, saying so.
@@ -345,6 +346,32 @@ class WebUiBrowserTest {
     }
     assertThat(addresses).hasSize(2).contains("localhost:" + worker.rpcPort());
     assertThat(rows("dirs")).extracting(r -> r.get(2)).containsAll(expected);
+  }
+
+  @Test
+  void mastersWorkersPage_linksEachWorkersOwnPage_onItsRealWebPort() throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    HttpResponse<String> page = http.send(HttpRequest.newBuilder(URI.create(master + "/workers")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(cluster.workers()).hasSize(2);
+    for (var worker : cluster.workers()) {
+      int webPort = worker.web().port();
+      assertThat(webPort).isPositive().isNotEqualTo(cluster.master().web().port());
+      String url = "http://localhost:" + webPort + "/";
+      assertThat(page.body()).as("the link to worker %s's page", worker.rpcPort())
+          .contains("<a href=\"" + url + "\">localhost:" + worker.rpcPort() + "</a>");
+      HttpResponse<String> own = http.send(HttpRequest.newBuilder(URI.create(url)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(own.statusCode()).isEqualTo(200);
+      assertThat(own.body()).contains("Worker localhost:" + worker.rpcPort())
+          .contains("<th>Worker id</th><td>" + worker.workerId() + "</td>");
+    }
+    // the link a browser follows from the master lands on that worker's page
+    var first = cluster.worker(0);
+    driver.get(master + "/workers");
+    driver.findElement(By.linkText("localhost:" + first.rpcPort())).click();
+    assertThat(value("summary", "Worker id")).isEqualTo(Long.toString(first.workerId()));
   }
 
   @Test

@@ -4,15 +4,16 @@ import java.util.Objects;
 
 /**
  * Where a worker serves: host and RPC port, plus where it sits ({@link TieredIdentity}: node and rack, as
- * the worker reported at registration) and its block transfer port (0 when it serves none). Equality and
- * hash are host and port only: the identity and the transfer port describe the worker, they do not name
- * it. Immutable value.
+ * the worker reported at registration), its block transfer port (0 when it serves none) and its web port
+ * (0 when unknown). Equality and hash are host and port only: the identity and the other ports describe the
+ * worker, they do not name it. Immutable value.
  */
 public final class WorkerAddress {
   private final String host;
   private final int rpcPort;
   private final TieredIdentity identity;
   private final int transferPort;
+  private final int webPort;
 
   /** An address whose identity is its host as the node, rack unknown. */
   public WorkerAddress(String host, int rpcPort) {
@@ -26,6 +27,16 @@ public final class WorkerAddress {
 
   /** As above, with the worker's block transfer port ({@code 0}: none). */
   public WorkerAddress(String host, int rpcPort, TieredIdentity identity, int transferPort) {
+    this(host, rpcPort, identity, transferPort, 0);
+  }
+
+  /** As above, with the worker's web port ({@code 0}: unknown). */
+  public WorkerAddress(String host, int rpcPort, TieredIdentity identity, int transferPort, int webPort) {
+    if (webPort < 0 || webPort > 65535) {
+      throw new IllegalArgumentException("Web port " + webPort + " of worker " + host + ":" + rpcPort
+          + " is not a port number (0 to 65535)");
+    }
+    this.webPort = webPort;
     if (transferPort < 0 || transferPort > 65535) {
       throw new IllegalArgumentException("Transfer port " + transferPort + " of worker " + host + ":" + rpcPort
           + " is not a port number (0 to 65535)");
@@ -52,6 +63,11 @@ public final class WorkerAddress {
   /** The worker's block transfer port (raw block reads over TCP), or 0 when it serves none. */
   public int transferPort() {
     return transferPort;
+  }
+
+  /** The worker's web port (its pages and /metrics), or 0 when unknown. */
+  public int webPort() {
+    return webPort;
   }
 
   /** The worker's node and rack. */

@@ -217,7 +217,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     RegisterWorkerRequest.Builder req = RegisterWorkerRequest.newBuilder()
         .setAddress(WorkerAddressProto.newBuilder().setHost(address.host()).setRpcPort(address.rpcPort())
             .setNode(address.identity().node()).setRack(address.identity().rack())
-            .setTransferPort(address.transferPort()))
+            .setTransferPort(address.transferPort()).setWebPort(address.webPort()))
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
         .addAllDirs(dirs()).addAllHeldFileIds(heldFiles.get());
     for (BlockStore.BlockMeta b : store.committedBlocks()) {

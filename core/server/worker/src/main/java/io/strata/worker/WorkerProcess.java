@@ -162,7 +162,16 @@ public final class WorkerProcess implements AutoCloseable {
     server.start();
     port = server.port();
     int transferPort = startTransfer(bind, deferred);
-    WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port, identity, transferPort);
+    try {
+      // Bound before the address is made, so the worker registers its actual web port; pages come later.
+      web = io.strata.server.web.WebServer.start("worker-" + port, bind,
+          io.strata.server.web.WebServer.PortChoice.of(conf.get(WorkerKeys.WEB_PORT), port));
+    } catch (IOException e) {
+      close();
+      throw e;
+    }
+    WorkerAddress address = new WorkerAddress(conf.get(WorkerKeys.HOSTNAME), port, identity, transferPort,
+        web.port());
     masterConnection = new io.strata.common.master.MasterConnection(conf);
     sync = new MasterSync(masterConnection, address, conf.get(CommonKeys.RPC_TIMEOUT).toMillis(), clock,
         () -> fatalHandler.run());
@@ -195,15 +204,8 @@ public final class WorkerProcess implements AutoCloseable {
       }
     }
     startDataDomainSocket();
-    try {
-      web = io.strata.server.web.WebServer.start("worker-" + port, bind,
-          io.strata.server.web.WebServer.PortChoice.of(conf.get(WorkerKeys.WEB_PORT), port));
-      WorkerMetrics.serve(this, server, web);
-      io.strata.worker.web.WorkerWebUi.register(web, this, address, conf, clock);
-    } catch (IOException e) {
-      close();
-      throw e;
-    }
+    WorkerMetrics.serve(this, server, web);
+    io.strata.worker.web.WorkerWebUi.register(web, this, address, conf, clock);
     background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("worker-" + port + "-background"));
     background.scheduleWithFixedDelay(sync::tick, 0, conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis(),
         TimeUnit.MILLISECONDS);

@@ -36,10 +36,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
         throw new InvalidArgumentException("A worker must register with a host and a port in 1-65535, got '"
             + r.getAddress().getHost() + ":" + r.getAddress().getRpcPort() + "'");
       }
-      if (r.getAddress().getTransferPort() < 0 || r.getAddress().getTransferPort() > 65535) {
-        throw new InvalidArgumentException("Worker " + r.getAddress().getHost() + ":" + r.getAddress().getRpcPort()
-            + " registers a transfer port " + r.getAddress().getTransferPort() + ", not in 0-65535 (0: none)");
-      }
+      checkPort(r.getAddress(), "transfer", r.getAddress().getTransferPort(), "none");
+      checkPort(r.getAddress(), "web", r.getAddress().getWebPort(), "unknown");
       var report = MasterProtoConverter.fromProto(r.getBlocksList());
       long id = fs.blockMaster().register(MasterProtoConverter.fromProto(r.getAddress()), r.getCapacityBytes(),
           r.getUsedBytes(), report, r.getStartTimeMs(), MasterProtoConverter.fromDirProtos(r.getDirsList()));
@@ -47,6 +45,15 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       return RegisterWorkerResponse.newBuilder().setWorkerId(id).setWorkerToken(fs.issueWorkerToken(id))
           .addAllEndedFileIds(fs.endedFiles(r.getHeldFileIdsList())).build();
     });
+  }
+
+  /** A registering worker's optional port {@code kind}: 0 ({@code zero} means what) or a port number. */
+  private static void checkPort(io.strata.proto.WorkerAddressProto a, String kind, int port, String zero)
+      throws InvalidArgumentException {
+    if (port < 0 || port > 65535) {
+      throw new InvalidArgumentException("Worker " + a.getHost() + ":" + a.getRpcPort() + " registers a " + kind
+          + " port " + port + ", not in 0-65535 (0: " + zero + ")");
+    }
   }
 
   @Override

@@ -100,7 +100,8 @@ final class MasterProtoConverter {
 
   static WorkerAddressProto toProto(WorkerAddress a) {
     return WorkerAddressProto.newBuilder().setHost(a.host()).setRpcPort(a.rpcPort())
-        .setNode(a.identity().node()).setRack(a.identity().rack()).setTransferPort(a.transferPort()).build();
+        .setNode(a.identity().node()).setRack(a.identity().rack()).setTransferPort(a.transferPort())
+        .setWebPort(a.webPort()).build();
   }
 
   /** A call's request id, or null when the client sent none (or one without a client id). */
@@ -111,7 +112,7 @@ final class MasterProtoConverter {
 
   static WorkerAddress fromProto(WorkerAddressProto p) {
     return new WorkerAddress(p.getHost(), p.getRpcPort(), new TieredIdentity(p.getNode(), p.getRack()),
-        p.getTransferPort());
+        p.getTransferPort(), p.getWebPort());
   }
 
   static WorkerInfoProto toProto(WorkerState w) {

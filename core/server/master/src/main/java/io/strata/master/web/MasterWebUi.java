@@ -188,7 +188,7 @@ public final class MasterWebUi {
     List<List<?>> rows = new ArrayList<>();
     List<List<?>> dirs = new ArrayList<>();
     for (WorkerState w : live) {
-      rows.add(List.of(w.id(), w.address().toString(), Sizes.bytesAndHuman(w.capacityBytes()),
+      rows.add(List.of(w.id(), addressCell(w.address()), Sizes.bytesAndHuman(w.capacityBytes()),
           Sizes.bytesAndHuman(w.usedBytes()), w.blockCount(), Math.max(0, now - w.lastHeartbeatMs()) + " ms ago",
           Times.iso(w.startTimeMs())));
       for (StorageDirState d : w.dirs()) {
@@ -198,7 +198,8 @@ public final class MasterWebUi {
       }
     }
     Page p = page("Workers").h1("Workers").p(live.size() + " live, " + bm.lostWorkers().size() + " lost. Each "
-        + "worker serves its own page (tiers, dirs, blocks) on its web port, by default its RPC port + 1.");
+        + "worker serves its own page (tiers, dirs, blocks) on its web port, by default its RPC port + 1; a "
+        + "worker's address links to it (when the worker registered its web port).");
     p.h2("Live workers").table("workers", List.of("Id", "Address", "Capacity", "Used", "Blocks", "Last heartbeat",
         "Started"), rows);
     p.h2("Storage dirs").table("dirs", List.of("Worker", "Tier", "Path", "State", "Capacity", "Used",
@@ -208,6 +209,12 @@ public final class MasterWebUi {
       p.h2("Lost workers").table("lost", List.of("Id", "Address", "Last heartbeat"), lostRows(lost));
     }
     return p;
+  }
+
+  /** A worker's address, as a link to its own page when it registered its web port. */
+  private static Object addressCell(io.strata.common.net.WorkerAddress a) {
+    return a.webPort() > 0 ? Html.link("http://" + a.host() + ":" + a.webPort() + "/", a.toString())
+        : a.toString();
   }
 
   private Page mounts(FileSystemMaster fs) {
