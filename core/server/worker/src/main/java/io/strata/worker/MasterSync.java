@@ -233,9 +233,14 @@ final class MasterSync implements StoreEvents, MasterClient {
     if (registered.getEndedFileIdsCount() > 0) {
       LOG.info("Letting go of the blocks of {} ended files the master named at registration",
           registered.getEndedFileIdsCount());
-      store.abortWritesOf(registered.getEndedFileIdsList());
-      onAbandoned.accept(registered.getEndedFileIdsList());
+      letGo(registered.getEndedFileIdsList());
     }
+  }
+
+  /** Ends this worker's writes of files the master says ended: their temp blocks, held ones too. */
+  private void letGo(List<Long> fileIds) {
+    store.abortWritesOf(fileIds);
+    onAbandoned.accept(fileIds);
   }
 
   /** One heartbeat; false when the master does not know this worker (it must register again). */
@@ -309,8 +314,7 @@ final class MasterSync implements StoreEvents, MasterClient {
       }
     }
     if (res.getAbandonedFileIdsCount() > 0) {
-      store.abortWritesOf(res.getAbandonedFileIdsList()); // files whose writers lost their leases
-      onAbandoned.accept(res.getAbandonedFileIdsList());
+      letGo(res.getAbandonedFileIdsList()); // files whose writers lost their leases
     }
     if (res.getPinsIncluded()) {
       pins.update(res.getPinVersion(), res.getPinnedFileIdsList(), store);

@@ -139,7 +139,6 @@ public final class Html {
       this.title = title;
     }
 
-    /** A navigation link (nav bar, left to right). */
     /** The HTTP status the page is sent with, where its sender takes it from the page (200 unless set). */
     public Page status(int code) {
       this.status = code;
@@ -150,6 +149,7 @@ public final class Html {
       return status;
     }
 
+    /** A navigation link (nav bar, left to right). */
     public Page nav(String href, String text) {
       nav.append(link(href, text));
       return this;
