@@ -66,6 +66,8 @@ class ChecksumIntegrationTest {
   private static FileSystem scClient;
   /** Streaming reads only. */
   private static FileSystem streamClient;
+  /** Short-circuit reads of the block file's channel, not its mapping. */
+  private static FileSystem channelClient;
 
   @BeforeAll
   static void start() throws IOException {
@@ -81,6 +83,7 @@ class ChecksumIntegrationTest {
         .build().start();
     scClient = cluster.client();
     streamClient = client("strata.user.shortcircuit.mode", "off");
+    channelClient = client("strata.user.shortcircuit.read.mmap", "false");
   }
 
   private static FileSystem client(String key, String value) {
@@ -94,13 +97,20 @@ class ChecksumIntegrationTest {
     if (streamClient != null) {
       streamClient.close();
     }
+    if (channelClient != null) {
+      channelClient.close();
+    }
     if (cluster != null) {
       cluster.close();
     }
   }
 
   private static FileSystem reader(String mode) {
-    return mode.equals("fd") ? scClient : streamClient;
+    return switch (mode) {
+      case "fd" -> scClient;
+      case "fd-channel" -> channelClient;
+      default -> streamClient;
+    };
   }
 
   private static byte[] write(String path, int length, WriteType type) throws IOException {
@@ -182,13 +192,19 @@ class ChecksumIntegrationTest {
     await().atMost(Duration.ofSeconds(20)).until(() -> holders(path, block).size() == 2);
   }
 
+  /** Block 0 of {@code path}, copied to the other worker too (both hold it once this returns). */
+  private static FileBlockInfo firstBlockOnBothWorkers(String path) throws IOException {
+    FileBlockInfo b0 = scClient.getBlockLocations(path).get(0);
+    copyToOtherWorker(path, 0, indexOf(b0.locations().get(0).address()));
+    return b0;
+  }
+
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"fd", "off"})
+  @ValueSource(strings = {"fd", "fd-channel", "off"})
   void corruptCopy_isReadFromTheOtherWorker_andDroppedByTheMaster(String mode) throws IOException {
     String path = "/crc/other-copy-" + mode;
     byte[] data = write(path, 2 * BLOCK + 12345, WriteType.MUST_CACHE);
-    FileBlockInfo b0 = scClient.getBlockLocations(path).get(0);
-    copyToOtherWorker(path, 0, indexOf(b0.locations().get(0).address()));
+    FileBlockInfo b0 = firstBlockOnBothWorkers(path);
     // The reader tries the first listed copy first (every worker is on this node): corrupt that one.
     int bad = holders(path, 0).get(0);
     int good = 1 - bad;
@@ -204,8 +220,27 @@ class ChecksumIntegrationTest {
     assertThat(readAll(reader(mode), path)).isEqualTo(data);
   }
 
+  /**
+   * A copy the master still listed when the stream opened, whose worker no longer holds the block (removed
+   * since, as after a drop or an eviction): opening it fails with NOT_FOUND, and the stream reads on from the
+   * other copy, byte-exact, on every read path. The bytes are held by the other worker's copy.
+   */
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"fd", "off"})
+  @ValueSource(strings = {"fd", "fd-channel", "off"})
+  void copyRemovedAfterTheStreamOpened_isSkipped_andTheOtherCopyIsRead(String mode) throws IOException {
+    String path = "/crc/gone-" + mode;
+    byte[] data = write(path, 2 * BLOCK + 999, WriteType.MUST_CACHE);
+    FileBlockInfo b0 = firstBlockOnBothWorkers(path);
+    try (FileInStream in = reader(mode).openFile(path)) {
+      List<Integer> listed = holders(path, 0);
+      assertThat(listed).hasSize(2);
+      assertThat(cluster.worker(listed.get(0)).store().remove(b0.blockId())).isTrue();
+      assertThat(in.readAllBytes()).isEqualTo(data);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"fd", "fd-channel", "off"})
   void corruptCopy_ofAPersistedFile_isReadFromTheUfs_atTheSamePosition(String mode) throws IOException {
     String path = "/crc/persisted-" + mode;
     byte[] data = write(path, 3 * BLOCK + 777, WriteType.CACHE_THROUGH);

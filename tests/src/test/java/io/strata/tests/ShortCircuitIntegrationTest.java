@@ -133,6 +133,48 @@ class ShortCircuitIntegrationTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == 0);
   }
 
+  /** The lines of this JVM's memory map that map the file {@code p}. */
+  private static List<String> mappingsOf(Path p) throws IOException {
+    String name = p.toRealPath().toString();
+    return Files.readAllLines(Path.of("/proc/self/maps")).stream().filter(l -> l.endsWith(" " + name)).toList();
+  }
+
+  /**
+   * strata.user.shortcircuit.read.mmap (on by default): a short-circuit read maps the block file (seen in this
+   * JVM's /proc/self/maps), reads byte-exact through the mapping for whole, cut and unaligned ranges, and
+   * closing the stream unmaps it at once (the bytes stay held by the worker's block file, which is still
+   * listed). With the key off the same reads are byte-exact and map nothing.
+   */
+  @Test
+  void mappedReads_areByteExact_andClosingTheStreamUnmapsTheBlockFile() throws IOException {
+    byte[] data = write("/sc/mapped", 2 * BLOCK + 4321, 8);
+    Path file = tierDir.resolve("blocks").resolve(Long.toString(firstBlock("/sc/mapped")));
+    assertThat(file).exists();
+    assertThat(mappingsOf(file)).isEmpty();
+
+    byte[] part = new byte[70_000]; // more than one 64 KiB chunk, starting inside one
+    try (FileInStream in = fs.openFile("/sc/mapped")) {
+      in.readFully(12_345, part, 0, part.length);
+      assertThat(part).isEqualTo(java.util.Arrays.copyOfRange(data, 12_345, 12_345 + part.length));
+      assertThat(mappingsOf(file)).hasSize(1);
+      byte[] all = in.readAllBytes();
+      assertThat(all).isEqualTo(data);
+    }
+    assertThat(mappingsOf(file)).isEmpty();
+    assertThat(file).exists(); // closing released the mapping only: the worker still holds the block
+
+    Map<String, String> c = new java.util.HashMap<>(cluster.clientConf().explicitValues());
+    c.put("strata.user.shortcircuit.read.mmap", "false");
+    long opens = server().opens();
+    try (FileSystem channelFs = FileSystem.create(StrataConf.of(c)); FileInStream in = channelFs.openFile("/sc/mapped")) {
+      in.readFully(12_345, part, 0, part.length);
+      assertThat(part).isEqualTo(java.util.Arrays.copyOfRange(data, 12_345, 12_345 + part.length));
+      assertThat(in.readAllBytes()).isEqualTo(data);
+      assertThat(mappingsOf(file)).isEmpty();
+    }
+    assertThat(server().opens() - opens).as("both reads were short-circuit").isGreaterThanOrEqualTo(3);
+  }
+
   /**
    * A sequential short-circuit read opens the next block in the background while it reads the current one
    * (strata.user.shortcircuit.open.ahead): the read is byte-exact with each block opened once, a stream

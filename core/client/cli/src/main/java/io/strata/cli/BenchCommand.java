@@ -60,7 +60,8 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--paths", split = ",", description = "Only these data paths (default: all of "
         + "short-circuit, uds, tcp, tcp-plain, hadoop; also short-circuit-nocrc and tcp-nocrc: reads without "
         + "checksum checks, tcp-grpc and uds-grpc: reads streamed over gRPC, short-circuit-noahead: reads "
-        + "without the next block opened ahead).")
+        + "without the next block opened ahead, short-circuit-channel: short-circuit reads of the block file's "
+        + "channel instead of its memory mapping).")
     List<String> paths;
 
     @Option(names = "--block-size", defaultValue = "64MB", description = "Block size (default ${DEFAULT-VALUE}).")

@@ -47,6 +47,14 @@ public final class ClientKeys {
               + "strata.user.read.checksum.verify. Off trusts the local file.")
           .build();
 
+  public static final PropertyKey<Boolean> SHORT_CIRCUIT_READ_MMAP =
+      PropertyKey.booleanKey("strata.user.shortcircuit.read.mmap")
+          .defaultValue(true)
+          .doc("Whether short-circuit reads map the block's file into memory (one copy from the page cache to "
+              + "the caller, checksums checked on the mapping; released when the block is closed) rather than "
+              + "reading its channel (two copies). Blocks of 2 GiB or more are always read by channel.")
+          .build();
+
   public static final PropertyKey<Integer> SHORT_CIRCUIT_PREAD_BLOCKS_KEPT =
       PropertyKey.intKey("strata.user.shortcircuit.pread.blocks.kept")
           .defaultValue(16)

@@ -213,18 +213,23 @@ public final class FileInStream extends InputStream {
    */
   private void failedAttempt(BlockRetry r, BlockRangeReader failed, FileBlockInfo block, long position,
       IOException e) throws IOException {
+    failedAttempt(r, failed.worker(), failed.source(), block, position, e);
+  }
+
+  private void failedAttempt(BlockRetry r, WorkerAddress worker, String source, FileBlockInfo block,
+      long position, IOException e) throws IOException {
     if (!BlockRetry.isCopyFailure(e)) {
       if (r.failures().isEmpty()) {
         throw e;
       }
       throw r.finalError(describe(block, position), e);
     }
-    if (!corruptCopy(e, block.blockId(), failed.worker())) {
-      failedWorkers.put(failed.worker(), BlockRetry.describe(e));
+    if (!corruptCopy(e, block.blockId(), worker)) {
+      failedWorkers.put(worker, BlockRetry.describe(e));
     }
     LOG.info("Reading block {} of {} at position {} from {} failed ({}); trying another copy", block.blockId(),
-        file.path(), position, failed.source(), e.getMessage());
-    if (!r.retryAfter(failed.source(), e)) {
+        file.path(), position, source, e.getMessage());
+    if (!r.retryAfter(source, e)) {
       throw r.finalError(describe(block, position), e);
     }
   }
@@ -259,15 +264,27 @@ public final class FileInStream extends InputStream {
   }
 
   /** {@link #open}, whose failure (no copy left to try) is final: it names everything tried before. */
+  /**
+   * Opens a reader of the range on the nearest copy not failed yet. An open that fails as a copy failure (the
+   * worker lost the block since the master listed it, cannot be reached, its copy is corrupt) is handled as a
+   * failed read: that worker is left out, and after the backoff the next copy (then the under file system) is
+   * opened, within the block's retries.
+   */
   private BlockRangeReader openOrFail(FileBlockInfo block, long offset, long length, BlockRetry r, long position)
       throws IOException {
-    try {
-      return open(block, offset, length);
-    } catch (IOException e) {
-      if (r.failures().isEmpty()) {
-        throw e;
+    while (true) {
+      WorkerAddress[] tried = new WorkerAddress[1];
+      try {
+        return open(block, offset, length, tried);
+      } catch (IOException e) {
+        if (tried[0] == null || !BlockRetry.isCopyFailure(e)) {
+          if (r.failures().isEmpty()) {
+            throw e;
+          }
+          throw r.finalError(describe(block, position), e);
+        }
+        failedAttempt(r, tried[0], "worker " + tried[0] + " (open)", block, position, e);
       }
-      throw r.finalError(describe(block, position), e);
     }
   }
 
@@ -281,7 +298,9 @@ public final class FileInStream extends InputStream {
     return skip;
   }
 
-  private BlockRangeReader open(FileBlockInfo block, long offset, long length) throws IOException {
+  /** Opens the range on the copy chosen now; {@code tried[0]} is set to that copy's worker before it is asked. */
+  private BlockRangeReader open(FileBlockInfo block, long offset, long length, WorkerAddress[] tried)
+      throws IOException {
     Set<WorkerAddress> skip = skipFor(block);
     WorkerAddress chosen = selector.nearest(block.locations(), skip);
     boolean persisted = file.isPersisted();
@@ -313,6 +332,7 @@ public final class FileInStream extends InputStream {
       }
       chosen = selector.ufsReadWorker(block.blockId(), skip);
     }
+    tried[0] = chosen;
     // Short-circuit needs the worker's domain socket on this machine: the host names decide, not the
     // configured node (which may be wrong, and a socket path is derived from a port any worker may share).
     if (!unlisted && context.onThisHost(chosen)) {
@@ -377,7 +397,8 @@ public final class FileInStream extends InputStream {
     }
     try {
       return new ShortCircuitBlockReader(opened, worker, offset, length,
-          context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY));
+          context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY),
+          context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_MMAP));
     } catch (IOException e) {
       // No checksums to be had over the socket: the data port gives the answer (and a corrupt copy's error).
       LOG.debug("Short-circuit checksums of block {} on {} unavailable; streaming instead", block.blockId(), worker, e);

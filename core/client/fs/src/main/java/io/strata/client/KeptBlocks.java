@@ -82,7 +82,8 @@ final class KeptBlocks {
         eldest.remove();
       }
     }
-    return ShortCircuitBlockReader.ofKept(k.open(), k.worker(), offset, length, k.sums());
+    return ShortCircuitBlockReader.ofKept(k.open(), k.worker(), offset, length, k.sums(),
+        context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_MMAP));
   }
 
   /** Closes the kept block {@code blockId}, if kept. */

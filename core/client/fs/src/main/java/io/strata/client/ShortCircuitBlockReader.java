@@ -1,5 +1,6 @@
 package io.strata.client;
 
+import io.strata.client.shortcircuit.BlockMapping;
 import io.strata.client.shortcircuit.ShortCircuitClient;
 import io.strata.common.checksum.ChunkChecksums;
 import io.strata.common.exception.CorruptBlockException;
@@ -11,12 +12,17 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * Reads a range of a block opened short-circuit: positioned reads of the block's file straight into the
- * caller's array (one copy, from the page cache). Closing releases the worker's read lock.
+ * Reads a range of a block opened short-circuit. By default ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}) from
+ * the block's file mapped into memory ({@link BlockMapping}, one mapping per open block): each checksum chunk
+ * is checked on the mapping and copied from it to the caller's array, one copy from the page cache. Without a
+ * mapping (turned off, a block of 2 GiB or more, a file that cannot be mapped): positioned reads of the file's
+ * channel, which the JDK copies twice (into its temporary direct buffer, then the caller's array). Closing
+ * releases the worker's read lock.
  *
  * <p>With checksums ({@link ClientKeys#SHORT_CIRCUIT_CHECKSUM_VERIFY}) it first fetches the worker's stored
- * CRC32C of the chunks the range covers (sent with the OPEN answer, else asked over the domain socket), then checks every whole checksum chunk it
- * reads: the whole chunks the caller asks for (up to {@link #MAX_READ_BYTES} a call) are read into the caller's
+ * CRC32C of the chunks the range covers (sent with the OPEN answer, else asked over the domain socket), then
+ * checks every whole checksum chunk it reads before copying from it (mapped: a chunk the range or the caller's
+ * length cuts is checked whole, once). By channel: the whole chunks the caller asks for (up to {@link #MAX_READ_BYTES} a call) are read into the caller's
  * array in one positioned read and checked there; a chunk cut by
  * the range or the caller's length is read whole into a 64 KiB scratch buffer, checked, and copied out. A
  * mismatch is a {@link CorruptBlockException} naming the block, the worker and the chunk's offset.
@@ -38,8 +44,12 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
   private final int firstChunk;
   /** Whether closing this reader closes the block (false: its stream keeps it open for more reads). */
   private final boolean owns;
+  /** Whether to read through the block's mapping when it has one. */
+  private final boolean mmap;
   private ByteBuffer scratch;
   private int scratchChunk = -1;
+  /** The chunk last checked on the mapping (-1: none). */
+  private int mappedChunk = -1;
 
   /**
    * A range of a block its stream keeps open for positioned reads: {@code allSums} holds every chunk's
@@ -47,12 +57,13 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
    * the block open.
    */
   static ShortCircuitBlockReader ofKept(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset,
-      long length, int[] allSums) {
-    return new ShortCircuitBlockReader(block, worker, offset, length, allSums);
+      long length, int[] allSums, boolean mmap) {
+    return new ShortCircuitBlockReader(block, worker, offset, length, allSums, mmap);
   }
 
   private ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length,
-      int[] allSums) {
+      int[] allSums, boolean mmap) {
+    this.mmap = mmap;
     this.block = block;
     this.worker = worker;
     this.pos = offset;
@@ -63,7 +74,8 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
   }
 
   ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length,
-      boolean verify) throws IOException {
+      boolean verify, boolean mmap) throws IOException {
+    this.mmap = mmap;
     this.block = block;
     this.worker = worker;
     this.pos = offset;
@@ -103,6 +115,17 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
       return -1;
     }
     int want = (int) Math.min(Math.min(len, end - pos), MAX_READ_BYTES);
+    BlockMapping map = mmap ? block.mapping() : null;
+    if (map != null) {
+      if (!map.enter()) {
+        throw new IOException("Block " + block.blockId() + " of worker " + worker + " was closed while being read");
+      }
+      try {
+        return readMapped(map, b, off, want);
+      } finally {
+        map.exit();
+      }
+    }
     if (sums == null) {
       int n = block.channel().read(ByteBuffer.wrap(b, off, want), pos);
       if (n < 0) {
@@ -153,6 +176,31 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
     return n;
   }
 
+  /** Copies {@code want} bytes from the mapping, checking each chunk they touch once before copying from it. */
+  private int readMapped(BlockMapping map, byte[] b, int off, int want) throws CorruptBlockException {
+    if (sums == null) {
+      map.copy((int) pos, b, off, want);
+      pos += want;
+      return want;
+    }
+    int done = 0;
+    while (done < want) {
+      int chunk = ChunkChecksums.chunkOf(pos);
+      long chunkStart = ChunkChecksums.chunkStart(chunk);
+      long chunkEnd = ChunkChecksums.chunkEnd(chunk, block.length());
+      if (mappedChunk != chunk) {
+        int size = (int) (chunkEnd - chunkStart);
+        check(chunk, ChunkChecksums.crc(map.slice((int) chunkStart, size)), size);
+        mappedChunk = chunk;
+      }
+      int n = (int) Math.min(want - done, chunkEnd - pos);
+      map.copy((int) pos, b, off + done, n);
+      pos += n;
+      done += n;
+    }
+    return done;
+  }
+
   /** Fills {@code buf} from block offset {@code at}. */
   private void readFully(ByteBuffer buf, long at) throws IOException {
     int start = buf.position();
@@ -164,7 +212,10 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
   }
 
   private void check(int chunk, byte[] b, int off, int len) throws CorruptBlockException {
-    int got = ChunkChecksums.crc(b, off, len);
+    check(chunk, ChunkChecksums.crc(b, off, len), len);
+  }
+
+  private void check(int chunk, int got, int len) throws CorruptBlockException {
     int stored = sums[chunk - firstChunk];
     if (got != stored) {
       long at = ChunkChecksums.chunkStart(chunk);

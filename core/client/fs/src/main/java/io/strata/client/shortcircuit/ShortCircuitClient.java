@@ -285,7 +285,11 @@ public final class ShortCircuitClient implements AutoCloseable {
     private final FileChannel channel;
     /** Stored checksums from chunk 0 that came with the OPEN answer (null: none came). */
     private final int[] sentSums;
+    /** Guarded by this: set once by {@link #close}. */
     private boolean closed;
+    /** Guarded by this: the block's file mapped by the first {@link #mapping()}; null until then or unmappable. */
+    private BlockMapping mapping;
+    private boolean mapTried;
 
     OpenBlock(ShortCircuitClient client, WorkerAddress worker, ShortCircuitConnection conn, long blockId,
         long length, String tier, FileChannel channel, int[] sentSums) {
@@ -321,7 +325,11 @@ public final class ShortCircuitClient implements AutoCloseable {
      * has none for its copy.
      */
     public int[] checksums(int first, int count) throws IOException {
-      if (closed) {
+      boolean isClosed;
+      synchronized (this) {
+        isClosed = closed;
+      }
+      if (isClosed) {
         throw new IOException("block " + blockId + " is closed");
       }
       if (sentSums != null && first >= 0 && count >= 0 && first + count <= sentSums.length) {
@@ -330,12 +338,31 @@ public final class ShortCircuitClient implements AutoCloseable {
       return conn.checksums(blockId, first, count);
     }
 
+    /**
+     * The block's file mapped read-only ({@link BlockMapping}), made on the first call; null when it cannot be
+     * mapped or the block is closed (read {@link #channel()} then). Closing the block releases the mapping.
+     */
+    public synchronized BlockMapping mapping() {
+      if (!mapTried && !closed) {
+        mapTried = true;
+        mapping = BlockMapping.map(channel, length, blockId);
+      }
+      return closed ? null : mapping;
+    }
+
     @Override
     public void close() {
-      if (closed) {
-        return;
+      BlockMapping m;
+      synchronized (this) {
+        if (closed) {
+          return;
+        }
+        closed = true;
+        m = mapping;
       }
-      closed = true;
+      if (m != null) {
+        m.close();
+      }
       try {
         channel.close();
       } catch (IOException ignored) {
