@@ -378,6 +378,42 @@ class ChecksumIntegrationTest {
     assertThat(readAll(streamClient, path)).isEqualTo(data);
   }
 
+  /**
+   * Short-circuit reads map the block files of the MEM tier only: with every block of a file kept open by
+   * positioned reads (read-locked, so none moves), any block in a mem- dir is mapped in this JVM and those in
+   * an hdd- dir are not (read by channel, since a disk error under a mapping would end the JVM); all byte-exact.
+   */
+  @Test
+  void shortCircuitReads_mapMemTierBlocksOnly() throws IOException {
+    String path = "/crc/tiers";
+    byte[] data = write(path, 8 * BLOCK, WriteType.MUST_CACHE); // 8 MiB over two 3 MB MEM tiers: some on HDD
+    List<FileBlockInfo> blocks = scClient.getBlockLocations(path);
+    byte[] buf = new byte[BLOCK];
+    int mem = 0;
+    int hdd = 0;
+    try (FileInStream in = scClient.openFile(path)) {
+      for (FileBlockInfo b : blocks) {
+        in.readFully(b.offset(), buf, 0, BLOCK);
+        assertThat(buf).isEqualTo(java.util.Arrays.copyOfRange(data, (int) b.offset(), (int) b.offset() + BLOCK));
+      }
+      List<String> maps = Files.readAllLines(Path.of("/proc/self/maps"));
+      for (FileBlockInfo b : blocks) {
+        Path f = blockFile(indexOf(b.locations().get(0).address()), b.blockId());
+        String name = f.toRealPath().toString();
+        boolean mapped = maps.stream().anyMatch(l -> l.endsWith(" " + name));
+        boolean inMem = f.getParent().getParent().getFileName().toString().startsWith("mem-");
+        assertThat(mapped).as("block file %s mapped", f).isEqualTo(inMem);
+        if (inMem) {
+          mem++;
+        } else {
+          hdd++;
+        }
+      }
+    }
+    // MEM may be full of the other tests' blocks here; ShortCircuitIntegrationTest sees MEM blocks mapped.
+    assertThat(hdd).as("blocks on HDD (of %d; %d in MEM)", blocks.size(), mem).isPositive();
+  }
+
   @Test
   void sidecar_followsTheBlockDownATier_andThroughARestart_andStillCatchesCorruption() throws IOException {
     String path = "/crc/moved";

@@ -12,10 +12,10 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * Reads a range of a block opened short-circuit. By default ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}) from
- * the block's file mapped into memory ({@link BlockMapping}, one mapping per open block): each checksum chunk
+ * Reads a range of a block opened short-circuit. A block of the MEM tier, by default
+ * ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}), from the block's file mapped into memory ({@link BlockMapping}, one mapping per open block): each checksum chunk
  * is checked on the mapping and copied from it to the caller's array, one copy from the page cache. Without a
- * mapping (turned off, a block of 2 GiB or more, a file that cannot be mapped): positioned reads of the file's
+ * mapping (turned off, a block on a disk tier, of 2 GiB or more, or a file that cannot be mapped): positioned reads of the file's
  * channel, which the JDK copies twice (into its temporary direct buffer, then the caller's array). Closing
  * releases the worker's read lock.
  *
@@ -63,7 +63,7 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
 
   private ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length,
       int[] allSums, boolean mmap) {
-    this.mmap = mmap;
+    this.mmap = mmap && inMemory(block);
     this.block = block;
     this.worker = worker;
     this.pos = offset;
@@ -75,7 +75,7 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
 
   ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length,
       boolean verify, boolean mmap) throws IOException {
-    this.mmap = mmap;
+    this.mmap = mmap && inMemory(block);
     this.block = block;
     this.worker = worker;
     this.pos = offset;
@@ -97,6 +97,15 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
     } else {
       this.sums = null;
     }
+  }
+
+  /**
+   * Whether the block is in the worker's memory tier, the only one read through a mapping: a disk's read error
+   * under a mapping is a SIGBUS that ends the JVM, where a channel read throws an IOException the stream fails
+   * over from. A tmpfs file cannot shrink while the block is read-locked, so its mapping never faults.
+   */
+  private static boolean inMemory(ShortCircuitClient.OpenBlock block) {
+    return "MEM".equalsIgnoreCase(block.tier());
   }
 
   @Override
