@@ -25,7 +25,9 @@ import scala.Tuple2;
 /**
  * Task failures on real Spark (local[2,4], so a failed task is tried again) with StrataShuffleManager on a
  * real cluster of two workers: a map attempt that fails after pushing half its records leaves its batches
- * in the partition files, and readers skip them (no duplicates); a reduce attempt that fails is tried
+ * in the partition files, and readers skip them (no duplicates); a map attempt that pushed everything and
+ * committed, then failed, leaves a whole second set of batches, as a speculative copy would, and readers keep
+ * only the attempt Spark registered; a reduce attempt that fails is tried
  * again and reads the same sealed files. Each job's answer is checked against one computed in plain
  * Java, and the fault against what Spark and the files show. One cluster and one SparkContext for the class.
  */
@@ -97,6 +99,49 @@ class StrataShuffleFaultIntegrationTest {
     // The failed attempt really pushed: its batches are in the sealed files, and the readers left them out.
     assertThat(SparkFaults.batchesOf(cluster.client(), sc.sc().applicationId(), shuffleId, failed))
         .as("batches of failed map attempt " + failed + " in the partition files").isPositive();
+  }
+
+  /** The task attempt id of the map attempt that failed after its writer committed; -1 before. */
+  private static final AtomicLong committedThenFailed = new AtomicLong(-1);
+
+  /**
+   * Map partition 0's first attempt runs to its end (its writer's stop(true) returns: every batch pushed and
+   * acknowledged), then fails in a task completion listener, which Spark runs after the shuffle write.
+   */
+  private static Iterator<Long> failAfterCommit(Iterator<Long> in) {
+    TaskContext t = TaskContext.get();
+    if (t.partitionId() == 0 && t.attemptNumber() == 0) {
+      t.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) ctx -> {
+        committedThenFailed.set(ctx.taskAttemptId());
+        throw new IllegalStateException("injected: map attempt " + ctx.taskAttemptId() + " fails after its commit");
+      });
+    }
+    return in;
+  }
+
+  /**
+   * Two attempts of one map that both pushed every record and committed, the state a speculative copy leaves
+   * (Spark itself speculates only on another host, which these tests do not have): the readers keep the
+   * attempt Spark's map output tracker registered and skip the other's complete set of batches. The first
+   * attempt gives other values (as a non-deterministic map may), so reading any of its batches, or both
+   * attempts, would change the answer.
+   */
+  @Test
+  void mapAttemptThatPushedEverythingAndCommitted_thenFailed_isSkippedLikeASpeculativeCopy() throws Exception {
+    JavaPairRDD<Long, Long> shuffled = sc.parallelize(SparkFaults.range(RECORDS), MAPS)
+        .mapPartitions(it -> failAfterCommit(it), true)
+        .mapToPair(i -> new Tuple2<>(SparkFaults.key(i), poisonedOnFirstAttempt(i)))
+        .partitionBy(new HashPartitioner(REDUCES));
+    int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
+
+    assertThat(SparkFaults.checksum(shuffled)).isEqualTo(SparkFaults.expectedPairsChecksum());
+    assertThat(shuffled.count()).isEqualTo(RECORDS);
+
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(tasks.mapFailed).hasValue(1));
+    long failed = committedThenFailed.get();
+    assertThat(failed).as("the map attempt that failed after its commit").isNotNegative();
+    assertThat(SparkFaults.batchesOf(cluster.client(), sc.sc().applicationId(), shuffleId, failed))
+        .as("batches of committed-then-failed map attempt " + failed + " in the partition files").isPositive();
   }
 
   @Test
