@@ -184,4 +184,35 @@ class ZeroCopyStreamingIntegrationTest {
       assertThat(ctx.outstandingBlockBuffers()).isZero();
     }
   }
+
+  /**
+   * A write the worker refuses at its first message while the client goes on sending chunks: whatever of them
+   * the worker still parses over the transport's buffers is released, though the write has failed (a held one
+   * would keep its direct memory for the life of the worker). gRPC delivers no message after the refusal
+   * today (only the header is parsed); BlockWriteCall releases one that does arrive all the same.
+   */
+  @Test
+  void noBufferIsHeld_afterAWriteTheWorkerRefused_whileTheClientKeptSending() throws Exception {
+    WorkerProcess w = zeroCopyWorker.worker(0);
+    awaitNoWorkerBuffers(w);
+    long parsed = w.aliasedWriteChunks();
+    io.grpc.ManagedChannel ch = io.strata.common.grpc.GrpcChannels.forAddress("localhost", w.rpcPort(), 64 << 20);
+    io.strata.proto.WriteBlockRequest[] all = new io.strata.proto.WriteBlockRequest[33];
+    try {
+      all[0] = io.strata.proto.WriteBlockRequest.newBuilder().setHeader(io.strata.proto.WriteBlockHeader.newBuilder()
+          .setBlockId(io.strata.common.id.BlockId.of(777_777, 0)).setMaxLength(BLOCK).setBytesPerChecksum(1234)).build();
+      com.google.protobuf.ByteString chunk = com.google.protobuf.ByteString.copyFrom(DATA, 0, CHUNK);
+      for (int i = 1; i < all.length; i++) {
+        all[i] = io.strata.proto.WriteBlockRequest.newBuilder().setChunk(chunk).build();
+      }
+      assertThat(BadInputIntegrationTest.rawWriteError(ch, io.strata.common.id.BlockId.of(777_777, 0), all))
+          .isInstanceOf(io.strata.common.exception.InvalidArgumentException.class)
+          .hasMessageContaining("1234-byte chunks are not supported");
+    } finally {
+      io.strata.common.grpc.GrpcChannels.close(ch);
+    }
+    assertThat(w.aliasedWriteChunks() - parsed).as("messages the worker parsed over the transport's buffers")
+        .isBetween(1L, (long) all.length);
+    awaitNoWorkerBuffers(w);
+  }
 }

@@ -81,12 +81,16 @@ final class FileCompletion {
               current.writeType().caches() ? this::checkCachedBlocks : (f, len) -> { }, PersistenceState.PERSISTED,
               ufsMtime);
           blocks.removeFileBlocks(done.id(), done.blockCount());
-          blocks.filePersisted(done.id()); // its cached copies exist elsewhere now: workers may evict them
         }
         ufsWriteTargets.remove(done.id());
       } finally {
         placing.remove(current.id());
       }
+      flush.run();
+      // Its cached copies may be evicted only once PERSISTED is durable: before, a master that restarted would
+      // not know the UFS holds the file.
+      blocks.filePersisted(done.id());
+      return done;
     } else {
       PersistenceState state = current.writeType() == WriteType.ASYNC_THROUGH
           ? PersistenceState.TO_BE_PERSISTED : PersistenceState.NOT_PERSISTED;

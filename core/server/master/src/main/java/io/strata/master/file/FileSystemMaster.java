@@ -142,11 +142,14 @@ public final class FileSystemMaster {
     }
   }
 
-  private void syncQuietly() {
+  /** Flushes the journal; false (logged) when it could not be. */
+  private boolean syncQuietly() {
     try {
       sync();
+      return true;
     } catch (StrataException e) {
       LOG.error("The journal could not be flushed: {}", e.getMessage());
+      return false;
     }
   }
 

@@ -57,7 +57,10 @@ final class PersistScheduler {
   private final MountTable mounts;
   private final MetadataSync ufs;
   private final Function<FileInfo, List<BlockState>> blocksOf;
-  private final Runnable sync;
+  /** Flushes the journal: true once what the round changed is durable. */
+  private final java.util.function.BooleanSupplier durable;
+  /** Files made PERSISTED since the last successful flush: their blocks are released to eviction after it. */
+  private final List<Long> persistedUnflushed = new ArrayList<>();
   private final Clock clock;
   private final UfsConfig conf;
   private final Map<Long, Job> jobs = new HashMap<>();
@@ -73,13 +76,14 @@ final class PersistScheduler {
   private final java.util.concurrent.atomic.LongAdder failures = new java.util.concurrent.atomic.LongAdder();
 
   PersistScheduler(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync ufs,
-      Function<FileInfo, List<BlockState>> blocksOf, Runnable sync, Clock clock, UfsConfig conf) {
+      Function<FileInfo, List<BlockState>> blocksOf, java.util.function.BooleanSupplier durable, Clock clock,
+      UfsConfig conf) {
     this.tree = tree;
     this.blocks = blocks;
     this.mounts = mounts;
     this.ufs = ufs;
     this.blocksOf = blocksOf;
-    this.sync = sync;
+    this.durable = durable;
     this.clock = clock;
     this.conf = conf;
   }
@@ -101,16 +105,21 @@ final class PersistScheduler {
    * One round: apply reported outcomes, retry what failed or timed out, send what is due (at most
    * {@link UfsConfig#persistMaxInFlight()} jobs at a time). The PERSISTED entries of the round are made
    * durable with one journal flush at its end: a crash before it only means those files are persisted
-   * again.
+   * again. Only after that flush are the workers told they may evict those files' blocks: were they told
+   * before, a master restarted from the journal would find the files TO_BE_PERSISTED with their only cached
+   * copies evicted, and never read the UFS copy. A flush that fails keeps them for the next round's.
    */
   void tick() {
     try {
       round();
     } finally {
       pendingAfterRound = jobs.size();
-      if (changed) {
+      if (changed && durable.getAsBoolean()) {
         changed = false;
-        sync.run();
+        for (long id : persistedUnflushed) {
+          blocks.filePersisted(id); // the workers may evict its blocks now
+        }
+        persistedUnflushed.clear();
       }
     }
   }
@@ -327,7 +336,7 @@ final class PersistScheduler {
       });
       changed = true;
       jobs.remove(fileId);
-      blocks.filePersisted(fileId); // the workers may evict its blocks now
+      persistedUnflushed.add(fileId);
       LOG.debug("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
     } catch (IOException | RuntimeException e) {
       fail(fileId, job, "finishing the persistence failed: " + e.getMessage(), now);

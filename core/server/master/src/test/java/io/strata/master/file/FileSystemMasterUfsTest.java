@@ -290,6 +290,36 @@ class FileSystemMasterUfsTest {
     assertThat(heartbeat(List.of()).evictable().blockIds()).isEmpty();
   }
 
+  /**
+   * A master deposed (a standby took the journal over) after its worker persisted a file but before the
+   * PERSISTED entry was flushed: the flush is refused, so the worker is never told it may evict the file's
+   * blocks. They stay the only copies the successor knows of: it replays the file as TO_BE_PERSISTED.
+   */
+  @Test
+  void persistedFilesBlocks_stayUnevictable_whenThePersistedEntryCannotBeFlushed() throws Exception {
+    FileInfo f = writeCached("/d/f", 250, WriteType.ASYNC_THROUGH);
+    fs.persistTick();
+    PersistCommand c = heartbeat(List.of()).persist().get(0);
+    Path temp = Path.of(URI.create(c.ufsUri()));
+    Files.createDirectories(temp.getParent());
+    Files.write(temp, new byte[250]);
+    heartbeat(List.of(new PersistResult(f.id(), true, "", 250)));
+
+    Journal successor = new Journal(tmp.resolve("journal"), 1 << 20);
+    journals.add(successor);
+    successor.replayReadOnly(e -> { });
+    successor.takeOver(e -> { }); // fences this master's journal
+
+    fs.persistTick(); // PERSISTED in memory; the journal refuses the flush
+    assertThat(fs.getStatus("/d/f").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(heartbeat(List.of()).evictable().blockIds()).as("PERSISTED is not durable").isEmpty();
+    fs.persistTick();
+    assertThat(heartbeat(List.of()).evictable().blockIds()).as("nor after another round").isEmpty();
+    successor.close();
+    journals.remove(successor);
+    assertThat(open().getStatus("/d/f").persistence()).isEqualTo(PersistenceState.TO_BE_PERSISTED);
+  }
+
   @Test
   void evictableBlocks_areSentAgain_untilTheWorkerAcknowledgesThem() throws Exception {
     FileInfo f = writeCached("/e/lost", 50, WriteType.ASYNC_THROUGH);

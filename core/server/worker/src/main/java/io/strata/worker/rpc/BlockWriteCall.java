@@ -40,10 +40,10 @@ final class BlockWriteCall implements StreamObserver<WriteBlockRequest> {
 
   @Override
   public void onNext(WriteBlockRequest req) {
-    if (failed) {
-      return;
-    }
     try {
+      if (failed) {
+        return; // a message that arrived after the write failed: its transport buffer is released all the same
+      }
       if (temp == null) {
         if (!req.hasHeader()) {
           throw new InvalidArgumentException("The first message of a block write must carry the header "
