@@ -125,6 +125,12 @@ public final class BlockMaster {
    * entered {@link FileLookup#whileUnchanged} before this monitor.
    */
   private boolean addLocation(WorkerMeta w, BlockReport b) {
+    if (w.toRemove.contains(b.blockId())) {
+      // Told to remove it (freed, deleted, dropped): a report of it made before the worker got that word lists
+      // nothing, or readers would be sent to a copy that is about to go. A copy cached again after the worker
+      // removed it is reported removed first, which clears this.
+      return false;
+    }
     BlockMeta meta = blocks.get(b.blockId());
     if (meta == null) {
       if (files.stateOf(BlockId.fileId(b.blockId())) != FileLookup.FileState.INCOMPLETE

@@ -139,7 +139,11 @@ final class MountOperations {
     }
   }
 
-  /** Removes the mount at {@code path} and what Strata holds under it (the UFS keeps its data). */
+  /**
+   * Removes the mount at {@code path} and what Strata holds under it (the UFS keeps its data). Refused,
+   * changing nothing, while a file under it is being written or not persisted: its blocks are then the only
+   * copy of its bytes (as free refuses); persist or delete such files first.
+   */
   void unmount(String path) throws StrataException {
     StrataPath p = StrataPath.of(path);
     if (p.isRoot()) {
@@ -155,6 +159,14 @@ final class MountOperations {
       }
     }
     synchronized (commitLock) {
+      // Checked under the commit lock, so no create or complete under the mount slips in after the check.
+      for (FileInfo f : tree.filesUnder(p)) {
+        if (!f.complete() || !f.persisted()) {
+          throw new FailedPreconditionException("Cannot unmount " + path + ": " + f.path() + " is "
+              + (f.complete() ? f.persistence() : "being written") + ", so Strata holds the only copy of its bytes; "
+              + "persist it (fs persist) or delete it first");
+        }
+      }
       List<Long> removed = tree.delete(p, true, List.of(new JournalEntry.DeleteMount(p.toString())));
       removeBlocks.accept(removed);
       mounts.remove(p.toString());

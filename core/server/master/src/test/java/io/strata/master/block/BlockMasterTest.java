@@ -85,6 +85,40 @@ class BlockMasterTest {
         .isInstanceOf(NotFoundException.class);
   }
 
+  /**
+   * A heartbeat that reports a block added after the master told that worker to remove it (the worker
+   * collected its report before the removal reached it) lists no copy there; once the worker reports it
+   * removed, a copy cached again is listed.
+   */
+  @Test
+  void addedReport_ofABlockTheWorkerWasToldToRemove_listsNoCopyUntilItIsRemoved() {
+    long block = BlockId.of(DONE_FILE, 0);
+    BlockMaster m = new BlockMaster(clock, TIMEOUT, new FileLookup() {
+      @Override
+      public FileState stateOf(long fileId) {
+        return files.getOrDefault(fileId, FileState.MISSING);
+      }
+
+      @Override
+      public long cacheableLength(long blockId) {
+        return blockId == block ? 10 : -1;
+      }
+    });
+    long a = m.register(A, CAPACITY, 0, List.of(), clock.millis());
+    m.heartbeat(a, CAPACITY, 0, List.of(new BlockReport(block, 10, "MEM")), List.of());
+    assertThat(m.getBlock(block).locations()).hasSize(1);
+
+    assertThat(m.removeFileBlocks(DONE_FILE, 0)).isEqualTo(1); // freed
+    HeartbeatResult r = m.heartbeat(a, CAPACITY, 0, List.of(new BlockReport(block, 10, "MEM")), List.of());
+    assertThat(m.hasBlock(block)).as("no copy listed: it is being removed").isFalse();
+    assertThat(r.removeBlockIds()).containsExactly(block);
+
+    m.heartbeat(a, CAPACITY, 0, List.of(), List.of(block));
+    HeartbeatResult again = m.heartbeat(a, CAPACITY, 0, List.of(new BlockReport(block, 10, "MEM")), List.of());
+    assertThat(again.removeBlockIds()).isEmpty();
+    assertThat(m.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactly(a);
+  }
+
   @Test
   void heartbeat_fromAnUnknownWorker_asksItToRegister() {
     HeartbeatResult r = beat(123456789L);

@@ -502,6 +502,34 @@ class FileSystemMasterUfsTest {
     assertThatThrownBy(() -> again.unmount("/m")).isInstanceOf(FailedPreconditionException.class);
   }
 
+  /**
+   * Unmount removes what Strata holds under the mount, so it is refused while a file there has its only copy
+   * in Strata: one being written, one MUST_CACHE (NOT_PERSISTED); the blocks and the file stay. Once that file
+   * is deleted the unmount goes ahead, and the UFS keeps its own file.
+   */
+  @Test
+  void unmount_isRefused_whileAFileUnderItIsOnlyInStrata() throws Exception {
+    Path other = Files.createDirectories(tmp.resolve("other-ufs"));
+    Files.writeString(other.resolve("x"), "in ufs!");
+    fs.mount("/m", other.toString(), false, false, Map.of());
+    FileInfo open = fs.createFile("/m/open", BS, true, 0, WriteType.MUST_CACHE);
+    assertThatThrownBy(() -> fs.unmount("/m")).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("/m/open is being written");
+    fs.delete("/m/open", false, false);
+    FileInfo cached = writeCached("/m/cached", 250, WriteType.MUST_CACHE);
+    assertThatThrownBy(() -> fs.unmount("/m")).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("/m/cached is NOT_PERSISTED").hasMessageContaining("fs persist");
+    assertThat(fs.getStatus("/m/cached").length()).isEqualTo(250);
+    assertThat(fs.blockMaster().hasBlock(BlockId.of(cached.id(), 0))).as("its blocks are kept").isTrue();
+    assertThat(fs.mountTable()).extracting(MountTable.MountInfo::path).contains("/m");
+    assertThat(open.id()).isNotEqualTo(cached.id());
+
+    fs.delete("/m/cached", false, false);
+    fs.unmount("/m");
+    assertThat(fs.mountTable()).extracting(MountTable.MountInfo::path).doesNotContain("/m");
+    assertThat(Files.readString(other.resolve("x"))).isEqualTo("in ufs!");
+  }
+
   @Test
   void mountsOutsideTheAllowedUris_areRefused() {
     assertThatThrownBy(() -> fs.mount("/etc", "/etc", true, false, Map.of()))
