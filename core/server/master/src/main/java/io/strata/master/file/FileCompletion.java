@@ -127,6 +127,12 @@ final class FileCompletion {
         throw new FailedPreconditionException("Cannot complete " + p + " with length " + length + ": its under "
             + "file system copy " + temp + " has " + written.length() + " bytes");
       }
+      // Checked again just before the UFS path is cleared: had this file been renamed away meanwhile (and another
+      // file renamed to its old path), the copy there is that other file's, and clearing it would destroy it.
+      if (!tree.isFileAt(file.id(), p.toString())) {
+        throw new FailedPreconditionException("Cannot complete " + p + ": the file was renamed or deleted while it "
+            + "was being completed");
+      }
       replaceableTarget(u, r.ufsUri(), p);
       if (!u.rename(temp, r.ufsUri())) {
         throw new UnavailableException("Cannot complete " + p + ": renaming " + temp + " to " + r.ufsUri()
