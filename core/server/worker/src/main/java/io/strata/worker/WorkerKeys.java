@@ -179,6 +179,16 @@ public final class WorkerKeys {
               + "RESOURCE_EXHAUSTED and the client tries another worker. 0 refuses at once.")
           .build();
 
+  public static final PropertyKey<Integer> WRITE_BLOCKS_MAX =
+      PropertyKey.intKey("strata.worker.write.blocks.max")
+          .defaultValue(16384)
+          .validate(v -> v >= 1, "at least 1")
+          .doc("Most blocks the worker writes at once: streamed and short-circuit writes, whole-block "
+              + "reservations not yet written, and the open blocks of shuffle partition files. Each holds a file "
+              + "descriptor however small it is, so clients cannot run the worker out of descriptors; one more "
+              + "is refused with RESOURCE_EXHAUSTED (the writer tries another worker).")
+          .build();
+
   public static final PropertyKey<Integer> WRITE_SPACE_WAITERS_MAX =
       PropertyKey.intKey("strata.worker.write.space.waiters.max")
           .defaultValue(32)

@@ -178,6 +178,7 @@ public final class WorkerProcess implements AutoCloseable {
     try {
       store = new TieredBlockStore(tierSpecs(conf, port), Allocator.create(conf.get(WorkerKeys.ALLOCATOR)),
           BlockAnnotator.create(conf.get(WorkerKeys.ANNOTATOR)), sync, clock);
+      store.limitWrites(conf.get(WorkerKeys.WRITE_BLOCKS_MAX), WorkerKeys.WRITE_BLOCKS_MAX.name());
       tierManager = new TierManager(store, conf.get(WorkerKeys.RESERVER_HIGH_WATERMARK),
           conf.get(WorkerKeys.RESERVER_LOW_WATERMARK), conf.get(WorkerKeys.TEMP_BLOCK_TIMEOUT).toMillis(),
           conf.get(WorkerKeys.TIER_ALIGN_MOVES));

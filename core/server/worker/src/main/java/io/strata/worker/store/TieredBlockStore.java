@@ -138,6 +138,14 @@ public final class TieredBlockStore implements BlockStore {
     return commits.commit(temp);
   }
 
+  /**
+   * At most {@code max} blocks written at once (streamed, short-circuit, reserved and not yet written, shuffle
+   * partition blocks): one more is refused with RESOURCE_EXHAUSTED naming {@code key}.
+   */
+  public void limitWrites(int max, String key) {
+    writes.limit(max, key);
+  }
+
   @Override
   public void abort(TempBlock temp) {
     commits.abort(temp);

@@ -37,6 +37,9 @@ final class WriteSpace implements Temp.Appender {
   private final DirFailures failures;
   private final StoreReports reports;
   private final Clock clock;
+  /** Most blocks written at once (ids claimed, temp files open); guarded by {@code index.lock}. */
+  private int maxWriting = Integer.MAX_VALUE;
+  private String maxWritingKey = "";
 
   WriteSpace(BlockIndex index, Allocator allocator, Mover mover, DirFailures failures, StoreReports reports,
       Clock clock) {
@@ -180,6 +183,17 @@ final class WriteSpace implements Temp.Appender {
     return t;
   }
 
+  /**
+   * Bounds the blocks written at once (each holds a temp file's descriptor and an entry here, however small its
+   * length): one more is refused with RESOURCE_EXHAUSTED naming {@code key}.
+   */
+  void limit(int max, String key) {
+    synchronized (index.lock) {
+      this.maxWriting = max;
+      this.maxWritingKey = key;
+    }
+  }
+
   /** Checks a new block's id and length and claims the id for the caller (a null entry in the writing map). */
   private void claimId(long blockId, long maxLength) throws StrataException {
     if (blockId < 0) {
@@ -198,6 +212,11 @@ final class WriteSpace implements Temp.Appender {
       }
       if (index.writing.containsKey(blockId)) {
         throw new AlreadyExistsException("Block " + blockId + " is being written (or removed) by another caller");
+      }
+      if (index.writing.size() >= maxWriting) {
+        throw new ResourceExhaustedException("Cannot write block " + blockId + ": " + index.writing.size()
+            + " blocks are being written (or reserved) on this worker, the most it writes at once ("
+            + maxWritingKey + "=" + maxWriting + "); retry when some have committed");
       }
       index.writing.put(blockId, null);
     }

@@ -38,6 +38,34 @@ class GrantedWriteTest {
     }
   }
 
+  /**
+   * strata.worker.write.blocks.max: blocks written at once are bounded whatever their lengths (each holds a
+   * descriptor), over streamed temps and whole-block reservations alike; one more is refused naming the key,
+   * an aborted or committed one makes room, and a committed block's bytes stay readable.
+   */
+  @Test
+  void blocksWrittenAtOnce_areBounded_andAnEndedOneMakesRoom() throws IOException {
+    TieredBlockStore store = StoreFixture.builder().tier("MEM", 1 << 20, root.resolve("mem")).build();
+    store.limitWrites(3, "strata.worker.write.blocks.max");
+    TempBlock a = store.createTemp(11, 1);
+    store.createReserved(12, 1, 0);
+    TempBlock c = store.createTemp(13, 100);
+    assertThatThrownBy(() -> store.createReserved(14, 1, 0)).isInstanceOf(ResourceExhaustedException.class)
+        .hasMessageContaining("3 blocks are being written").hasMessageContaining("strata.worker.write.blocks.max=3");
+    assertThatThrownBy(() -> store.createTemp(14, 1)).isInstanceOf(ResourceExhaustedException.class);
+    assertThat(tmpFiles(root.resolve("mem"))).hasSize(3);
+
+    store.abort(a);
+    TempBlock d = store.createTemp(14, 1);
+    assertThatThrownBy(() -> store.createTemp(15, 1)).isInstanceOf(ResourceExhaustedException.class);
+    byte[] data = content(13, 100);
+    c.append(ByteBuffer.wrap(data));
+    store.commit(c);
+    assertThat(read(store, 13)).isEqualTo(data);
+    store.createTemp(15, 1);
+    store.abort(d);
+  }
+
   @Test
   void grants_areCountedAsUsed_cappedAtTheMaximum_andTheUnusedPartComesBackAtCommit() throws IOException {
     TieredBlockStore store = StoreFixture.builder().tier("MEM", 10_000, root.resolve("mem")).build();
