@@ -5,9 +5,6 @@ import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCalls;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -25,26 +22,8 @@ public final class BareUnaryServer {
   static final String READY = "port=";
 
   /** Bytes in, bytes out: no parsing on either side. */
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new IllegalStateException(e);
-      }
-    }
-  };
-
-  static final MethodDescriptor<byte[], byte[]> METHOD = MethodDescriptor.<byte[], byte[]>newBuilder()
-      .setType(MethodDescriptor.MethodType.UNARY)
-      .setFullMethodName(MethodDescriptor.generateFullMethodName("strata.bench.Bare", "Call"))
-      .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+  static final MethodDescriptor<byte[], byte[]> METHOD = io.strata.common.grpc.BytesMethods.unary("strata.bench.Bare",
+      "Call");
 
   private BareUnaryServer() {}
 

@@ -29,8 +29,12 @@ import picocli.CommandLine.Option;
  * {@code strata bench meta}: metadata operation rates against a running master with its journal on,
  * beside baselines measured in the same run ({@link MetaBaselines}): the rate of a bare grpc-java unary
  * server (one trivial method on the transport thread, in a JVM of its own on a free loopback port) called
- * with as many threads, measured again right before each op (the line's figure), and the cost of one fsync in the master's journal dir (or a temp dir, said on
- * stderr). One line per measurement:
+ * with as many threads, and the cost of one fsync in the master's journal dir (or a temp dir, said on
+ * stderr). Each op is measured paired with the bare call ({@link #runPaired}): every client thread alternates
+ * one bare call and one op, so both see the same machine load, JIT state and wake-up costs, and each line's
+ * two rates are medians over {@code --rounds} rounds (this machine's speed drifts by 2x within a run, so a
+ * bare figure taken before or after the op is not comparable). Both servers are warmed the same way, paired,
+ * before the first line. One line per measurement:
  * {@code bench op=<op> threads=<n> entries=<n> ops_per_s=<x> p99_ms=<y> bare_unary_ops_per_s=<z>
  * ratio_to_bare=<x/z>}, create lines also {@code fsync_ms=<f> floor_ms=<g> ratio_to_floor=<r>} (see
  * {@link #floor}); create, getStatus and listStatus lines also
@@ -64,6 +68,10 @@ final class MetaBench implements Callable<Integer> {
       + "when it is on this host, else a temp dir).")
   java.nio.file.Path journalDir;
 
+  @Option(names = "--rounds", defaultValue = "5", description = "Rounds per measurement; each line's rates are "
+      + "the medians over them (default ${DEFAULT-VALUE}).")
+  int rounds;
+
   @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
   boolean helpRequested;
 
@@ -82,10 +90,13 @@ final class MetaBench implements Callable<Integer> {
 
   private record Result(double opsPerSec, double p99Ms) {}
 
+  /** An op's result and that of the bare calls interleaved with it. */
+  private record Paired(Result op, Result bare) {}
+
   @Override
   public Integer call() throws Exception {
-    if (files < 1 || threads.stream().anyMatch(t -> t < 1)) {
-      ctx.err().println("bench: --files and --threads must be positive");
+    if (files < 1 || rounds < 1 || threads.stream().anyMatch(t -> t < 1)) {
+      ctx.err().println("bench: --files, --rounds and --threads must be positive");
       return 1;
     }
     FileSystem fs = ctx.fs();
@@ -106,6 +117,8 @@ final class MetaBench implements Callable<Integer> {
     }
     MetaBaselines bare = MetaBaselines.start();
     ctx.err().println("bench: bare unary server (pid " + bare.pid() + ") on 127.0.0.1:" + bare.port());
+    ctx.err().println("bench: each op alternates with a bare call on every thread; each line's rates are medians "
+        + "over " + rounds + " rounds");
     try {
       fs.createDirectory(root, CreateDirectoryOptions.defaults().withRecursive(true));
       for (int n : threads) {
@@ -119,16 +132,12 @@ final class MetaBench implements Callable<Integer> {
         FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub timedStub =
             FileSystemMasterServiceGrpc.newBlockingStub(io.grpc.ClientInterceptors.intercept(ch,
                 ServerTiming.clientInterceptor(masterNanos::add)));
-        // Warm up both servers' JITs (the bare one starts cold in its own JVM): 10,000 calls at least.
-        int warm = Math.max(per * 2, 10_000 / n);
-        run(n, warm, (t, i) -> bare.bareCall());
-        run(n, warm, (t, i) -> stub.ping(PingRequest.getDefaultInstance()));
-        // The bare rate is measured again right before each op (the machine is shared and its speed drifts
-        // within a run), and each line is set against its own.
         Op bareOp = (t, i) -> bare.bareCall();
-        Result unary = run(n, per * 2, bareOp);
-        Result ping = run(n, per * 2, (t, i) -> stub.ping(PingRequest.getDefaultInstance()));
-        print(out, "ping", n, 0, ping, unary, -1, -1);
+        Op ping = (t, i) -> stub.ping(PingRequest.getDefaultInstance());
+        // Warm up both servers' JITs the same way (the bare one starts cold in its own JVM, the master has
+        // served only the set-up): 20,000 paired calls at least, then the namespace ops' own warm-ups below.
+        runPaired(n, Math.max(per * 2, 20_000 / n), 1, bareOp, ping);
+        print(out, "ping", n, 0, runPaired(n, per * 2, rounds, bareOp, ping), -1, -1);
         // MUST_CACHE: the figures are the namespace's own, without background persistence beside them.
         io.strata.client.options.CreateFileOptions mustCache = io.strata.client.options.CreateFileOptions
             .defaults().withWriteType(io.strata.client.options.WriteType.MUST_CACHE);
@@ -137,28 +146,28 @@ final class MetaBench implements Callable<Integer> {
         for (int t = 0; t < n; t++) {
           fs.createDirectory(base + "/warm" + t);
         }
-        run(n, Math.max(1, warmup / n), (t, i) -> fs.createFile(base + "/warm" + t + "/f" + i, mustCache).close());
-        unary = run(n, per * 2, bareOp);
-        Result create = run(n, per, (t, i) -> fs.createFile(base + "/w" + t + "/f" + i, mustCache).close());
+        runPaired(n, Math.max(1, warmup / n), 1, bareOp,
+            (t, i) -> fs.createFile(base + "/warm" + t + "/f" + i, mustCache).close());
+        Paired create = runPaired(n, per, rounds, bareOp,
+            (t, i) -> fs.createFile(base + "/w" + t + "/f" + i, mustCache).close());
         double createMaster = masterMs(n, per, (t, i) -> {
           String path = base + "/w" + t + "/m" + i;
           long id = timedStub.createFile(CreateFileRequest.newBuilder().setPath(path).setBlockSize(64L << 20)
               .setWriteType("MUST_CACHE").build()).getFile().getId();
           timedStub.completeFile(CompleteFileRequest.newBuilder().setPath(path).setFileId(id).build());
         });
-        print(out, "create", n, 0, create, unary, fsyncMs, createMaster);
-        run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i)); // warm up: reads repeat freely
-        unary = run(n, per * 2, bareOp);
-        Result stat = run(n, per, (t, i) -> fs.getStatus(base + "/w" + t + "/f" + i));
+        print(out, "create", n, 0, create, fsyncMs, createMaster);
+        // Reads repeat freely: a warm-up pass, then twice as many as there are files.
+        Op stat = (t, i) -> fs.getStatus(base + "/w" + t + "/f" + (i % per));
+        runPaired(n, per, 1, bareOp, stat);
+        Paired stats = runPaired(n, per * 2, rounds, bareOp, stat);
         double statMaster = masterMs(n, per, (t, i) -> timedStub.getStatus(GetStatusRequest.newBuilder()
             .setPath(base + "/w" + t + "/f" + i).setSyncIntervalMs(-1).build()));
-        print(out, "getStatus", n, 0, stat, unary, -1, statMaster);
-        unary = run(n, per * 2, bareOp);
-        Result rename = run(n, per, (t, i) -> fs.rename(base + "/w" + t + "/f" + i, base + "/w" + t + "/g" + i));
-        print(out, "rename", n, 0, rename, unary, -1, -1);
-        unary = run(n, per * 2, bareOp);
-        Result delete = run(n, per, (t, i) -> fs.delete(base + "/w" + t + "/g" + i));
-        print(out, "delete", n, 0, delete, unary, -1, -1);
+        print(out, "getStatus", n, 0, stats, -1, statMaster);
+        print(out, "rename", n, 0, runPaired(n, per, rounds, bareOp,
+            (t, i) -> fs.rename(base + "/w" + t + "/f" + i, base + "/w" + t + "/g" + i)), -1, -1);
+        print(out, "delete", n, 0, runPaired(n, per, rounds, bareOp,
+            (t, i) -> fs.delete(base + "/w" + t + "/g" + i)), -1, -1);
         for (int size : listSizes) {
           String dir = root + "/list" + size;
           if (!fs.exists(dir)) {
@@ -172,8 +181,7 @@ final class MetaBench implements Callable<Integer> {
             });
           }
           int reps = Math.max(1, Math.min(200, 2_000_000 / Math.max(1, size)) / n);
-          Result listUnary = run(n, per * 2, bareOp);
-          Result list = run(n, reps, (t, i) -> {
+          Paired list = runPaired(n, reps, rounds, bareOp, (t, i) -> {
             int[] count = {0};
             fs.iterateStatus(dir, io.strata.client.options.ListStatusOptions.defaults(), s -> count[0]++);
             if (count[0] != size) {
@@ -183,7 +191,7 @@ final class MetaBench implements Callable<Integer> {
           ListStatusRequest listReq = ListStatusRequest.newBuilder().setPath(dir).setBatchSize(1000)
               .setSyncIntervalMs(-1).build();
           double listMaster = masterMs(n, reps, (t, i) -> timedStub.listStatus(listReq).forEachRemaining(r -> { }));
-          print(out, "listStatus", n, size, list, listUnary, -1, listMaster);
+          print(out, "listStatus", n, size, list, -1, listMaster);
         }
       }
     } finally {
@@ -221,8 +229,10 @@ final class MetaBench implements Callable<Integer> {
     return masterNanos.sum() / 1e6 / ((double) n * perThread);
   }
 
-  private static void print(PrintStream out, String op, int threads, int entries, Result r, Result unary,
-      double fsyncMs, double masterMs) {
+  private static void print(PrintStream out, String op, int threads, int entries, Paired p, double fsyncMs,
+      double masterMs) {
+    Result r = p.op();
+    Result unary = p.bare();
     // Rounded once; the ratio is the quotient of the printed figures, so a reader can check it.
     double rate = round(r.opsPerSec(), r.opsPerSec() < 10 ? 4 : 1);
     double bare = round(unary.opsPerSec(), 1);
@@ -255,6 +265,75 @@ final class MetaBench implements Callable<Integer> {
     return java.math.BigDecimal.valueOf(v).setScale(digits, java.math.RoundingMode.HALF_UP).doubleValue();
   }
 
+  /**
+   * Runs {@code perThread} ops on each of {@code n} threads, each thread alternating one {@code bare} call
+   * and one op (which goes first alternates too), in {@code rounds} rounds (op numbers 0 to perThread - 1
+   * split between them in order). A round's rate of each is the sum over threads of calls over the time
+   * spent in them (so the other's calls do not count); the result is each one's median round rate and the
+   * p99 of all its latencies.
+   */
+  private static Paired runPaired(int n, int perThread, int rounds, Op bare, Op op) throws Exception {
+    int r = Math.max(1, Math.min(rounds, perThread));
+    List<Double> opRates = new ArrayList<>();
+    List<Double> bareRates = new ArrayList<>();
+    long[] opAll = new long[n * perThread];
+    long[] bareAll = new long[n * perThread];
+    int k = 0;
+    ExecutorService pool = Executors.newFixedThreadPool(n);
+    try {
+      for (int round = 0; round < r; round++) {
+        int from = (int) ((long) perThread * round / r);
+        int to = (int) ((long) perThread * (round + 1) / r);
+        List<Future<long[][]>> futures = new ArrayList<>();
+        for (int t = 0; t < n; t++) {
+          int thread = t;
+          futures.add(pool.submit(() -> {
+            long[] o = new long[to - from];
+            long[] b = new long[to - from];
+            for (int i = from; i < to; i++) {
+              if ((i & 1) == 0) {
+                b[i - from] = timed(bare, thread, i);
+                o[i - from] = timed(op, thread, i);
+              } else {
+                o[i - from] = timed(op, thread, i);
+                b[i - from] = timed(bare, thread, i);
+              }
+            }
+            return new long[][] {o, b};
+          }));
+        }
+        double opRate = 0;
+        double bareRate = 0;
+        for (Future<long[][]> f : futures) {
+          long[][] lat = f.get();
+          opRate += lat[0].length * 1e9 / Math.max(1, Arrays.stream(lat[0]).sum());
+          bareRate += lat[1].length * 1e9 / Math.max(1, Arrays.stream(lat[1]).sum());
+          System.arraycopy(lat[0], 0, opAll, k, lat[0].length);
+          System.arraycopy(lat[1], 0, bareAll, k, lat[1].length);
+          k += lat[0].length;
+        }
+        opRates.add(opRate);
+        bareRates.add(bareRate);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    return new Paired(new Result(BenchCommand.Io.median(opRates), p99Ms(opAll)),
+        new Result(BenchCommand.Io.median(bareRates), p99Ms(bareAll)));
+  }
+
+  private static long timed(Op op, int t, int i) throws Exception {
+    long s = System.nanoTime();
+    op.run(t, i);
+    return System.nanoTime() - s;
+  }
+
+  private static double p99Ms(long[] lat) {
+    long[] sorted = lat.clone();
+    Arrays.sort(sorted);
+    return sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * 0.99) - 1)] / 1e6;
+  }
+
   /** Runs {@code perThread} ops on each of {@code n} threads; returns the aggregate rate and p99 latency. */
   private static Result run(int n, int perThread, Op op) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(n);
@@ -281,9 +360,7 @@ final class MetaBench implements Callable<Integer> {
         k += lat.length;
       }
       double secs = (System.nanoTime() - t0) / 1e9;
-      Arrays.sort(all);
-      double p99 = all[Math.min(all.length - 1, (int) Math.ceil(all.length * 0.99) - 1)] / 1e6;
-      return new Result(all.length / secs, p99);
+      return new Result(all.length / secs, p99Ms(all));
     } finally {
       pool.shutdownNow();
     }

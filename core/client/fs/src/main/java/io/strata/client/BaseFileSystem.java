@@ -139,7 +139,7 @@ final class BaseFileSystem implements FileSystem {
   }
 
   private URIStatus statusWithBlocks(String path) throws StrataException {
-    long sync = ClientKeys.metadataSyncIntervalMs(context.conf());
+    long sync = context.metadataSyncIntervalMs();
     return ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(GetStatusRequest.newBuilder()
         .setPath(path).setIncludeBlocks(true).setSyncIntervalMs(sync).build()).getFile()));
   }
@@ -160,7 +160,7 @@ final class BaseFileSystem implements FileSystem {
     if (cached != null) {
       return cached;
     }
-    URIStatus status = fetchStatus(path, ClientKeys.metadataSyncIntervalMs(context.conf()));
+    URIStatus status = fetchStatus(path, context.metadataSyncIntervalMs());
     cache().putStatus(path, status);
     return status;
   }
@@ -192,7 +192,7 @@ final class BaseFileSystem implements FileSystem {
 
   private void listFromMaster(String path, ListStatusOptions options, Consumer<URIStatus> action)
       throws StrataException {
-    long sync = options.syncIntervalMs().orElseGet(() -> ClientKeys.metadataSyncIntervalMs(context.conf()));
+    long sync = options.syncIntervalMs().orElseGet(() -> context.metadataSyncIntervalMs());
     ListStatusRequest req = ListStatusRequest.newBuilder().setPath(path).setRecursive(options.recursive())
         .setBatchSize(context.conf().get(ClientKeys.LIST_BATCH_SIZE)).setSyncIntervalMs(sync).build();
     long[] delivered = {0};
@@ -339,7 +339,7 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public URIStatus persist(String path, Duration timeout) throws IOException {
     check(path);
-    long sync = ClientKeys.metadataSyncIntervalMs(context.conf());
+    long sync = context.metadataSyncIntervalMs();
     URIStatus status = fetchStatus(path, sync);
     if (status.isPersisted()) {
       return status;

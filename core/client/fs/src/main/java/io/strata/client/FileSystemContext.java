@@ -47,6 +47,8 @@ public final class FileSystemContext implements Closeable {
     final StrataConf conf;
     final WorkerChannels channels;
     final boolean zeroCopy;
+    /** {@link ClientKeys#metadataSyncIntervalMs}, parsed once: every getStatus and listing sends it. */
+    final long metadataSyncIntervalMs;
 
     Generation(int number, StrataConf conf, long maxMessageBytes, long flowWindowBytes) {
       this.number = number;
@@ -56,6 +58,7 @@ public final class FileSystemContext implements Closeable {
           maxMessageBytes, flowWindowBytes, conf.get(ClientKeys.WORKER_CHANNELS_MAX),
           conf.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT), System::nanoTime);
       this.zeroCopy = conf.get(ClientKeys.NETWORK_ZEROCOPY_ENABLED);
+      this.metadataSyncIntervalMs = ClientKeys.metadataSyncIntervalMs(conf);
     }
   }
 
@@ -251,6 +254,11 @@ public final class FileSystemContext implements Closeable {
   /** The configuration in use now: the cluster defaults under this client's own keys. */
   public StrataConf conf() {
     return current.conf;
+  }
+
+  /** The configuration's metadata sync interval ({@link ClientKeys#metadataSyncIntervalMs}), parsed once. */
+  long metadataSyncIntervalMs() {
+    return current.metadataSyncIntervalMs;
   }
 
   public String masterAddress() {

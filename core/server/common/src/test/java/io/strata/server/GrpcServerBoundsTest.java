@@ -14,10 +14,6 @@ import io.grpc.stub.ServerCalls;
 import io.strata.common.exception.ErrorCode;
 import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.grpc.GrpcErrors;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,24 +32,8 @@ import org.junit.jupiter.api.Timeout;
  * method whose handler waits on a latch, so the test decides exactly when its threads are busy.
  */
 class GrpcServerBoundsTest {
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  };
-  private static final MethodDescriptor<byte[], byte[]> WAIT = MethodDescriptor.<byte[], byte[]>newBuilder()
-      .setType(MethodDescriptor.MethodType.UNARY).setFullMethodName("test.Blocking/Wait")
-      .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+  private static final MethodDescriptor<byte[], byte[]> WAIT = io.strata.common.grpc.BytesMethods.unary(
+      "test.Blocking", "Wait");
 
   @Test
   @Timeout(value = 60, unit = TimeUnit.SECONDS)

@@ -33,9 +33,9 @@ import org.slf4j.LoggerFactory;
  * The master's domain facade for clients and workers: it builds the parts and hands each call to the one
  * that owns it: namespace changes ({@link NamespaceChanges}) and reads ({@link NamespaceReads}) on the
  * {@link InodeTree}, file completion and block commits ({@link FileCompletion}), the worker protocol
- * ({@link WorkerProtocol}), mounts, leases, cache policies and persistence; and it replays and
- * checkpoints the whole. Together they keep the rules that join the namespace, the {@link BlockMaster}
- * and the under file systems (a file completes only when all its blocks are committed with the right
+ * ({@link WorkerProtocol}), mounts, leases, cache policies and persistence, journal replay and
+ * checkpoints ({@link MasterRecovery}). Together they keep the rules that join the namespace, the
+ * {@link BlockMaster} and the under file systems (a file completes only when all its blocks are committed with the right
  * lengths, and, written through, once its UFS copy is in place; a deleted file's blocks are removed from
  * workers and its UFS copy deleted; a complete file accepts no new blocks unless it is persisted, when
  * workers may cache its blocks again).
@@ -77,6 +77,8 @@ public final class FileSystemMaster {
   private final NamespaceReads reads;
   private final FileCompletion completion;
   private final WorkerProtocol workers;
+  /** Replay of journal entries and checkpoints of the whole state. */
+  private final MasterRecovery recovery;
 
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize) {
     this(clock, workerTimeout, maxBlockSize, null);
@@ -133,6 +135,7 @@ public final class FileSystemMaster {
     this.completion = new FileCompletion(tree, blocks, mounts, sync, commitLock, ufsWriteTargets, journal,
         this::sync);
     this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, workerAccess, ufsWriteTargets);
+    this.recovery = new MasterRecovery(tree, blocks, mounts, calls, journal, commitLock);
   }
 
   /** Waits until the changes made so far are durable; an RPC calls it before it answers. */
@@ -170,60 +173,14 @@ public final class FileSystemMaster {
     return calls.table().size();
   }
 
-  /** Applies one journaled change during recovery. */
+  /** See {@link MasterRecovery#replay}. */
   public void replay(JournalEntry entry) throws StrataException {
-    if (entry instanceof JournalEntry.RequestDone r) {
-      calls.table().record(r);
-      return;
-    }
-    if (entry instanceof JournalEntry.CommitBlock c) {
-      blocks.restoreBlock(c.blockId(), c.length());
-      return;
-    }
-    if (entry instanceof JournalEntry.AddMount m) {
-      mounts.add(new MountTable.MountInfo(m.path(), m.ufsUri(), m.readOnly(), m.shared(), m.options()));
-      return;
-    }
-    if (entry instanceof JournalEntry.DeleteMount m) {
-      mounts.remove(m.path());
-      return;
-    }
-    List<Long> removed = tree.apply(entry);
-    for (long fileId : removed) {
-      blocks.removeFileBlocks(fileId, 0);
-    }
-    if (entry instanceof JournalEntry.CompleteFile c) {
-      FileInfo f = tree.getFile(c.id());
-      blocks.removeFileBlocks(c.id(), f.blockCount());
-    }
+    recovery.replay(entry);
   }
 
-  /** Writes a checkpoint of the whole namespace, mounts and block metadata. */
+  /** See {@link MasterRecovery#checkpoint}. */
   public void checkpoint() throws IOException {
-    if (journal == null) {
-      return;
-    }
-    long seq;
-    List<JournalEntry> entries;
-    synchronized (commitLock) {
-      // Tree changes append under the tree's write lock, block commits under commitLock: holding both
-      // keeps the sequence and the state still while they are read.
-      long[] s = new long[1];
-      entries = tree.whileFrozen(() -> {
-        s[0] = journal.appendedSequence();
-        List<JournalEntry> all = tree.snapshotEntries();
-        for (MountTable.MountInfo m : mounts.list()) {
-          if (!m.path().equals("/")) {
-            all.add(new JournalEntry.AddMount(m.path(), m.ufsUri(), m.readOnly(), m.shared(), m.options()));
-          }
-        }
-        all.addAll(blocks.snapshotEntries());
-        all.addAll(calls.table().snapshotEntries());
-        return all;
-      });
-      seq = s[0];
-    }
-    journal.checkpoint(seq, entries);
+    recovery.checkpoint();
   }
 
   public BlockMaster blockMaster() {
