@@ -73,7 +73,9 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
         }
         current = files.next();
         FileInStream s = fs.openFile(current);
-        in = new DataInputStream(new java.io.BufferedInputStream(s, 1 << 20));
+        // Sized to the file: a reduce task of a thousand-partition shuffle reads files of a few KiB.
+        in = new DataInputStream(new java.io.BufferedInputStream(s, (int) Math.max(8192, Math.min(1 << 20,
+            s.length()))));
       }
       int got = in.read(head, 0, 1);
       if (got < 0) {
