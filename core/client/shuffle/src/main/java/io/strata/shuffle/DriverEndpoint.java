@@ -106,7 +106,7 @@ final class DriverEndpoint implements RpcEndpoint {
   }
 
   Sealed sealed(int shuffleId) throws java.io.IOException {
-    ShuffleLifecycle.SealedShuffle s = lifecycle.seal(shuffleId);
+    SealedShuffle s = lifecycle.seal(shuffleId);
     Map<Integer, Set<Long>> lost;
     synchronized (this) {
       lost = suspects.computeIfAbsent(shuffleId, k -> new HashMap<>());
