@@ -20,7 +20,8 @@ import scala.runtime.BoxedUnit;
  * The driver's Spark RPC endpoint ({@value #NAME}) through which executors reach the
  * {@link ShuffleLifecycle}: revive a partition's location, and get a shuffle's sealed files (the first
  * reader to ask seals every open epoch: that is the stage end). Requests are answered from the
- * endpoint's own pool, never on Spark's dispatcher threads, since seals take seconds.
+ * endpoint's own pool, never on Spark's dispatcher threads, since seals take seconds; only a request for
+ * the files of a shuffle sealed already, with nothing lost, is answered at once on the dispatcher thread.
  *
  * <p>A lost partition epoch is answered with the map attempts (Spark's map ids) registered for that
  * partition when it was lost: a reader that finds one of them still registered raises a fetch failure,
@@ -85,6 +86,11 @@ final class DriverEndpoint implements RpcEndpoint {
         if (!isDefinedAt(m)) {
           return otherwise.apply(m);
         }
+        @SuppressWarnings("unchecked")
+        B1 unit = (B1) BoxedUnit.UNIT;
+        if (m instanceof GetSealed g && answeredAtOnce(g.shuffleId(), context)) {
+          return unit;
+        }
         try {
           pool.execute(() -> {
             try {
@@ -98,11 +104,27 @@ final class DriverEndpoint implements RpcEndpoint {
           context.sendFailure(new java.io.IOException("The Strata shuffle driver is busy: " + THREADS
               + " requests in progress and " + QUEUED_MAX + " queued; ask again", e));
         }
-        @SuppressWarnings("unchecked")
-        B1 unit = (B1) BoxedUnit.UNIT;
         return unit;
       }
     };
+  }
+
+  /**
+   * Answers a reader on the dispatcher thread when the shuffle is sealed already and lost nothing (no map
+   * output tracker lookup to do): after the first readers, every reader of a stage is answered so.
+   */
+  private boolean answeredAtOnce(int shuffleId, RpcCallContext context) {
+    SealedShuffle done;
+    try {
+      done = lifecycle.sealedIfSettled(shuffleId);
+    } catch (java.io.IOException e) {
+      return false; // the pool answers with the failure
+    }
+    if (done == null || !done.lost().isEmpty()) {
+      return false;
+    }
+    context.reply(new Sealed(done.files(), Map.of()));
+    return true;
   }
 
   Sealed sealed(int shuffleId) throws java.io.IOException {

@@ -157,6 +157,14 @@ public final class ShuffleLifecycle implements Closeable {
     return sealer.seal(state(shuffleId));
   }
 
+  /** What {@link #seal} would return at once, without blocking: null while an epoch is open or a seal runs. */
+  SealedShuffle sealedIfSettled(int shuffleId) throws IOException {
+    ShuffleState s = state(shuffleId);
+    synchronized (s) {
+      return s.sealedIfSettled();
+    }
+  }
+
   private ShuffleState state(int shuffleId) throws NotFoundException {
     synchronized (this) {
       ShuffleState s = shuffles.get(shuffleId);

@@ -154,6 +154,7 @@ final class ShuffleSealer {
           s.lost.add(l.partitionId());
         }
       }
+      s.sealedChanged();
     }
     drop(s, open, dropOnReplica);
   }

@@ -35,6 +35,8 @@ final class ShuffleState {
   final Set<String> blamed = new HashSet<>();
   CompletableFuture<Void> sealing;
   int rotation;
+  /** {@link #sealedSoFar}'s answer until a seal round records something: a thousand readers ask for it. */
+  private SealedShuffle snapshot;
 
   ShuffleState(String appId, int shuffleId, int partitions, String dir) {
     this.appId = appId;
@@ -43,13 +45,26 @@ final class ShuffleState {
     this.current = new PartitionLocation[partitions];
   }
 
-  /** What earlier seal rounds left, copied. Call with the monitor held. */
+  /** What earlier seal rounds left, copied once per change. Call with the monitor held. */
   SealedShuffle sealedSoFar() {
-    Map<Integer, List<String>> files = new HashMap<>();
-    for (Map.Entry<Integer, List<String>> e : sealed.entrySet()) {
-      files.put(e.getKey(), List.copyOf(e.getValue()));
+    if (snapshot == null) {
+      Map<Integer, List<String>> files = new HashMap<>();
+      for (Map.Entry<Integer, List<String>> e : sealed.entrySet()) {
+        files.put(e.getKey(), List.copyOf(e.getValue()));
+      }
+      snapshot = new SealedShuffle(Map.copyOf(files), Set.copyOf(lost));
     }
-    return new SealedShuffle(files, Set.copyOf(lost));
+    return snapshot;
+  }
+
+  /** {@link #sealedSoFar} when nothing is open and no seal runs (a seal would return it at once), else null. */
+  SealedShuffle sealedIfSettled() {
+    return sealing == null && open.isEmpty() ? sealedSoFar() : null;
+  }
+
+  /** Call (with the monitor held) after changing {@link #sealed} or {@link #lost}. */
+  void sealedChanged() {
+    snapshot = null;
   }
 
   /** The workers holding an open epoch (primaries and replicas). Call with the monitor held. */
