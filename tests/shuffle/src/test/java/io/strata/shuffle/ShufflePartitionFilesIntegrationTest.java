@@ -149,6 +149,18 @@ class ShufflePartitionFilesIntegrationTest {
       }
       assertThat(read(files, Map.of(0, 100L, 1, 101L, 2, 102L))).containsExactlyInAnyOrderElementsOf(
           expected(3, part, 40));
+      // The driver's status of the sealed file, which readers open it from without asking the master: its
+      // blocks cover the whole file, on both copies, and reading from it gives the same batches.
+      URIStatus given = sealed.statuses().get(files.get(0));
+      assertThat(given).as("status of " + files.get(0)).isNotNull();
+      assertThat(given.length()).isEqualTo(want);
+      assertThat(given.blocks().stream().mapToLong(FileBlockInfo::length).sum()).isEqualTo(want);
+      assertThat(given.blocks()).allSatisfy(b -> assertThat(b.locations()).hasSize(2));
+      List<String> fromStatus = new ArrayList<>();
+      try (PartitionReader r = new PartitionReader(fs, files, sealed.statuses(), Map.of(0, 100L, 1, 101L, 2, 102L))) {
+        r.forEachRemaining(b -> fromStatus.add(new String(b, StandardCharsets.UTF_8)));
+      }
+      assertThat(fromStatus).containsExactlyInAnyOrderElementsOf(expected(3, part, 40));
     }
     // The UFS copy holds the same bytes.
     Path ufs = cluster.rootUfsDir().resolve(".shuffle/app-one/0/2-0");

@@ -35,12 +35,34 @@ final class DriverEndpoint implements RpcEndpoint {
   /** Revive request: the location that failed, and the workers that failed. */
   record Revive(int shuffleId, int partitionId, int epoch, Set<String> badWorkers) implements Serializable {}
 
-  /** Sealed-files request. */
-  record GetSealed(int shuffleId) implements Serializable {}
+  /** Sealed-files request of a reader of partitions [start, end). */
+  record GetSealed(int shuffleId, int start, int end) implements Serializable {}
 
-  /** Every sealed file per partition, and per lost partition the map ids whose data may be lost. */
-  record Sealed(Map<Integer, java.util.List<String>> files, Map<Integer, Set<Long>> suspects)
-      implements Serializable {}
+  /**
+   * Every sealed file of each asked partition, the statuses (with blocks) the driver has of those files,
+   * and per lost partition the map ids whose data may be lost.
+   */
+  record Sealed(Map<Integer, java.util.List<String>> files, Map<String, io.strata.client.URIStatus> statuses,
+      Map<Integer, Set<Long>> suspects) implements Serializable {
+    /** The part of a shuffle's seal a reader of [start, end) needs (a whole one is a thousand partitions). */
+    static Sealed of(SealedShuffle s, Map<Integer, Set<Long>> suspects, int start, int end) {
+      Map<Integer, java.util.List<String>> files = new HashMap<>();
+      Map<String, io.strata.client.URIStatus> statuses = new HashMap<>();
+      for (int p = Math.max(0, start); p < end; p++) {
+        java.util.List<String> f = s.files().get(p);
+        if (f != null) {
+          files.put(p, f);
+          for (String path : f) {
+            io.strata.client.URIStatus st = s.statuses().get(path);
+            if (st != null) {
+              statuses.put(path, st);
+            }
+          }
+        }
+      }
+      return new Sealed(files, statuses, suspects);
+    }
+  }
 
   private final RpcEnv rpcEnv;
   private final ShuffleLifecycle lifecycle;
@@ -88,14 +110,14 @@ final class DriverEndpoint implements RpcEndpoint {
         }
         @SuppressWarnings("unchecked")
         B1 unit = (B1) BoxedUnit.UNIT;
-        if (m instanceof GetSealed g && answeredAtOnce(g.shuffleId(), context)) {
+        if (m instanceof GetSealed g && answeredAtOnce(g, context)) {
           return unit;
         }
         try {
           pool.execute(() -> {
             try {
               context.reply(m instanceof Revive r ? lifecycle.revive(r.shuffleId(), r.partitionId(), r.epoch(),
-                  r.badWorkers()) : sealed(((GetSealed) m).shuffleId()));
+                  r.badWorkers()) : sealed((GetSealed) m));
             } catch (Throwable t) {
               context.sendFailure(t);
             }
@@ -113,21 +135,22 @@ final class DriverEndpoint implements RpcEndpoint {
    * Answers a reader on the dispatcher thread when the shuffle is sealed already and lost nothing (no map
    * output tracker lookup to do): after the first readers, every reader of a stage is answered so.
    */
-  private boolean answeredAtOnce(int shuffleId, RpcCallContext context) {
+  private boolean answeredAtOnce(GetSealed g, RpcCallContext context) {
     SealedShuffle done;
     try {
-      done = lifecycle.sealedIfSettled(shuffleId);
+      done = lifecycle.sealedIfSettled(g.shuffleId());
     } catch (java.io.IOException e) {
       return false; // the pool answers with the failure
     }
     if (done == null || !done.lost().isEmpty()) {
       return false;
     }
-    context.reply(new Sealed(done.files(), Map.of()));
+    context.reply(Sealed.of(done, Map.of(), g.start(), g.end()));
     return true;
   }
 
-  Sealed sealed(int shuffleId) throws java.io.IOException {
+  Sealed sealed(GetSealed g) throws java.io.IOException {
+    int shuffleId = g.shuffleId();
     SealedShuffle s = lifecycle.seal(shuffleId);
     Map<Integer, Set<Long>> lost;
     synchronized (this) {
@@ -139,7 +162,7 @@ final class DriverEndpoint implements RpcEndpoint {
       }
       lost = Map.copyOf(lost);
     }
-    return new Sealed(s.files(), lost);
+    return Sealed.of(s, lost, g.start(), g.end());
   }
 
   /** The map ids the driver's map output tracker holds with data for {@code partition} now. */

@@ -157,6 +157,33 @@ final class ShuffleSealer {
       s.sealedChanged();
     }
     drop(s, open, dropOnReplica);
+    statuses(s, open, outcome);
+  }
+
+  /**
+   * Gets the status with blocks of each file just sealed (after the replica drops, so no dropped copy is
+   * named), side by side: each reduce task then opens its files without a master call of its own. A status
+   * that cannot be had is left out: that file's readers open it by its path.
+   */
+  private void statuses(ShuffleState s, List<PartitionLocation> open, Map<PartitionLocation, Boolean> outcome) {
+    Map<String, Future<io.strata.client.URIStatus>> asked = new LinkedHashMap<>();
+    for (PartitionLocation l : open) {
+      if (Boolean.TRUE.equals(outcome.get(l))) {
+        asked.put(l.path(), calls.submit(() -> fs.getStatusWithBlocks(l.path())));
+      }
+    }
+    Map<String, io.strata.client.URIStatus> got = new HashMap<>();
+    for (Map.Entry<String, Future<io.strata.client.URIStatus>> e : asked.entrySet()) {
+      try {
+        got.put(e.getKey(), WorkerCalls.get(e.getValue(), "Getting the status of " + e.getKey()));
+      } catch (IOException | RuntimeException ex) {
+        LOG.debug("No status for {} ({}); its readers open it by its path", e.getKey(), ex.getMessage());
+      }
+    }
+    synchronized (s) {
+      s.statuses.putAll(got);
+      s.sealedChanged();
+    }
   }
 
   /** Drops the replica copies of {@code fileIds} (committed ones too): the UFS copy is closed. */

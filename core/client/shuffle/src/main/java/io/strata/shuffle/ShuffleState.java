@@ -30,6 +30,8 @@ final class ShuffleState {
   final Map<Long, PartitionLocation> open = new LinkedHashMap<>();
   final Map<Integer, List<String>> sealed = new HashMap<>();
   final Set<Integer> lost = new HashSet<>();
+  /** The status with blocks of sealed files, by path, so readers need not ask the master for them. */
+  final Map<String, io.strata.client.URIStatus> statuses = new HashMap<>();
   final Map<Integer, CompletableFuture<PartitionLocation>> reviving = new HashMap<>();
   /** Workers pushers blamed in revives (host:port), so tests can tell which hop was blamed. */
   final Set<String> blamed = new HashSet<>();
@@ -52,7 +54,7 @@ final class ShuffleState {
       for (Map.Entry<Integer, List<String>> e : sealed.entrySet()) {
         files.put(e.getKey(), List.copyOf(e.getValue()));
       }
-      snapshot = new SealedShuffle(Map.copyOf(files), Set.copyOf(lost));
+      snapshot = new SealedShuffle(Map.copyOf(files), Map.copyOf(statuses), Set.copyOf(lost));
     }
     return snapshot;
   }
@@ -62,7 +64,7 @@ final class ShuffleState {
     return sealing == null && open.isEmpty() ? sealedSoFar() : null;
   }
 
-  /** Call (with the monitor held) after changing {@link #sealed} or {@link #lost}. */
+  /** Call (with the monitor held) after changing {@link #sealed}, {@link #statuses} or {@link #lost}. */
   void sealedChanged() {
     snapshot = null;
   }
