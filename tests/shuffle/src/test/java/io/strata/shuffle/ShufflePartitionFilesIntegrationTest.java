@@ -127,7 +127,7 @@ class ShufflePartitionFilesIntegrationTest {
       }
       p.finish();
     }
-    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(0);
+    SealedShuffle sealed = lifecycle.seal(0);
     assertThat(sealed.lost()).isEmpty();
     assertThat(sealed.files().keySet()).containsExactlyInAnyOrder(0, 1, 2, 3);
     assertThat(fs.listStatus("/.shuffle/app-one/0").stream().map(URIStatus::name))
@@ -149,6 +149,18 @@ class ShufflePartitionFilesIntegrationTest {
       }
       assertThat(read(files, Map.of(0, 100L, 1, 101L, 2, 102L))).containsExactlyInAnyOrderElementsOf(
           expected(3, part, 40));
+      // The driver's status of the sealed file, which readers open it from without asking the master: its
+      // blocks cover the whole file, on both copies, and reading from it gives the same batches.
+      URIStatus given = sealed.statuses().get(files.get(0));
+      assertThat(given).as("status of " + files.get(0)).isNotNull();
+      assertThat(given.length()).isEqualTo(want);
+      assertThat(given.blocks().stream().mapToLong(FileBlockInfo::length).sum()).isEqualTo(want);
+      assertThat(given.blocks()).allSatisfy(b -> assertThat(b.locations()).hasSize(2));
+      List<String> fromStatus = new ArrayList<>();
+      try (PartitionReader r = new PartitionReader(fs, files, sealed.statuses(), Map.of(0, 100L, 1, 101L, 2, 102L))) {
+        r.forEachRemaining(b -> fromStatus.add(new String(b, StandardCharsets.UTF_8)));
+      }
+      assertThat(fromStatus).containsExactlyInAnyOrderElementsOf(expected(3, part, 40));
     }
     // The UFS copy holds the same bytes.
     Path ufs = cluster.rootUfsDir().resolve(".shuffle/app-one/0/2-0");
@@ -180,7 +192,7 @@ class ShufflePartitionFilesIntegrationTest {
             .setAttemptId(501).setBatchId(3).setLength(b.length).setCrc32C(BatchHeader.crc32c(b, 0, b.length))
             .setData(ByteString.copyFrom(b))).build();
     assertThat(stub(locs.get(0).primaryPort()).push(dup).getStatus()).isEqualTo(PushResponse.Status.OK);
-    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(1);
+    SealedShuffle sealed = lifecycle.seal(1);
     List<String> got = read(sealed.files().get(0), Map.of(0, 501L));
     assertThat(got).containsExactlyInAnyOrderElementsOf(expected(1, 0, 40));
     try (PartitionReader r = new PartitionReader(fs, sealed.files().get(0), Map.of(0, 501L))) {
@@ -224,7 +236,7 @@ class ShufflePartitionFilesIntegrationTest {
     assertThatThrownBy(() -> lifecycle.register("../x", 0, 1)).hasMessageContaining("Bad shuffle app id");
     // Nothing bad was applied; a good push still is.
     assertThat(worker.push(one("app-one", 2, l, data, crc).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
-    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(2);
+    SealedShuffle sealed = lifecycle.seal(2);
     assertThat(fs.getStatus(sealed.files().get(0).get(0)).length()).isEqualTo(BatchHeader.BYTES + data.length);
     // A sealed partition takes no more batches: FAILED_PRECONDITION, which makes writers revive.
     assertThatThrownBy(() -> worker.push(one("app-one", 2, l, data, crc).build()))
@@ -244,7 +256,7 @@ class ShufflePartitionFilesIntegrationTest {
       p.push(1, 0, 7, b, 0, b.length);
     }
     p.finish();
-    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(10);
+    SealedShuffle sealed = lifecycle.seal(10);
     String file = sealed.files().get(1).get(0);
     String primary = locs.get(1).primary();
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
@@ -278,7 +290,7 @@ class ShufflePartitionFilesIntegrationTest {
     }
     cluster.stopWorker(victim);
     try {
-      ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(5);
+      SealedShuffle sealed = lifecycle.seal(5);
       assertThat(sealed.lost()).isEmpty();
       for (int part = 0; part < 3; part++) {
         assertThat(read(sealed.files().get(part), Map.of(0, 9L)))
@@ -321,7 +333,7 @@ class ShufflePartitionFilesIntegrationTest {
     byte[] late = batch(1, 0, 3);
     second.push(0, 1, 501, late, 0, late.length);
     second.finish();
-    ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(20);
+    SealedShuffle sealed = lifecycle.seal(20);
     assertThat(sealed.lost()).isEmpty();
     List<String> files = sealed.files().get(0);
     assertThat(fs.getStatus(files.get(0)).length())
@@ -351,7 +363,7 @@ class ShufflePartitionFilesIntegrationTest {
         p.push(part, 0, 77, b, 0, b.length);
       }
       p.finish();
-      ShuffleLifecycle.SealedShuffle sealed = lifecycle.seal(21);
+      SealedShuffle sealed = lifecycle.seal(21);
       assertThat(sealed.lost()).isEmpty();
       for (int part = 0; part < 6; part++) {
         assertThat(sealed.files().get(part)).hasSize(1);

@@ -136,11 +136,18 @@ class StrataShuffleWorkerLossIntegrationTest {
   }
 
   private void killWorkerWhileMapsPush() throws Exception {
+    int killedPort = cluster.worker(1).rpcPort();
     JavaPairRDD<Long, Long> shuffled = shuffledStoppingWorkerHalfway(1);
 
     assertThat(SparkFaults.checksum(shuffled)).isEqualTo(SparkFaults.expectedPairsChecksum());
 
     assertThat(stoppedInTask).as("worker 1 was stopped by a map task").isTrue();
+    // A push whose primary is alive but whose replica (worker 1) died names the replica: only the dead
+    // worker is blamed, never a healthy primary of one of its partitions.
+    java.util.Set<String> blamed = ((StrataShuffleManager) org.apache.spark.SparkEnv.get().shuffleManager())
+        .lifecycle().blamedWorkers(dependency(shuffled).shuffleId());
+    assertThat(blamed).as("workers the revives were told to avoid (worker 1 is port " + killedPort + ")")
+        .isNotEmpty().allMatch(w -> w.endsWith(":" + killedPort));
     List<String> revived = new ArrayList<>();
     for (String f : SparkFaults.partitionFiles(cluster.client(), sc.sc().applicationId(),
         dependency(shuffled).shuffleId())) {

@@ -138,6 +138,26 @@ final class BaseFileSystem implements FileSystem {
     return new FileInStream(context, workers, status, readType);
   }
 
+  @Override
+  public FileInStream openFile(URIStatus status, OpenFileOptions options) throws IOException {
+    long cached = 0;
+    for (FileBlockInfo b : status.blocks()) {
+      cached += b.length();
+    }
+    if (status.directory() || !status.complete() || cached != status.length()) {
+      return openFile(status.path(), options); // says why it cannot be read, or fetches the blocks
+    }
+    check(status.path());
+    ReadType readType = options.readType().orElseGet(() -> ClientKeys.readTypeDefault(context.conf()));
+    return new FileInStream(context, workers, status, readType);
+  }
+
+  @Override
+  public URIStatus getStatusWithBlocks(String path) throws IOException {
+    check(path);
+    return statusWithBlocks(path);
+  }
+
   private URIStatus statusWithBlocks(String path) throws StrataException {
     long sync = context.metadataSyncIntervalMs();
     return ProtoConverter.toStatus(context.callMaster(m -> m.getStatus(GetStatusRequest.newBuilder()

@@ -82,6 +82,22 @@ public interface FileSystem extends Closeable {
     return openFile(path, OpenFileOptions.defaults());
   }
 
+  /**
+   * Opens a complete file from a status with its blocks that {@link #getStatusWithBlocks} gave earlier,
+   * without asking the master again (a reader of many small files given their statuses by whoever listed
+   * them, as Spark's shuffle reducers are by the driver). The block locations may have gone stale: reads
+   * fail over to the other copies and the under file system as with any open. A status without its blocks
+   * is opened by its path.
+   */
+  default FileInStream openFile(URIStatus status, OpenFileOptions options) throws IOException {
+    return openFile(status.path(), options);
+  }
+
+  /** A file's status with its blocks and their locations now, for {@link #openFile(URIStatus, OpenFileOptions)}. */
+  default URIStatus getStatusWithBlocks(String path) throws IOException {
+    throw new UnsupportedOperationException("This file system does not give block locations with a status");
+  }
+
   /** The status of a file or directory; with the configured metadata sync interval by default. */
   URIStatus getStatus(String path, GetStatusOptions options) throws IOException;
 

@@ -21,7 +21,7 @@ import java.util.List;
 public record URIStatus(long id, String path, String name, boolean directory, long length, long blockSize,
     boolean complete, long creationTimeMs, long modificationTimeMs, String owner, String group, int mode,
     int childCount, List<FileBlockInfo> blocks, String persistenceState, boolean pinned, long ttlMs,
-    String ttlAction, String ufsPath, boolean mountPoint, long accessTimeMs) {
+    String ttlAction, String ufsPath, boolean mountPoint, long accessTimeMs) implements java.io.Serializable {
 
   public static final String NOT_PERSISTED = "NOT_PERSISTED";
   public static final String TO_BE_PERSISTED = "TO_BE_PERSISTED";

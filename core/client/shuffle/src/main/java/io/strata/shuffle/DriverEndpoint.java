@@ -20,7 +20,8 @@ import scala.runtime.BoxedUnit;
  * The driver's Spark RPC endpoint ({@value #NAME}) through which executors reach the
  * {@link ShuffleLifecycle}: revive a partition's location, and get a shuffle's sealed files (the first
  * reader to ask seals every open epoch: that is the stage end). Requests are answered from the
- * endpoint's own pool, never on Spark's dispatcher threads, since seals take seconds.
+ * endpoint's own pool, never on Spark's dispatcher threads, since seals take seconds; only a request for
+ * the files of a shuffle sealed already, with nothing lost, is answered at once on the dispatcher thread.
  *
  * <p>A lost partition epoch is answered with the map attempts (Spark's map ids) registered for that
  * partition when it was lost: a reader that finds one of them still registered raises a fetch failure,
@@ -34,12 +35,34 @@ final class DriverEndpoint implements RpcEndpoint {
   /** Revive request: the location that failed, and the workers that failed. */
   record Revive(int shuffleId, int partitionId, int epoch, Set<String> badWorkers) implements Serializable {}
 
-  /** Sealed-files request. */
-  record GetSealed(int shuffleId) implements Serializable {}
+  /** Sealed-files request of a reader of partitions [start, end). */
+  record GetSealed(int shuffleId, int start, int end) implements Serializable {}
 
-  /** Every sealed file per partition, and per lost partition the map ids whose data may be lost. */
-  record Sealed(Map<Integer, java.util.List<String>> files, Map<Integer, Set<Long>> suspects)
-      implements Serializable {}
+  /**
+   * Every sealed file of each asked partition, the statuses (with blocks) the driver has of those files,
+   * and per lost partition the map ids whose data may be lost.
+   */
+  record Sealed(Map<Integer, java.util.List<String>> files, Map<String, io.strata.client.URIStatus> statuses,
+      Map<Integer, Set<Long>> suspects) implements Serializable {
+    /** The part of a shuffle's seal a reader of [start, end) needs (a whole one is a thousand partitions). */
+    static Sealed of(SealedShuffle s, Map<Integer, Set<Long>> suspects, int start, int end) {
+      Map<Integer, java.util.List<String>> files = new HashMap<>();
+      Map<String, io.strata.client.URIStatus> statuses = new HashMap<>();
+      for (int p = Math.max(0, start); p < end; p++) {
+        java.util.List<String> f = s.files().get(p);
+        if (f != null) {
+          files.put(p, f);
+          for (String path : f) {
+            io.strata.client.URIStatus st = s.statuses().get(path);
+            if (st != null) {
+              statuses.put(path, st);
+            }
+          }
+        }
+      }
+      return new Sealed(files, statuses, suspects);
+    }
+  }
 
   private final RpcEnv rpcEnv;
   private final ShuffleLifecycle lifecycle;
@@ -85,11 +108,16 @@ final class DriverEndpoint implements RpcEndpoint {
         if (!isDefinedAt(m)) {
           return otherwise.apply(m);
         }
+        @SuppressWarnings("unchecked")
+        B1 unit = (B1) BoxedUnit.UNIT;
+        if (m instanceof GetSealed g && answeredAtOnce(g, context)) {
+          return unit;
+        }
         try {
           pool.execute(() -> {
             try {
               context.reply(m instanceof Revive r ? lifecycle.revive(r.shuffleId(), r.partitionId(), r.epoch(),
-                  r.badWorkers()) : sealed(((GetSealed) m).shuffleId()));
+                  r.badWorkers()) : sealed((GetSealed) m));
             } catch (Throwable t) {
               context.sendFailure(t);
             }
@@ -98,15 +126,32 @@ final class DriverEndpoint implements RpcEndpoint {
           context.sendFailure(new java.io.IOException("The Strata shuffle driver is busy: " + THREADS
               + " requests in progress and " + QUEUED_MAX + " queued; ask again", e));
         }
-        @SuppressWarnings("unchecked")
-        B1 unit = (B1) BoxedUnit.UNIT;
         return unit;
       }
     };
   }
 
-  Sealed sealed(int shuffleId) throws java.io.IOException {
-    ShuffleLifecycle.SealedShuffle s = lifecycle.seal(shuffleId);
+  /**
+   * Answers a reader on the dispatcher thread when the shuffle is sealed already and lost nothing (no map
+   * output tracker lookup to do): after the first readers, every reader of a stage is answered so.
+   */
+  private boolean answeredAtOnce(GetSealed g, RpcCallContext context) {
+    SealedShuffle done;
+    try {
+      done = lifecycle.sealedIfSettled(g.shuffleId());
+    } catch (java.io.IOException e) {
+      return false; // the pool answers with the failure
+    }
+    if (done == null || !done.lost().isEmpty()) {
+      return false;
+    }
+    context.reply(Sealed.of(done, Map.of(), g.start(), g.end()));
+    return true;
+  }
+
+  Sealed sealed(GetSealed g) throws java.io.IOException {
+    int shuffleId = g.shuffleId();
+    SealedShuffle s = lifecycle.seal(shuffleId);
     Map<Integer, Set<Long>> lost;
     synchronized (this) {
       lost = suspects.computeIfAbsent(shuffleId, k -> new HashMap<>());
@@ -117,7 +162,7 @@ final class DriverEndpoint implements RpcEndpoint {
       }
       lost = Map.copyOf(lost);
     }
-    return new Sealed(s.files(), lost);
+    return Sealed.of(s, lost, g.start(), g.end());
   }
 
   /** The map ids the driver's map output tracker holds with data for {@code partition} now. */

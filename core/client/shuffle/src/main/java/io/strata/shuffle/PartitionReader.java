@@ -2,6 +2,8 @@ package io.strata.shuffle;
 
 import io.strata.client.FileInStream;
 import io.strata.client.FileSystem;
+import io.strata.client.URIStatus;
+import io.strata.client.options.OpenFileOptions;
 import io.strata.common.exception.DataLossException;
 import io.strata.common.shuffle.BatchHeader;
 import java.io.DataInputStream;
@@ -28,6 +30,7 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
   private final FileSystem fs;
   private final Iterator<String> files;
   private final Map<Integer, Long> attempts;
+  private final Map<String, URIStatus> statuses;
   private final Set<Long> seen = new HashSet<>();
   private DataInputStream in;
   private String current;
@@ -37,8 +40,15 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
   private long batchesSkipped;
 
   public PartitionReader(FileSystem fs, List<String> files, Map<Integer, Long> attempts) {
+    this(fs, files, Map.of(), attempts);
+  }
+
+  /** With {@code statuses} (with blocks) of some of the files, by path: those open without a master call. */
+  public PartitionReader(FileSystem fs, List<String> files, Map<String, URIStatus> statuses,
+      Map<Integer, Long> attempts) {
     this.fs = fs;
     this.files = files.iterator();
+    this.statuses = statuses;
     this.attempts = attempts;
   }
 
@@ -72,8 +82,11 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
           return null;
         }
         current = files.next();
-        FileInStream s = fs.openFile(current);
-        in = new DataInputStream(new java.io.BufferedInputStream(s, 1 << 20));
+        URIStatus known = statuses.get(current);
+        FileInStream s = known == null ? fs.openFile(current) : fs.openFile(known, OpenFileOptions.defaults());
+        // Sized to the file: a reduce task of a thousand-partition shuffle reads files of a few KiB.
+        in = new DataInputStream(new java.io.BufferedInputStream(s, (int) Math.max(8192, Math.min(1 << 20,
+            s.length()))));
       }
       int got = in.read(head, 0, 1);
       if (got < 0) {

@@ -27,7 +27,8 @@ import java.util.concurrent.TimeUnit;
  * batch is acknowledged by its primary and replica. A BACK_OFF answer is retried after the delay it names
  * (not counted as a failure); a failed request is retried on the same location up to {@code retries}
  * times, then each of its partitions is revived (a new epoch on other workers) and its batches pushed
- * there; a sealed or unknown partition is revived at once. Retried batches keep their batch ids, so a
+ * there, avoiding the worker whose hop failed (the primary's replica when the primary's answer names it,
+ * else the primary); a sealed or unknown partition is revived at once. Retried batches keep their batch ids, so a
  * batch applied twice is dropped by readers. Bad input answers (INVALID_ARGUMENT, DATA_LOSS) fail the
  * attempt.
  *
@@ -192,14 +193,17 @@ public final class PushClient {
           TimeUnit.MILLISECONDS);
       return;
     }
-    // Revive each partition of the request and push its batches to the new location.
+    // Revive each partition of the request and push its batches to the new location. The worker to avoid
+    // is the one whose hop failed: the replica when the primary says so, else the primary pushed to.
+    Set<String> blamed = reviveNow ? Set.of()
+        : Set.of(e instanceof io.strata.common.exception.ReplicaUnavailableException r ? r.replica() : worker);
     Map<String, List<Item>> moved = new LinkedHashMap<>();
     try {
       Map<Integer, PartitionLocation> fresh = new HashMap<>();
       for (Item i : items) {
         PartitionLocation loc = fresh.get(i.loc().partitionId());
         if (loc == null) {
-          loc = reviver.revive(i.loc(), reviveNow ? Set.of() : Set.of(worker));
+          loc = reviver.revive(i.loc(), blamed);
           fresh.put(i.loc().partitionId(), loc);
           synchronized (this) {
             revives++;

@@ -90,7 +90,7 @@ public final class StrataShuffleManager implements ShuffleManager {
     return conf;
   }
 
-  private synchronized ShuffleLifecycle lifecycle() {
+  synchronized ShuffleLifecycle lifecycle() {
     if (lifecycle == null) {
       lifecycle = new ShuffleLifecycle(fs(), channels(), new ShuffleLifecycle.Settings(conf.partitionBlockSize(),
           conf.replicate(), conf.rpcTimeoutMs(), 16));

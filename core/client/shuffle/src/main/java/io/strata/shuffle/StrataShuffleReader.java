@@ -25,8 +25,8 @@ import scala.Option;
 import scala.Product2;
 
 /**
- * One reduce task's reader of partitions [start, end): asks the driver for the shuffle's sealed files
- * (the first ask seals them), takes the successful attempt of each map from Spark's map output tracker,
+ * One reduce task's reader of partitions [start, end): asks the driver for those partitions' sealed files
+ * and their statuses with blocks (the first ask seals the shuffle), takes the successful attempt of each map from Spark's map output tracker,
  * reads every sealed file of each partition with a {@link PartitionReader} (skipping other attempts'
  * batches and duplicates), decompresses and deserializes each batch, then aggregates and sorts as the
  * dependency asks (Spark's own Aggregator and ExternalSorter). A partition whose sealed copy is lost, or
@@ -67,7 +67,8 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
   public scala.collection.Iterator<Product2<K, C>> read() {
     int shuffleId = handle.shuffleId();
     long waitStart = System.nanoTime();
-    DriverEndpoint.Sealed sealed = manager.ask(new DriverEndpoint.GetSealed(shuffleId), DriverEndpoint.Sealed.class);
+    DriverEndpoint.Sealed sealed = manager.ask(new DriverEndpoint.GetSealed(shuffleId, start, end),
+        DriverEndpoint.Sealed.class);
     Map<Integer, Long> attempts = new HashMap<>();
     var it = SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(shuffleId, startMap, endMap, start, end);
     while (it.hasNext()) {
@@ -124,7 +125,7 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
             }
             partition = parts.next();
             List<String> files = sealed.files().getOrDefault(partition, List.of());
-            reader = new PartitionReader(manager.fs(), files, attempts);
+            reader = new PartitionReader(manager.fs(), files, sealed.statuses(), attempts);
           }
           return true;
         } catch (IOException | UncheckedIOException e) {

@@ -6,6 +6,7 @@ import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import io.strata.common.exception.ErrorCode;
 import io.strata.common.exception.InternalException;
+import io.strata.common.exception.ReplicaUnavailableException;
 import io.strata.common.exception.StrataException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,6 +20,9 @@ public final class GrpcErrors {
   private static final Logger LOG = LoggerFactory.getLogger(GrpcErrors.class);
   public static final Metadata.Key<String> ERROR_CODE_KEY =
       Metadata.Key.of("strata-error", Metadata.ASCII_STRING_MARSHALLER);
+  /** With UNAVAILABLE: the replica (host:port) whose hop failed ({@link ReplicaUnavailableException}). */
+  public static final Metadata.Key<String> FAILED_REPLICA_KEY =
+      Metadata.Key.of("strata-failed-replica", Metadata.ASCII_STRING_MARSHALLER);
 
   private GrpcErrors() {}
 
@@ -46,6 +50,9 @@ public final class GrpcErrors {
     }
     Metadata trailers = new Metadata();
     trailers.put(ERROR_CODE_KEY, code.name());
+    if (t instanceof ReplicaUnavailableException r) {
+      trailers.put(FAILED_REPLICA_KEY, r.replica());
+    }
     return Status.fromCode(code.grpcCode()).withDescription(message).asException(trailers);
   }
 
@@ -87,6 +94,10 @@ public final class GrpcErrors {
     if (status.getCause() != null && status.getCause().getMessage() != null
         && !message.contains(status.getCause().getMessage())) {
       message += ": " + status.getCause().getMessage();
+    }
+    String replica = trailers == null ? null : trailers.get(FAILED_REPLICA_KEY);
+    if (code == ErrorCode.UNAVAILABLE && replica != null && !replica.isEmpty()) {
+      return new ReplicaUnavailableException(message, replica, t);
     }
     return code.toException(message, t);
   }

@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * <p>{@link #resolve} builds one from configured names and, optionally, a script whose output gives
  * {@code node=... rack=...}; it is run once, when the process (or client) starts.
  */
-public record TieredIdentity(String node, String rack) {
+public record TieredIdentity(String node, String rack) implements java.io.Serializable {
   /** Nothing known: matches nobody. */
   public static final TieredIdentity UNKNOWN = new TieredIdentity("", "");
 

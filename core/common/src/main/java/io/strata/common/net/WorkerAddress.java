@@ -8,7 +8,9 @@ import java.util.Objects;
  * (0 when unknown). Equality and hash are host and port only: the identity and the other ports describe the
  * worker, they do not name it. Immutable value.
  */
-public final class WorkerAddress {
+public final class WorkerAddress implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
+
   private final String host;
   private final int rpcPort;
   private final TieredIdentity identity;

@@ -19,6 +19,7 @@ import io.strata.common.exception.InvalidPathException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.OutOfRangeException;
 import io.strata.common.exception.PermissionDeniedException;
+import io.strata.common.exception.ReplicaUnavailableException;
 import io.strata.common.exception.ResourceExhaustedException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
@@ -233,5 +234,20 @@ class GrpcErrorsTest {
     StrataException back = GrpcErrors.fromThrowable(onTheWire(server));
     assertThat(back).isExactlyInstanceOf(AlreadyExistsException.class);
     assertThat(back.getMessage()).isEqualTo("ALREADY_EXISTS");
+  }
+
+  @Test
+  void replicaUnavailable_crossesTheWire_namingTheReplica() {
+    StrataException back = GrpcErrors.fromThrowable(onTheWire(GrpcErrors.toStatus(
+        new ReplicaUnavailableException("forwarding failed", "127.0.0.1:43111", null))));
+
+    assertThat(back).isInstanceOf(ReplicaUnavailableException.class);
+    assertThat(((ReplicaUnavailableException) back).replica()).isEqualTo("127.0.0.1:43111");
+    assertThat(back.code()).isEqualTo(ErrorCode.UNAVAILABLE);
+    assertThat(back.isRetryable()).isTrue();
+    assertThat(back.getMessage()).contains("forwarding failed");
+    // A plain UNAVAILABLE names no replica.
+    assertThat(GrpcErrors.fromThrowable(onTheWire(GrpcErrors.toStatus(new UnavailableException("down")))))
+        .isNotInstanceOf(ReplicaUnavailableException.class);
   }
 }

@@ -389,6 +389,14 @@ public final class WorkerKeys {
               + "and drop them.")
           .build();
 
+  public static final PropertyKey<Integer> SHUFFLE_SEAL_FILE_THREADS =
+      PropertyKey.intKey("strata.worker.shuffle.seal.file.threads")
+          .defaultValue("16")
+          .validate(n -> n >= 1, "at least 1")
+          .doc("Partition files of one seal request sealed at once (each waits on its master commits and its "
+              + "under file system copy; the master's journal commits concurrent ones together).")
+          .build();
+
   public static final PropertyKey<java.time.Duration> SHUFFLE_FORWARD_TIMEOUT =
       PropertyKey.durationKey("strata.worker.shuffle.forward.timeout")
           .defaultValue("30s")

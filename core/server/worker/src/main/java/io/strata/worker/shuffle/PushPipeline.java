@@ -18,8 +18,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * the watermark, or that the full apply queue refuses, is answered {@link Outcome#backOff} at once with
  * nothing applied; the client retries it after the given delay.
  *
- * <p>A forward that fails after the local append fails the push (UNAVAILABLE, retryable): the client
- * pushes the same batches again and readers drop the duplicates by (map, attempt, batch id).
+ * <p>A forward that fails after the local append fails the push (UNAVAILABLE, retryable, naming the
+ * replica: {@link io.strata.common.exception.ReplicaUnavailableException}): the client pushes the same
+ * batches again and readers drop the duplicates by (map, attempt, batch id); when it gives up, it blames
+ * the replica, not this primary.
  *
  * <p>Thread-safe; {@link #push} is called from gRPC network threads and returns at once.
  */
@@ -111,20 +113,28 @@ public final class PushPipeline {
           byReplica.computeIfAbsent(r, k -> new ArrayList<>()).add(batches.get(i));
         }
       }
-      List<CompletableFuture<Void>> acks = new ArrayList<>();
+      Map<WorkerAddress, CompletableFuture<Void>> acks = new LinkedHashMap<>();
       for (Map.Entry<WorkerAddress, List<ShuffleStore.Batch>> e : byReplica.entrySet()) {
-        acks.add(forwarder.forward(e.getKey(), appId, shuffleId, e.getValue()));
+        acks.put(e.getKey(), forwarder.forward(e.getKey(), appId, shuffleId, e.getValue()));
       }
-      CompletableFuture.allOf(acks.toArray(new CompletableFuture<?>[0])).whenComplete((v, err) -> {
+      CompletableFuture.allOf(acks.values().toArray(new CompletableFuture<?>[0])).whenComplete((v, err) -> {
         if (err == null) {
           out.complete(Outcome.OK);
-        } else {
-          Throwable c = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
-              ? err.getCause() : err;
-          out.completeExceptionally(new io.strata.common.exception.UnavailableException("Applied here, but "
-              + "forwarding to the replica failed (" + c.getMessage() + "); push the batches again (readers "
-              + "drop the duplicates)", c));
+          return;
         }
+        // Name the replica whose hop failed, so the client blames it rather than this (healthy) primary.
+        for (Map.Entry<WorkerAddress, CompletableFuture<Void>> a : acks.entrySet()) {
+          if (a.getValue().isCompletedExceptionally()) {
+            Throwable c = a.getValue().handle((ok, ex) -> ex).join();
+            c = c instanceof java.util.concurrent.CompletionException && c.getCause() != null ? c.getCause() : c;
+            WorkerAddress r = a.getKey();
+            out.completeExceptionally(new io.strata.common.exception.ReplicaUnavailableException("Applied here, "
+                + "but forwarding to the replica " + r.host() + ":" + r.rpcPort() + " failed (" + c.getMessage()
+                + "); push the batches again (readers drop the duplicates)", r.host() + ":" + r.rpcPort(), c));
+            return;
+          }
+        }
+        out.completeExceptionally(err);
       });
     } catch (Exception | Error e) {
       out.completeExceptionally(e);

@@ -23,7 +23,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * names a directory under {@code /.shuffle}), that a batch names a partition opened here under the same
  * app, shuffle and partition ids, its size and its CRC32C.
  *
- * <p>Thread-safe: the registry is a concurrent map; each {@link PartitionFile} locks itself.
+ * <p>Thread-safe: the registry is a concurrent map; each {@link PartitionFile} locks itself. The files of one
+ * seal request are sealed side by side on the {@code sealFiles} executor (each seal waits on master commits and
+ * a UFS write, so one after another a stage end of a thousand partitions takes seconds); the caller waits for
+ * them all.
  */
 public final class ShuffleStore {
   /** A partition file to keep here; {@code replica} is null on a replica (or without one). */
@@ -41,17 +44,24 @@ public final class ShuffleStore {
   private final Committer committer;
   private final UfsOperations ufs;
   private final long maxBatchBytes;
+  private final java.util.concurrent.Executor sealFiles;
   private final Map<Long, PartitionFile> partitions = new ConcurrentHashMap<>();
 
   private final java.util.concurrent.atomic.LongAdder sealed = new java.util.concurrent.atomic.LongAdder();
   private final java.util.concurrent.atomic.LongAdder sealedBytes = new java.util.concurrent.atomic.LongAdder();
   private final java.util.concurrent.atomic.LongAdder sealFailures = new java.util.concurrent.atomic.LongAdder();
 
-  public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes) {
+  /**
+   * {@code sealFiles} runs the seal of each file of a seal request; it must not be the executor the requests
+   * themselves run on (a request waits for its files' seals).
+   */
+  public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes,
+      java.util.concurrent.Executor sealFiles) {
     this.store = store;
     this.committer = committer;
     this.ufs = ufs;
     this.maxBatchBytes = maxBatchBytes;
+    this.sealFiles = sealFiles;
   }
 
   private static void checkAppId(String appId) throws InvalidArgumentException {
@@ -146,33 +156,56 @@ public final class ShuffleStore {
       throw new InvalidArgumentException("A seal with expected lengths and CRCs needs one of each per file id: "
           + fileIds.size() + " file ids, " + expectLengths.size() + " lengths, " + expectCrcs.size() + " CRCs");
     }
-    int i = -1;
-    List<Sealed> out = new ArrayList<>();
-    for (long id : fileIds) {
-      i++;
+    List<java.util.concurrent.CompletableFuture<Sealed>> each = new ArrayList<>(fileIds.size());
+    for (int i = 0; i < fileIds.size(); i++) {
+      long id = fileIds.get(i);
       PartitionFile.Seal expect = expectLengths.isEmpty() ? null
           : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
       PartitionFile p = partitions.get(id);
       if (p == null || !p.spec().appId().equals(appId) || p.spec().shuffleId() != shuffleId) {
-        out.add(new Sealed(id, -1, 0, "Unknown shuffle partition: file " + id + " of shuffle " + shuffleId + " of "
-            + appId + " is not open on this worker"));
+        each.add(java.util.concurrent.CompletableFuture.completedFuture(new Sealed(id, -1, 0, "Unknown shuffle "
+            + "partition: file " + id + " of shuffle " + shuffleId + " of " + appId + " is not open on this worker")));
         continue;
       }
+      java.util.concurrent.CompletableFuture<Sealed> f;
       try {
-        PartitionFile.Seal done = p.seal(committer, ufs, writeThrough, expect);
-        out.add(new Sealed(id, done.length(), done.crc32c(), null));
-        sealed.increment();
-        sealedBytes.add(done.length());
-      } catch (IOException | RuntimeException e) {
-        sealFailures.increment();
-        out.add(new Sealed(id, -1, 0, e.getMessage() == null ? e.toString() : e.getMessage()));
-        if (expect != null) {
-          p.drop(true); // a replica copy unlike its primary's must not stay as a second copy of the blocks
-          partitions.remove(id, p);
-        }
+        f = java.util.concurrent.CompletableFuture.supplyAsync(() -> sealOne(id, p, writeThrough, expect), sealFiles);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        f = java.util.concurrent.CompletableFuture.completedFuture(new Sealed(id, -1, 0, "The worker is stopping: "
+            + "cannot seal " + p.describe()));
+      }
+      each.add(f);
+    }
+    List<Sealed> out = new ArrayList<>(each.size());
+    for (java.util.concurrent.CompletableFuture<Sealed> f : each) {
+      try {
+        out.add(f.get());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new io.strata.common.exception.UnavailableException("Interrupted sealing shuffle partitions of shuffle "
+            + shuffleId + " of " + appId);
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw new IllegalStateException("A partition seal threw instead of reporting", e.getCause()); // sealOne reports
       }
     }
     return out;
+  }
+
+  /** Seals one copy on a {@code sealFiles} thread; a failure is reported in the answer. */
+  private Sealed sealOne(long id, PartitionFile p, boolean writeThrough, PartitionFile.Seal expect) {
+    try {
+      PartitionFile.Seal done = p.seal(committer, ufs, writeThrough, expect);
+      sealed.increment();
+      sealedBytes.add(done.length());
+      return new Sealed(id, done.length(), done.crc32c(), null);
+    } catch (IOException | RuntimeException e) {
+      sealFailures.increment();
+      if (expect != null) {
+        p.drop(true); // a replica copy unlike its primary's must not stay as a second copy of the blocks
+        partitions.remove(id, p);
+      }
+      return new Sealed(id, -1, 0, e.getMessage() == null ? e.toString() : e.getMessage());
+    }
   }
 
   /**

@@ -14,12 +14,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The worker's shuffle part, built from its configuration: the partition files ({@link ShuffleStore}),
- * the push pipeline with its bounded apply pool, the seal pool, the replica client and the gRPC service;
+ * the push pipeline with its bounded apply pool, the seal pool and the pool its requests seal files on, the replica client and the gRPC service;
  * {@link #close()} stops the pools and the replica channels. Built once per worker, thread-safe.
  */
 public final class ShuffleWorker implements AutoCloseable {
   private final ThreadPoolExecutor applyPool;
   private final ThreadPoolExecutor sealPool;
+  private final ThreadPoolExecutor sealFilePool;
   private final ReplicaClient replicas;
   private final ShuffleStore store;
   private final PushPipeline pipeline;
@@ -33,10 +34,15 @@ public final class ShuffleWorker implements AutoCloseable {
     int seal = conf.get(WorkerKeys.SHUFFLE_SEAL_THREADS);
     sealPool = new ThreadPoolExecutor(seal, seal, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(1024),
         GrpcServer.namedDaemon(name + "-shuffle-seal"));
+    // Unbounded queue: a seal request queues at most the partitions open here, and waits for them.
+    int sealFiles = conf.get(WorkerKeys.SHUFFLE_SEAL_FILE_THREADS);
+    sealFilePool = new ThreadPoolExecutor(sealFiles, sealFiles, 30, TimeUnit.SECONDS,
+        new java.util.concurrent.LinkedBlockingQueue<>(), GrpcServer.namedDaemon(name + "-shuffle-seal-file"));
+    sealFilePool.allowCoreThreadTimeOut(true);
     long maxMessage = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     replicas = new ReplicaClient(maxMessage, conf.get(WorkerKeys.SHUFFLE_FORWARD_TIMEOUT).toMillis());
     store = new ShuffleStore(blocks, committer, ufs, Math.min(conf.get(WorkerKeys.SHUFFLE_BATCH_SIZE_MAX),
-        maxMessage - 4096));
+        maxMessage - 4096), sealFilePool);
     pipeline = new PushPipeline(store, replicas, applyPool, conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK),
         conf.get(WorkerKeys.SHUFFLE_BACKOFF).toMillis());
     service = new ShuffleService(store, pipeline, sealPool);
@@ -58,6 +64,7 @@ public final class ShuffleWorker implements AutoCloseable {
   public void close() {
     applyPool.shutdownNow();
     sealPool.shutdownNow();
+    sealFilePool.shutdownNow();
     replicas.close();
   }
 }

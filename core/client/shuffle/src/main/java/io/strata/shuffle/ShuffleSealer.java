@@ -1,0 +1,262 @@
+package io.strata.shuffle;
+
+import io.strata.client.FileSystem;
+import io.strata.client.MountInfo;
+import io.strata.client.WorkerWrittenFile;
+import io.strata.proto.DropPartitionsRequest;
+import io.strata.proto.SealRequest;
+import io.strata.proto.SealResponse;
+import io.strata.proto.SealedPartitionProto;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Future;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Seals a shuffle at stage end: every open epoch, per epoch as follows. The primary commits its blocks
+ * and writes the under file system copy; then, with a shared UFS (the mount's {@code shared} flag), the
+ * replica drops its copy once the file is complete, and with a node-local UFS the replica commits its copy
+ * too when its length and CRC are the primary's (else it drops it). When the primary fails, the replica's
+ * copy is sealed and written through instead. An epoch with neither is lost: its file is deleted and the
+ * partition reported lost, so Spark recomputes the stage. Sealed files are completed at the master, so each
+ * is a normal, complete, persisted Strata file.
+ *
+ * <p>Thread-safe: one seal round at a time per shuffle (a caller that finds one running waits for its
+ * future, then looks again); the {@link ShuffleState} is locked only to read and record, never across a
+ * call. One seal request per worker; the completes run side by side on the {@link WorkerCalls} pool.
+ */
+final class ShuffleSealer {
+  private static final Logger LOG = LoggerFactory.getLogger(ShuffleSealer.class);
+
+  private final FileSystem fs;
+  private final WorkerCalls calls;
+
+  ShuffleSealer(FileSystem fs, WorkerCalls calls) {
+    this.fs = fs;
+    this.calls = calls;
+  }
+
+  /**
+   * Seals every open epoch of the shuffle (see the class comment) and returns every sealed file per
+   * partition and the partitions with a lost epoch. Idempotent: with nothing open, it returns what earlier
+   * rounds sealed. Blocks for RPCs and UFS writes (on the workers).
+   */
+  SealedShuffle seal(ShuffleState s) throws IOException {
+    while (true) {
+      java.util.concurrent.CompletableFuture<Void> mine = null;
+      java.util.concurrent.CompletableFuture<Void> theirs;
+      List<PartitionLocation> open;
+      synchronized (s) {
+        theirs = s.sealing;
+        open = new ArrayList<>(s.open.values());
+        if (theirs == null && open.isEmpty()) {
+          return s.sealedSoFar();
+        }
+        if (theirs == null) {
+          mine = new java.util.concurrent.CompletableFuture<>();
+          s.sealing = mine;
+          theirs = mine;
+        }
+      }
+      if (mine != null) {
+        // One seal round at a time per shuffle: readers asking at once wait for it (no lock held meanwhile).
+        try {
+          sealRound(s, open);
+        } finally {
+          synchronized (s) {
+            s.sealing = null;
+          }
+          mine.complete(null);
+        }
+      } else {
+        WorkerCalls.get(theirs, "Waiting for the seal of shuffle " + s.shuffleId);
+      }
+    }
+  }
+
+  private void sealRound(ShuffleState s, List<PartitionLocation> open) throws IOException {
+    boolean shared = sharedUfs(s);
+    Map<Long, SealedPartitionProto> primary = sealOn(s, open, PartitionLocation::primary, true, Map.of());
+    List<PartitionLocation> fromReplica = new ArrayList<>();
+    List<PartitionLocation> replicaAlso = new ArrayList<>();
+    for (PartitionLocation l : open) {
+      SealedPartitionProto r = primary.get(l.fileId());
+      if (r == null || !r.getError().isEmpty()) {
+        LOG.warn("Sealing {} on its primary failed ({}); {}", l, r == null ? "no answer" : r.getError(),
+            l.hasReplica() ? "sealing its replica" : "it has no replica: the partition is lost");
+        if (l.hasReplica()) {
+          fromReplica.add(l);
+        }
+      } else if (l.hasReplica() && !shared) {
+        replicaAlso.add(l);
+      }
+    }
+    Map<Long, SealedPartitionProto> replica = new HashMap<>(
+        sealOn(s, fromReplica, PartitionLocation::replica, true, Map.of()));
+    Map<Long, SealedPartitionProto> copies = sealOn(s, replicaAlso, PartitionLocation::replica, false, primary);
+    // Completing makes each file a normal, complete, persisted Strata file.
+    Map<PartitionLocation, Future<Boolean>> completing = new LinkedHashMap<>();
+    for (PartitionLocation l : open) {
+      SealedPartitionProto r = primary.get(l.fileId());
+      if (r == null || !r.getError().isEmpty()) {
+        r = replica.get(l.fileId());
+      }
+      WorkerWrittenFile f;
+      synchronized (s) {
+        f = s.openFiles.get(l.fileId());
+      }
+      if (r == null || !r.getError().isEmpty()) {
+        completing.put(l, calls.submit(() -> {
+          f.abandon();
+          return false;
+        }));
+        continue;
+      }
+      long length = r.getLength();
+      completing.put(l, calls.submit(() -> {
+        f.complete(length);
+        return true;
+      }));
+    }
+    List<Long> dropOnReplica = new ArrayList<>();
+    Map<PartitionLocation, Boolean> outcome = new LinkedHashMap<>();
+    for (Map.Entry<PartitionLocation, Future<Boolean>> e : completing.entrySet()) {
+      boolean ok;
+      try {
+        ok = WorkerCalls.get(e.getValue(), "Completing " + e.getKey().path());
+      } catch (IOException ex) {
+        LOG.warn("Completing {} failed: {}; the partition is lost", e.getKey(), ex.getMessage());
+        ok = false;
+      }
+      outcome.put(e.getKey(), ok);
+    }
+    synchronized (s) {
+      for (Map.Entry<PartitionLocation, Boolean> e : outcome.entrySet()) {
+        PartitionLocation l = e.getKey();
+        boolean ok = e.getValue();
+        s.open.remove(l.fileId());
+        s.openFiles.remove(l.fileId());
+        if (ok) {
+          s.sealed.computeIfAbsent(l.partitionId(), k -> new ArrayList<>()).add(l.path());
+          SealedPartitionProto c = copies.get(l.fileId());
+          if (l.hasReplica() && !replica.containsKey(l.fileId()) && (shared || c == null || !c.getError().isEmpty())) {
+            dropOnReplica.add(l.fileId());
+          }
+        } else {
+          s.lost.add(l.partitionId());
+        }
+      }
+      s.sealedChanged();
+    }
+    drop(s, open, dropOnReplica);
+    statuses(s, open, outcome);
+  }
+
+  /**
+   * Gets the status with blocks of each file just sealed (after the replica drops, so no dropped copy is
+   * named), side by side: each reduce task then opens its files without a master call of its own. A status
+   * that cannot be had is left out: that file's readers open it by its path.
+   */
+  private void statuses(ShuffleState s, List<PartitionLocation> open, Map<PartitionLocation, Boolean> outcome) {
+    Map<String, Future<io.strata.client.URIStatus>> asked = new LinkedHashMap<>();
+    for (PartitionLocation l : open) {
+      if (Boolean.TRUE.equals(outcome.get(l))) {
+        asked.put(l.path(), calls.submit(() -> fs.getStatusWithBlocks(l.path())));
+      }
+    }
+    Map<String, io.strata.client.URIStatus> got = new HashMap<>();
+    for (Map.Entry<String, Future<io.strata.client.URIStatus>> e : asked.entrySet()) {
+      try {
+        got.put(e.getKey(), WorkerCalls.get(e.getValue(), "Getting the status of " + e.getKey()));
+      } catch (IOException | RuntimeException ex) {
+        LOG.debug("No status for {} ({}); its readers open it by its path", e.getKey(), ex.getMessage());
+      }
+    }
+    synchronized (s) {
+      s.statuses.putAll(got);
+      s.sealedChanged();
+    }
+  }
+
+  /** Drops the replica copies of {@code fileIds} (committed ones too): the UFS copy is closed. */
+  private void drop(ShuffleState s, List<PartitionLocation> open, List<Long> fileIds) {
+    Map<String, DropPartitionsRequest.Builder> byWorker = new LinkedHashMap<>();
+    Set<Long> want = new HashSet<>(fileIds);
+    for (PartitionLocation l : open) {
+      if (want.contains(l.fileId())) {
+        byWorker.computeIfAbsent(l.replica(), k -> DropPartitionsRequest.newBuilder().setAppId(s.appId)
+            .setShuffleId(s.shuffleId).setDropCommitted(true)).addFileIds(l.fileId());
+      }
+    }
+    try {
+      calls.forEachWorker(byWorker, (worker, req) -> worker.dropPartitions(req.build()),
+          "Dropping replica copies on worker ");
+    } catch (IOException e) {
+      LOG.info("A replica kept its copy of a sealed shuffle partition ({}); it goes with the shuffle's files",
+          e.getMessage());
+    }
+  }
+
+  /**
+   * Seals {@code locs} on the worker {@code where} names for each, one request per worker, in parallel;
+   * a worker that fails answers an error for each of its partitions. With {@code expect}, each copy must
+   * have the length of the expected answer (a replica beside its primary).
+   */
+  private Map<Long, SealedPartitionProto> sealOn(ShuffleState s, List<PartitionLocation> locs,
+      Function<PartitionLocation, String> where, boolean writeThrough, Map<Long, SealedPartitionProto> expect)
+      throws IOException {
+    Map<String, SealRequest.Builder> byWorker = new LinkedHashMap<>();
+    for (PartitionLocation l : locs) {
+      SealRequest.Builder b = byWorker.computeIfAbsent(where.apply(l), k -> SealRequest.newBuilder()
+          .setAppId(s.appId).setShuffleId(s.shuffleId).setWriteThrough(writeThrough));
+      b.addFileIds(l.fileId());
+      SealedPartitionProto e = expect.get(l.fileId());
+      if (e != null) {
+        b.addExpectLength(e.getLength());
+        b.addExpectCrc32C(e.getCrc32C());
+      }
+    }
+    Map<Long, SealedPartitionProto> out = new HashMap<>();
+    Map<String, Future<SealResponse>> answers = new LinkedHashMap<>();
+    for (Map.Entry<String, SealRequest.Builder> e : byWorker.entrySet()) {
+      String worker = e.getKey();
+      SealRequest req = e.getValue().build();
+      // Seals write whole files to the UFS: give them longer than a plain RPC.
+      answers.put(worker, calls.submit(() -> calls.stub(worker, calls.rpcTimeoutMs() * 10).seal(req)));
+    }
+    for (Map.Entry<String, Future<SealResponse>> e : answers.entrySet()) {
+      try {
+        for (SealedPartitionProto p : WorkerCalls.get(e.getValue(), "Sealing shuffle partitions on worker "
+            + e.getKey()).getPartitionsList()) {
+          out.put(p.getFileId(), p);
+        }
+      } catch (IOException ex) {
+        for (long id : byWorker.get(e.getKey()).getFileIdsList()) {
+          out.put(id, SealedPartitionProto.newBuilder().setFileId(id).setError(ex.getMessage()).build());
+        }
+      }
+    }
+    return out;
+  }
+
+  private boolean sharedUfs(ShuffleState s) throws IOException {
+    String path = s.dir;
+    MountInfo best = null;
+    for (MountInfo m : fs.getMountTable()) {
+      String mp = m.path();
+      boolean covers = mp.equals("/") || path.equals(mp) || path.startsWith(mp + "/");
+      if (covers && (best == null || mp.length() > best.path().length())) {
+        best = m;
+      }
+    }
+    return best == null || best.shared();
+  }
+}
