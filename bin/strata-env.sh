@@ -45,15 +45,23 @@ strata_cli_java_opts() {
        "-Dorg.slf4j.simpleLogger.showShortLogName=true -Dorg.slf4j.simpleLogger.logFile=System.err"
 }
 
-# Makes the CLI's archive from a training run: `fs ls` against a port where no master listens, which loads
-# the command line, the client, gRPC and Netty (the failure is expected and not printed).
+# Makes the CLI's archive (a static AppCDS archive: it also holds picocli's classes, whose Java 5 class files a
+# dynamic archive leaves out, and the JDK's own) in two steps: a training run (io.strata.cli.CdsTraining: `fs ls`
+# against a stand-in master on a loopback port, so the classes of a successful call are in it, then help and
+# every RPC message) lists the classes it loads, and -Xshare:dump archives that list for this JDK and classpath.
 strata_make_cli_archive() {
-  rm -f "$STRATA_CLI_ARCHIVE"
-  # shellcheck disable=SC2046
-  "$JAVA" $(strata_cli_java_opts | sed 's/-XX:SharedArchiveFile=[^ ]*//') \
-    -XX:ArchiveClassesAtExit="$STRATA_CLI_ARCHIVE" -cp "$(strata_cli_classpath)" \
+  local opts list="$STRATA_LIB_DIR/cli/strata-cli.classlist"
+  rm -f "$STRATA_CLI_ARCHIVE" "$list"
+  opts=$(strata_cli_java_opts | sed 's/-XX:SharedArchiveFile=[^ ]*//')
+  # shellcheck disable=SC2086
+  "$JAVA" $opts -XX:DumpLoadedClassList="$list" -cp "$(strata_cli_classpath)" \
     -Dstrata.conf.dir=/nonexistent -Dstrata.home="$STRATA_HOME" -Dstrata.cli.training=true \
     io.strata.cli.StrataCli fs ls strata://127.0.0.1:1/ >/dev/null 2>&1 || true
+  # The list names the JDK's generated proxies too, which the dump cannot find and warns of: expected.
+  # shellcheck disable=SC2086
+  [ -s "$list" ] && "$JAVA" $opts -Xshare:dump -XX:SharedClassListFile="$list" \
+    -XX:SharedArchiveFile="$STRATA_CLI_ARCHIVE" -cp "$(strata_cli_classpath)" >/dev/null 2>&1
+  rm -f "$list"
   [ -f "$STRATA_CLI_ARCHIVE" ] || echo "No class-data archive was made for the CLI (it runs without one)." >&2
 }
 

@@ -107,4 +107,58 @@ class LocalScriptsIT {
   static String sha256(byte[] b) throws Exception {
     return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
   }
+
+  /** {@code bin/strata ARGS} under a pty made by script(1): stdout and stderr both land in the result's out. */
+  private static Result underPty(String... args) throws Exception {
+    StringBuilder line = new StringBuilder(Scripts.ROOT.resolve("bin/strata").toString());
+    for (String a : args) {
+      line.append(' ').append(a);
+    }
+    return run("/usr/bin/script", "-qec", line.toString(), "/dev/null");
+  }
+
+  @Test
+  void manyFileCopiesLoadsAndPersists_drawOneBarWithFileAndByteTotals_underAPty_andNoneIntoAPipe() throws Exception {
+    // A tree of three files, 1 + 2 + 3 MiB, one of them a level down.
+    Path tree = Files.createDirectories(tmp.resolve("tree/sub"));
+    Files.write(tmp.resolve("tree/a.bin"), new byte[1 << 20]);
+    Files.write(tmp.resolve("tree/b.bin"), new byte[2 << 20]);
+    Files.write(tree.resolve("c.bin"), new byte[3 << 20]);
+    String bar = "[########################] 100% 6.0 MiB/6.0 MiB  3/3 files";
+
+    // Written MUST_CACHE, so that persist has something to do.
+    Result put = underPty("fs", "put", "--block-size=1MB", "--write-type=MUST_CACHE", tmp.resolve("tree").toString(),
+        "/tree");
+    assertThat(put.exit()).as(put.out() + put.err()).isZero();
+    assertThat(put.out()).contains("/tree " + bar).contains("MiB/s").contains("0/3 files");
+    Result count = run("bin/strata", "fs", "count", "/tree");
+    assertThat(count.out()).as(count.err()).isEqualTo(String.format("%12s %12s %18s /tree%n", 2, 3, 6 << 20));
+
+    Result get = underPty("fs", "get", "/tree", tmp.resolve("back").toString());
+    assertThat(get.exit()).as(get.out()).isZero();
+    assertThat(get.out()).contains(tmp.resolve("back") + " " + bar);
+    assertThat(Files.size(tmp.resolve("back/sub/c.bin"))).isEqualTo(3 << 20);
+
+    Result persist = underPty("fs", "persist", "/tree");
+    assertThat(persist.exit()).as(persist.out()).isZero();
+    assertThat(persist.out()).contains("Persisted /tree/a.bin").contains("Persisted /tree/b.bin")
+        .contains("Persisted /tree/sub/c.bin").contains("/tree " + bar);
+    assertThat(Files.size(tmp.resolve("underFSStorage/tree/sub/c.bin"))).isEqualTo(3 << 20);
+
+    assertThat(run("bin/strata", "fs", "free", "-R", "/tree").exit()).isZero();
+    Result load = underPty("fs", "load", "/tree");
+    assertThat(load.exit()).as(load.out()).isZero();
+    assertThat(load.out()).contains("Loaded /tree/sub/c.bin").contains("/tree " + bar);
+    // each line goes above the bar, which is drawn again below it with that file counted
+    assertThat(load.out()).containsPattern("Loaded /tree/a\\.bin\\r\\n\\r/tree \\[[# ]{24}\\] +\\d+% \\S+ MiB/6\\.0 MiB  1/3 files");
+
+    // Into pipes: the same commands print their lines and no bar.
+    Result piped = run("bin/strata", "fs", "load", "/tree");
+    assertThat(piped.exit()).as(piped.err()).isZero();
+    assertThat(piped.out()).isEqualTo("Loaded /tree/a.bin\nLoaded /tree/b.bin\nLoaded /tree/sub/c.bin\n");
+    assertThat(piped.err()).isEmpty();
+    Result pipedPut = run("bin/strata", "fs", "put", tmp.resolve("tree").toString(), "/tree2");
+    assertThat(pipedPut.exit()).as(pipedPut.err()).isZero();
+    assertThat(pipedPut.out() + pipedPut.err()).isEmpty();
+  }
 }

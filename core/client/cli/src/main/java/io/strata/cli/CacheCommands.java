@@ -60,13 +60,20 @@ final class CacheCommands {
     @Override
     protected void execute() {
       forEach(expand(paths), path -> {
-        for (URIStatus file : UfsCommands.filesUnder(this, path)) {
-          try {
-            fs().load(file.path());
-            ctx.out().println("Loaded " + file.path());
-          } catch (IOException e) {
-            report(PathFailure.of(file.path(), new Failures.TransferException(e)));
+        List<URIStatus> files = UfsCommands.filesUnder(this, path);
+        Progress progress = UfsCommands.progressOver(ctx, path, files);
+        try {
+          for (URIStatus file : files) {
+            try {
+              fs().load(file.path(), progress::advance);
+              progress.fileDone();
+              progress.println(ctx.out(), "Loaded " + file.path());
+            } catch (IOException e) {
+              progress.aside(() -> report(PathFailure.of(file.path(), new Failures.TransferException(e))));
+            }
           }
+        } finally {
+          progress.finish();
         }
       });
     }

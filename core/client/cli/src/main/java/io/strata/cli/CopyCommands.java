@@ -108,7 +108,7 @@ final class CopyCommands {
       write(in, shown, target, Progress.NONE);
     }
 
-    /** As {@link #write(InputStream, String, String)}, drawing {@code progress} as bytes go. */
+    /** As {@link #write(InputStream, String, String)}, advancing {@code progress} as bytes go (the caller finishes it). */
     void write(InputStream in, String shown, String target, Progress progress) throws PathFailure {
       FileSystem fs = cmd.fs();
       String tmp = target + COPYING_SUFFIX;
@@ -134,12 +134,8 @@ final class CopyCommands {
       }
       boolean done = false;
       try {
-        try {
-          Streams.upload(in, out, progress);
-          Streams.complete(out);
-        } finally {
-          progress.finish();
-        }
+        Streams.upload(in, out, progress);
+        Streams.complete(out);
         if (existing != null) {
           fs.delete(target);
         }
@@ -212,7 +208,12 @@ final class CopyCommands {
           if (intoDir) {
             throw new PathFailure(dst, Failures.IS_A_DIRECTORY);
           }
-          writer.write(ctx.in(), "-", dst, Progress.start(ctx, dst, -1));
+          Progress progress = Progress.start(ctx, dst, -1);
+          try {
+            writer.write(ctx.in(), "-", dst, progress);
+          } finally {
+            progress.finish();
+          }
           return;
         }
         Path local = localArg(src);
@@ -221,16 +222,34 @@ final class CopyCommands {
         }
         Path name = local.toAbsolutePath().normalize().getFileName();
         String target = intoDir && name != null ? CliPaths.child(dst, name.toString()) : dst;
-        copy(local, src, target);
+        if (!Files.isDirectory(local)) {
+          copy(local, src, target, null);
+          return;
+        }
+        Progress tree = Progress.startTree(ctx, target, local); // one bar over the whole tree
+        try {
+          copy(local, src, target, tree);
+        } finally {
+          tree.finish();
+        }
       });
     }
 
-    /** Copies a local file or tree; returns true when all of it was copied (and, moving, deleted). */
-    private boolean copy(Path local, String shown, String target) throws IOException, PathFailure {
+    /**
+     * Copies a local file or tree; returns true when all of it was copied (and, moving, deleted). {@code tree}:
+     * the bar of the tree being copied, or null for a file on its own (which gets its own bar).
+     */
+    private boolean copy(Path local, String shown, String target, Progress tree) throws IOException, PathFailure {
       if (Files.isRegularFile(local)) {
+        Progress progress = tree != null ? tree : Progress.start(ctx, target, Files.size(local));
         try (InputStream in = open(local, shown)) {
-          writer.write(in, shown, target, Progress.start(ctx, target, Files.size(local)));
+          writer.write(in, shown, target, progress);
+        } finally {
+          if (tree == null) {
+            progress.finish();
+          }
         }
+        progress.fileDone();
         deleteSource(local, shown);
         return true;
       }
@@ -252,13 +271,13 @@ final class CopyCommands {
       for (Path child : sortedChildren(local, shown)) {
         String childShown = child.toString();
         try {
-          all &= copy(child, childShown, CliPaths.child(target, child.getFileName().toString()));
+          all &= copy(child, childShown, CliPaths.child(target, child.getFileName().toString()), tree);
         } catch (PathFailure e) {
           all = false;
-          report(e);
+          tree.aside(() -> report(e));
         } catch (IOException e) {
           all = false;
-          report(PathFailure.of(childShown, e));
+          tree.aside(() -> report(PathFailure.of(childShown, e)));
         }
       }
       if (all) {
@@ -348,13 +367,39 @@ final class CopyCommands {
       forEach(srcs, src -> {
         URIStatus status = fs().getStatus(src);
         String name = CliPaths.name(src);
-        fetch(status, intoDir && !name.isEmpty() ? dst.resolve(name) : dst);
+        Path target = intoDir && !name.isEmpty() ? dst.resolve(name) : dst;
+        if (status.isFile()) {
+          fetch(status, target, null);
+          return;
+        }
+        Progress tree = treeProgress(status, target); // one bar over the whole tree
+        try {
+          fetch(status, target, tree);
+        } finally {
+          tree.finish();
+        }
       });
     }
 
-    private void fetch(URIStatus src, Path target) throws IOException, PathFailure {
+    /** One bar over the files under the Strata directory {@code dir} (listed only when the bar is shown). */
+    private Progress treeProgress(URIStatus dir, Path target) throws IOException {
+      if (!ctx.showProgress()) {
+        return Progress.NONE;
+      }
+      long[] totals = new long[2];
+      fs().iterateStatus(dir.path(), io.strata.client.options.ListStatusOptions.defaults().withRecursive(true), s -> {
+        if (s.isFile()) {
+          totals[0] += s.length();
+          totals[1]++;
+        }
+      });
+      return Progress.start(ctx, target.toString(), totals[0], (int) totals[1]);
+    }
+
+    /** {@code tree}: the bar of the tree being fetched, or null for a file on its own (which gets its own bar). */
+    private void fetch(URIStatus src, Path target, Progress tree) throws IOException, PathFailure {
       if (src.isFile()) {
-        fetchFile(src, target);
+        fetchFile(src, target, tree);
         return;
       }
       if (Files.exists(target) && !Files.isDirectory(target)) {
@@ -369,11 +414,11 @@ final class CopyCommands {
       }
       for (URIStatus child : fs().listStatus(src.path())) {
         try {
-          fetch(child, target.resolve(child.name()));
+          fetch(child, target.resolve(child.name()), tree);
         } catch (PathFailure e) {
-          report(e);
+          tree.aside(() -> report(e));
         } catch (IOException e) {
-          report(PathFailure.of(child.path(), e));
+          tree.aside(() -> report(PathFailure.of(child.path(), e)));
         }
       }
     }
@@ -386,7 +431,7 @@ final class CopyCommands {
       }
     }
 
-    private void fetchFile(URIStatus src, Path target) throws IOException, PathFailure {
+    private void fetchFile(URIStatus src, Path target, Progress tree) throws IOException, PathFailure {
       if (Files.isDirectory(target)) {
         throw new PathFailure(target.toString(), Failures.IS_A_DIRECTORY);
       }
@@ -396,13 +441,16 @@ final class CopyCommands {
       Path tmp = target.resolveSibling(target.getFileName() + COPYING_SUFFIX);
       boolean done = false;
       try (FileInStream in = ReadCommands.openForRead(fs(), src.path(), read.readType)) {
-        Progress progress = Progress.start(ctx, target.toString(), src.length());
+        Progress progress = tree != null ? tree : Progress.start(ctx, target.toString(), src.length());
         try (OutputStream out = Files.newOutputStream(tmp)) {
           Streams.download(in, out, Long.MAX_VALUE, progress);
         } finally {
-          progress.finish();
+          if (tree == null) {
+            progress.finish();
+          }
         }
         Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+        progress.fileDone();
         done = true;
       } catch (TransferException | NotFoundException e) {
         throw PathFailure.of(src.path(), e); // reading Strata failed, or the file went away

@@ -57,7 +57,12 @@ public final class StrataCli implements Callable<Integer> {
       code = 1;
     }
     if (Boolean.getBoolean(CdsTraining.KEY)) {
-      CdsTraining.run();
+      try {
+        CdsTraining.run();
+      } catch (Exception e) {
+        // The archive is then made from what loaded so far; the CLI works without any.
+        System.err.println("strata: the class-data training run failed: " + Failures.message(e));
+      }
     }
     System.exit(code);
   }
@@ -81,7 +86,7 @@ public final class StrataCli implements Callable<Integer> {
   static int run(CliContext ctx, String... args) {
     try (ctx) {
       String[] line = FsCommand.undash(args);
-      return commandLine(ctx, line.length >= 2 && line[0].equals("fs") ? line[1] : null).execute(line);
+      return forLine(ctx, line).execute(line);
     }
   }
 
@@ -89,14 +94,40 @@ public final class StrataCli implements Callable<Integer> {
     return commandLine(ctx, null);
   }
 
-  /** The command line; {@code fsCommand}: the one {@code fs} subcommand to build (null: all of them). */
+  /** The command line with every command; {@code fsCommand}: the one {@code fs} subcommand to build (null: all). */
   static CommandLine commandLine(CliContext ctx, String fsCommand) {
+    return commandLine(ctx, null, fsCommand);
+  }
+
+  /**
+   * The command line a run of {@code line} needs: only the command it names ({@code fs}, {@code version},
+   * ...) and, under {@code fs}, only the subcommand it names (see {@link FsCommand#commandLine}), since
+   * picocli builds each model by reflection and a short command would pay for all of them; every command when
+   * the line names none (help, an unknown name), so help and picocli's errors list them all.
+   */
+  static CommandLine forLine(CliContext ctx, String[] line) {
+    String command = line.length >= 1 && COMMANDS.contains(line[0]) ? line[0] : null;
+    return commandLine(ctx, command, "fs".equals(command) && line.length >= 2 ? line[1] : null);
+  }
+
+  /** The top-level commands, in the order help lists them. */
+  private static final java.util.List<String> COMMANDS = java.util.List.of("fs", "fsadmin", "bench", "version",
+      "logLevel");
+
+  /** {@code command}: the one top-level command to build (null: all); {@code fsCommand} as above. */
+  private static CommandLine commandLine(CliContext ctx, String command, String fsCommand) {
     CommandLine cl = new CommandLine(new StrataCli());
-    cl.addSubcommand("fs", FsCommand.commandLine(ctx, fsCommand));
-    cl.addSubcommand("fsadmin", FsAdminCommand.commandLine(ctx));
-    cl.addSubcommand("bench", BenchCommand.commandLine(ctx));
-    cl.addSubcommand("version", new CommandLine(new VersionCommand(ctx)));
-    cl.addSubcommand("logLevel", new CommandLine(new LogLevelCommand(ctx)));
+    for (String name : COMMANDS) {
+      if (command == null || command.equals(name)) {
+        cl.addSubcommand(name, switch (name) {
+          case "fs" -> FsCommand.commandLine(ctx, fsCommand);
+          case "fsadmin" -> FsAdminCommand.commandLine(ctx);
+          case "bench" -> BenchCommand.commandLine(ctx);
+          case "version" -> new CommandLine(new VersionCommand(ctx));
+          default -> new CommandLine(new LogLevelCommand(ctx));
+        });
+      }
+    }
     cl.setOut(writer(ctx.out()));
     cl.setErr(writer(ctx.err()));
     cl.setExecutionExceptionHandler((e, line, parseResult) -> {

@@ -41,6 +41,15 @@ final class UfsCommands {
   }
 
   /** The files at or under {@code path} (recursively), or the file itself; in listing order. */
+  /** One bar over {@code files} (the files under {@code path}): their bytes and count. */
+  static Progress progressOver(CliContext ctx, String path, List<URIStatus> files) {
+    long bytes = 0;
+    for (URIStatus f : files) {
+      bytes += f.length();
+    }
+    return Progress.start(ctx, path, bytes, files.size());
+  }
+
   static List<URIStatus> filesUnder(FsSubcommand cmd, String path) throws IOException {
     URIStatus status = cmd.fs().getStatus(path);
     if (status.isFile()) {
@@ -160,13 +169,21 @@ final class UfsCommands {
     @Override
     protected void execute() {
       forEach(expand(paths), path -> {
-        for (URIStatus file : filesUnder(this, path)) {
-          try {
-            fs().persist(file.path(), timeout);
-            ctx.out().println("Persisted " + file.path());
-          } catch (IOException e) {
-            report(PathFailure.of(file.path(), e));
+        List<URIStatus> files = filesUnder(this, path);
+        Progress progress = progressOver(ctx, path, files);
+        try {
+          for (URIStatus file : files) {
+            try {
+              fs().persist(file.path(), timeout);
+              progress.advance(file.length()); // the master persists it: known only once it is done
+              progress.fileDone();
+              progress.println(ctx.out(), "Persisted " + file.path());
+            } catch (IOException e) {
+              progress.aside(() -> report(PathFailure.of(file.path(), e)));
+            }
           }
+        } finally {
+          progress.finish();
         }
       });
     }

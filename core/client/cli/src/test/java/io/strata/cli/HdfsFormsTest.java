@@ -99,6 +99,21 @@ class HdfsFormsTest {
   }
 
   @Test
+  void aRunBuildsOnlyTheTopLevelCommandItNames_helpAndUnknownNamesBuildThemAll() {
+    CliContext ctx = context(StrataConf.defaults());
+    assertThat(StrataCli.forLine(ctx, new String[] {"fs", "ls", "/"}).getSubcommands().keySet()).containsExactly("fs");
+    assertThat(StrataCli.forLine(ctx, new String[] {"fs", "ls", "/"}).getSubcommands().get("fs").getSubcommands()
+        .keySet()).containsExactly("help", "ls");
+    assertThat(StrataCli.forLine(ctx, new String[] {"version"}).getSubcommands().keySet()).containsExactly("version");
+    assertThat(StrataCli.forLine(ctx, new String[] {"fsadmin", "report"}).getSubcommands().keySet())
+        .containsExactly("fsadmin");
+    java.util.List<String> all = java.util.List.of("fs", "fsadmin", "bench", "version", "logLevel");
+    assertThat(StrataCli.forLine(ctx, new String[] {"--help"}).getSubcommands().keySet()).containsExactlyElementsOf(all);
+    assertThat(StrataCli.forLine(ctx, new String[] {"nope"}).getSubcommands().keySet()).containsExactlyElementsOf(all);
+    assertThat(StrataCli.forLine(ctx, new String[0]).getSubcommands().keySet()).containsExactlyElementsOf(all);
+  }
+
+  @Test
   void countLine_hasHdfsColumns() {
     assertThat(SummaryCommands.countLine(3, 2, 1515, "/t", false, false))
         .isEqualTo("           3            2               1515 /t");

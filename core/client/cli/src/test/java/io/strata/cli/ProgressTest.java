@@ -74,4 +74,49 @@ class ProgressTest {
     assertThat(p).isSameAs(Progress.NONE);
     assertThat(err.size()).isZero();
   }
+
+  @Test
+  void aManyFileBar_countsFilesAndBytes_andALinePrintedMeanwhileGoesAboveIt() {
+    ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(outBytes, true, StandardCharsets.UTF_8);
+    Progress p = Progress.start(context(true), "/dir", 30L << 20, 3); // drawn at once
+    assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("\r/dir [").contains("0/3 files");
+    clock.ms = 1000;
+    p.advance(10L << 20);
+    p.fileDone();
+    assertThat(p.line(1000))
+        .isEqualTo("/dir [########                ]  33% 10.0 MiB/30.0 MiB  1/3 files  10.0 MiB/s  ETA 0:02");
+    err.reset();
+    p.println(out, "Loaded /dir/a");
+    assertThat(outBytes.toString(StandardCharsets.UTF_8)).isEqualTo("Loaded /dir/a" + System.lineSeparator());
+    // the bar's line is cleared before the line and drawn again after it
+    assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("\r\u001b[K\r/dir [########").contains("1/3 files");
+    clock.ms = 3000;
+    p.advance(20L << 20);
+    p.fileDone();
+    p.fileDone();
+    p.finish();
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .endsWith("/dir [########################] 100% 30.0 MiB/30.0 MiB  3/3 files  10.0 MiB/s\u001b[K\n");
+  }
+
+  @Test
+  void aSingleFileBar_countsNoFiles() {
+    Progress p = Progress.start(context(true), "/f", 1L << 20);
+    clock.ms = 1000;
+    p.advance(1L << 20);
+    p.fileDone();
+    assertThat(p.line(1000)).isEqualTo("/f [########################] 100% 1.0 MiB/1.0 MiB  1.0 MiB/s");
+  }
+
+  @Test
+  void aManyFileBarIsNotDrawnEither_whenStderrIsNotATerminal() {
+    Progress p = Progress.start(context(false), "/dir", 100, 2);
+    p.advance(100);
+    p.fileDone();
+    p.println(new PrintStream(new ByteArrayOutputStream()), "Loaded /dir/a");
+    p.finish();
+    assertThat(p).isSameAs(Progress.NONE);
+    assertThat(err.size()).isZero();
+  }
 }

@@ -397,8 +397,8 @@ final class BaseFileSystem implements FileSystem {
   }
 
   @Override
-  public long load(String path) throws IOException {
-    long bytes = readAll(path, OpenFileOptions.defaults().withReadType(ReadType.CACHE), null);
+  public long load(String path, java.util.function.LongConsumer bytesRead) throws IOException {
+    long bytes = readAll(path, OpenFileOptions.defaults().withReadType(ReadType.CACHE), null, bytesRead);
     awaitCached(path);
     return bytes;
   }
@@ -456,12 +456,13 @@ final class BaseFileSystem implements FileSystem {
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("Every Java runtime has MD5", e);
     }
-    readAll(path, OpenFileOptions.defaults(), md5);
+    readAll(path, OpenFileOptions.defaults(), md5, n -> {});
     return HexFormat.of().formatHex(md5.digest());
   }
 
-  /** Reads the whole file, feeding {@code digest} when there is one; returns the bytes read. */
-  private long readAll(String path, OpenFileOptions options, MessageDigest digest) throws IOException {
+  /** Reads the whole file, feeding {@code digest} when there is one and {@code read}; returns the bytes read. */
+  private long readAll(String path, OpenFileOptions options, MessageDigest digest,
+      java.util.function.LongConsumer read) throws IOException {
     byte[] buf = new byte[1 << 20];
     long total = 0;
     try (FileInStream in = openFile(path, options)) {
@@ -471,6 +472,7 @@ final class BaseFileSystem implements FileSystem {
           digest.update(buf, 0, n);
         }
         total += n;
+        read.accept(n);
       }
     }
     return total;

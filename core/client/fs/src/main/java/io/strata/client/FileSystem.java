@@ -209,7 +209,12 @@ public interface FileSystem extends Closeable {
    * Reads every block of a file with read type CACHE and discards the bytes, so that every block ends up
    * cached (blocks on no worker are read from the under file system and cached). Returns the bytes read.
    */
-  long load(String path) throws IOException;
+  default long load(String path) throws IOException {
+    return load(path, n -> {});
+  }
+
+  /** As {@link #load(String)}, telling {@code bytesRead} the size of each piece as it is read (for progress). */
+  long load(String path, java.util.function.LongConsumer bytesRead) throws IOException;
 
   /** The MD5 of a file's content as 32 lower-case hex digits, read with the configured read type. */
   String checksum(String path) throws IOException;

@@ -7,6 +7,7 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import io.strata.common.grpc.BlockDataMarshalling;
+import io.strata.common.grpc.ClientEventLoops;
 import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.net.WorkerAddress;
 import io.strata.proto.BlockWorkerServiceGrpc;
@@ -50,13 +51,13 @@ public final class FileSystemContext implements Closeable {
     /** {@link ClientKeys#metadataSyncIntervalMs}, parsed once: every getStatus and listing sends it. */
     final long metadataSyncIntervalMs;
 
-    Generation(int number, StrataConf conf, long maxMessageBytes, long flowWindowBytes) {
+    Generation(int number, StrataConf conf, long maxMessageBytes, long flowWindowBytes, ClientEventLoops loops) {
       this.number = number;
       this.conf = conf;
       this.channels = new WorkerChannels(conf.get(ClientKeys.HOSTNAME),
           conf.get(ClientKeys.DATA_DOMAIN_SOCKET_ENABLED), conf.get(ClientKeys.DATA_DOMAIN_SOCKET_PATH),
           maxMessageBytes, flowWindowBytes, conf.get(ClientKeys.WORKER_CHANNELS_MAX),
-          conf.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT), System::nanoTime);
+          conf.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT), System::nanoTime, loops);
       this.zeroCopy = conf.get(ClientKeys.NETWORK_ZEROCOPY_ENABLED);
       this.metadataSyncIntervalMs = ClientKeys.metadataSyncIntervalMs(conf);
     }
@@ -77,6 +78,11 @@ public final class FileSystemContext implements Closeable {
   private final long maxMessageBytes;
   private final long flowWindowBytes;
   private final io.strata.common.master.MasterConnection master;
+  /**
+   * The event loops of the master channel and the TCP worker channels: this context's own, ended by close, so a
+   * closed client leaves no thread in epoll_wait (see {@link ClientEventLoops} for what that costs an exit).
+   */
+  private final ClientEventLoops loops = new ClientEventLoops("strata-client-net");
   /** Runs this context's periodic checks (idle worker channels); one daemon thread, stopped by close. */
   private final java.util.concurrent.ScheduledExecutorService maintenance;
   /**
@@ -103,7 +109,7 @@ public final class FileSystemContext implements Closeable {
     this.maxMessageBytes = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     this.flowWindowBytes = conf.get(CommonKeys.NETWORK_FLOW_CONTROL_WINDOW);
     this.rpcTimeoutMs = conf.get(CommonKeys.RPC_TIMEOUT).toMillis();
-    this.master = new io.strata.common.master.MasterConnection(conf);
+    this.master = new io.strata.common.master.MasterConnection(conf, loops);
     io.strata.proto.GetClusterConfigurationResponse defaults = fetchClusterDefaults(false);
     StrataConf merged = conf;
     if (defaults != null) {
@@ -114,9 +120,10 @@ public final class FileSystemContext implements Closeable {
       this.pageCache = LocalPageCache.open(merged);
     } catch (IllegalArgumentException e) {
       master.close();
+      loops.close();
       throw e;
     }
-    this.current = new Generation(1, merged, maxMessageBytes, flowWindowBytes);
+    this.current = new Generation(1, merged, maxMessageBytes, flowWindowBytes, loops);
     this.leases = new LeaseRenewer(this, merged.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
     this.metadataCache = MetadataCache.from(merged, com.github.benmanes.caffeine.cache.Ticker.systemTicker());
     this.maintenance = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -188,7 +195,7 @@ public final class FileSystemContext implements Closeable {
       }
       clusterHash = defaults.getHash();
       old = current;
-      current = new Generation(old.number + 1, merge(defaults), maxMessageBytes, flowWindowBytes);
+      current = new Generation(old.number + 1, merge(defaults), maxMessageBytes, flowWindowBytes, loops);
       draining.add(old.channels);
     }
     LOG.info("The cluster configuration changed (hash {}): client configuration generation {}",
@@ -457,5 +464,6 @@ public final class FileSystemContext implements Closeable {
       old.close();
     }
     draining.clear();
+    loops.close();
   }
 }

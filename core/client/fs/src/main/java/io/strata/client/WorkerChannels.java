@@ -13,6 +13,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.strata.common.grpc.ClientEventLoops;
 import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.net.WorkerAddress;
 import java.io.Closeable;
@@ -72,6 +73,8 @@ final class WorkerChannels implements Closeable {
   private final int maxChannels;
   private final long idleNanos;
   private final LongSupplier nanoClock;
+  /** The event loops of the TCP channels: the context's, which outlive this pool (it closes them). */
+  private final ClientEventLoops tcpLoops;
   private final Map<WorkerAddress, Pooled> channels = new ConcurrentHashMap<>();
   private final Set<WorkerAddress> overDomainSocket = ConcurrentHashMap.newKeySet();
   static final int FALLBACK_REASONS_KEPT = 100;
@@ -121,8 +124,9 @@ final class WorkerChannels implements Closeable {
   }
 
   WorkerChannels(String localHost, boolean domainSocketEnabled, String socketPathTemplate, long maxMessageBytes,
-      long flowWindowBytes, int maxChannels, Duration idleTimeout, LongSupplier nanoClock) {
+      long flowWindowBytes, int maxChannels, Duration idleTimeout, LongSupplier nanoClock, ClientEventLoops tcpLoops) {
     this.localHost = localHost;
+    this.tcpLoops = tcpLoops;
     this.domainSocketEnabled = domainSocketEnabled;
     this.socketPathTemplate = socketPathTemplate;
     this.maxMessageBytes = maxMessageBytes;
@@ -386,7 +390,7 @@ final class WorkerChannels implements Closeable {
           + "; streaming through its TCP data port");
     }
     overDomainSocket.remove(worker);
-    return GrpcChannels.forAddress(worker.host(), worker.rpcPort(), maxMessageBytes, flowWindowBytes);
+    return GrpcChannels.forAddress(worker.host(), worker.rpcPort(), maxMessageBytes, flowWindowBytes, tcpLoops);
   }
 
   /** Why the socket cannot be used, or null when a connect to it succeeds. */
@@ -443,17 +447,20 @@ final class WorkerChannels implements Closeable {
 
   @Override
   public void close() {
-    EventLoopGroup g;
     synchronized (this) {
       closed = true;
-      g = group;
     }
     for (Pooled p : channels.values()) {
       GrpcChannels.close(p.channel);
     }
     channels.clear();
-    if (g != null) {
-      g.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
-    }
+    ClientEventLoops.end(takeGroup());
+  }
+
+  /** The domain-socket event loops, now no longer this pool's (null when none were made). */
+  private synchronized EventLoopGroup takeGroup() {
+    EventLoopGroup g = group;
+    group = null;
+    return g;
   }
 }

@@ -46,8 +46,6 @@ public final class ShuffleChannels implements Closeable {
       all = new ArrayList<>(channels.values());
       channels.clear();
     }
-    for (ManagedChannel c : all) {
-      GrpcChannels.close(c);
-    }
+    GrpcChannels.closeAll(all);
   }
 }

@@ -10,7 +10,12 @@ public final class GrpcChannels {
 
   /** A plaintext channel to host:port that accepts messages up to maxMessageBytes. */
   public static ManagedChannel forAddress(String host, int port, long maxMessageBytes) {
-    return NettyChannelBuilder.forAddress(host, port)
+    return forAddress(host, port, maxMessageBytes, (ClientEventLoops) null);
+  }
+
+  /** As {@link #forAddress(String, int, long)}, on {@code loops} (null: gRPC's shared event loops). */
+  public static ManagedChannel forAddress(String host, int port, long maxMessageBytes, ClientEventLoops loops) {
+    return on(NettyChannelBuilder.forAddress(host, port), loops)
         .usePlaintext()
         .maxInboundMessageSize((int) maxMessageBytes)
         .keepAliveTime(30, TimeUnit.SECONDS)
@@ -25,7 +30,17 @@ public final class GrpcChannels {
    * listener on such a channel must only record, enqueue or signal, never block.
    */
   public static ManagedChannel forAddress(String host, int port, long maxMessageBytes, long flowWindowBytes) {
-    return bulkData(NettyChannelBuilder.forAddress(host, port), maxMessageBytes, flowWindowBytes);
+    return forAddress(host, port, maxMessageBytes, flowWindowBytes, null);
+  }
+
+  /** As {@link #forAddress(String, int, long, long)}, on {@code loops} (null: gRPC's shared event loops). */
+  public static ManagedChannel forAddress(String host, int port, long maxMessageBytes, long flowWindowBytes,
+      ClientEventLoops loops) {
+    return bulkData(on(NettyChannelBuilder.forAddress(host, port), loops), maxMessageBytes, flowWindowBytes);
+  }
+
+  private static NettyChannelBuilder on(NettyChannelBuilder b, ClientEventLoops loops) {
+    return loops == null ? b : loops.apply(b);
   }
 
   /** The settings every bulk-data channel shares, whatever its transport. */
@@ -63,6 +78,13 @@ public final class GrpcChannels {
         .withOption(io.netty.channel.ChannelOption.SO_RCVBUF, DOMAIN_SOCKET_BUFFER_BYTES)
         .overrideAuthority("localhost");
     return bulkData(b, maxMessageBytes, flowWindowBytes);
+  }
+
+  /** Closes each channel as {@link #close(ManagedChannel)} does (a pool's, taken out of it under its lock). */
+  public static void closeAll(java.util.Collection<ManagedChannel> channels) {
+    for (ManagedChannel c : channels) {
+      close(c);
+    }
   }
 
   /** Closes a channel, waiting briefly for calls in flight. */

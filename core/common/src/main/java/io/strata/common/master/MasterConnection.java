@@ -6,6 +6,7 @@ import io.strata.common.conf.CommonKeys;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
+import io.strata.common.grpc.ClientEventLoops;
 import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.grpc.GrpcErrors;
 import io.strata.common.time.Deadlines;
@@ -27,6 +28,8 @@ public final class MasterConnection implements Closeable {
   private final MasterInquireClient inquire;
   private final long maxMessage;
   private final long windowMs;
+  /** The event loops of the channels made here, or null for gRPC's shared ones. */
+  private final ClientEventLoops loops;
   private ManagedChannel channel;
   private InetSocketAddress address;
   /** The leader lookup in progress, if any (guarded by this). */
@@ -34,7 +37,16 @@ public final class MasterConnection implements Closeable {
   private boolean closed;
 
   public MasterConnection(StrataConf conf) {
-    this.inquire = MasterInquireClient.create(conf);
+    this(conf, null);
+  }
+
+  /**
+   * As {@link #MasterConnection(StrataConf)}, with the channels (to the leader, and the polls that find it) on
+   * {@code loops}, which the caller closes after this connection; null: gRPC's shared event loops.
+   */
+  public MasterConnection(StrataConf conf, ClientEventLoops loops) {
+    this.loops = loops;
+    this.inquire = MasterInquireClient.create(conf, loops);
     this.maxMessage = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     boolean ha = conf.isSet(CommonKeys.ZOOKEEPER_ADDRESS) || conf.isSet(CommonKeys.MASTER_RPC_ADDRESSES);
     this.windowMs = ha ? conf.get(CommonKeys.MASTER_RETRY_WINDOW).toMillis() : 0;
@@ -81,7 +93,7 @@ public final class MasterConnection implements Closeable {
     StrataException failure = null;
     try {
       InetSocketAddress found = inquire.leader();
-      fresh = GrpcChannels.forAddress(found.getHostString(), found.getPort(), maxMessage);
+      fresh = GrpcChannels.forAddress(found.getHostString(), found.getPort(), maxMessage, loops);
       synchronized (this) {
         finding = null;
         if (!closed) {

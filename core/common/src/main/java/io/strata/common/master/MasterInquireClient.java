@@ -24,6 +24,11 @@ public interface MasterInquireClient extends Closeable {
 
   /** The discovery the configuration asks for: ZooKeeper, else a master list, else one address. */
   static MasterInquireClient create(StrataConf conf) {
+    return create(conf, null);
+  }
+
+  /** As {@link #create(StrataConf)}, polling masters over channels on {@code loops} (null: gRPC's shared ones). */
+  static MasterInquireClient create(StrataConf conf, io.strata.common.grpc.ClientEventLoops loops) {
     if (conf.isSet(CommonKeys.ZOOKEEPER_ADDRESS)) {
       return new ZkMasterInquireClient(conf.get(CommonKeys.ZOOKEEPER_ADDRESS),
           conf.get(CommonKeys.ZOOKEEPER_LEADER_PATH), conf.get(CommonKeys.ZOOKEEPER_SESSION_TIMEOUT));
@@ -33,7 +38,7 @@ public interface MasterInquireClient extends Closeable {
       for (String a : conf.get(CommonKeys.MASTER_RPC_ADDRESSES)) {
         list.add(parse(a));
       }
-      return new PollingMasterInquireClient(list, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE));
+      return new PollingMasterInquireClient(list, conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE), loops);
     }
     InetSocketAddress single = InetSocketAddress.createUnresolved(conf.get(CommonKeys.MASTER_HOSTNAME),
         conf.get(CommonKeys.MASTER_RPC_PORT));

@@ -18,9 +18,13 @@ import java.util.concurrent.TimeUnit;
 final class PollingMasterInquireClient implements MasterInquireClient {
   private final List<InetSocketAddress> masters;
   private final long maxMessage;
+  /** The event loops of the ping channels, or null for gRPC's shared ones. */
+  private final io.strata.common.grpc.ClientEventLoops loops;
   private volatile InetSocketAddress last;
 
-  PollingMasterInquireClient(List<InetSocketAddress> masters, long maxMessage) {
+  PollingMasterInquireClient(List<InetSocketAddress> masters, long maxMessage,
+      io.strata.common.grpc.ClientEventLoops loops) {
+    this.loops = loops;
     if (masters.isEmpty()) {
       throw new IllegalArgumentException("strata.master.rpc.addresses names no master");
     }
@@ -38,7 +42,7 @@ final class PollingMasterInquireClient implements MasterInquireClient {
     }
     StringBuilder why = new StringBuilder();
     for (InetSocketAddress a : order) {
-      ManagedChannel ch = GrpcChannels.forAddress(a.getHostString(), a.getPort(), maxMessage);
+      ManagedChannel ch = GrpcChannels.forAddress(a.getHostString(), a.getPort(), maxMessage, loops);
       try {
         FileSystemMasterServiceGrpc.newBlockingStub(ch).withDeadlineAfter(2, TimeUnit.SECONDS)
             .ping(PingRequest.getDefaultInstance());

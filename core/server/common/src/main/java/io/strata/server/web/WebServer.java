@@ -55,6 +55,8 @@ public final class WebServer implements AutoCloseable {
   private final String name;
   private final HttpServer server;
   private final ThreadPoolExecutor pool;
+  /** What the pages hold that outlives a request (a page's pooled channels), closed after the server stops. */
+  private final java.util.List<AutoCloseable> closeWith = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private WebServer(String name, HttpServer server, ThreadPoolExecutor pool) {
     this.name = name;
@@ -140,9 +142,22 @@ public final class WebServer implements AutoCloseable {
     }
   }
 
+  /** Closes {@code resource} when this server closes, after it stopped serving (in the order registered). */
+  public WebServer closeWith(AutoCloseable resource) {
+    closeWith.add(resource);
+    return this;
+  }
+
   @Override
   public void close() {
     server.stop(0);
     pool.shutdownNow();
+    for (AutoCloseable c : closeWith) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        LOG.warn("{} web server: closing {} failed", name, c, e);
+      }
+    }
   }
 }

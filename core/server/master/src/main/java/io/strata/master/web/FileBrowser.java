@@ -24,14 +24,19 @@ import java.util.Map;
  * yet from the under file system happens as for {@code fs ls} (outside any lock). The file's first bytes
  * are read from a worker by {@link FileHead}. A missing path gets the page with its reason and status 404, a
  * malformed one 400.
- * Thread-safe (stateless but for the head reader).
+ * Thread-safe (stateless but for the head reader, whose channels {@link #close} closes with the web server).
  */
-final class FileBrowser {
+final class FileBrowser implements AutoCloseable {
   static final int LIST_LIMIT = 1000;
   private final FileHead head;
 
   FileBrowser(long maxMessageBytes) {
     this.head = new FileHead(maxMessageBytes);
+  }
+
+  @Override
+  public void close() {
+    head.close();
   }
 
   /** Thrown by the listing sink once it has what the page shows: stops a huge listing early. */

@@ -20,16 +20,83 @@ import java.util.concurrent.TimeUnit;
  * (the master holds no data): from a live worker that caches the first block, else, for a persisted file,
  * through any live worker from the under file system without caching it ({@code ufs_fallback},
  * {@code no_cache}), so looking at a file never changes what is cached. The call is made on the web
- * thread with no lock held, bounded by {@value #TIMEOUT_MS} ms; the channel is closed after it.
- * Stateless and thread-safe.
+ * thread with no lock held, bounded by {@value #TIMEOUT_MS} ms, and cancelled once the bytes are in (so the
+ * worker stops streaming the rest of the block).
+ *
+ * <p>Channels to workers are kept between page views: at most {@value #CHANNELS_MAX} (by default), one per worker,
+ * the least recently used shut down when one more is needed (calls in flight on it finish first). {@link #close}
+ * (with the web server) shuts them all down. Thread-safe: the monitor guards only the map, never a call.
  */
-final class FileHead {
+final class FileHead implements AutoCloseable {
   static final int BYTES = 1024;
   static final long TIMEOUT_MS = 5000;
+  /** Worker channels kept at most (a browsing user looks at the files of a few workers at a time). */
+  static final int CHANNELS_MAX = 8;
   private final long maxMessageBytes;
+  private final int maxChannels;
+  /** By worker address, least recently used first; guarded by this. */
+  private final java.util.LinkedHashMap<io.strata.common.net.WorkerAddress, ManagedChannel> channels =
+      new java.util.LinkedHashMap<>(16, 0.75f, true);
+  /** Channels made so far (for tests: a page view reuses its worker's). Guarded by this. */
+  private long opened;
+  private boolean closed;
 
   FileHead(long maxMessageBytes) {
+    this(maxMessageBytes, CHANNELS_MAX);
+  }
+
+  /** With at most {@code maxChannels} pooled channels (tests use fewer to see the bound hold). */
+  FileHead(long maxMessageBytes, int maxChannels) {
     this.maxMessageBytes = maxMessageBytes;
+    this.maxChannels = maxChannels;
+  }
+
+  /** The pooled channel to {@code w}, made if needed; the one pushed out, if any, is shut down (not awaited). */
+  private ManagedChannel channel(io.strata.common.net.WorkerAddress w) {
+    ManagedChannel evicted = null;
+    ManagedChannel ch;
+    synchronized (this) {
+      if (closed) {
+        throw new IllegalStateException("The web UI is closed");
+      }
+      ch = channels.get(w);
+      if (ch == null) {
+        if (channels.size() >= maxChannels) {
+          java.util.Iterator<ManagedChannel> eldest = channels.values().iterator();
+          evicted = eldest.next();
+          eldest.remove();
+        }
+        ch = GrpcChannels.forAddress(w.host(), w.rpcPort(), maxMessageBytes); // no connect until the first call
+        channels.put(w, ch);
+        opened++;
+      }
+    }
+    if (evicted != null) {
+      evicted.shutdown();
+    }
+    return ch;
+  }
+
+  /** Worker channels open now, and made since start (for tests). */
+  synchronized int openChannels() {
+    return channels.size();
+  }
+
+  synchronized long channelsOpened() {
+    return opened;
+  }
+
+  @Override
+  public void close() {
+    GrpcChannels.closeAll(takeAll()); // each awaited outside the lock
+  }
+
+  /** Marks the reader closed and empties the pool; returns what it held. */
+  private synchronized List<ManagedChannel> takeAll() {
+    closed = true;
+    List<ManagedChannel> all = List.copyOf(channels.values());
+    channels.clear();
+    return all;
   }
 
   /** The bytes and the worker they came from, or why there are none. */
@@ -65,22 +132,28 @@ final class FileHead {
   }
 
   private byte[] readFrom(WorkerState w, long blockId, long length) {
-    ManagedChannel ch = GrpcChannels.forAddress(w.address().host(), w.address().rpcPort(), maxMessageBytes);
+    ManagedChannel ch = channel(w.address());
+    ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(0).setLength(length)
+        .setUfsFallback(true).setNoCache(true).build();
+    // The channel stays open for the next view: cancelling the call is what ends the worker's stream.
+    io.grpc.Context.CancellableContext call = io.grpc.Context.current().withCancellation();
     try {
-      ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(0).setLength(length)
-          .setUfsFallback(true).setNoCache(true).build();
-      Iterator<ReadBlockResponse> it = BlockWorkerServiceGrpc.newBlockingStub(ch)
-          .withDeadlineAfter(TIMEOUT_MS, TimeUnit.MILLISECONDS).readBlock(req);
-      ByteArrayOutputStream out = new ByteArrayOutputStream((int) length);
-      while (it.hasNext() && out.size() < length) {
-        it.next().getChunk().writeTo(out);
-      }
-      byte[] all = out.toByteArray();
-      return all.length <= length ? all : java.util.Arrays.copyOf(all, (int) length);
-    } catch (java.io.IOException e) {
-      throw new IllegalStateException(e); // ByteArrayOutputStream does not fail
+      return call.call(() -> {
+        Iterator<ReadBlockResponse> it = BlockWorkerServiceGrpc.newBlockingStub(ch)
+            .withDeadlineAfter(TIMEOUT_MS, TimeUnit.MILLISECONDS).readBlock(req);
+        ByteArrayOutputStream out = new ByteArrayOutputStream((int) length);
+        while (it.hasNext() && out.size() < length) {
+          it.next().getChunk().writeTo(out);
+        }
+        byte[] all = out.toByteArray();
+        return all.length <= length ? all : java.util.Arrays.copyOf(all, (int) length);
+      });
+    } catch (StatusRuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException(e); // only the stream's own failures (StatusRuntimeException) are thrown
     } finally {
-      GrpcChannels.close(ch);
+      call.cancel(null);
     }
   }
 }

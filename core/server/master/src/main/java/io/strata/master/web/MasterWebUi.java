@@ -71,6 +71,7 @@ public final class MasterWebUi {
     web.route("/browse", ex -> ui.leaderPage(ex, fs -> ui.browser.page(ui.page("Browse"), fs, Html.query(ex))));
     web.route("/mounts", ex -> ui.leaderPage(ex, ui::mounts));
     web.route("/config", ex -> Html.send(ex, 200, ui.config()));
+    web.closeWith(ui.browser);
   }
 
   /** Builds a page of the leader's state, or answers a standby's 503. */

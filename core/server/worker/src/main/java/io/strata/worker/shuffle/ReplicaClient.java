@@ -89,8 +89,6 @@ final class ReplicaClient implements PushPipeline.Forwarder, Closeable {
       all = new ArrayList<>(channels.values());
       channels.clear();
     }
-    for (ManagedChannel c : all) {
-      GrpcChannels.close(c);
-    }
+    GrpcChannels.closeAll(all);
   }
 }

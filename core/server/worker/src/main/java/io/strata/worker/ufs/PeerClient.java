@@ -117,8 +117,6 @@ final class PeerClient implements Closeable {
       all = new ArrayList<>(channels.values());
       channels.clear();
     }
-    for (ManagedChannel c : all) {
-      GrpcChannels.close(c);
-    }
+    GrpcChannels.closeAll(all);
   }
 }
