@@ -263,12 +263,11 @@ public final class FileInStream extends InputStream {
     }
   }
 
-  /** {@link #open}, whose failure (no copy left to try) is final: it names everything tried before. */
   /**
    * Opens a reader of the range on the nearest copy not failed yet. An open that fails as a copy failure (the
    * worker lost the block since the master listed it, cannot be reached, its copy is corrupt) is handled as a
    * failed read: that worker is left out, and after the backoff the next copy (then the under file system) is
-   * opened, within the block's retries.
+   * opened, within the block's retries. A failure with no copy left to try is final: it names everything tried.
    */
   private BlockRangeReader openOrFail(FileBlockInfo block, long offset, long length, BlockRetry r, long position)
       throws IOException {

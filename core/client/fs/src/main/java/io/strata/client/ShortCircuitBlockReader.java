@@ -13,19 +13,21 @@ import java.nio.ByteBuffer;
 
 /**
  * Reads a range of a block opened short-circuit. A block of the MEM tier, by default
- * ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}), from the block's file mapped into memory ({@link BlockMapping}, one mapping per open block): each checksum chunk
- * is checked on the mapping and copied from it to the caller's array, one copy from the page cache. Without a
- * mapping (turned off, a block on a disk tier, of 2 GiB or more, or a file that cannot be mapped): positioned reads of the file's
- * channel, which the JDK copies twice (into its temporary direct buffer, then the caller's array). Closing
- * releases the worker's read lock.
+ * ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}), from the block's file mapped into memory ({@link BlockMapping},
+ * one mapping per open block): each checksum chunk is checked on the mapping and copied from it to the
+ * caller's array, one copy from the page cache. Without a mapping (turned off, a block on a disk tier, of
+ * 2 GiB or more, or a file that cannot be mapped): positioned reads of the file's channel, which the JDK
+ * copies twice (into its temporary direct buffer, then the caller's array). Closing releases the worker's
+ * read lock.
  *
  * <p>With checksums ({@link ClientKeys#SHORT_CIRCUIT_CHECKSUM_VERIFY}) it first fetches the worker's stored
  * CRC32C of the chunks the range covers (sent with the OPEN answer, else asked over the domain socket), then
- * checks every whole checksum chunk it reads before copying from it (mapped: a chunk the range or the caller's
- * length cuts is checked whole, once). By channel: the whole chunks the caller asks for (up to {@link #MAX_READ_BYTES} a call) are read into the caller's
- * array in one positioned read and checked there; a chunk cut by
- * the range or the caller's length is read whole into a 64 KiB scratch buffer, checked, and copied out. A
- * mismatch is a {@link CorruptBlockException} naming the block, the worker and the chunk's offset.
+ * checks every whole checksum chunk it reads before handing out its bytes. Mapped: a chunk the range or the
+ * caller's length cuts is checked whole, once. By channel: the whole chunks the caller asks for (up to
+ * {@link #MAX_READ_BYTES} a call) are read into the caller's array in one positioned read and checked there;
+ * a chunk cut by the range or the caller's length is read whole into a 64 KiB scratch buffer, checked, and
+ * copied out. A mismatch is a {@link CorruptBlockException} naming the block, the worker and the chunk's
+ * offset.
  *
  * <p>Not thread-safe: one reader thread.
  */
