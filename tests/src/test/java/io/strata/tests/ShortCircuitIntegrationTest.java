@@ -176,6 +176,26 @@ class ShortCircuitIntegrationTest {
   }
 
   /**
+   * The block a sequential read opens ahead is mapped (and faulted in) in the background before the reader
+   * gets to it; the read is byte-exact, and closing the stream unmaps every block it mapped.
+   */
+  @Test
+  void blockOpenedAhead_isMappedBeforeTheReaderReachesIt_andUnmappedAtClose() throws IOException {
+    byte[] data = write("/sc/ahead-mapped", 3 * BLOCK, 9);
+    List<FileBlockInfo> blocks = fs.getBlockLocations("/sc/ahead-mapped");
+    Path second = tierDir.resolve("blocks").resolve(Long.toString(blocks.get(1).blockId()));
+    try (FileInStream in = fs.openFile("/sc/ahead-mapped")) {
+      assertThat(in.read()).isEqualTo(data[0] & 0xff);
+      await().atMost(Duration.ofSeconds(10)).until(() -> mappingsOf(second).size() == 1);
+      byte[] rest = in.readAllBytes();
+      assertThat(rest).isEqualTo(java.util.Arrays.copyOfRange(data, 1, data.length));
+    }
+    for (FileBlockInfo b : blocks) {
+      assertThat(mappingsOf(tierDir.resolve("blocks").resolve(Long.toString(b.blockId())))).isEmpty();
+    }
+  }
+
+  /**
    * A sequential short-circuit read opens the next block in the background while it reads the current one
    * (strata.user.shortcircuit.open.ahead): the read is byte-exact with each block opened once, a stream
    * closed mid-file releases the block opened ahead too, and with the key off nothing is opened ahead.

@@ -106,7 +106,8 @@ public final class FileInStream extends InputStream {
     this.retryPolicy = BlockRetry.Policy.reads(context.conf());
     this.kept = new KeptBlocks(context, readType == ReadType.CACHE_PROMOTE);
     this.ahead = context.conf().get(ClientKeys.SHORT_CIRCUIT_OPEN_AHEAD)
-        ? new ShortCircuitAhead(context.shortCircuit(), context.background()) : null;
+        ? new ShortCircuitAhead(context.shortCircuit(), context.background(),
+            context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_MMAP)) : null;
   }
 
   /** Workers this stream stopped reading from after a failure (the next copy or the UFS served instead). */

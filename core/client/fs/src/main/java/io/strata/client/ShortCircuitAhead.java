@@ -14,6 +14,8 @@ import java.util.concurrent.RejectedExecutionException;
  * {@link #take}s it when it reaches that block on that worker; an open it does not take (the stream sought
  * elsewhere, chose another worker, or closed) is closed, which releases the worker's read lock, as soon as
  * it completes. A background open that could not be made is null: the reader then opens as it would have.
+ * A MEM-tier block opened ahead for a reader that reads mapped ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}) is
+ * also mapped and its pages faulted in there, so the reader's copy from it takes no page faults.
  *
  * <p>Not thread-safe: used by its stream's one reader thread; the opens run on the context's executor.
  */
@@ -24,9 +26,13 @@ final class ShortCircuitAhead implements AutoCloseable {
   private long blockId = -1;
   private WorkerAddress worker;
 
-  ShortCircuitAhead(ShortCircuitClient client, Executor executor) {
+  /** Whether an open ahead also maps the block and faults its pages in (the reader reads it mapped). */
+  private final boolean prefault;
+
+  ShortCircuitAhead(ShortCircuitClient client, Executor executor, boolean prefault) {
     this.client = client;
     this.executor = executor;
+    this.prefault = prefault;
   }
 
   /** Starts opening {@code blockId} on {@code worker}, unless that open is already ahead (any other is dropped). */
@@ -36,7 +42,17 @@ final class ShortCircuitAhead implements AutoCloseable {
     }
     discard();
     try {
-      pending = CompletableFuture.supplyAsync(() -> client.open(worker, blockId, promote), executor);
+      pending = CompletableFuture.supplyAsync(() -> {
+        ShortCircuitClient.OpenBlock open = client.open(worker, blockId, promote);
+        if (open != null && prefault && ShortCircuitBlockReader.mapsTier(open.tier())) {
+          // The reader will map it anyway: mapped and faulted in here, on another core, the faults are off its path.
+          io.strata.client.shortcircuit.BlockMapping m = open.mapping();
+          if (m != null) {
+            m.prefault();
+          }
+        }
+        return open;
+      }, executor);
     } catch (RejectedExecutionException busy) {
       return; // every background thread busy: this block is opened when the reader gets there
     }

@@ -107,7 +107,12 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
    * over from. A tmpfs file cannot shrink while the block is read-locked, so its mapping never faults.
    */
   private static boolean inMemory(ShortCircuitClient.OpenBlock block) {
-    return "MEM".equalsIgnoreCase(block.tier());
+    return mapsTier(block.tier());
+  }
+
+  /** Whether blocks of this tier are read through a mapping (when the key allows): the MEM tier only. */
+  static boolean mapsTier(String tier) {
+    return "MEM".equalsIgnoreCase(tier);
   }
 
   @Override

@@ -80,6 +80,22 @@ public final class BlockMapping {
     buf.get(at, b, off, len);
   }
 
+  /**
+   * Faults every page of the mapping in (as {@link MappedByteBuffer#load}), so that the reader that comes to
+   * it later pays no page faults: run by the open-ahead thread while the reader is still on the block before
+   * ({@link io.strata.client.ShortCircuitBlockReader}'s stream). Nothing when the mapping is closed.
+   */
+  public void prefault() {
+    if (!enter()) {
+      return;
+    }
+    try {
+      buf.load();
+    } finally {
+      exit();
+    }
+  }
+
   /** Unmaps now when no access is in flight, else when the last one exits; later enters are refused. */
   void close() {
     int s;
