@@ -77,6 +77,9 @@ class ProcessScriptsIT {
     Result down = run("bin/strata", "fs", "ls", "/");
     assertThat(down.exit()).isEqualTo(1);
     assertThat(down.err()).contains("cannot reach the master at localhost:" + masterPort);
+    // The one clear line only: no warning of the failed cluster-configuration fetch before it.
+    assertThat(down.err().lines().filter(l -> !l.isBlank())).singleElement().asString()
+        .contains("cannot reach the master");
   }
 
   private static long blockFiles(Path dir) throws Exception {

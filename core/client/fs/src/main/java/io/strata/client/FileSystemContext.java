@@ -164,8 +164,15 @@ public final class FileSystemContext implements Closeable {
       return FileSystemMasterServiceGrpc.newBlockingStub(master.channel())
           .withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS).getClusterConfiguration(req);
     } catch (io.strata.common.exception.StrataException | io.grpc.StatusRuntimeException e) {
-      LOG.warn("Cannot fetch the cluster configuration from the master at {} ({}); using this client's own "
-          + "until the next check", master.describe(), e.getMessage());
+      // At start, INFO: the client's first call names the unreachable master itself (and a one-shot command
+      // would print both); a periodic check that fails is worth a WARN.
+      String msg = "Cannot fetch the cluster configuration from the master at {} ({}); using this client's own "
+          + "until the next check";
+      if (retry) {
+        LOG.warn(msg, master.describe(), e.getMessage());
+      } else {
+        LOG.info(msg, master.describe(), e.getMessage());
+      }
       return null;
     }
   }
