@@ -1,9 +1,15 @@
 package io.strata.client;
 
+import io.strata.common.exception.ErrorCode;
 import io.strata.common.exception.StrataException;
 import io.strata.proto.CompleteFileRequest;
+import io.strata.proto.CompleteFileResult;
+import io.strata.proto.CompleteFilesRequest;
+import io.strata.proto.CompleteFilesResponse;
 import io.strata.proto.DeleteRequest;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A file created at the master whose blocks workers write themselves (Strata's shuffle partition files:
@@ -45,6 +51,71 @@ public final class WorkerWrittenFile {
       throw e.code().toException("Completing " + status.path() + " failed: " + e.getMessage(), e);
     } finally {
       context.metadataCache().invalidate(status.path());
+    }
+  }
+
+  /** Most files one {@link #completeAll} call takes: the master's bound on a CompleteFiles call. */
+  public static final int COMPLETE_ALL_MAX = 1000;
+
+  /** The outcome of one file of {@link #completeAll}: its status (with blocks), or (status null) why it failed. */
+  public record Completion(URIStatus status, StrataException error) {}
+
+  /**
+   * Completes each of {@code files} with the length at the same index, as {@link #complete} would, in one
+   * master call (one journal flush for all); each answer is the file's status with its blocks and their
+   * locations, or that file's error. Throws only when the call as a whole fails (the master unreachable after
+   * the context's retries; every retry carries the same request ids, so nothing completes twice). The files
+   * must come from one context, at most {@link #COMPLETE_ALL_MAX} of them.
+   */
+  public static List<Completion> completeAll(List<WorkerWrittenFile> files, long[] lengths) throws IOException {
+    if (files.isEmpty() || files.size() > COMPLETE_ALL_MAX || lengths.length != files.size()) {
+      throw new io.strata.common.exception.InvalidArgumentException("completeAll takes 1 to " + COMPLETE_ALL_MAX
+          + " files and one length each, not " + files.size() + " files and " + lengths.length + " lengths");
+    }
+    FileSystemContext context = files.get(0).context;
+    CompleteFilesRequest.Builder req = CompleteFilesRequest.newBuilder().setIncludeBlocks(true);
+    for (int i = 0; i < files.size(); i++) {
+      WorkerWrittenFile f = files.get(i);
+      if (f.context != context) {
+        throw new io.strata.common.exception.InvalidArgumentException("completeAll takes files of one context; "
+            + f.status.path() + " is of another");
+      }
+      req.addFiles(CompleteFileRequest.newBuilder().setPath(f.status.path()).setFileId(f.status.id())
+          .setLength(lengths[i]).setRequestId(context.nextRequestId()));
+    }
+    CompleteFilesRequest built = req.build();
+    CompleteFilesResponse answer;
+    try {
+      answer = context.callMaster(m -> m.completeFiles(built));
+    } finally {
+      for (WorkerWrittenFile f : files) {
+        context.metadataCache().invalidate(f.status.path());
+      }
+    }
+    if (answer.getResultsCount() != files.size()) {
+      throw new io.strata.common.exception.InternalException("The master answered " + answer.getResultsCount()
+          + " results to a CompleteFiles of " + files.size() + " files");
+    }
+    List<Completion> out = new ArrayList<>(files.size());
+    for (int i = 0; i < files.size(); i++) {
+      CompleteFileResult r = answer.getResults(i);
+      WorkerWrittenFile f = files.get(i);
+      if (r.getErrorCode().isEmpty()) {
+        context.leases().remove(f.status.id());
+        out.add(new Completion(ProtoConverter.toStatus(r.getFile()), null));
+      } else {
+        out.add(new Completion(null, codeOf(r.getErrorCode()).toException("Completing " + f.status.path()
+            + " failed: " + r.getErrorMessage(), null)));
+      }
+    }
+    return out;
+  }
+
+  private static ErrorCode codeOf(String name) {
+    try {
+      return ErrorCode.valueOf(name);
+    } catch (IllegalArgumentException e) {
+      return ErrorCode.INTERNAL; // a code this client does not know
     }
   }
 

@@ -414,6 +414,44 @@ public final class FileSystemMaster {
         () -> completeFile(path, fileId, length, ufsWritten), first -> answerOf(first, path, "completed"));
   }
 
+  /** One entry of {@link #completeFiles}: as {@link #completeFile(String, long, long, boolean, RequestId)}. */
+  public record CompleteEntry(String path, long fileId, long length, RequestId id) {}
+
+  /** The outcome of one entry of {@link #completeFiles}: the completed file, or (file null) why it failed. */
+  public record Completed(FileInfo file, StrataException error) {}
+
+  /**
+   * Completes each entry as {@link #completeFile(String, long, long, boolean, RequestId)} would (each once per
+   * its request id), one after another, then waits for one journal flush covering them all before it returns:
+   * no outcome is answered before it is durable. One entry's failure is its outcome, not the call's; a failed
+   * flush fails the call (a retry with the same request ids is answered from the first attempt's records).
+   */
+  public List<Completed> completeFiles(List<CompleteEntry> entries) throws StrataException {
+    List<FileCompletion.Applied> applied = new ArrayList<>(entries.size());
+    List<StrataException> errors = new ArrayList<>(entries.size());
+    for (CompleteEntry c : entries) {
+      try {
+        applied.add(calls.run(c.id(), e -> e instanceof JournalEntry.CompleteFile,
+            e -> ((JournalEntry.CompleteFile) e).id(), () -> completion.apply(c.path(), c.fileId(), c.length(), false),
+            first -> new FileCompletion.Applied(answerOf(first, c.path(), "completed"), false)));
+        errors.add(null);
+      } catch (StrataException e) {
+        applied.add(null);
+        errors.add(e);
+      }
+    }
+    completion.flush();
+    List<Completed> out = new ArrayList<>(entries.size());
+    for (int i = 0; i < entries.size(); i++) {
+      FileCompletion.Applied a = applied.get(i);
+      if (a != null) {
+        completion.settle(a);
+      }
+      out.add(new Completed(a == null ? null : a.file(), errors.get(i)));
+    }
+    return out;
+  }
+
   /** {@link #delete(String, boolean, boolean, long)}, applied once per request id. */
   public void delete(String path, boolean recursive, boolean strataOnly, long fileId, RequestId id)
       throws StrataException {
