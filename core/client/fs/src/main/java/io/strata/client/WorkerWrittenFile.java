@@ -3,7 +3,7 @@ package io.strata.client;
 import io.strata.common.exception.ErrorCode;
 import io.strata.common.exception.StrataException;
 import io.strata.proto.CompleteFileRequest;
-import io.strata.proto.CompleteFileResult;
+import io.strata.proto.FileResult;
 import io.strata.proto.CompleteFilesRequest;
 import io.strata.proto.CompleteFilesResponse;
 import io.strata.proto.DeleteRequest;
@@ -54,8 +54,14 @@ public final class WorkerWrittenFile {
     }
   }
 
-  /** Most files one {@link #completeAll} call takes: the master's bound on a CompleteFiles call. */
+  /**
+   * Most files one {@link #completeAll} (or {@link FileSystem#createWorkerWrittenFiles}) call takes: the
+   * master's bound on a CompleteFiles (CreateFiles) call.
+   */
   public static final int COMPLETE_ALL_MAX = 1000;
+
+  /** The outcome of creating one file of {@link FileSystem#createWorkerWrittenFiles}: it, or (null) why not. */
+  public record Creation(WorkerWrittenFile file, StrataException error) {}
 
   /** The outcome of one file of {@link #completeAll}: its status (with blocks), or (status null) why it failed. */
   public record Completion(URIStatus status, StrataException error) {}
@@ -98,25 +104,27 @@ public final class WorkerWrittenFile {
     }
     List<Completion> out = new ArrayList<>(files.size());
     for (int i = 0; i < files.size(); i++) {
-      CompleteFileResult r = answer.getResults(i);
+      FileResult r = answer.getResults(i);
       WorkerWrittenFile f = files.get(i);
       if (r.getErrorCode().isEmpty()) {
         context.leases().remove(f.status.id());
         out.add(new Completion(ProtoConverter.toStatus(r.getFile()), null));
       } else {
-        out.add(new Completion(null, codeOf(r.getErrorCode()).toException("Completing " + f.status.path()
-            + " failed: " + r.getErrorMessage(), null)));
+        out.add(new Completion(null, error(r, "Completing " + f.status.path())));
       }
     }
     return out;
   }
 
-  private static ErrorCode codeOf(String name) {
+  /** The exception of a failed entry of a CreateFiles or CompleteFiles answer; {@code doing} names the call. */
+  static StrataException error(FileResult r, String doing) {
+    ErrorCode code;
     try {
-      return ErrorCode.valueOf(name);
+      code = ErrorCode.valueOf(r.getErrorCode());
     } catch (IllegalArgumentException e) {
-      return ErrorCode.INTERNAL; // a code this client does not know
+      code = ErrorCode.INTERNAL; // a code this client does not know
     }
+    return code.toException(doing + " failed: " + r.getErrorMessage(), null);
   }
 
   /** Stops renewing the lease and deletes the file at the master (best effort; its workers' copies go too). */

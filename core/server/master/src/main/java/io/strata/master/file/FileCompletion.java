@@ -122,11 +122,6 @@ final class FileCompletion {
     }
   }
 
-  /** Waits until every journal entry appended so far is durable. */
-  void flush() throws StrataException {
-    flush.run();
-  }
-
   /** Moves a through-written file's UFS copy from its temporary name into place; returns its UFS mtime. */
   private long placeUfsCopy(StrataPath p, FileInfo file, long length) throws StrataException {
     MountTable.Resolution r = mounts.requireUfs(p, "complete");

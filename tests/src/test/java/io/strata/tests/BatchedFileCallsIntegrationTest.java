@@ -7,10 +7,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.proto.CompleteFileRequest;
-import io.strata.proto.CompleteFileResult;
+import io.strata.proto.FileResult;
 import io.strata.proto.CompleteFilesRequest;
 import io.strata.proto.CompleteFilesResponse;
 import io.strata.proto.CreateDirectoryRequest;
+import io.strata.proto.CreateFilesRequest;
+import io.strata.proto.CreateFilesResponse;
 import io.strata.proto.FileInfoProto;
 import io.strata.proto.FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub;
 import io.strata.proto.GetStatusRequest;
@@ -20,13 +22,13 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The master's CompleteFiles (many completes in one call, as a shuffle's seal sends them) at the RPC level
- * against a real master: one result per entry in order, a bad entry failing alone with its own error code,
- * the completes durable (they survive a restart from the journal), a retry with the same request ids
- * answered from the first attempt, and bad calls (none, too many, ufs_written) refused whole with a clear
- * error while the master keeps serving.
+ * The master's CreateFiles and CompleteFiles (many creates or completes in one call, as a shuffle's
+ * registration and seal send them) at the RPC level against a real master: one result per entry in order,
+ * a bad entry failing alone with its own error code, the changes durable (they survive a restart from the
+ * journal), a retry with the same request ids answered from the first attempt, and bad calls (none, too
+ * many, ufs_written, an unknown write type) refused whole with a clear error while the master keeps serving.
  */
-class CompleteFilesIntegrationTest extends MasterRpcFixture {
+class BatchedFileCallsIntegrationTest extends MasterRpcFixture {
   private static CompleteFileRequest complete(String path, long fileId, long length, long call) {
     return CompleteFileRequest.newBuilder().setPath(path).setFileId(fileId).setLength(length)
         .setRequestId(id("batch", call)).build();
@@ -81,7 +83,7 @@ class CompleteFilesIntegrationTest extends MasterRpcFixture {
     assertThat(m.getStatus(GetStatusRequest.newBuilder().setPath("/c/f2").build()).getFile().getComplete()).isFalse();
   }
 
-  private static void assertCompleted(CompleteFileResult r, String path, long id) {
+  private static void assertCompleted(FileResult r, String path, long id) {
     assertThat(r.getErrorCode()).as(path + ": " + r.getErrorMessage()).isEmpty();
     assertThat(r.getFile().getPath()).isEqualTo(path);
     assertThat(r.getFile().getId()).isEqualTo(id);
@@ -113,12 +115,81 @@ class CompleteFilesIntegrationTest extends MasterRpcFixture {
     assertThat(ufsWritten.getMessage()).contains("/b/f").contains("ufs_written");
 
     // A negative length fails its entry; none of the refused calls completed the file.
-    CompleteFileResult negative = m.completeFiles(CompleteFilesRequest.newBuilder()
+    FileResult negative = m.completeFiles(CompleteFilesRequest.newBuilder()
         .addFiles(complete("/b/f", f.getId(), -5, 10)).build()).getResults(0);
     assertThat(negative.getErrorCode()).isNotEmpty();
     assertThat(m.getStatus(GetStatusRequest.newBuilder().setPath("/b/f").build()).getFile().getComplete()).isFalse();
     m.ping(PingRequest.getDefaultInstance());
     assertCompleted(m.completeFiles(CompleteFilesRequest.newBuilder().addFiles(complete("/b/f", f.getId(), 0, 11))
         .build()).getResults(0), "/b/f", f.getId());
+  }
+
+  @Test
+  void createFiles_answersEachEntryInOrder_durably_andARetryGetsTheSameFiles() throws Exception {
+    FileSystemMasterServiceBlockingStub m = start();
+    m.createDirectory(CreateDirectoryRequest.newBuilder().setPath("/n").build());
+    m.createFile(create("/n/taken", id("maker", 1)));
+    CreateFilesRequest req = CreateFilesRequest.newBuilder()
+        .addFiles(create("/n/a", id("batch", 1)))
+        .addFiles(create("/n/taken", id("batch", 2)))
+        .addFiles(create("/n/b", id("batch", 3)).toBuilder().setBlockSize(-1))
+        .addFiles(create("/n/no/such/dir/c", id("batch", 4)).toBuilder().setRecursive(false))
+        .addFiles(create("/n/d", id("batch", 5)))
+        .build();
+    CreateFilesResponse first = m.createFiles(req);
+    assertThat(first.getResultsCount()).isEqualTo(5);
+    assertThat(first.getResults(0).getErrorCode()).isEmpty();
+    assertThat(first.getResults(0).getFile().getPath()).isEqualTo("/n/a");
+    assertThat(first.getResults(0).getFile().getComplete()).isFalse();
+    assertThat(first.getResults(1).getErrorCode()).isEqualTo("ALREADY_EXISTS");
+    assertThat(first.getResults(1).getErrorMessage()).contains("/n/taken");
+    assertThat(first.getResults(2).getErrorCode()).isEqualTo("INVALID_ARGUMENT");
+    assertThat(first.getResults(2).getErrorMessage()).contains("/n/b").contains("block size -1");
+    assertThat(first.getResults(3).getErrorCode()).isEqualTo("NOT_FOUND");
+    assertThat(first.getResults(4).getFile().getPath()).isEqualTo("/n/d");
+    long a = first.getResults(0).getFile().getId();
+    long d = first.getResults(4).getFile().getId();
+    assertThat(a).isNotEqualTo(d);
+
+    // Sent again with the same ids (an answer lost): the same files, not ALREADY_EXISTS.
+    CreateFilesResponse again = m.createFiles(req);
+    assertThat(again.getResults(0).getFile().getId()).isEqualTo(a);
+    assertThat(again.getResults(4).getFile().getId()).isEqualTo(d);
+    assertThat(again.getResults(1).getErrorCode()).isEqualTo("ALREADY_EXISTS");
+
+    cluster.restartMaster();
+    m = stub();
+    assertThat(m.getStatus(GetStatusRequest.newBuilder().setPath("/n/a").build()).getFile().getId()).isEqualTo(a);
+    assertThat(m.getStatus(GetStatusRequest.newBuilder().setPath("/n/d").build()).getFile().getId()).isEqualTo(d);
+    // The refused entry created nothing: the path is free.
+    FileResult redo = m.createFiles(CreateFilesRequest.newBuilder().addFiles(create("/n/b", null)).build())
+        .getResults(0);
+    assertThat(redo.getErrorCode()).as(redo.getErrorMessage()).isEmpty();
+  }
+
+  @Test
+  void badCreateFilesCalls_areRefusedWhole_withAClearError() throws Exception {
+    FileSystemMasterServiceBlockingStub m = start();
+    Exception none = failure(() -> m.createFiles(CreateFilesRequest.getDefaultInstance()));
+    assertThat(none).isInstanceOf(InvalidArgumentException.class);
+    assertThat(none.getMessage()).contains("1 to 1000 files, not 0");
+    CreateFilesRequest.Builder many = CreateFilesRequest.newBuilder();
+    for (int i = 0; i <= 1000; i++) {
+      many.addFiles(create("/many/f" + i, id("batch", i)));
+    }
+    Exception tooMany = failure(() -> m.createFiles(many.build()));
+    assertThat(tooMany).isInstanceOf(InvalidArgumentException.class);
+    assertThat(tooMany.getMessage()).contains("not 1001");
+    Exception badType = failure(() -> m.createFiles(CreateFilesRequest.newBuilder()
+        .addFiles(create("/x", id("batch", 2000))).addFiles(create("/y", null).toBuilder().setWriteType("SOMETIMES"))
+        .build()));
+    assertThat(badType).isInstanceOf(InvalidArgumentException.class);
+    assertThat(badType.getMessage()).contains("SOMETIMES");
+    // None of the refused calls created anything, and the master serves on.
+    m.ping(PingRequest.getDefaultInstance());
+    assertThat(failure(() -> m.getStatus(GetStatusRequest.newBuilder().setPath("/x").build())))
+        .isInstanceOf(io.strata.common.exception.NotFoundException.class);
+    assertThat(failure(() -> m.getStatus(GetStatusRequest.newBuilder().setPath("/many/f0").build())))
+        .isInstanceOf(io.strata.common.exception.NotFoundException.class);
   }
 }
