@@ -3,27 +3,20 @@ package io.strata.tests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.strata.common.exception.AlreadyExistsException;
 import io.strata.common.exception.NotFoundException;
-import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.grpc.GrpcErrors;
-import io.strata.minicluster.LocalStrataCluster;
 import io.strata.proto.CompleteFileRequest;
 import io.strata.proto.CreateDirectoryRequest;
 import io.strata.proto.CreateFileRequest;
 import io.strata.proto.DeleteRequest;
 import io.strata.proto.FileInfoProto;
-import io.strata.proto.FileSystemMasterServiceGrpc;
 import io.strata.proto.FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub;
 import io.strata.proto.RenameRequest;
 import io.strata.proto.RequestIdProto;
-import java.nio.file.Path;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Request ids at the RPC level against a real master (no client library in the way, so each call is sent
@@ -33,39 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code strata.master.request.ids.per.client.max} ids per client; the client library attaches an id to
  * each such call.
  */
-class RequestIdIntegrationTest {
-  @TempDir
-  Path tmp;
-  private LocalStrataCluster cluster;
-  private ManagedChannel channel;
-
-  @AfterEach
-  void stop() {
-    if (channel != null) {
-      GrpcChannels.close(channel);
-    }
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
-
-  private FileSystemMasterServiceBlockingStub start(String... conf) throws Exception {
-    LocalStrataCluster.Builder b = LocalStrataCluster.builder().workers(0).baseDir(tmp.resolve("cluster"));
-    for (int i = 0; i < conf.length; i += 2) {
-      b.set(conf[i], conf[i + 1]);
-    }
-    cluster = b.build().start();
-    return stub();
-  }
-
-  private FileSystemMasterServiceBlockingStub stub() {
-    if (channel != null) {
-      GrpcChannels.close(channel);
-    }
-    channel = GrpcChannels.forAddress("localhost", cluster.masterPort(), 4 << 20);
-    return FileSystemMasterServiceGrpc.newBlockingStub(channel);
-  }
-
+class RequestIdIntegrationTest extends MasterRpcFixture {
   static RequestIdProto id(String client, long call) {
     return RequestIdProto.newBuilder().setClientId(client).setCallId(call).build();
   }

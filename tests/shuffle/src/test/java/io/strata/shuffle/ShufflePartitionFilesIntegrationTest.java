@@ -266,6 +266,15 @@ class ShufflePartitionFilesIntegrationTest {
             .isEqualTo(primary);
       }
     });
+    // The status the driver gives readers (the complete's answer) names only the primary too: the replica's
+    // copy was never committed, so no reader is sent to the copy that was dropped.
+    URIStatus given = sealed.statuses().get(file);
+    assertThat(given).isNotNull();
+    assertThat(given.blocks()).isNotEmpty().allSatisfy(b -> {
+      assertThat(b.locations()).hasSize(1);
+      assertThat(b.locations().get(0).address().host() + ":" + b.locations().get(0).address().rpcPort())
+          .isEqualTo(primary);
+    });
     assertThat(Files.exists(dir.resolve("10/1-0"))).isTrue();
     assertThat(read(sealed.files().get(1), Map.of(0, 7L))).containsExactlyInAnyOrderElementsOf(expected(1, 1, 30));
   }
@@ -398,5 +407,45 @@ class ShufflePartitionFilesIntegrationTest {
     assertThat(cluster.master().fileSystemMaster().recentlyRecoveredFileIds()).as("the new master's notice")
         .doesNotContain(loc.fileId());
     cluster.waitForWorkers(3, 30_000);
+  }
+
+  @Test
+  @Order(10)
+  void seal_ofMorePartitionsThanOneCompleteBatch_completesEveryFile_withItsStatus() throws Exception {
+    int partitions = 2 * ShuffleSealer.COMPLETE_BATCH + 37; // three CompleteFiles calls, the last one short
+    List<PartitionLocation> locs = lifecycle.register("app-many", 30, partitions);
+    PushClient p = pusher("app-many", 30, locs);
+    for (int part = 0; part < partitions; part += 7) {
+      byte[] b = batch(0, part, part % 50);
+      p.push(part, 0, 3, b, 0, b.length);
+    }
+    p.finish();
+    SealedShuffle sealed = lifecycle.seal(30);
+    assertThat(sealed.lost()).isEmpty();
+    assertThat(sealed.files()).hasSize(partitions);
+    assertThat(sealed.statuses()).hasSize(partitions);
+    for (int part = 0; part < partitions; part++) {
+      String file = "/.shuffle/app-many/30/" + part + "-0";
+      assertThat(sealed.files().get(part)).containsExactly(file);
+      long want = part % 7 == 0 ? BatchHeader.BYTES + batch(0, part, part % 50).length : 0;
+      URIStatus given = sealed.statuses().get(file);
+      assertThat(given.complete()).as(file).isTrue();
+      assertThat(given.persistenceState()).isEqualTo(URIStatus.PERSISTED);
+      assertThat(given.length()).as(file).isEqualTo(want);
+      assertThat(given.blocks().stream().mapToLong(FileBlockInfo::length).sum()).isEqualTo(want);
+      assertThat(given.blocks()).allSatisfy(b -> assertThat(b.locations()).hasSize(2));
+      assertThat(Files.size(cluster.rootUfsDir().resolve(".shuffle/app-many/30/" + part + "-0"))).isEqualTo(want);
+    }
+    // Read from the given statuses, a partition with data and one without.
+    try (PartitionReader r = new PartitionReader(fs, sealed.files().get(14), sealed.statuses(), Map.of(0, 3L))) {
+      assertThat(r.hasNext()).isTrue();
+      assertThat(new String(r.next(), StandardCharsets.UTF_8)).isEqualTo(new String(batch(0, 14, 14),
+          StandardCharsets.UTF_8));
+      assertThat(r.hasNext()).isFalse();
+    }
+    try (PartitionReader r = new PartitionReader(fs, sealed.files().get(15), sealed.statuses(), Map.of(0, 3L))) {
+      assertThat(r.hasNext()).isFalse();
+    }
+    lifecycle.unregister(30);
   }
 }

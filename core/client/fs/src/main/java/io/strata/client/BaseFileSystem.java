@@ -110,17 +110,60 @@ final class BaseFileSystem implements FileSystem {
     return new WorkerWrittenFile(context, create(path, options, writeType));
   }
 
+  @Override
+  public List<WorkerWrittenFile.Creation> createWorkerWrittenFiles(List<String> paths, CreateFileOptions options)
+      throws IOException {
+    if (paths.isEmpty() || paths.size() > WorkerWrittenFile.COMPLETE_ALL_MAX) {
+      throw new io.strata.common.exception.InvalidArgumentException("createWorkerWrittenFiles takes 1 to "
+          + WorkerWrittenFile.COMPLETE_ALL_MAX + " paths, not " + paths.size());
+    }
+    WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
+    WorkerWrittenFile.Creation[] out = new WorkerWrittenFile.Creation[paths.size()];
+    io.strata.proto.CreateFilesRequest.Builder req = io.strata.proto.CreateFilesRequest.newBuilder();
+    List<Integer> sent = new ArrayList<>();
+    for (int i = 0; i < paths.size(); i++) {
+      try {
+        check(paths.get(i));
+      } catch (StrataException e) {
+        out[i] = new WorkerWrittenFile.Creation(null, e);
+        continue;
+      }
+      req.addFiles(createRequest(paths.get(i), options, writeType));
+      sent.add(i);
+    }
+    if (!sent.isEmpty()) {
+      io.strata.proto.CreateFilesRequest built = req.build(); // once: the same request ids on every retry
+      io.strata.proto.CreateFilesResponse answer = changing(m -> m.createFiles(built), paths.toArray(new String[0]));
+      if (answer.getResultsCount() != sent.size()) {
+        throw new io.strata.common.exception.InternalException("The master answered " + answer.getResultsCount()
+            + " results to a CreateFiles of " + sent.size() + " files");
+      }
+      for (int k = 0; k < sent.size(); k++) {
+        io.strata.proto.FileResult r = answer.getResults(k);
+        String path = paths.get(sent.get(k));
+        out[sent.get(k)] = r.getErrorCode().isEmpty()
+            ? new WorkerWrittenFile.Creation(new WorkerWrittenFile(context, ProtoConverter.toStatus(r.getFile())), null)
+            : new WorkerWrittenFile.Creation(null, WorkerWrittenFile.error(r, "Creating " + path));
+      }
+    }
+    return List.of(out);
+  }
+
   private URIStatus create(String path, CreateFileOptions options, WriteType writeType) throws IOException {
     check(path);
+    // Built once: its request id stays the same on every retry (see FileSystemContext#nextRequestId).
+    CreateFileRequest req = createRequest(path, options, writeType);
+    FileInfoProto info = changing(m -> m.createFile(req).getFile(), path);
+    return ProtoConverter.toStatus(info);
+  }
+
+  private CreateFileRequest createRequest(String path, CreateFileOptions options, WriteType writeType) {
     long blockSize = options.blockSize() > 0 ? options.blockSize()
         : context.conf().get(ClientKeys.BLOCK_SIZE_DEFAULT);
-    // Built once: its request id stays the same on every retry (see FileSystemContext#nextRequestId).
-    CreateFileRequest req = CreateFileRequest.newBuilder()
+    return CreateFileRequest.newBuilder()
         .setPath(path).setBlockSize(blockSize).setRecursive(options.recursive()).setMode(options.mode())
         .setWriteType(writeType.name()).setClientId(context.leases().clientId())
         .setOwner(ClientKeys.loginName(context.conf())).setRequestId(context.nextRequestId()).build();
-    FileInfoProto info = changing(m -> m.createFile(req).getFile(), path);
-    return ProtoConverter.toStatus(info);
   }
 
   @Override

@@ -67,7 +67,6 @@ public interface FileSystem extends Closeable {
     return createFile(path, CreateFileOptions.defaults());
   }
 
-  /** Opens a complete file for reading, with seek and positioned reads. */
   /**
    * Creates a file whose blocks workers write themselves ({@link WorkerWrittenFile}: shuffle partition
    * files); this client holds its lease until it completes or abandons it.
@@ -76,6 +75,18 @@ public interface FileSystem extends Closeable {
     throw new UnsupportedOperationException("This file system does not create worker-written files");
   }
 
+  /**
+   * Creates each of {@code paths} as {@link #createWorkerWrittenFile} would, in one master call (one journal
+   * flush for all): one outcome per path, in order, a path that could not be created failing alone. Throws
+   * only when the call as a whole fails (every retry carries the same request ids, so nothing is created
+   * twice). At most {@link WorkerWrittenFile#COMPLETE_ALL_MAX} paths.
+   */
+  default List<WorkerWrittenFile.Creation> createWorkerWrittenFiles(List<String> paths, CreateFileOptions options)
+      throws IOException {
+    throw new UnsupportedOperationException("This file system does not create worker-written files");
+  }
+
+  /** Opens a complete file for reading, with seek and positioned reads. */
   FileInStream openFile(String path, OpenFileOptions options) throws IOException;
 
   default FileInStream openFile(String path) throws IOException {

@@ -27,10 +27,13 @@ import org.slf4j.LoggerFactory;
  * be reached is left out and the round placed again.
  *
  * <p>Thread-safe: the shuffle's {@link ShuffleState} is locked only to read and record, never across the
- * master or worker calls, which run side by side on the {@link WorkerCalls} pool.
+ * master or worker calls, which run side by side on the {@link WorkerCalls} pool (the creates
+ * {@link #CREATE_BATCH} files per master call, {@link FileSystem#createWorkerWrittenFiles}).
  */
 final class EpochPlacer {
   private static final Logger LOG = LoggerFactory.getLogger(EpochPlacer.class);
+  /** Files per CreateFiles call: a few calls side by side rather than one, to use the master's cores. */
+  static final int CREATE_BATCH = 250;
 
   private final FileSystem fs;
   private final WorkerCalls calls;
@@ -142,7 +145,6 @@ final class EpochPlacer {
           + (failed.isEmpty() ? "" : " (besides " + failed + ", which failed)"));
     }
     int n = live.size();
-    List<Future<PartitionLocation>> made = new ArrayList<>();
     int rotation;
     int[] epochs = new int[partitionIds.size()];
     synchronized (s) {
@@ -153,26 +155,54 @@ final class EpochPlacer {
         epochs[i] = cur == null ? 0 : cur.epoch() + 1;
       }
     }
+    List<String> paths = new ArrayList<>(partitionIds.size());
     for (int i = 0; i < partitionIds.size(); i++) {
-      int p = partitionIds.get(i);
-      int epoch = epochs[i];
-      WorkerInfo primary = live.get((rotation + i) % n);
-      WorkerInfo replica = replicate && n > 1 ? live.get((rotation + i + 1) % n) : null;
-      String path = s.dir + "/" + p + "-" + epoch;
+      paths.add(s.dir + "/" + partitionIds.get(i) + "-" + epochs[i]);
+    }
+    // CREATE_BATCH files per master call (one journal flush each), the calls side by side.
+    CreateFileOptions options = CreateFileOptions.defaults().withWriteType(WriteType.CACHE_THROUGH)
+        .withBlockSize(blockSize);
+    List<Future<List<WorkerWrittenFile.Creation>>> made = new ArrayList<>();
+    for (int from = 0; from < paths.size(); from += CREATE_BATCH) {
+      List<String> batch = paths.subList(from, Math.min(paths.size(), from + CREATE_BATCH));
       made.add(calls.submit(() -> {
-        WorkerWrittenFile f = fs.createWorkerWrittenFile(path, CreateFileOptions.defaults()
-            .withWriteType(WriteType.CACHE_THROUGH).withBlockSize(blockSize));
+        List<WorkerWrittenFile.Creation> got = fs.createWorkerWrittenFiles(batch, options);
         synchronized (s) {
-          s.openFiles.put(f.status().id(), f);
+          for (WorkerWrittenFile.Creation c : got) {
+            if (c.file() != null) {
+              s.openFiles.put(c.file().status().id(), c.file());
+            }
+          }
         }
-        return new PartitionLocation(p, epoch, f.status().id(), path, blockSize,
-            primary.address().host(), primary.address().rpcPort(),
-            replica == null ? "" : replica.address().host(), replica == null ? 0 : replica.address().rpcPort());
+        return got;
       }));
     }
     List<PartitionLocation> out = new ArrayList<>();
-    for (Future<PartitionLocation> f : made) {
-      out.add(WorkerCalls.get(f, "Creating a shuffle partition file"));
+    IOException failed = null;
+    for (int b = 0; b < made.size(); b++) {
+      List<WorkerWrittenFile.Creation> got;
+      try {
+        got = WorkerCalls.get(made.get(b), "Creating shuffle partition files");
+      } catch (IOException e) {
+        failed = failed == null ? e : failed;
+        continue;
+      }
+      for (int k = 0; k < got.size(); k++) {
+        int i = b * CREATE_BATCH + k;
+        WorkerWrittenFile.Creation c = got.get(k);
+        if (c.error() != null) {
+          failed = failed == null ? c.error() : failed;
+          continue;
+        }
+        WorkerInfo primary = live.get((rotation + i) % n);
+        WorkerInfo replica = replicate && n > 1 ? live.get((rotation + i + 1) % n) : null;
+        out.add(new PartitionLocation(partitionIds.get(i), epochs[i], c.file().status().id(), paths.get(i), blockSize,
+            primary.address().host(), primary.address().rpcPort(),
+            replica == null ? "" : replica.address().host(), replica == null ? 0 : replica.address().rpcPort()));
+      }
+    }
+    if (failed != null) {
+      throw failed;
     }
     return out;
   }

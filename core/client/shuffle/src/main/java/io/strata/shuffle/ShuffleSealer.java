@@ -31,10 +31,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe: one seal round at a time per shuffle (a caller that finds one running waits for its
  * future, then looks again); the {@link ShuffleState} is locked only to read and record, never across a
- * call. One seal request per worker; the completes run side by side on the {@link WorkerCalls} pool.
+ * call. One seal request per worker; the completes go {@link #COMPLETE_BATCH} files per master call
+ * ({@link WorkerWrittenFile#completeAll}, one journal flush each, answered with each file's status and
+ * blocks, so readers open their files without asking the master), the calls side by side on the
+ * {@link WorkerCalls} pool.
  */
 final class ShuffleSealer {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleSealer.class);
+  /** Files per CompleteFiles call: a few calls side by side rather than one, to use the master's cores. */
+  static final int COMPLETE_BATCH = 250;
 
   private final FileSystem fs;
   private final WorkerCalls calls;
@@ -102,8 +107,14 @@ final class ShuffleSealer {
     Map<Long, SealedPartitionProto> replica = new HashMap<>(
         sealOn(s, fromReplica, PartitionLocation::replica, true, Map.of()));
     Map<Long, SealedPartitionProto> copies = sealOn(s, replicaAlso, PartitionLocation::replica, false, primary);
-    // Completing makes each file a normal, complete, persisted Strata file.
-    Map<PartitionLocation, Future<Boolean>> completing = new LinkedHashMap<>();
+    // Completing makes each file a normal, complete, persisted Strata file: batches of COMPLETE_BATCH files per
+    // master call (one journal flush each), side by side, each answer the file's status with its blocks.
+    Map<PartitionLocation, Boolean> outcome = new LinkedHashMap<>();
+    Map<String, io.strata.client.URIStatus> completed = new HashMap<>();
+    List<PartitionLocation> toComplete = new ArrayList<>();
+    List<WorkerWrittenFile> files = new ArrayList<>();
+    List<Long> lengths = new ArrayList<>();
+    List<Future<Boolean>> abandoning = new ArrayList<>();
     for (PartitionLocation l : open) {
       SealedPartitionProto r = primary.get(l.fileId());
       if (r == null || !r.getError().isEmpty()) {
@@ -114,30 +125,58 @@ final class ShuffleSealer {
         f = s.openFiles.get(l.fileId());
       }
       if (r == null || !r.getError().isEmpty()) {
-        completing.put(l, calls.submit(() -> {
+        outcome.put(l, false);
+        abandoning.add(calls.submit(() -> {
           f.abandon();
           return false;
         }));
         continue;
       }
-      long length = r.getLength();
-      completing.put(l, calls.submit(() -> {
-        f.complete(length);
-        return true;
-      }));
+      toComplete.add(l);
+      files.add(f);
+      lengths.add(r.getLength());
+    }
+    List<Future<List<WorkerWrittenFile.Completion>>> batches = new ArrayList<>();
+    for (int from = 0; from < files.size(); from += COMPLETE_BATCH) {
+      int to = Math.min(files.size(), from + COMPLETE_BATCH);
+      List<WorkerWrittenFile> batch = files.subList(from, to);
+      long[] len = lengths.subList(from, to).stream().mapToLong(Long::longValue).toArray();
+      batches.add(calls.submit(() -> WorkerWrittenFile.completeAll(batch, len)));
+    }
+    for (int b = 0; b < batches.size(); b++) {
+      int from = b * COMPLETE_BATCH;
+      List<WorkerWrittenFile.Completion> got;
+      try {
+        got = WorkerCalls.get(batches.get(b), "Completing " + (Math.min(files.size(), from + COMPLETE_BATCH) - from)
+            + " partition files of shuffle " + s.shuffleId);
+      } catch (IOException ex) {
+        LOG.warn("Completing partition files {} to {} of shuffle {} failed: {}; those partitions are lost",
+            toComplete.get(from), toComplete.get(Math.min(files.size(), from + COMPLETE_BATCH) - 1), s.shuffleId,
+            ex.getMessage());
+        got = null;
+      }
+      for (int i = from; i < Math.min(files.size(), from + COMPLETE_BATCH); i++) {
+        PartitionLocation l = toComplete.get(i);
+        WorkerWrittenFile.Completion c = got == null ? null : got.get(i - from);
+        if (c != null && c.error() != null) {
+          LOG.warn("Completing {} failed: {}; the partition is lost", l, c.error().getMessage());
+        }
+        boolean ok = c != null && c.error() == null;
+        outcome.put(l, ok);
+        if (ok) {
+          completed.put(l.path(), c.status());
+        }
+      }
+    }
+    for (Future<Boolean> a : abandoning) {
+      try {
+        WorkerCalls.get(a, "Abandoning a partition file of shuffle " + s.shuffleId);
+      } catch (IOException ex) {
+        LOG.debug("Abandoning a partition file of shuffle {}: {}", s.shuffleId, ex.getMessage());
+      }
     }
     List<Long> dropOnReplica = new ArrayList<>();
-    Map<PartitionLocation, Boolean> outcome = new LinkedHashMap<>();
-    for (Map.Entry<PartitionLocation, Future<Boolean>> e : completing.entrySet()) {
-      boolean ok;
-      try {
-        ok = WorkerCalls.get(e.getValue(), "Completing " + e.getKey().path());
-      } catch (IOException ex) {
-        LOG.warn("Completing {} failed: {}; the partition is lost", e.getKey(), ex.getMessage());
-        ok = false;
-      }
-      outcome.put(e.getKey(), ok);
-    }
+    List<PartitionLocation> refetch = new ArrayList<>();
     synchronized (s) {
       for (Map.Entry<PartitionLocation, Boolean> e : outcome.entrySet()) {
         PartitionLocation l = e.getKey();
@@ -149,28 +188,33 @@ final class ShuffleSealer {
           SealedPartitionProto c = copies.get(l.fileId());
           if (l.hasReplica() && !replica.containsKey(l.fileId()) && (shared || c == null || !c.getError().isEmpty())) {
             dropOnReplica.add(l.fileId());
+            if (!shared && c != null) {
+              // The replica was asked to commit and failed: a block it did commit may be in the status the
+              // complete answered with, and goes with the drop, so this one's status is asked for after it.
+              completed.remove(l.path());
+              refetch.add(l);
+            }
           }
         } else {
           s.lost.add(l.partitionId());
         }
       }
+      s.statuses.putAll(completed);
       s.sealedChanged();
     }
     drop(s, open, dropOnReplica);
-    statuses(s, open, outcome);
+    statuses(s, refetch);
   }
 
   /**
-   * Gets the status with blocks of each file just sealed (after the replica drops, so no dropped copy is
-   * named), side by side: each reduce task then opens its files without a master call of its own. A status
-   * that cannot be had is left out: that file's readers open it by its path.
+   * Gets the status with blocks of each of {@code files} (sealed, their replica copies dropped), side by side:
+   * each reduce task then opens its files without a master call of its own. A status that cannot be had is
+   * left out: that file's readers open it by its path.
    */
-  private void statuses(ShuffleState s, List<PartitionLocation> open, Map<PartitionLocation, Boolean> outcome) {
+  private void statuses(ShuffleState s, List<PartitionLocation> files) {
     Map<String, Future<io.strata.client.URIStatus>> asked = new LinkedHashMap<>();
-    for (PartitionLocation l : open) {
-      if (Boolean.TRUE.equals(outcome.get(l))) {
-        asked.put(l.path(), calls.submit(() -> fs.getStatusWithBlocks(l.path())));
-      }
+    for (PartitionLocation l : files) {
+      asked.put(l.path(), calls.submit(() -> fs.getStatusWithBlocks(l.path())));
     }
     Map<String, io.strata.client.URIStatus> got = new HashMap<>();
     for (Map.Entry<String, Future<io.strata.client.URIStatus>> e : asked.entrySet()) {

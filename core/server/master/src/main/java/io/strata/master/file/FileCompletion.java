@@ -60,6 +60,20 @@ final class FileCompletion {
    * it cached before (the rest are on no worker and read from the UFS).
    */
   FileInfo completeFile(String path, long fileId, long length, boolean ufsWritten) throws StrataException {
+    Applied done = apply(path, fileId, length, ufsWritten);
+    flush.run();
+    settle(done);
+    return done.file();
+  }
+
+  /** A complete applied and journaled but not yet flushed; {@code persisted}: it completed PERSISTED. */
+  record Applied(FileInfo file, boolean persisted) {}
+
+  /**
+   * {@link #completeFile} without waiting for its journal entries: the caller flushes, then
+   * {@link #settle}s, before anyone hears of the outcome (a batch of completes shares one flush).
+   */
+  Applied apply(String path, long fileId, long length, boolean ufsWritten) throws StrataException {
     StrataPath p = StrataPath.of(path);
     FileInfo current = tree.getStatus(p);
     FileInfo done;
@@ -86,11 +100,7 @@ final class FileCompletion {
       } finally {
         placing.remove(current.id());
       }
-      flush.run();
-      // Its cached copies may be evicted only once PERSISTED is durable: before, a master that restarted would
-      // not know the UFS holds the file.
-      blocks.filePersisted(done.id());
-      return done;
+      return new Applied(done, true);
     } else {
       PersistenceState state = current.writeType() == WriteType.ASYNC_THROUGH
           ? PersistenceState.TO_BE_PERSISTED : PersistenceState.NOT_PERSISTED;
@@ -100,8 +110,16 @@ final class FileCompletion {
         blocks.removeFileBlocks(done.id(), done.blockCount());
       }
     }
-    flush.run();
-    return done;
+    return new Applied(done, false);
+  }
+
+  /** After the flush that made {@code done} durable. */
+  void settle(Applied done) {
+    if (done.persisted()) {
+      // Its cached copies may be evicted only once PERSISTED is durable: before, a master that restarted would
+      // not know the UFS holds the file.
+      blocks.filePersisted(done.file().id());
+    }
   }
 
   /** Moves a through-written file's UFS copy from its temporary name into place; returns its UFS mtime. */

@@ -414,6 +414,75 @@ public final class FileSystemMaster {
         () -> completeFile(path, fileId, length, ufsWritten), first -> answerOf(first, path, "completed"));
   }
 
+  /** One entry of {@link #createFiles}: as {@link #createFile(String, long, boolean, int, WriteType, String, String, RequestId)}. */
+  public record CreateEntry(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
+      String clientId, String owner, RequestId id) {}
+
+  /**
+   * Creates each entry as {@link #createFile(String, long, boolean, int, WriteType, String, String, RequestId)}
+   * would (each once per its request id), one after another, then waits for one journal flush covering them
+   * all before it returns: no file is answered before its creation is durable. One entry's failure is its
+   * outcome, not the call's; a failed flush fails the call (a retry with the same ids gets the first answers).
+   */
+  public List<Outcome> createFiles(List<CreateEntry> entries) throws StrataException {
+    List<Outcome> out = new ArrayList<>(entries.size());
+    for (CreateEntry c : entries) {
+      try {
+        out.add(new Outcome(calls.run(c.id(), e -> e instanceof JournalEntry.CreateFile f && f.path().equals(c.path()),
+            e -> ((JournalEntry.CreateFile) e).id(), () -> changes.createFileUnflushed(c.path(), c.blockSize(),
+                c.recursive(), c.mode(), c.writeType(), c.clientId(), c.owner()), first -> {
+              FileInfo f = answerOf(first, c.path(), "created");
+              if (!f.complete()) {
+                leaseRecovery.created(c.clientId(), f.id()); // a new leader learns the writer's lease here
+              }
+              return f;
+            }), null));
+      } catch (StrataException e) {
+        out.add(new Outcome(null, e));
+      }
+    }
+    sync();
+    return out;
+  }
+
+  /** One entry of {@link #completeFiles}: as {@link #completeFile(String, long, long, boolean, RequestId)}. */
+  public record CompleteEntry(String path, long fileId, long length, RequestId id) {}
+
+  /** The outcome of one entry of {@link #createFiles} or {@link #completeFiles}: the file, or (null) why it failed. */
+  public record Outcome(FileInfo file, StrataException error) {}
+
+  /**
+   * Completes each entry as {@link #completeFile(String, long, long, boolean, RequestId)} would (each once per
+   * its request id), one after another, then waits for one journal flush covering them all before it returns:
+   * no outcome is answered before it is durable. One entry's failure is its outcome, not the call's; a failed
+   * flush fails the call (a retry with the same request ids is answered from the first attempt's records).
+   */
+  public List<Outcome> completeFiles(List<CompleteEntry> entries) throws StrataException {
+    List<FileCompletion.Applied> applied = new ArrayList<>(entries.size());
+    List<StrataException> errors = new ArrayList<>(entries.size());
+    for (CompleteEntry c : entries) {
+      try {
+        applied.add(calls.run(c.id(), e -> e instanceof JournalEntry.CompleteFile,
+            e -> ((JournalEntry.CompleteFile) e).id(), () -> completion.apply(c.path(), c.fileId(), c.length(), false),
+            first -> new FileCompletion.Applied(answerOf(first, c.path(), "completed"), false)));
+        errors.add(null);
+      } catch (StrataException e) {
+        applied.add(null);
+        errors.add(e);
+      }
+    }
+    sync();
+    List<Outcome> out = new ArrayList<>(entries.size());
+    for (int i = 0; i < entries.size(); i++) {
+      FileCompletion.Applied a = applied.get(i);
+      if (a != null) {
+        completion.settle(a);
+      }
+      out.add(new Outcome(a == null ? null : a.file(), errors.get(i)));
+    }
+    return out;
+  }
+
   /** {@link #delete(String, boolean, boolean, long)}, applied once per request id. */
   public void delete(String path, boolean recursive, boolean strataOnly, long fileId, RequestId id)
       throws StrataException {

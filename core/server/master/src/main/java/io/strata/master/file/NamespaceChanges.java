@@ -51,6 +51,14 @@ final class NamespaceChanges {
   /** As above, owned by {@code owner} (its group: the same name; "": the default owner, strata). */
   FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
       String clientId, String owner) throws StrataException {
+    FileInfo f = createFileUnflushed(path, blockSize, recursive, mode, writeType, clientId, owner);
+    flush.run();
+    return f;
+  }
+
+  /** {@link #createFile} without waiting for its journal entries: the caller flushes before it answers. */
+  FileInfo createFileUnflushed(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
+      String clientId, String owner) throws StrataException {
     StrataPath p = StrataPath.of(path);
     if (!p.isRoot()) {
       UfsTempNames.refuseUserName(path, p.name());
@@ -78,7 +86,6 @@ final class NamespaceChanges {
     }
     FileInfo f = tree.createFile(p, blockSize, recursive, mode, writeType, owner);
     leases.created(clientId, f.id());
-    flush.run();
     return f;
   }
 

@@ -45,6 +45,7 @@ import io.strata.proto.ListStatusResponse;
 import io.strata.proto.RenameRequest;
 import io.strata.proto.RenameResponse;
 import io.strata.server.Rpc;
+import java.util.ArrayList;
 import java.util.List;
 
 /** Client-facing metadata service: decode, call {@link FileSystemMaster}, encode. Thread-safe. */
@@ -117,6 +118,71 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       return CompleteFileResponse.newBuilder().setFile(MasterProtoConverter.toProto(
         fs.completeFile(r.getPath(), r.getFileId(), r.getLength(), r.getUfsWritten(),
             MasterProtoConverter.requestId(r.hasRequestId(), r.getRequestId())))).build();
+    });
+  }
+
+  /** Most entries one CreateFiles call takes (a caller with more splits them). */
+  public static final int CREATE_FILES_MAX = 1000;
+
+  @Override
+  public void createFiles(io.strata.proto.CreateFilesRequest r, StreamObserver<io.strata.proto.CreateFilesResponse> o) {
+    Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
+      if (r.getFilesCount() == 0 || r.getFilesCount() > CREATE_FILES_MAX) {
+        throw new io.strata.common.exception.InvalidArgumentException("CreateFiles takes 1 to " + CREATE_FILES_MAX
+            + " files, not " + r.getFilesCount());
+      }
+      List<FileSystemMaster.CreateEntry> entries = new ArrayList<>(r.getFilesCount());
+      for (CreateFileRequest f : r.getFilesList()) {
+        entries.add(new FileSystemMaster.CreateEntry(f.getPath(), f.getBlockSize(), f.getRecursive(), f.getMode(),
+            WriteType.parse(f.getWriteType()), f.getClientId(), f.getOwner(),
+            MasterProtoConverter.requestId(f.hasRequestId(), f.getRequestId())));
+      }
+      io.strata.proto.CreateFilesResponse.Builder out = io.strata.proto.CreateFilesResponse.newBuilder();
+      for (FileSystemMaster.Outcome c : fs.createFiles(entries)) {
+        out.addResults(result(c, MasterProtoConverter::toProto));
+      }
+      return out.build();
+    });
+  }
+
+  /** One entry's answer of CreateFiles or CompleteFiles. */
+  private static io.strata.proto.FileResult result(FileSystemMaster.Outcome c,
+      java.util.function.Function<FileInfo, io.strata.proto.FileInfoProto> encode) {
+    io.strata.proto.FileResult.Builder b = io.strata.proto.FileResult.newBuilder();
+    if (c.error() != null) {
+      return b.setErrorCode(c.error().code().name()).setErrorMessage(String.valueOf(c.error().getMessage())).build();
+    }
+    return b.setFile(encode.apply(c.file())).build();
+  }
+
+  /** Most entries one CompleteFiles call takes (a caller with more splits them). */
+  public static final int COMPLETE_FILES_MAX = 1000;
+
+  @Override
+  public void completeFiles(io.strata.proto.CompleteFilesRequest r,
+      StreamObserver<io.strata.proto.CompleteFilesResponse> o) {
+    Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
+      if (r.getFilesCount() == 0 || r.getFilesCount() > COMPLETE_FILES_MAX) {
+        throw new io.strata.common.exception.InvalidArgumentException("CompleteFiles takes 1 to "
+            + COMPLETE_FILES_MAX + " files, not " + r.getFilesCount());
+      }
+      List<FileSystemMaster.CompleteEntry> entries = new ArrayList<>(r.getFilesCount());
+      for (CompleteFileRequest f : r.getFilesList()) {
+        if (f.getUfsWritten()) {
+          throw new io.strata.common.exception.InvalidArgumentException("CompleteFiles does not take ufs_written "
+              + "(an ASYNC_THROUGH writer's own UFS copy), as " + f.getPath() + " asks: use CompleteFile");
+        }
+        entries.add(new FileSystemMaster.CompleteEntry(f.getPath(), f.getFileId(), f.getLength(),
+            MasterProtoConverter.requestId(f.hasRequestId(), f.getRequestId())));
+      }
+      io.strata.proto.CompleteFilesResponse.Builder out = io.strata.proto.CompleteFilesResponse.newBuilder();
+      for (FileSystemMaster.Outcome c : fs.completeFiles(entries)) {
+        out.addResults(result(c, f -> r.getIncludeBlocks() ? MasterProtoConverter.toProto(f, fs.blocksOf(f))
+            : MasterProtoConverter.toProto(f)));
+      }
+      return out.build();
     });
   }
 
