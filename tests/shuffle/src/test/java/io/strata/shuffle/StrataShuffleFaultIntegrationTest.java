@@ -15,6 +15,7 @@ import org.apache.spark.ShuffleDependency;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.FlatMapFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -84,8 +85,20 @@ class StrataShuffleFaultIntegrationTest {
 
   @Test
   void mapAttemptFailingAfterPushingHalf_itsBatchesAreSkipped_andTheAnswerHasNoDuplicates() throws Exception {
+    answerIsRight_andTheFailedAttemptsBatchesAreInTheFiles(StrataShuffleFaultIntegrationTest::failHalfway,
+        failedMapAttempt, "failed map attempt");
+  }
+
+  /**
+   * Runs the job with map partition 0's first attempt failing as {@code fault} makes it (and recording its task
+   * attempt id in {@code failedId}), then checks the answer against plain Java with no duplicates, that one map
+   * task failed, and that the failed attempt really pushed: its batches are in the sealed files, and the
+   * readers left them out.
+   */
+  private void answerIsRight_andTheFailedAttemptsBatchesAreInTheFiles(FlatMapFunction<Iterator<Long>, Long> fault,
+      AtomicLong failedId, String what) throws Exception {
     JavaPairRDD<Long, Long> shuffled = sc.parallelize(SparkFaults.range(RECORDS), MAPS)
-        .mapPartitions(it -> failHalfway(it), true)
+        .mapPartitions(fault, true)
         .mapToPair(i -> new Tuple2<>(SparkFaults.key(i), poisonedOnFirstAttempt(i)))
         .partitionBy(new HashPartitioner(REDUCES));
     int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
@@ -94,11 +107,10 @@ class StrataShuffleFaultIntegrationTest {
     assertThat(shuffled.count()).isEqualTo(RECORDS);
 
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(tasks.mapFailed).hasValue(1));
-    long failed = failedMapAttempt.get();
-    assertThat(failed).as("the map attempt that failed on purpose").isNotNegative();
-    // The failed attempt really pushed: its batches are in the sealed files, and the readers left them out.
+    long failed = failedId.get();
+    assertThat(failed).as("the " + what + " (failed on purpose)").isNotNegative();
     assertThat(SparkFaults.batchesOf(cluster.client(), sc.sc().applicationId(), shuffleId, failed))
-        .as("batches of failed map attempt " + failed + " in the partition files").isPositive();
+        .as("batches of " + what + " " + failed + " in the partition files").isPositive();
   }
 
   /** The task attempt id of the map attempt that failed after its writer committed; -1 before. */
@@ -128,20 +140,8 @@ class StrataShuffleFaultIntegrationTest {
    */
   @Test
   void mapAttemptThatPushedEverythingAndCommitted_thenFailed_isSkippedLikeASpeculativeCopy() throws Exception {
-    JavaPairRDD<Long, Long> shuffled = sc.parallelize(SparkFaults.range(RECORDS), MAPS)
-        .mapPartitions(it -> failAfterCommit(it), true)
-        .mapToPair(i -> new Tuple2<>(SparkFaults.key(i), poisonedOnFirstAttempt(i)))
-        .partitionBy(new HashPartitioner(REDUCES));
-    int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
-
-    assertThat(SparkFaults.checksum(shuffled)).isEqualTo(SparkFaults.expectedPairsChecksum());
-    assertThat(shuffled.count()).isEqualTo(RECORDS);
-
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(tasks.mapFailed).hasValue(1));
-    long failed = committedThenFailed.get();
-    assertThat(failed).as("the map attempt that failed after its commit").isNotNegative();
-    assertThat(SparkFaults.batchesOf(cluster.client(), sc.sc().applicationId(), shuffleId, failed))
-        .as("batches of committed-then-failed map attempt " + failed + " in the partition files").isPositive();
+    answerIsRight_andTheFailedAttemptsBatchesAreInTheFiles(StrataShuffleFaultIntegrationTest::failAfterCommit,
+        committedThenFailed, "committed-then-failed map attempt");
   }
 
   @Test
