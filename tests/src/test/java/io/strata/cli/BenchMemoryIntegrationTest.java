@@ -35,8 +35,11 @@ class BenchMemoryIntegrationTest {
 
   @BeforeAll
   static void start() throws IOException {
+    // Each run writes 8 x 5 MB MUST_CACHE and deletes them at the end; the worker drops a deleted file's
+    // blocks when its next heartbeat brings the removal (strata.worker.heartbeat.interval), so a run
+    // started at once still finds the previous run's 40 MB there: room for both runs, whatever their order.
     cluster = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("cluster"))
-        .set("strata.worker.tier.0.quota", "64MB").build().start();
+        .set("strata.worker.tier.0.quota", "128MB").build().start();
   }
 
   @AfterAll
