@@ -57,7 +57,8 @@ class ShortCircuitIntegrationTest {
 
   @BeforeAll
   static void start() throws IOException {
-    tierDir = tmp.resolve("mem");
+    // On a memory file system: only its block files are read through a mapping (the mapping tests here).
+    tierDir = Files.createTempDirectory(Path.of("/dev/shm"), "strata-sc-test-");
     cluster = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("cluster"))
         .set("strata.worker.tier.0.dirs", tierDir.toString())
         .set("strata.worker.tier.0.quota", "64MB").build().start();
@@ -68,6 +69,9 @@ class ShortCircuitIntegrationTest {
   static void stop() {
     if (cluster != null) {
       cluster.close();
+    }
+    if (tierDir != null) {
+      LocalStrataCluster.deleteRecursively(tierDir);
     }
   }
 

@@ -50,10 +50,11 @@ public final class ClientKeys {
   public static final PropertyKey<Boolean> SHORT_CIRCUIT_READ_MMAP =
       PropertyKey.booleanKey("strata.user.shortcircuit.read.mmap")
           .defaultValue(true)
-          .doc("Whether short-circuit reads of blocks in the worker's MEM tier map the block's file into memory "
-              + "(one copy from the page cache to the caller, checksums checked on the mapping; released when the "
-              + "block is closed) rather than reading its channel (two copies). Blocks on disk tiers (a read error "
-              + "under a mapping would end the JVM) and blocks of 2 GiB or more are always read by channel.")
+          .doc("Whether short-circuit reads of blocks whose files are on a memory file system (tmpfs, ramfs: the "
+              + "worker says so when it opens the block) map the block's file into memory (one copy from the page "
+              + "cache to the caller, checksums checked on the mapping; released when the block is closed) rather "
+              + "than reading its channel (two copies). Blocks on a disk, whatever their tier is called (a read error"
+              + " under a mapping would end the JVM), and blocks of 2 GiB or more are always read by channel.")
           .build();
 
   public static final PropertyKey<Integer> SHORT_CIRCUIT_PREAD_BLOCKS_KEPT =

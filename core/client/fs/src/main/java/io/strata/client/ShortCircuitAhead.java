@@ -44,7 +44,7 @@ final class ShortCircuitAhead implements AutoCloseable {
     try {
       pending = CompletableFuture.supplyAsync(() -> {
         ShortCircuitClient.OpenBlock open = client.open(worker, blockId, promote);
-        if (open != null && prefault && ShortCircuitBlockReader.mapsTier(open.tier())) {
+        if (open != null && prefault && ShortCircuitBlockReader.inMemory(open)) {
           // The reader will map it anyway: mapped and faulted in here, on another core, the faults are off its path.
           io.strata.client.shortcircuit.BlockMapping m = open.mapping();
           if (m != null) {

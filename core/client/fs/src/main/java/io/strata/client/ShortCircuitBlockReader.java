@@ -102,17 +102,13 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
   }
 
   /**
-   * Whether the block is in the worker's memory tier, the only one read through a mapping: a disk's read error
-   * under a mapping is a SIGBUS that ends the JVM, where a channel read throws an IOException the stream fails
-   * over from. A tmpfs file cannot shrink while the block is read-locked, so its mapping never faults.
+   * Whether the block's file is on a memory file system (the worker says so at OPEN), the only one read through
+   * a mapping: a disk's read error under a mapping is a SIGBUS that ends the JVM, where a channel read throws
+   * an IOException the stream fails over from. A tmpfs file cannot shrink while the block is read-locked, so
+   * its mapping never faults. The tier's name does not decide: a tier called MEM may be configured on a disk.
    */
-  private static boolean inMemory(ShortCircuitClient.OpenBlock block) {
-    return mapsTier(block.tier());
-  }
-
-  /** Whether blocks of this tier are read through a mapping (when the key allows): the MEM tier only. */
-  static boolean mapsTier(String tier) {
-    return "MEM".equalsIgnoreCase(tier);
+  static boolean inMemory(ShortCircuitClient.OpenBlock block) {
+    return block.memoryBacked();
   }
 
   @Override

@@ -130,7 +130,8 @@ public final class ShortCircuitClient implements AutoCloseable {
       return null;
     }
     opens.incrementAndGet();
-    return new OpenBlock(this, worker, conn, blockId, opened.length(), opened.tier(), ch, opened.sums());
+    return new OpenBlock(this, worker, conn, blockId, opened.length(), opened.tier(), opened.memoryBacked(), ch,
+        opened.sums());
   }
 
   /**
@@ -282,6 +283,7 @@ public final class ShortCircuitClient implements AutoCloseable {
     private final long blockId;
     private final long length;
     private final String tier;
+    private final boolean memoryBacked;
     private final FileChannel channel;
     /** Stored checksums from chunk 0 that came with the OPEN answer (null: none came). */
     private final int[] sentSums;
@@ -292,13 +294,14 @@ public final class ShortCircuitClient implements AutoCloseable {
     private boolean mapTried;
 
     OpenBlock(ShortCircuitClient client, WorkerAddress worker, ShortCircuitConnection conn, long blockId,
-        long length, String tier, FileChannel channel, int[] sentSums) {
+        long length, String tier, boolean memoryBacked, FileChannel channel, int[] sentSums) {
       this.client = client;
       this.worker = worker;
       this.conn = conn;
       this.blockId = blockId;
       this.length = length;
       this.tier = tier;
+      this.memoryBacked = memoryBacked;
       this.channel = channel;
       this.sentSums = sentSums;
     }
@@ -313,6 +316,14 @@ public final class ShortCircuitClient implements AutoCloseable {
 
     public String tier() {
       return tier;
+    }
+
+    /**
+     * Whether the worker said the block's file is on a memory file system (tmpfs, ramfs): the only files read
+     * through a mapping, whatever the tier is called (a worker too old to say counts as no).
+     */
+    public boolean memoryBacked() {
+      return memoryBacked;
     }
 
     public FileChannel channel() {

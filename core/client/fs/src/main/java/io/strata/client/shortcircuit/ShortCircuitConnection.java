@@ -49,7 +49,8 @@ final class ShortCircuitConnection {
    * The result of an OPEN: errorCode null on success; sums, the stored checksums from chunk 0 the worker
    * sent with it (null when it sent none: ask {@link #checksums}).
    */
-  record Opened(long length, String tier, String path, int[] sums, String errorCode, String errorMessage) {}
+  record Opened(long length, String tier, String path, boolean memoryBacked, int[] sums, String errorCode,
+      String errorMessage) {}
 
   /** Collects what the worker sends: responses, descriptors, and the end of the connection. */
   static final class Inbox extends ChannelInboundHandlerAdapter {
@@ -96,7 +97,7 @@ final class ShortCircuitConnection {
     ShortCircuitResponse r = call(ShortCircuitRequest.newBuilder()
         .setOpen(OpenBlockProto.newBuilder().setBlockId(blockId).setPromote(promote).setWithChecksums(true)).build());
     if (!r.getErrorCode().isEmpty()) {
-      return new Opened(0, "", "", null, r.getErrorCode(), r.getErrorMessage());
+      return new Opened(0, "", "", false, null, r.getErrorCode(), r.getErrorMessage());
     }
     int[] sums = null;
     if (r.getBytesPerChecksum() == io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES) {
@@ -105,7 +106,7 @@ final class ShortCircuitConnection {
         sums[i] = r.getChunkCrc32C(i);
       }
     }
-    return new Opened(r.getLength(), r.getTier(), r.getPath(), sums, null, null);
+    return new Opened(r.getLength(), r.getTier(), r.getPath(), r.getMemoryBacked(), sums, null, null);
   }
 
   /** Asks for the descriptor of a block opened on this connection and opens a channel on it. */

@@ -50,9 +50,13 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   /** Temp blocks written on this connection (short-circuit writes). */
   private final WriteSessions writes;
 
+  /** Which block files are on a memory file system (shared by the server's connections). */
+  private final MemoryFileSystems memory;
+
   ShortCircuitHandler(BlockStore store, io.strata.worker.rpc.Committer committer,
-      ShortCircuitServer.Counters counters, java.util.concurrent.Executor commits) {
+      ShortCircuitServer.Counters counters, java.util.concurrent.Executor commits, MemoryFileSystems memory) {
     this.commits = commits;
+    this.memory = memory;
     this.store = store;
     this.counters = counters;
     this.writes = new WriteSessions(store, committer, counters);
@@ -159,8 +163,10 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       return;
     }
     String path;
+    boolean inMemory;
     try {
       path = handle.path().toAbsolutePath().toString();
+      inMemory = memory.holds(handle.path());
     } catch (UnsupportedOperationException e) {
       handle.close();
       error(ctx, ErrorCode.FAILED_PRECONDITION, e.getMessage());
@@ -175,7 +181,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     handle.served(meta.length());
     counters.bytesOpened.addAndGet(meta.length());
     ShortCircuitResponse.Builder r = ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier())
-        .setPath(path);
+        .setPath(path).setMemoryBacked(inMemory);
     if (withChecksums) {
       addChecksums(r, handle, blockId);
     }

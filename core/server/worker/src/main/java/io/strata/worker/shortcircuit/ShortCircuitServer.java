@@ -47,6 +47,7 @@ public final class ShortCircuitServer implements AutoCloseable {
   private final io.strata.worker.rpc.Committer committer;
   private final int maxConnections;
   private final Counters counters = new Counters();
+  private final MemoryFileSystems memory = new MemoryFileSystems();
   private EventLoopGroup group;
   private EventExecutorGroup handlers;
   private java.util.concurrent.ExecutorService commits;
@@ -123,7 +124,7 @@ public final class ShortCircuitServer implements AutoCloseable {
               ch.pipeline()
                   .addLast(new LengthFieldBasedFrameDecoder(MAX_FRAME_BYTES, 0, 4, 0, 4))
                   .addLast(new LengthFieldPrepender(4))
-                  .addLast(handlers, new ShortCircuitHandler(store, committer, counters, commits));
+                  .addLast(handlers, new ShortCircuitHandler(store, committer, counters, commits, memory));
             }
           })
           .bind(new DomainSocketAddress(socketPath.toFile())).sync().channel();
