@@ -180,6 +180,49 @@ class ShortCircuitIntegrationTest {
   }
 
   /**
+   * The block a sequential read opens ahead has its chunks' checksums checked by the open-ahead thread while
+   * the reader is still on the block before (16 chunks of 64 KiB per 1 MiB block), so the reader only copies
+   * them. A corrupt chunk stops that pass there: the reader checks it itself and catches the corruption; once
+   * the corrupt copy is dropped, the under file system copy (CACHE_THROUGH) serves the file byte-exact.
+   */
+  @Test
+  void blockOpenedAhead_isVerifiedInTheBackground_andACorruptChunkIsStillCaughtByTheReader() throws IOException {
+    String path = "/sc/ahead-verified";
+    byte[] data = new byte[3 * BLOCK];
+    new Random(31).nextBytes(data);
+    try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK)
+        .withWriteType(io.strata.client.options.WriteType.CACHE_THROUGH))) {
+      out.write(data);
+    }
+    List<FileBlockInfo> blocks = fs.getBlockLocations(path);
+    // A client of its own per read: its counter sees only that read's background passes.
+    try (FileSystem client = FileSystem.create(cluster.clientConf()); FileInStream in = client.openFile(path)) {
+      ShortCircuitClient sc = in.shortCircuit();
+      assertThat(in.read()).isEqualTo(data[0] & 0xff);
+      // The reader is on block 0: block 1, opened ahead, is checked whole meanwhile.
+      await().atMost(Duration.ofSeconds(10)).until(() -> sc.chunksVerifiedAhead() == 16);
+      assertThat(in.readAllBytes()).isEqualTo(java.util.Arrays.copyOfRange(data, 1, data.length));
+    }
+
+    // Chunk 5 of block 1 corrupt in the worker's block file (tmpfs): the background pass matches chunks 0-4 only.
+    Path second = tierDir.resolve("blocks").resolve(Long.toString(blocks.get(1).blockId()));
+    try (var ch = java.nio.channels.FileChannel.open(second, java.nio.file.StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(new byte[] {(byte) (data[BLOCK + 5 * 65536 + 7] ^ 0x5a)}), 5 * 65536 + 7);
+    }
+    try (FileSystem client = FileSystem.create(cluster.clientConf()); FileInStream in = client.openFile(path)) {
+      ShortCircuitClient sc = in.shortCircuit();
+      assertThat(in.read()).isEqualTo(data[0] & 0xff);
+      await().atMost(Duration.ofSeconds(10)).until(() -> sc.chunksVerifiedAhead() == 5);
+      // The one worker's copy is corrupt; the stream leaves that worker out for the block, so with no other
+      // worker to read the UFS copy through, this read fails, naming the corrupt chunk.
+      assertThatThrownBy(in::readAllBytes).hasMessageContaining("Block " + blocks.get(1).blockId() + " of worker")
+          .hasMessageContaining("is corrupt at offset " + 5 * 65536);
+    }
+    // The master heard of the corrupt copy and has the worker drop it: the UFS copy serves the next read.
+    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(readAll(fs, path)).isEqualTo(data));
+  }
+
+  /**
    * The block a sequential read opens ahead is mapped (and faulted in) in the background before the reader
    * gets to it; the read is byte-exact, and closing the stream unmaps every block it mapped.
    */

@@ -107,7 +107,8 @@ public final class FileInStream extends InputStream {
     this.kept = new KeptBlocks(context, readType == ReadType.CACHE_PROMOTE);
     this.ahead = context.conf().get(ClientKeys.SHORT_CIRCUIT_OPEN_AHEAD)
         ? new ShortCircuitAhead(context.shortCircuit(), context.background(),
-            context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_MMAP)) : null;
+            context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_MMAP),
+            context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY)) : null;
   }
 
   /** Workers this stream stopped reading from after a failure (the next copy or the UFS served instead). */

@@ -14,8 +14,13 @@ import java.util.concurrent.RejectedExecutionException;
  * {@link #take}s it when it reaches that block on that worker; an open it does not take (the stream sought
  * elsewhere, chose another worker, or closed) is closed, which releases the worker's read lock, as soon as
  * it completes. A background open that could not be made is null: the reader then opens as it would have.
- * A MEM-tier block opened ahead for a reader that reads mapped ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}) is
- * also mapped and its pages faulted in there, so the reader's copy from it takes no page faults.
+ * A block on a memory file system opened ahead for a reader that reads mapped
+ * ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}) is also mapped there, and once the open is handed over its pages
+ * are faulted in on that thread; when the reader verifies checksums
+ * ({@link ClientKeys#SHORT_CIRCUIT_CHECKSUM_VERIFY}) that same pass checks each chunk's CRC32C
+ * ({@link io.strata.client.shortcircuit.BlockMapping#verifyAhead}), so the reader's copy from the block takes no
+ * page faults and computes no checksum for the chunks already matched. The reader checks any chunk the pass has
+ * not reached or found not matching, so a corrupt copy is caught and handled by the reader as before.
  *
  * <p>Not thread-safe: used by its stream's one reader thread; the opens run on the context's executor.
  */
@@ -28,11 +33,14 @@ final class ShortCircuitAhead implements AutoCloseable {
 
   /** Whether an open ahead also maps the block and faults its pages in (the reader reads it mapped). */
   private final boolean prefault;
+  /** Whether the faulting pass also checks the chunks' checksums (the reader verifies them). */
+  private final boolean verify;
 
-  ShortCircuitAhead(ShortCircuitClient client, Executor executor, boolean prefault) {
+  ShortCircuitAhead(ShortCircuitClient client, Executor executor, boolean prefault, boolean verify) {
     this.client = client;
     this.executor = executor;
     this.prefault = prefault;
+    this.verify = verify;
   }
 
   /** Starts opening {@code blockId} on {@code worker}, unless that open is already ahead (any other is dropped). */
@@ -41,21 +49,39 @@ final class ShortCircuitAhead implements AutoCloseable {
       return;
     }
     discard();
+    CompletableFuture<ShortCircuitClient.OpenBlock> f = new CompletableFuture<>();
     try {
-      pending = CompletableFuture.supplyAsync(() -> {
-        ShortCircuitClient.OpenBlock open = client.open(worker, blockId, promote);
-        if (open != null && prefault && ShortCircuitBlockReader.inMemory(open)) {
-          // The reader will map it anyway: mapped and faulted in here, on another core, the faults are off its path.
-          io.strata.client.shortcircuit.BlockMapping m = open.mapping();
-          if (m != null) {
-            m.prefault();
+      executor.execute(() -> {
+        ShortCircuitClient.OpenBlock open;
+        try {
+          open = client.open(worker, blockId, promote);
+        } catch (RuntimeException e) {
+          f.complete(null); // the reader opens it itself when it gets there
+          return;
+        }
+        io.strata.client.shortcircuit.BlockMapping m =
+            open != null && prefault && ShortCircuitBlockReader.inMemory(open) ? open.mapping() : null;
+        int[] sums = m != null && verify ? storedSums(open) : null;
+        // Handed over first: a reader that gets there before this pass ends takes the block at once and checks
+        // what the pass has not matched yet itself.
+        f.complete(open);
+        if (m != null) {
+          // The reader will map it anyway: faulted in (and checked) here, on another core, off its path.
+          try {
+            if (sums != null) {
+              client.verifiedAhead(m.verifyAhead(sums, open.length()));
+            } else {
+              m.prefault();
+            }
+          } catch (RuntimeException e) {
+            // Only a head start is lost: the reader faults and checks the pages itself.
           }
         }
-        return open;
-      }, executor);
+      });
     } catch (RejectedExecutionException busy) {
       return; // every background thread busy: this block is opened when the reader gets there
     }
+    pending = f;
     this.blockId = blockId;
     this.worker = worker;
   }
@@ -77,6 +103,18 @@ final class ShortCircuitAhead implements AutoCloseable {
     try {
       return f.join();
     } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Every chunk's stored checksum of {@code open}; null when they cannot be had (the reader then asks itself). */
+  private static int[] storedSums(ShortCircuitClient.OpenBlock open) {
+    if (open.length() <= 0) {
+      return null;
+    }
+    try {
+      return open.checksums(0, io.strata.common.checksum.ChunkChecksums.chunkOf(open.length() - 1) + 1);
+    } catch (java.io.IOException | RuntimeException e) {
       return null;
     }
   }

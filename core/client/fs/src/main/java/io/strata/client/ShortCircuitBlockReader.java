@@ -201,8 +201,10 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
       long chunkStart = ChunkChecksums.chunkStart(chunk);
       long chunkEnd = ChunkChecksums.chunkEnd(chunk, block.length());
       if (mappedChunk != chunk) {
-        int size = (int) (chunkEnd - chunkStart);
-        check(chunk, ChunkChecksums.crc(map.slice((int) chunkStart, size)), size);
+        if (chunk >= map.verifiedChunks()) { // not already matched by the open-ahead thread's pass
+          int size = (int) (chunkEnd - chunkStart);
+          check(chunk, ChunkChecksums.crc(map.slice((int) chunkStart, size)), size);
+        }
         mappedChunk = chunk;
       }
       int n = (int) Math.min(want - done, chunkEnd - pos);

@@ -1,5 +1,6 @@
 package io.strata.client.shortcircuit;
 
+import io.strata.common.checksum.ChunkChecksums;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
@@ -33,6 +34,11 @@ public final class BlockMapping {
   private final MappedByteBuffer buf;
   private final AtomicInteger state = new AtomicInteger();
   private final AtomicBoolean unmapped = new AtomicBoolean();
+  /**
+   * Chunks [0, verified) matched the block's stored checksums in {@link #verifyAhead}: the reader copies them
+   * unchecked. Written by the verifying thread only, read by the reader (volatile publishes each step).
+   */
+  private volatile int verified;
 
   private BlockMapping(MappedByteBuffer buf) {
     this.buf = buf;
@@ -94,6 +100,43 @@ public final class BlockMapping {
     } finally {
       exit();
     }
+  }
+
+  /**
+   * Checks the CRC32C of each checksum chunk in order against {@code sums} (the block's stored checksums, one per
+   * chunk from chunk 0), faulting the pages in as it goes (as {@link #prefault} does), and publishes how far the
+   * chunks matched ({@link #verifiedChunks}). Run by the open-ahead thread while the reader is still on the block
+   * before, so that the reader only copies: on two cores the checksum pass is off its path. It stops at the first
+   * chunk that does not match, which the reader then checks itself and handles as any corrupt copy (nothing is
+   * decided here), and when the mapping is closed. The file cannot change under it: the block is read-locked
+   * at the worker while open, and a committed block is never rewritten. Returns the chunks verified.
+   */
+  public int verifyAhead(int[] sums, long length) {
+    if (!enter()) {
+      return 0;
+    }
+    try {
+      int chunks = (int) Math.min(sums.length, (length + ChunkChecksums.CHUNK_BYTES - 1) / ChunkChecksums.CHUNK_BYTES);
+      for (int c = 0; c < chunks; c++) {
+        if (state.get() >= CLOSED) {
+          break; // closed meanwhile: leave the rest (the range stays mapped until this access exits)
+        }
+        long start = ChunkChecksums.chunkStart(c);
+        int size = (int) (ChunkChecksums.chunkEnd(c, length) - start);
+        if (ChunkChecksums.crc(buf.slice((int) start, size)) != sums[c]) {
+          break;
+        }
+        verified = c + 1;
+      }
+      return verified;
+    } finally {
+      exit();
+    }
+  }
+
+  /** Chunks from chunk 0 that {@link #verifyAhead} found matching their stored checksums so far. */
+  public int verifiedChunks() {
+    return verified;
   }
 
   /** Unmaps now when no access is in flight, else when the last one exits; later enters are refused. */

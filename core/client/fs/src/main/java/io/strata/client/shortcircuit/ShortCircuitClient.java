@@ -62,6 +62,7 @@ public final class ShortCircuitClient implements AutoCloseable {
   private final List<String> fallbackReasons = new ArrayList<>();
   private final java.util.Set<String> loggedKinds = new java.util.HashSet<>();
   private final AtomicLong opens = new AtomicLong();
+  private final AtomicLong chunksVerifiedAhead = new AtomicLong();
   final AtomicLong writesCreated = new AtomicLong();
   private EventLoopGroup group;
   private boolean closed;
@@ -245,6 +246,19 @@ public final class ShortCircuitClient implements AutoCloseable {
   /** Blocks opened short-circuit so far. */
   public long opens() {
     return opens.get();
+  }
+
+  /**
+   * Checksum chunks of blocks opened ahead that the open-ahead thread matched against their stored checksums
+   * ({@link BlockMapping#verifyAhead}), so far.
+   */
+  public long chunksVerifiedAhead() {
+    return chunksVerifiedAhead.get();
+  }
+
+  /** Counts {@code n} chunks verified ahead. */
+  public void verifiedAhead(int n) {
+    chunksVerifiedAhead.addAndGet(n);
   }
 
   private static ThreadFactory daemon(String prefix) {
