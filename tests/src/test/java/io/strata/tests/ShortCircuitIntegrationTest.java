@@ -449,6 +449,65 @@ class ShortCircuitIntegrationTest {
     assertThat(readAll(fs, "/sc/many-opens")).hasSize(BLOCK / 4);
   }
 
+  /**
+   * The protocol is lockstep: a client that asks for descriptors without taking them (2,000 SEND_FD requests
+   * in one write, nothing read) is disconnected instead of making the worker queue an open file per request
+   * without bound; the block it held is released, and this JVM (the worker's) is left holding no more open
+   * descriptors than before, give or take a few.
+   */
+  @Test
+  void clientThatDoesNotTakeItsDescriptors_isDisconnected_andLeavesNoFilesOpen() throws Exception {
+    write("/sc/not-taking", BLOCK / 4, 12);
+    long blockId = firstBlock("/sc/not-taking");
+    int before = server().openNow();
+    long errors = server().errors();
+    long fdsBefore = openDescriptors();
+    try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+      ch.connect(UnixDomainSocketAddress.of(server().socketPath()));
+      assertThat(exchange(ch, ShortCircuitRequest.newBuilder()
+          .setOpen(OpenBlockProto.newBuilder().setBlockId(blockId)).build()).getErrorCode()).isEmpty();
+      byte[] one = framed(ShortCircuitRequest.newBuilder().setSendFd(io.strata.proto.SendFdProto.newBuilder()
+          .setBlockId(blockId)).build().toByteArray());
+      ByteBuffer many = ByteBuffer.allocate(one.length * 2000);
+      for (int i = 0; i < 2000; i++) {
+        many.put(one);
+      }
+      many.flip();
+      long[] peak = {fdsBefore};
+      java.util.concurrent.atomic.AtomicBoolean sampling = new java.util.concurrent.atomic.AtomicBoolean(true);
+      Thread sampler = new Thread(() -> {
+        while (sampling.get()) {
+          try {
+            peak[0] = Math.max(peak[0], openDescriptors());
+          } catch (IOException e) {
+            return;
+          }
+        }
+      });
+      sampler.start();
+      try {
+        while (many.hasRemaining()) {
+          ch.write(many);
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> server().openNow() == before);
+      } finally {
+        sampling.set(false);
+        sampler.join();
+      }
+      assertThat(peak[0] - fdsBefore).as("descriptors open at most while the worker took the requests")
+          .isLessThan(100);
+      assertThat(server().errors() - errors).as("the cut-off is counted as an error").isPositive();
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> openDescriptors() <= fdsBefore + 20);
+    assertThat(readAll(fs, "/sc/not-taking")).hasSize(BLOCK / 4);
+  }
+
+  private static long openDescriptors() throws IOException {
+    try (var s = Files.list(Path.of("/proc/self/fd"))) {
+      return s.count();
+    }
+  }
+
   @Test
   void badInput_getsAClearError_andTheWorkerGoesOn() throws IOException {
     long before = server().errors();

@@ -21,6 +21,8 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +52,18 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   /** Temp blocks written on this connection (short-circuit writes). */
   private final WriteSessions writes;
 
+  /**
+   * Descriptors handed to Netty to send and not yet written to the socket; each holds its file open here. The
+   * protocol is lockstep (a client takes each answer before it asks again), so a client with
+   * {@link #MAX_FDS_QUEUED} waiting is not taking them, and {@link #notReading} closes its connection; as it
+   * does when the outbound buffer is past its high water mark (answers the client does not read, such as
+   * checksum lists many times the size of their requests). Counted on this handler's thread, uncounted on the
+   * channel's event loop when the write completes.
+   */
+  private final AtomicInteger fdsQueued = new AtomicInteger();
+  static final int MAX_FDS_QUEUED = 4;
+  /** Set once {@link #notReading} has closed the connection: later requests are dropped unlogged. */
+  private final AtomicBoolean cutOff = new AtomicBoolean();
   /** Which block files are on a memory file system (shared by the server's connections). */
   private final MemoryFileSystems memory;
 
@@ -208,6 +222,9 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   }
 
   private void sendFd(ChannelHandlerContext ctx, long blockId, boolean write) {
+    if (notReading(ctx)) {
+      return;
+    }
     Deque<BlockStore.ReadHandle> handles = write ? null : open.get(blockId);
     OpenFiles.Opened file;
     try {
@@ -229,12 +246,14 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     counters.fdsSent.incrementAndGet();
     // The kernel duplicates the descriptor into the client on send; ours is closed once it is sent. The
     // FileDescriptor wrapper is never closed itself: the stream owns the number.
+    fdsQueued.incrementAndGet();
     ctx.writeAndFlush(new FileDescriptor(file.fd())).addListener((ChannelFutureListener) f -> {
       try {
         file.file().close();
       } catch (IOException ignored) {
         // nothing to do: this side wrote nothing through it
       }
+      fdsQueued.decrementAndGet();
       if (!f.isSuccess()) {
         LOG.debug("Passing the descriptor of block {} failed", blockId, f.cause());
         f.channel().close();
@@ -338,7 +357,29 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
   }
 
   private void reply(ChannelHandlerContext ctx, ShortCircuitResponse resp) {
+    if (notReading(ctx)) {
+      return;
+    }
     ctx.writeAndFlush(frame(resp));
+  }
+
+  /**
+   * Whether the client is not taking what it was sent (its answers past the outbound high water mark, or
+   * {@link #MAX_FDS_QUEUED} descriptors not yet written): then its connection is closed, which releases every
+   * block it holds, rather than queueing without bound. A lockstep client never gets here.
+   */
+  private boolean notReading(ChannelHandlerContext ctx) {
+    if (ctx.channel().isWritable() && fdsQueued.get() < MAX_FDS_QUEUED) {
+      return false;
+    }
+    if (ctx.channel().isOpen() && cutOff.compareAndSet(false, true)) {
+      counters.errors.incrementAndGet();
+      LOG.warn("Short-circuit client {} is not reading its answers ({} descriptors waiting to be sent, answers "
+          + "past the outbound high water mark: {}); closing the connection", ctx.channel().remoteAddress(),
+          fdsQueued.get(), !ctx.channel().isWritable());
+      ctx.close();
+    }
+    return true;
   }
 
   private static ByteBuf frame(ShortCircuitResponse resp) {
