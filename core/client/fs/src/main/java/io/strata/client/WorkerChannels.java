@@ -54,8 +54,9 @@ import org.slf4j.LoggerFactory;
  * the context's maintenance thread) closes those idle longer than
  * {@code strata.user.worker.channel.idle.timeout}. A channel with a call in flight is never closed, so
  * the count exceeds the bound only while more workers than that have calls in flight at once (a call is
- * never failed or made to wait for room). A stream that pauses between calls keeps its handle: its next
- * call reopens the worker's channel if it was evicted meanwhile.
+ * never failed or made to wait for room); the call that ends such a stretch closes the idle extra ones. A
+ * stream that pauses between calls keeps its handle: its next call reopens the worker's channel if it was
+ * evicted meanwhile.
  *
  * <p>The transport is chosen when a worker's channel is made; the socket is probed with a plain connect
  * first, outside any lock. Retiring a channel is one compare-and-set of its in-flight count from 0 to -1,
@@ -240,6 +241,19 @@ final class WorkerChannels implements Closeable {
     }
   }
 
+  /** Closes least recently used idle channels until at most the bound stay open (none if all are busy). */
+  private void trimToBound() {
+    List<Pooled> retired = new ArrayList<>();
+    synchronized (this) {
+      if (!closed) {
+        makeRoom(maxChannels, retired);
+      }
+    }
+    for (Pooled r : retired) {
+      r.channel.shutdown();
+    }
+  }
+
   /** Closes the channels with no call in flight that were last used an idle timeout ago or more. */
   void evictIdle() {
     long now = nanoClock.getAsLong();
@@ -278,6 +292,9 @@ final class WorkerChannels implements Closeable {
     Runnable release = () -> {
       if (released.compareAndSet(false, true)) {
         p.release(nanoClock.getAsLong());
+        if (channels.size() > maxChannels) { // a hint only: trimToBound decides under the monitor
+          trimToBound(); // the last of more calls in flight than the bound: the idle extra channels go now
+        }
       }
     };
     return new ForwardingClientCall.SimpleForwardingClientCall<>(call) {
