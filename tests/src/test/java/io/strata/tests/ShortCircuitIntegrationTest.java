@@ -182,8 +182,10 @@ class ShortCircuitIntegrationTest {
   /**
    * The block a sequential read opens ahead has its chunks' checksums checked by the open-ahead thread while
    * the reader is still on the block before (16 chunks of 64 KiB per 1 MiB block), so the reader only copies
-   * them. A corrupt chunk stops that pass there: the reader checks it itself and catches the corruption; once
-   * the corrupt copy is dropped, the under file system copy (CACHE_THROUGH) serves the file byte-exact.
+   * them. A corrupt chunk stops that pass there: the reader checks it itself and catches the corruption, and
+   * the one worker, whose copy it is, reads the under file system copy (CACHE_THROUGH) for it instead
+   * ({@code ufs_only}): the read is byte-exact. The master has the worker remove the corrupt copy; its reads
+   * of that copy do not list it again, and the next read caches the block afresh from the UFS.
    */
   @Test
   void blockOpenedAhead_isVerifiedInTheBackground_andACorruptChunkIsStillCaughtByTheReader() throws IOException {
@@ -205,21 +207,27 @@ class ShortCircuitIntegrationTest {
     }
 
     // Chunk 5 of block 1 corrupt in the worker's block file (tmpfs): the background pass matches chunks 0-4 only.
-    Path second = tierDir.resolve("blocks").resolve(Long.toString(blocks.get(1).blockId()));
+    long corruptId = blocks.get(1).blockId();
+    Path second = tierDir.resolve("blocks").resolve(Long.toString(corruptId));
+    int at = 5 * 65536 + 7;
     try (var ch = java.nio.channels.FileChannel.open(second, java.nio.file.StandardOpenOption.WRITE)) {
-      ch.write(ByteBuffer.wrap(new byte[] {(byte) (data[BLOCK + 5 * 65536 + 7] ^ 0x5a)}), 5 * 65536 + 7);
+      ch.write(ByteBuffer.wrap(new byte[] {(byte) (data[BLOCK + at] ^ 0x5a)}), at);
     }
     try (FileSystem client = FileSystem.create(cluster.clientConf()); FileInStream in = client.openFile(path)) {
       ShortCircuitClient sc = in.shortCircuit();
       assertThat(in.read()).isEqualTo(data[0] & 0xff);
       await().atMost(Duration.ofSeconds(10)).until(() -> sc.chunksVerifiedAhead() == 5);
-      // The one worker's copy is corrupt; the stream leaves that worker out for the block, so with no other
-      // worker to read the UFS copy through, this read fails, naming the corrupt chunk.
-      assertThatThrownBy(in::readAllBytes).hasMessageContaining("Block " + blocks.get(1).blockId() + " of worker")
-          .hasMessageContaining("is corrupt at offset " + 5 * 65536);
+      // Caught, and read from the UFS through the same worker, which does not serve its own copy.
+      assertThat(in.readAllBytes()).isEqualTo(java.util.Arrays.copyOfRange(data, 1, data.length));
     }
-    // The master heard of the corrupt copy and has the worker drop it: the UFS copy serves the next read.
-    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(readAll(fs, path)).isEqualTo(data));
+    // Until its removal, the corrupt copy is what the worker holds: the master lists no copy of it.
+    assertThat(fs.getBlockLocations(path).get(1).locations()).isEmpty();
+    // The worker removes it (its next heartbeat); the ufs_only read cached nothing in its place.
+    await().atMost(Duration.ofSeconds(20)).until(() -> !Files.exists(second));
+    assertThat(readAll(fs, path)).isEqualTo(data);
+    // Read unlisted, so cached afresh from the UFS: the new copy is whole and listed.
+    await().atMost(Duration.ofSeconds(20)).until(() -> !fs.getBlockLocations(path).get(1).locations().isEmpty());
+    assertThat(Files.readAllBytes(second)).isEqualTo(java.util.Arrays.copyOfRange(data, BLOCK, 2 * BLOCK));
   }
 
   /**

@@ -74,9 +74,11 @@ final class BlockReader implements BlockRangeReader {
    * @param ufsFallback a worker without the block reads it from the under file system (persisted files)
    * @param noCache with ufsFallback: do not cache what is read from the under file system (NO_CACHE)
    * @param unlisted the master listed no copy of the block (the worker re-announces one it holds)
+   * @param ufsOnly with ufsFallback: read the under file system's copy uncached even if the worker holds one
+   *     (this reader found that copy corrupt)
    */
   BlockReader(FileSystemContext context, WorkerAddress worker, long blockId, long offset, long length,
-      boolean promote, boolean ufsFallback, boolean noCache, boolean unlisted) {
+      boolean promote, boolean ufsFallback, boolean noCache, boolean unlisted, boolean ufsOnly) {
     this.worker = worker;
     this.blockId = blockId;
     this.expected = length;
@@ -92,7 +94,8 @@ final class BlockReader implements BlockRangeReader {
     int chunkSize = (int) (long) context.conf().get(ClientKeys.STREAM_CHUNK_SIZE);
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(offset)
         .setLength(length).setChunkSize(chunkSize).setPromote(promote).setUfsFallback(ufsFallback)
-        .setNoCache(noCache).setUnlisted(unlisted).setChecksums(checksums).build();
+        .setNoCache(noCache || ufsOnly).setUnlisted(unlisted && !ufsOnly).setChecksums(checksums)
+        .setUfsOnly(ufsOnly).build();
     context.readBlock(worker, req, new ClientResponseObserver<ReadBlockRequest, ReadBlockResponse>() {
       @Override
       public void beforeStart(ClientCallStreamObserver<ReadBlockRequest> stream) {

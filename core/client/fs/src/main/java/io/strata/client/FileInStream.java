@@ -331,8 +331,9 @@ public final class FileInStream extends InputStream {
             + ") and the file is not in the under file system (persistence state "
             + file.persistenceState() + "), so no copy is left to try");
       }
-      chosen = selector.ufsReadWorker(block.blockId(), skip);
+      chosen = ufsReader(block, skip);
     }
+    boolean ufsOnly = unlisted && corruptOn.getOrDefault(block.blockId(), Set.of()).contains(chosen);
     tried[0] = chosen;
     // Short-circuit needs the worker's domain socket on this machine: the host names decide, not the
     // configured node (which may be wrong, and a socket path is derived from a port any worker may share).
@@ -349,7 +350,26 @@ public final class FileInStream extends InputStream {
       }
     }
     return new BlockReader(context, chosen, block.blockId(), offset, length,
-        readType == ReadType.CACHE_PROMOTE, persisted, readType == ReadType.NO_CACHE, unlisted);
+        readType == ReadType.CACHE_PROMOTE, persisted, readType == ReadType.NO_CACHE, unlisted, ufsOnly);
+  }
+
+  /**
+   * The worker to read a block of a persisted file from the under file system: one not skipped, else, when
+   * only workers whose copy of it this stream found corrupt are left, one of those (it reads the under file
+   * system's copy, not its own: {@code ufs_only}).
+   */
+  private WorkerAddress ufsReader(FileBlockInfo block, Set<WorkerAddress> skip) throws IOException {
+    try {
+      return selector.ufsReadWorker(block.blockId(), skip);
+    } catch (UnavailableException e) {
+      if (!corruptOn.containsKey(block.blockId())) {
+        throw e;
+      }
+      WorkerAddress w = selector.ufsReadWorker(block.blockId(), failedWorkers.keySet());
+      LOG.info("Only workers with a corrupt copy of block {} of {} are left; {} reads it from the under file "
+          + "system instead of its copy", block.blockId(), file.path(), w);
+      return w;
+    }
   }
 
   /**

@@ -302,7 +302,7 @@ public final class FileOutStream extends OutputStream {
       ufs = new UfsOutStream(context, selector.select(0, failedWorkers), file.id(), file.path());
       for (Committed c : committed) {
         try (BlockReader r = new BlockReader(context, c.worker(), c.blockId(), 0, c.length(), false, false, false,
-            false)) {
+            false, false)) {
           for (long done = 0; done < c.length(); ) {
             int n = (int) Math.min(chunkSize, c.length() - done);
             byte[] buf = new byte[n];

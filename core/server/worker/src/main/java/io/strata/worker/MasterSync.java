@@ -445,7 +445,7 @@ final class MasterSync implements StoreEvents, MasterClient {
         s.get(blockId); // removed before this commit started (its removal was just dropped): do not commit
       }
       CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setWorkerToken(reg.token())
-          .setBlockId(blockId).setLength(length).setTier(tier).build();
+          .setBlockId(blockId).setLength(length).setTier(tier).setAnnounce(announce).build();
       call(st -> st.commitBlock(req));
       ok = true;
     } finally {

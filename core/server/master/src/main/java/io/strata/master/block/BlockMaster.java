@@ -274,11 +274,20 @@ public final class BlockMaster {
 
   // ---- blocks ----
 
+  /** A new copy: {@link #commitBlock(long, long, long, String, boolean)} with {@code announce} false. */
+  public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
+    commitBlock(workerId, blockId, length, tier, false);
+  }
+
   /**
    * Records that a worker committed a block. The caller (the file system master) has checked that the
-   * block's file accepts it.
+   * block's file accepts it. A new copy ({@code announce} false) supersedes a removal of an older one the
+   * worker has not reported yet. An {@code announce} says again that the worker holds a copy it committed
+   * before (a reader found it unlisted); while that copy is down for removal (freed, its file deleted, found
+   * corrupt) the announce is refused, as a heartbeat report of it would be ignored: it would list the copy
+   * again and cancel its removal.
    */
-  public synchronized void commitBlock(long workerId, long blockId, long length, String tier)
+  public synchronized void commitBlock(long workerId, long blockId, long length, String tier, boolean announce)
       throws StrataException {
     WorkerMeta w = live.get(workerId);
     if (w == null) {
@@ -292,6 +301,10 @@ public final class BlockMaster {
     }
     if (length < 0) {
       throw new InvalidArgumentException("Block " + blockId + " cannot have negative length " + length);
+    }
+    if (announce && w.toRemove.contains(blockId)) {
+      throw new FailedPreconditionException("Block " + blockId + " on worker " + workerId + " is not listed "
+          + "again: the master has told that worker to remove its copy (freed, deleted or found corrupt)");
     }
     if (meta == null) {
       meta = new BlockMeta(length);

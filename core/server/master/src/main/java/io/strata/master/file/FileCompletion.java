@@ -240,8 +240,11 @@ final class FileCompletion {
   /**
    * A worker committed a block: accept it if its file exists, is incomplete, and it fits the block size;
    * or, for a complete persisted file, if it is one of its blocks with the right length (a cached copy).
+   * An {@code announce} says again that the worker holds a copy it committed before (see
+   * {@link BlockMaster#commitBlock(long, long, long, String, boolean)}).
    */
-  void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
+  void commitBlock(long workerId, long blockId, long length, String tier, boolean announce)
+      throws StrataException {
     if (blockId < 0) {
       throw new InvalidArgumentException("Block id " + blockId + " is negative");
     }
@@ -267,7 +270,7 @@ final class FileCompletion {
               + length + " bytes: the block has " + expected);
         }
       }
-      blocks.commitBlock(workerId, blockId, length, tier);
+      blocks.commitBlock(workerId, blockId, length, tier, announce);
       if (file.complete() && file.persisted()) {
         blocks.releaseToWorker(workerId, List.of(blockId)); // a cached copy of persisted data: evictable
       }

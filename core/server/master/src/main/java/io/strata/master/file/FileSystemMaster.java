@@ -298,7 +298,13 @@ public final class FileSystemMaster {
 
   /** See {@link FileCompletion#commitBlock}. */
   public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
-    completion.commitBlock(workerId, blockId, length, tier);
+    completion.commitBlock(workerId, blockId, length, tier, false);
+  }
+
+  /** See {@link FileCompletion#commitBlock}; {@code announce}: a copy committed before, said again. */
+  public void commitBlock(long workerId, long blockId, long length, String tier, boolean announce)
+      throws StrataException {
+    completion.commitBlock(workerId, blockId, length, tier, announce);
   }
 
   /** See {@link WorkerProtocol#reportCorruptBlock}. */

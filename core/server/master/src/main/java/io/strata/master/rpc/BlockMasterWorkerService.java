@@ -89,7 +89,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
       fs.checkWorkerCaller(r.getWorkerId(), r.getWorkerToken(), "CommitBlock");
-      fs.commitBlock(r.getWorkerId(), r.getBlockId(), r.getLength(), r.getTier());
+      fs.commitBlock(r.getWorkerId(), r.getBlockId(), r.getLength(), r.getTier(), r.getAnnounce());
       return CommitBlockResponse.getDefaultInstance();
     });
   }

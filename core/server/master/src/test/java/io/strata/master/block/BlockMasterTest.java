@@ -338,6 +338,28 @@ class BlockMasterTest {
   }
 
   @Test
+  void announce_ofACopyDroppedAsCorrupt_isRefused_andItsRemovalStands_whileANewCopyIsListed() throws Exception {
+    long a = register(A);
+    long b = register(B);
+    long block = BlockId.of(OPEN_FILE, 0);
+    bm.commitBlock(a, block, 10, "MEM");
+    bm.commitBlock(b, block, 10, "MEM");
+    assertThat(bm.dropCorruptCopy(block, A, false, 0, "test")).isTrue();
+
+    // A read of a's old copy makes a say it again: refused, the copy stays unlisted and down for removal.
+    assertThatThrownBy(() -> bm.commitBlock(a, block, 10, "MEM", true))
+        .isInstanceOf(FailedPreconditionException.class).hasMessageContaining("told that worker to remove");
+    assertThat(locationsOf(block)).containsExactly(b);
+    assertThat(beat(a).removeBlockIds()).containsExactly(block);
+
+    // b still holds the good copy; a's copy, once a reports it removed, may be cached again and listed.
+    bm.heartbeat(a, CAPACITY, 0, List.of(), List.of(block));
+    bm.commitBlock(a, block, 10, "MEM", true);
+    assertThat(locationsOf(block)).containsExactlyInAnyOrder(a, b);
+    assertThat(beat(a).removeBlockIds()).isEmpty();
+  }
+
+  @Test
   void getBlock_andBlockLength_ofAnUnknownBlock_sayNotCommitted() {
     assertThat(bm.getBlock(BlockId.of(OPEN_FILE, 0))).isNull();
     assertThat(bm.blockLength(BlockId.of(OPEN_FILE, 0))).isEqualTo(-1);

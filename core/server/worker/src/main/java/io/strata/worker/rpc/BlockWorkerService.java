@@ -182,6 +182,14 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
         throw new InvalidArgumentException("Block " + req.getBlockId() + ": negative read length "
             + req.getLength());
       }
+      if (req.getUfsOnly()) {
+        if (!req.getUfsFallback()) {
+          throw new InvalidArgumentException("Block " + req.getBlockId() + ": ufs_only reads from the under file "
+              + "system and needs ufs_fallback");
+        }
+        res.ufs().readUfsOnly(req.getBlockId(), req.getOffset(), req.getLength(), stream);
+        return;
+      }
       if (req.getUfsFallback() && !inStore(req.getBlockId())) {
         res.ufs().readThrough(req.getBlockId(), req.getOffset(), req.getLength(), req.getNoCache(), stream);
         return;

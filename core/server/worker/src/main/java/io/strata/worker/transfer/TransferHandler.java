@@ -72,9 +72,9 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
       refuse(ctx, "the request cannot be read (" + e + ")");
       return;
     }
-    if (req.getUfsFallback() || req.getNoCache() || req.getUnlisted()) {
+    if (req.getUfsFallback() || req.getNoCache() || req.getUnlisted() || req.getUfsOnly()) {
       refuse(ctx, "block " + req.getBlockId() + ": the transfer protocol serves blocks this worker holds; reads "
-          + "from the under file system (ufs_fallback, no_cache, unlisted) go through the data port");
+          + "from the under file system (ufs_fallback, no_cache, unlisted, ufs_only) go through the data port");
       return;
     }
     if (req.getOffset() < 0 || req.getLength() < 0) {

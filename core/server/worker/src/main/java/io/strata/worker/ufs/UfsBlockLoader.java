@@ -98,14 +98,15 @@ final class UfsBlockLoader {
 
   /**
    * Serves a read of a block this worker did not hold when asked: on the UFS executor, asks the master
-   * for its source and continues as {@link #readFrom}. Returns at once.
+   * for its source and continues as {@link #readFrom}; from the store instead if it was cached meanwhile,
+   * unless {@code ufsOnly} (the store's copy was found corrupt). Returns at once.
    */
-  void read(long blockId, long offset, long length, boolean noCache, ReadSink sink) {
+  void read(long blockId, long offset, long length, boolean noCache, boolean ufsOnly, ReadSink sink) {
     try {
       executor.execute(() -> {
         BlockSource src;
         try {
-          if (inStore(blockId)) {
+          if (!ufsOnly && inStore(blockId)) {
             sink.serveFromStore();
             return;
           }

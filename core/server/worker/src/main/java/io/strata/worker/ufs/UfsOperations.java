@@ -15,6 +15,12 @@ public interface UfsOperations {
    */
   void readThrough(long blockId, long offset, long length, boolean noCache, ReadSink sink);
 
+  /**
+   * Serves a read from the under file system uncached, whether or not this worker holds the block (a reader
+   * found this worker's copy corrupt). Returns at once; the outcome reaches {@code sink}.
+   */
+  void readUfsOnly(long blockId, long offset, long length, ReadSink sink);
+
   /** Starts writing the under file system copy of file {@code fileId}, at the place the master names. */
   UfsFileWrite openFileWrite(long fileId) throws StrataException;
 

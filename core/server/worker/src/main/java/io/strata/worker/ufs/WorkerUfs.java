@@ -73,7 +73,12 @@ public final class WorkerUfs implements UfsOperations, Closeable {
 
   @Override
   public void readThrough(long blockId, long offset, long length, boolean noCache, ReadSink sink) {
-    loader.read(blockId, offset, length, noCache, sink);
+    loader.read(blockId, offset, length, noCache, false, sink);
+  }
+
+  @Override
+  public void readUfsOnly(long blockId, long offset, long length, ReadSink sink) {
+    loader.read(blockId, offset, length, true, true, sink);
   }
 
   @Override

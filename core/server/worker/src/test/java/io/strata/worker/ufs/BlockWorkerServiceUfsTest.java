@@ -159,6 +159,31 @@ class BlockWorkerServiceUfsTest {
   }
 
   @Test
+  void ufsOnlyRead_ofACachedBlock_readsTheUfs_andLeavesTheStoreCopyAndTheMasterAlone() throws Exception {
+    read(readOf(1, 0, BLOCK).setUfsFallback(true).build());
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.commits.size() == 1);
+    // The store's copy goes bad: a ufs_only read serves the UFS bytes, not the store's.
+    long id = BlockId.of(FILE_ID, 1);
+    UfsTestKit.corrupt(store, id, 17);
+    byte[] got = read(readOf(1, 10, 30_000).setUfsFallback(true).setUfsOnly(true).setUnlisted(true).build());
+
+    assertThat(got).isEqualTo(Arrays.copyOfRange(file, BLOCK + 10, BLOCK + 30_010));
+    assertThat(ufs.ufsBlockReads()).isEqualTo(2);
+    assertThat(master.commits).as("no announce, no second commit").hasSize(1);
+    assertThat(UfsTestKit.readBlock(store, id)[17]).as("the store's copy untouched (its removal is the master's)")
+        .isNotEqualTo(file[BLOCK + 17]);
+  }
+
+  @Test
+  void ufsOnlyRead_withoutUfsFallback_isInvalid() {
+    assertThatThrownBy(() -> read(readOf(0, 0, 10).setUfsOnly(true).build())).isInstanceOf(StatusRuntimeException.class)
+        .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
+            .isEqualTo(Status.Code.INVALID_ARGUMENT))
+        .hasMessageContaining("needs ufs_fallback");
+    assertThat(ufs.ufsBlockReads()).isZero();
+  }
+
+  @Test
   void readOfAChangedFile_isFailedPrecondition() throws Exception {
     Files.write(tmp.resolve("ufs/f"), new byte[10]);
     assertThatThrownBy(() -> read(readOf(0, 0, 10).setUfsFallback(true).build()))

@@ -89,7 +89,7 @@ class UfsBlockLoaderTest {
   @Test
   void read_cachesTheWholeBlockByteExact_andStreamsTheRangeAsItLoads() throws Exception {
     CollectingSink sink = new CollectingSink(store, block(1), 1000, 50_000, null);
-    loader.read(block(1), 1000, 50_000, false, sink);
+    loader.read(block(1), 1000, 50_000, false, false, sink);
 
     assertThat(sink.await()).isTrue();
     assertThat(sink.failure).isNull();
@@ -106,7 +106,7 @@ class UfsBlockLoaderTest {
   @Test
   void read_ofTheShortLastBlock_cachesOnlyItsLength() throws Exception {
     CollectingSink sink = new CollectingSink(store, block(2), 0, 10_000, null);
-    loader.read(block(2), 0, 10_000, false, sink);
+    loader.read(block(2), 0, 10_000, false, false, sink);
 
     assertThat(sink.await()).isTrue();
     assertThat(sink.received()).isEqualTo(fileRange(2L * BLOCK, 10_000));
@@ -122,7 +122,7 @@ class UfsBlockLoaderTest {
       long off = i * 4000L;
       CollectingSink s = new CollectingSink(store, block(0), off, 20_000, gate);
       sinks.add(s);
-      loader.read(block(0), off, 20_000, false, s);
+      loader.read(block(0), off, 20_000, false, false, s);
     }
     // One task stays in the load (blocked on its reader); the other seven joined it and returned.
     await().atMost(Duration.ofSeconds(10)).until(() -> executor.getCompletedTaskCount() == 7);
@@ -144,7 +144,7 @@ class UfsBlockLoaderTest {
   void read_ofAFileWhoseLengthChanged_isRefused_andCachesNothing() throws Exception {
     master.sources.put(block(0), source(0, BLOCK, file.length + 1));
     CollectingSink sink = new CollectingSink(store, block(0), 0, 100, null);
-    loader.read(block(0), 0, 100, false, sink);
+    loader.read(block(0), 0, 100, false, false, sink);
 
     assertThat(sink.await()).isTrue();
     assertThat(sink.failure).isInstanceOf(FailedPreconditionException.class)
@@ -162,10 +162,10 @@ class UfsBlockLoaderTest {
     master.sources.put(block(2), source(2, BLOCK, file.length));
     CountDownLatch gate = new CountDownLatch(1);
     CollectingSink first = new CollectingSink(store, block(2), 0, BLOCK, gate);
-    loader.read(block(2), 0, BLOCK, false, first);
+    loader.read(block(2), 0, BLOCK, false, false, first);
     await().atMost(Duration.ofSeconds(10)).until(() -> first.waitedForReady);
     CollectingSink second = new CollectingSink(store, block(2), 0, 100, null);
-    loader.read(block(2), 0, 100, false, second);
+    loader.read(block(2), 0, 100, false, false, second);
     await().atMost(Duration.ofSeconds(10)).until(() -> executor.getCompletedTaskCount() == 1);
     gate.countDown();
 
@@ -187,7 +187,7 @@ class UfsBlockLoaderTest {
   void cancelledFirstReader_doesNotStopTheLoad() throws Exception {
     CollectingSink sink = new CollectingSink(store, block(0), 0, BLOCK, null);
     sink.cancelled = true;
-    loader.read(block(0), 0, BLOCK, false, sink);
+    loader.read(block(0), 0, BLOCK, false, false, sink);
 
     await().atMost(Duration.ofSeconds(10)).until(() -> master.commits.size() == 1);
     assertThat(UfsTestKit.readBlock(store, block(0))).isEqualTo(fileRange(0, BLOCK));
@@ -198,7 +198,7 @@ class UfsBlockLoaderTest {
   @Test
   void noCache_streamsTheRangeFromTheUfs_andCachesNothing() throws Exception {
     CollectingSink sink = new CollectingSink(store, block(1), 7, 30_000, null);
-    loader.read(block(1), 7, 30_000, true, sink);
+    loader.read(block(1), 7, 30_000, true, false, sink);
 
     assertThat(sink.await()).isTrue();
     assertThat(sink.failure).isNull();
@@ -212,7 +212,7 @@ class UfsBlockLoaderTest {
   void read_ofABlockOfAFileNotPersisted_isNotFound() throws Exception {
     master.sources.put(block(0), new BlockSource(block(0), BLOCK, List.of(), null));
     CollectingSink sink = new CollectingSink(store, block(0), 0, 10, null);
-    loader.read(block(0), 0, 10, false, sink);
+    loader.read(block(0), 0, 10, false, false, sink);
 
     assertThat(sink.await()).isTrue();
     assertThat(sink.failure).isInstanceOf(NotFoundException.class).hasMessageContaining("not persisted");
@@ -225,7 +225,7 @@ class UfsBlockLoaderTest {
     t.append(java.nio.ByteBuffer.wrap(fileRange(0, BLOCK)));
     store.commit(t);
     CollectingSink sink = new CollectingSink(store, block(0), 10, 10, null);
-    loader.read(block(0), 10, 10, false, sink);
+    loader.read(block(0), 10, 10, false, false, sink);
 
     assertThat(sink.await()).isTrue();
     assertThat(sink.servedFromStore).isTrue();
@@ -237,14 +237,14 @@ class UfsBlockLoaderTest {
   void masterRefusingTheCommit_leavesNoBlock_andTheNextReadLoadsAgain() throws Exception {
     master.commitFailure = new UnavailableException("not registered");
     CollectingSink sink = new CollectingSink(store, block(0), 0, 10, null);
-    loader.read(block(0), 0, 10, false, sink);
+    loader.read(block(0), 0, 10, false, false, sink);
     assertThat(sink.await()).isTrue();
     await().atMost(Duration.ofSeconds(10)).until(() -> loader.loadsInFlight() == 0);
     assertThat(store.committedBlocks()).isEmpty();
 
     master.commitFailure = null;
     CollectingSink again = new CollectingSink(store, block(0), 0, 10, null);
-    loader.read(block(0), 0, 10, false, again);
+    loader.read(block(0), 0, 10, false, false, again);
     assertThat(again.await()).isTrue();
     assertThat(again.received()).isEqualTo(fileRange(0, 10));
     await().atMost(Duration.ofSeconds(10)).until(() -> master.commits.size() == 1);

@@ -56,6 +56,21 @@ final class UfsTestKit {
     }
   }
 
+  /** Flips the bits of the byte at {@code offset} in the block's file (a copy gone bad on its disk). */
+  static void corrupt(BlockStore store, long blockId, long offset) throws IOException {
+    java.nio.file.Path file;
+    try (BlockStore.ReadHandle h = store.openForRead(blockId, false)) {
+      file = h.path();
+    }
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+        java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+      ByteBuffer one = ByteBuffer.allocate(1);
+      ch.read(one, offset);
+      one.put(0, (byte) ~one.get(0));
+      ch.write(one.rewind(), offset);
+    }
+  }
+
   static byte[] readBlock(BlockStore store, long blockId) throws IOException {
     try (BlockStore.ReadHandle h = store.openForRead(blockId, false)) {
       ByteBuffer buf = ByteBuffer.allocate((int) h.meta().length());
