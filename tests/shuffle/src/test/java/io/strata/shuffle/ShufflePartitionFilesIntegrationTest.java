@@ -448,4 +448,124 @@ class ShufflePartitionFilesIntegrationTest {
     }
     lifecycle.unregister(30);
   }
+
+  /**
+   * A primary that committed its blocks and then failed to write the UFS copy says so; before the replica is
+   * sealed in its place (its blocks have the same ids), the primary drops its copy, committed blocks too, so
+   * the two are never listed side by side: they hold the same acknowledged batches but not the same bytes
+   * (partition 1 has one unacknowledged batch of equal size on each copy alone, so both copies' blocks have
+   * the same lengths and block 0 differs; partition 0's may differ in order). After the seal the replica's
+   * sealed copy and the UFS file hold every acknowledged batch; the primary holds none of the blocks.
+   */
+  @Test
+  @Order(11)
+  void primaryThatCommittedBeforeItsUfsWriteFailed_dropsItsCopyBeforeItsReplicaIsSealedInItsPlace() throws Exception {
+    Path dir = cluster.baseDir().resolve("commit-then-fail");
+    Files.createDirectories(dir);
+    if (!fs.exists("/.shuffle")) {
+      fs.createDirectory("/.shuffle"); // when run alone: no shuffle registered before this one
+    }
+    fs.mount("/.shuffle/app-cf", dir.toUri().toString(), MountOptions.defaults());
+    List<PartitionLocation> locs = lifecycle.register("app-cf", 40, 2);
+    byte[] mine = "p".repeat(1000).getBytes(StandardCharsets.UTF_8);
+    byte[] theirs = "r".repeat(1000).getBytes(StandardCharsets.UTF_8);
+    PartitionLocation odd = locs.get(1);
+    // forwarded: as a primary's forward is taken (appended here only), so the two copies get one each
+    assertThat(stub(odd.primaryPort()).push(one("app-cf", 40, odd, mine, BatchHeader.crc32c(mine, 0, 1000))
+        .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+    assertThat(stub(odd.replicaPort()).push(one("app-cf", 40, odd, theirs, BatchHeader.crc32c(theirs, 0, 1000))
+        .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+    PushClient p = pusher("app-cf", 40, locs);
+    byte[][] sent = new byte[20][];
+    for (int i = 0; i < 20; i++) {
+      sent[i] = new byte[64 << 10];
+      new java.util.Random(i).nextBytes(sent[i]);
+      for (int part = 0; part < 2; part++) {
+        p.push(part, 0, 5, sent[i], 0, sent[i].length);
+      }
+    }
+    p.finish();
+
+    // The UFS directory is a plain file for a while: each primary commits, then fails its UFS write.
+    Path shuffleDir = dir.resolve("40");
+    Path aside = dir.resolve("40.aside");
+    if (Files.isDirectory(shuffleDir)) {
+      Files.move(shuffleDir, aside);
+    }
+    Files.write(shuffleDir, new byte[0]);
+    long[] committedLength = new long[2];
+    for (int part = 0; part < 2; part++) {
+      PartitionLocation l = locs.get(part);
+      var answer = stub(l.primaryPort()).seal(io.strata.proto.SealRequest.newBuilder().setAppId("app-cf")
+          .setShuffleId(40).addFileIds(l.fileId()).setWriteThrough(true).build()).getPartitions(0);
+      assertThat(answer.getError()).as("partition " + part).isNotEmpty();
+      assertThat(answer.getCommitted()).as("partition " + part + ": committed before the UFS write").isTrue();
+      committedLength[part] = answer.getLength();
+    }
+    long want = 20L * (BatchHeader.BYTES + (64 << 10));
+    assertThat(committedLength[0]).isEqualTo(want);
+    assertThat(committedLength[1]).isEqualTo(want + BatchHeader.BYTES + 1000);
+    Files.delete(shuffleDir);
+    if (Files.isDirectory(aside)) {
+      Files.move(aside, shuffleDir);
+    }
+    // Block 1 leaves each primary (as an eviction or a lost disk would take it), so its retried UFS write
+    // fails again at the seal: the sealer turns to the replicas. Block 0, partition 1's differing one, stays.
+    for (PartitionLocation l : locs) {
+      workerAt(l.primaryPort()).store().remove(io.strata.common.id.BlockId.of(l.fileId(), 1));
+    }
+
+    SealedShuffle sealed = lifecycle.seal(40);
+    assertThat(sealed.lost()).isEmpty();
+    List<String> expect = new ArrayList<>();
+    for (byte[] b : sent) {
+      expect.add(new String(b, StandardCharsets.ISO_8859_1));
+    }
+    for (int part = 0; part < 2; part++) {
+      PartitionLocation l = locs.get(part);
+      List<String> got = new ArrayList<>();
+      try (PartitionReader r = new PartitionReader(fs, sealed.files().get(part), Map.of(0, 5L))) {
+        r.forEachRemaining(b -> got.add(new String(b, StandardCharsets.ISO_8859_1)));
+      }
+      assertThat(got).as("partition " + part).containsExactlyInAnyOrderElementsOf(expect);
+      assertThat(Files.size(dir.resolve("40/" + part + "-0"))).isEqualTo(committedLength[part]);
+      // No listed copy of any block holds other bytes than the UFS file's: the primary's own copy was dropped
+      // (a listing may name it until its heartbeat reports the removal: a reader sent there fails over), or a
+      // reader sent to it before then cached the block there again, from the UFS. The replica holds each.
+      byte[] ufsCopy = Files.readAllBytes(dir.resolve("40/" + part + "-0"));
+      for (FileBlockInfo b : fs.getBlockLocations(l.path())) {
+        byte[] bytes = java.util.Arrays.copyOfRange(ufsCopy, (int) b.offset(), (int) (b.offset() + b.length()));
+        for (var loc : b.locations()) {
+          byte[] held = storedBytes(workerAt(loc.address().rpcPort()), b.blockId());
+          assertThat(held == null || java.util.Arrays.equals(held, bytes))
+              .as("block " + b.blockId() + " on " + loc.address() + " holds the UFS copy's bytes or none").isTrue();
+        }
+        assertThat(java.util.Arrays.equals(storedBytes(workerAt(l.replicaPort()), b.blockId()), bytes))
+            .as("the replica's block " + b.blockId()).isTrue();
+      }
+    }
+    lifecycle.unregister(40);
+  }
+
+  /** The bytes of a block in a worker's store, or null when it holds none. */
+  private static byte[] storedBytes(io.strata.worker.WorkerProcess w, long blockId) throws Exception {
+    try (io.strata.worker.store.BlockStore.ReadHandle h = w.store().openForRead(blockId, false)) {
+      java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate((int) h.meta().length());
+      while (buf.hasRemaining() && h.channel().read(buf, buf.position()) >= 0) {
+        // fill
+      }
+      return buf.array();
+    } catch (io.strata.common.exception.NotFoundException e) {
+      return null;
+    }
+  }
+
+  private static io.strata.worker.WorkerProcess workerAt(int port) {
+    for (io.strata.worker.WorkerProcess w : cluster.workers()) {
+      if (w.rpcPort() == port) {
+        return w;
+      }
+    }
+    throw new AssertionError("No worker at port " + port);
+  }
 }

@@ -25,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * and writes the under file system copy; then, with a shared UFS (the mount's {@code shared} flag), the
  * replica drops its copy once the file is complete, and with a node-local UFS the replica commits its copy
  * too when its length and CRC are the primary's (else it drops it). When the primary fails, the replica's
- * copy is sealed and written through instead. An epoch with neither is lost: its file is deleted and the
+ * copy is sealed and written through instead, after the primary has dropped whatever it committed (the two
+ * copies' blocks share ids and may differ in batch order; a primary that committed and cannot drop its copy
+ * loses the partition instead). An epoch with neither is lost: its file is deleted and the
  * partition reported lost, so Spark recomputes the stage. Sealed files are completed at the master, so each
  * is a normal, complete, persisted Strata file.
  *
@@ -89,24 +91,53 @@ final class ShuffleSealer {
 
   private void sealRound(ShuffleState s, List<PartitionLocation> open) throws IOException {
     boolean shared = sharedUfs(s);
-    Map<Long, SealedPartitionProto> primary = sealOn(s, open, PartitionLocation::primary, true, Map.of());
+    Set<Long> unanswered = new HashSet<>();
+    Map<Long, SealedPartitionProto> primary = sealOn(s, open, PartitionLocation::primary, true, Map.of(), unanswered);
+    // The replica's copy is sealed in the primary's place. Its blocks have the primary's block ids, and the two
+    // copies hold the same batches but not always in the same order (the primary forwards pushes side by side),
+    // so they must never be listed together: the primary's copy, committed blocks too, is dropped first. A
+    // primary that failed before (or part-way through) its commit has removed what it committed already; one
+    // that committed whole and then failed (its UFS write did) says so, and unless it drops its copy now the
+    // partition is lost (Spark recomputes it); one that did not answer is asked to drop, best effort.
     List<PartitionLocation> fromReplica = new ArrayList<>();
+    List<Long> dropOnPrimary = new ArrayList<>();
+    Set<Long> mustDrop = new HashSet<>();
     List<PartitionLocation> replicaAlso = new ArrayList<>();
     for (PartitionLocation l : open) {
       SealedPartitionProto r = primary.get(l.fileId());
       if (r == null || !r.getError().isEmpty()) {
+        boolean committed = r != null && r.getCommitted();
         LOG.warn("Sealing {} on its primary failed ({}); {}", l, r == null ? "no answer" : r.getError(),
-            l.hasReplica() ? "sealing its replica" : "it has no replica: the partition is lost");
-        if (l.hasReplica()) {
-          fromReplica.add(l);
+            !l.hasReplica() ? "it has no replica: the partition is lost"
+                : committed ? "its blocks were committed first: dropping them, then sealing its replica"
+                : "sealing its replica");
+        if (!l.hasReplica()) {
+          continue;
         }
+        if (committed) {
+          mustDrop.add(l.fileId());
+          dropOnPrimary.add(l.fileId());
+        } else if (r == null || unanswered.contains(l.fileId())) {
+          dropOnPrimary.add(l.fileId());
+        }
+        fromReplica.add(l);
       } else if (l.hasReplica() && !shared) {
         replicaAlso.add(l);
       }
     }
+    Set<String> dropFailed = drop(s, open, dropOnPrimary, PartitionLocation::primary);
+    fromReplica.removeIf(l -> {
+      boolean keep = !mustDrop.contains(l.fileId()) || !dropFailed.contains(l.primary());
+      if (!keep) {
+        LOG.warn("{}: its primary committed its copy and cannot drop it now; not sealing the replica's beside it, "
+            + "the partition is lost", l);
+      }
+      return !keep;
+    });
     Map<Long, SealedPartitionProto> replica = new HashMap<>(
-        sealOn(s, fromReplica, PartitionLocation::replica, true, Map.of()));
-    Map<Long, SealedPartitionProto> copies = sealOn(s, replicaAlso, PartitionLocation::replica, false, primary);
+        sealOn(s, fromReplica, PartitionLocation::replica, true, Map.of(), new HashSet<>()));
+    Map<Long, SealedPartitionProto> copies = sealOn(s, replicaAlso, PartitionLocation::replica, false, primary,
+        new HashSet<>());
     // Completing makes each file a normal, complete, persisted Strata file: batches of COMPLETE_BATCH files per
     // master call (one journal flush each), side by side, each answer the file's status with its blocks.
     Map<PartitionLocation, Boolean> outcome = new LinkedHashMap<>();
@@ -125,6 +156,9 @@ final class ShuffleSealer {
         f = s.openFiles.get(l.fileId());
       }
       if (r == null || !r.getError().isEmpty()) {
+        if (r != null) {
+          LOG.warn("Sealing {} on its replica failed ({}); the partition is lost", l, r.getError());
+        }
         outcome.put(l, false);
         abandoning.add(calls.submit(() -> {
           f.abandon();
@@ -202,7 +236,7 @@ final class ShuffleSealer {
       s.statuses.putAll(completed);
       s.sealedChanged();
     }
-    drop(s, open, dropOnReplica);
+    drop(s, open, dropOnReplica, PartitionLocation::replica);
     statuses(s, refetch);
   }
 
@@ -230,33 +264,42 @@ final class ShuffleSealer {
     }
   }
 
-  /** Drops the replica copies of {@code fileIds} (committed ones too): the UFS copy is closed. */
-  private void drop(ShuffleState s, List<PartitionLocation> open, List<Long> fileIds) {
+  /**
+   * Drops the copies of {@code fileIds} (committed ones too) on the worker {@code where} names for each: a
+   * replica's once the UFS copy is closed, or a failed primary's before its replica is sealed. Returns the
+   * workers that could not be asked (logged).
+   */
+  private Set<String> drop(ShuffleState s, List<PartitionLocation> open, List<Long> fileIds,
+      Function<PartitionLocation, String> where) {
+    if (fileIds.isEmpty()) {
+      return Set.of();
+    }
     Map<String, DropPartitionsRequest.Builder> byWorker = new LinkedHashMap<>();
     Set<Long> want = new HashSet<>(fileIds);
     for (PartitionLocation l : open) {
       if (want.contains(l.fileId())) {
-        byWorker.computeIfAbsent(l.replica(), k -> DropPartitionsRequest.newBuilder().setAppId(s.appId)
+        byWorker.computeIfAbsent(where.apply(l), k -> DropPartitionsRequest.newBuilder().setAppId(s.appId)
             .setShuffleId(s.shuffleId).setDropCommitted(true)).addFileIds(l.fileId());
       }
     }
-    try {
-      calls.forEachWorker(byWorker, (worker, req) -> worker.dropPartitions(req.build()),
-          "Dropping replica copies on worker ");
-    } catch (IOException e) {
-      LOG.info("A replica kept its copy of a sealed shuffle partition ({}); it goes with the shuffle's files",
-          e.getMessage());
+    Map<String, IOException> failed = calls.callEachWorker(byWorker,
+        (worker, req) -> worker.dropPartitions(req.build()), "Dropping shuffle partition copies on worker ");
+    for (Map.Entry<String, IOException> e : failed.entrySet()) {
+      LOG.info("Worker {} kept its copies of shuffle partitions ({}); they go with the shuffle's files", e.getKey(),
+          e.getValue().getMessage());
     }
+    return failed.keySet();
   }
 
   /**
    * Seals {@code locs} on the worker {@code where} names for each, one request per worker, in parallel;
-   * a worker that fails answers an error for each of its partitions. With {@code expect}, each copy must
-   * have the length of the expected answer (a replica beside its primary).
+   * a worker that fails answers an error for each of its partitions, and their file ids go to
+   * {@code unanswered}. With {@code expect}, each copy must have the length and CRC of the expected answer (a
+   * replica beside its primary, or in place of a primary that committed).
    */
   private Map<Long, SealedPartitionProto> sealOn(ShuffleState s, List<PartitionLocation> locs,
-      Function<PartitionLocation, String> where, boolean writeThrough, Map<Long, SealedPartitionProto> expect)
-      throws IOException {
+      Function<PartitionLocation, String> where, boolean writeThrough, Map<Long, SealedPartitionProto> expect,
+      Set<Long> unanswered) throws IOException {
     Map<String, SealRequest.Builder> byWorker = new LinkedHashMap<>();
     for (PartitionLocation l : locs) {
       SealRequest.Builder b = byWorker.computeIfAbsent(where.apply(l), k -> SealRequest.newBuilder()
@@ -285,6 +328,7 @@ final class ShuffleSealer {
       } catch (IOException ex) {
         for (long id : byWorker.get(e.getKey()).getFileIdsList()) {
           out.put(id, SealedPartitionProto.newBuilder().setFileId(id).setError(ex.getMessage()).build());
+          unanswered.add(id);
         }
       }
     }

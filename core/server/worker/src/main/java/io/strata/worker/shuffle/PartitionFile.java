@@ -12,6 +12,8 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One worker's copy of one shuffle partition file: an append-only sequence of batches (a
@@ -30,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
  * <p>Thread-safe.
  */
 final class PartitionFile {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionFile.class);
   private final ShuffleStore.PartitionSpec spec;
   private final BlockStore store;
   private final List<BlockStore.TempBlock> temps = new ArrayList<>();
@@ -106,6 +109,11 @@ final class PartitionFile {
   /** A sealed copy: its length and the CRC32C of all its bytes. */
   record Seal(long length, int crc32c) {}
 
+  /** The seal of this copy when its blocks are committed (whatever became of its UFS copy); else null. */
+  synchronized Seal committed() {
+    return sealed != null && sealed.isDone() && !sealed.isCompletedExceptionally() ? sealed.join() : null;
+  }
+
   /**
    * Seals this copy: stops appends, checks it against {@code expect} (the primary's seal, when this is a
    * replica committing beside it: another length or CRC drops this copy instead), commits its blocks here
@@ -141,6 +149,7 @@ final class PartitionFile {
 
   private void commit(CompletableFuture<Seal> mine, Committer committer, List<BlockStore.TempBlock> blocks,
       Seal mineSeal, Seal expect) {
+    List<Long> done = new ArrayList<>();
     try {
       if (broken != null) {
         throw new FailedPreconditionException(describe() + " cannot be sealed: an append failed part-way ("
@@ -153,11 +162,22 @@ final class PartitionFile {
       }
       for (BlockStore.TempBlock t : blocks) {
         committer.commitTemp(store, t);
+        done.add(t.blockId());
       }
       mine.complete(mineSeal);
     } catch (IOException | RuntimeException e) {
       for (BlockStore.TempBlock t : blocks) {
         store.abort(t); // a no-op for those committed
+      }
+      // Those committed go too (the master hears at the next heartbeat): a copy sealed elsewhere in this one's
+      // place (its replica's) commits blocks of the same ids, and must not be listed beside part of this one.
+      for (long id : done) {
+        try {
+          store.remove(id);
+        } catch (IOException re) {
+          LOG.warn("Block {} of {}, committed before its seal failed, cannot be removed: {}", id, describe(),
+              re.toString());
+        }
       }
       mine.completeExceptionally(e);
     }

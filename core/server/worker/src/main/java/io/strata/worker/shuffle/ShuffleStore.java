@@ -37,8 +37,16 @@ public final class ShuffleStore {
   public record Batch(int partitionId, long fileId, int mapIndex, long attemptId, int batchId, int length,
       int crc32c, ByteBuffer data) {}
 
-  /** The outcome of sealing one partition copy: its length, or why it failed (null when sealed). */
-  public record Sealed(long fileId, long length, int crc32c, String error) {}
+  /**
+   * The outcome of sealing one partition copy: its length and CRC, or why it failed ({@code error}, null when
+   * sealed); {@code committed} with an error: its blocks were committed before it failed, length and CRC are
+   * theirs.
+   */
+  public record Sealed(long fileId, long length, int crc32c, String error, boolean committed) {
+    static Sealed failed(long fileId, String error) {
+      return new Sealed(fileId, -1, 0, error, false);
+    }
+  }
 
   private final BlockStore store;
   private final Committer committer;
@@ -163,7 +171,7 @@ public final class ShuffleStore {
           : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
       PartitionFile p = partitions.get(id);
       if (p == null || !p.spec().appId().equals(appId) || p.spec().shuffleId() != shuffleId) {
-        each.add(java.util.concurrent.CompletableFuture.completedFuture(new Sealed(id, -1, 0, "Unknown shuffle "
+        each.add(java.util.concurrent.CompletableFuture.completedFuture(Sealed.failed(id, "Unknown shuffle "
             + "partition: file " + id + " of shuffle " + shuffleId + " of " + appId + " is not open on this worker")));
         continue;
       }
@@ -171,7 +179,7 @@ public final class ShuffleStore {
       try {
         f = java.util.concurrent.CompletableFuture.supplyAsync(() -> sealOne(id, p, writeThrough, expect), sealFiles);
       } catch (java.util.concurrent.RejectedExecutionException e) {
-        f = java.util.concurrent.CompletableFuture.completedFuture(new Sealed(id, -1, 0, "The worker is stopping: "
+        f = java.util.concurrent.CompletableFuture.completedFuture(Sealed.failed(id, "The worker is stopping: "
             + "cannot seal " + p.describe()));
       }
       each.add(f);
@@ -197,14 +205,18 @@ public final class ShuffleStore {
       PartitionFile.Seal done = p.seal(committer, ufs, writeThrough, expect);
       sealed.increment();
       sealedBytes.add(done.length());
-      return new Sealed(id, done.length(), done.crc32c(), null);
+      return new Sealed(id, done.length(), done.crc32c(), null, false);
     } catch (IOException | RuntimeException e) {
       sealFailures.increment();
+      String why = e.getMessage() == null ? e.toString() : e.getMessage();
       if (expect != null) {
         p.drop(true); // a replica copy unlike its primary's must not stay as a second copy of the blocks
         partitions.remove(id, p);
+        return Sealed.failed(id, why);
       }
-      return new Sealed(id, -1, 0, e.getMessage() == null ? e.toString() : e.getMessage());
+      PartitionFile.Seal committed = p.committed(); // the UFS write failed after the commit
+      return committed == null ? Sealed.failed(id, why)
+          : new Sealed(id, committed.length(), committed.crc32c(), why, true);
     }
   }
 
@@ -215,10 +227,11 @@ public final class ShuffleStore {
   public int drop(String appId, int shuffleId, List<Long> fileIds, boolean committed) throws StrataException {
     checkAppId(appId);
     List<PartitionFile> gone = new ArrayList<>();
+    java.util.Set<Long> want = new java.util.HashSet<>(fileIds);
     for (PartitionFile p : partitions.values()) {
       PartitionSpec s = p.spec();
       if (s.appId().equals(appId) && s.shuffleId() == shuffleId
-          && (fileIds.isEmpty() || fileIds.contains(s.fileId())) && partitions.remove(s.fileId(), p)) {
+          && (want.isEmpty() || want.contains(s.fileId())) && partitions.remove(s.fileId(), p)) {
         gone.add(p);
       }
     }
