@@ -234,6 +234,16 @@ class ShufflePartitionFilesIntegrationTest {
     assertThatThrownBy(() -> worker.push(lying.build())).hasMessageContaining("INVALID_ARGUMENT")
         .hasMessageContaining("says it has 99 bytes");
     assertThatThrownBy(() -> lifecycle.register("../x", 0, 1)).hasMessageContaining("Bad shuffle app id");
+    // A replica address that is no address is refused at open, before any batch is taken for it.
+    assertThatThrownBy(() -> worker.openPartitions(io.strata.proto.OpenPartitionsRequest.newBuilder()
+        .addPartitions(io.strata.proto.ShufflePartitionProto.newBuilder().setAppId("app-one").setShuffleId(2)
+            .setPartitionId(7).setFileId(l.fileId() + 1000).setBlockSize(1 << 20).setReplicaHost("localhost")
+            .setReplicaPort(70000)).build()))
+        .hasMessageContaining("INVALID_ARGUMENT").hasMessageContaining("replica port 70000");
+    // A seal names each file once (a repeated id would queue its seal again and again).
+    assertThatThrownBy(() -> worker.seal(io.strata.proto.SealRequest.newBuilder().setAppId("app-one")
+        .setShuffleId(2).addFileIds(l.fileId()).addFileIds(l.fileId()).build()))
+        .hasMessageContaining("INVALID_ARGUMENT").hasMessageContaining("names each file id once");
     // Nothing bad was applied; a good push still is.
     assertThat(worker.push(one("app-one", 2, l, data, crc).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
     SealedShuffle sealed = lifecycle.seal(2);

@@ -12,7 +12,6 @@ import io.strata.proto.PushResponse;
 import io.strata.proto.ShuffleWorkerServiceGrpc;
 import java.io.Closeable;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +20,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Forwards pushed batches from a primary to a replica worker (the worker-to-worker edge of the push
  * pipeline, where its batches become protos again). One channel per replica address, opened on first use;
- * calls are asynchronous (the apply thread never waits for a replica) with a deadline. A replica that
+ * at most {@link #MAX_CHANNELS} are kept (the least recently used beyond that is shut down gracefully: its
+ * calls in flight finish, the next forward to it opens it again), so the partitions' replica addresses a
+ * driver names cannot grow them without bound; calls are asynchronous (the apply thread never waits for a replica) with a deadline. A replica that
  * answers BACK_OFF fails the forward like an error: the client pushes again.
  *
  * <p>Thread-safe.
@@ -29,7 +30,18 @@ import java.util.concurrent.TimeUnit;
 final class ReplicaClient implements PushPipeline.Forwarder, Closeable {
   private final long maxMessageBytes;
   private final long timeoutMs;
-  private final Map<WorkerAddress, ManagedChannel> channels = new HashMap<>();
+  static final int MAX_CHANNELS = 256;
+  /** Access order: the eldest is the least recently used. Guarded by this. */
+  private final Map<WorkerAddress, ManagedChannel> channels = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<WorkerAddress, ManagedChannel> eldest) {
+      if (size() <= MAX_CHANNELS) {
+        return false;
+      }
+      eldest.getValue().shutdown(); // graceful, returns at once: calls in flight finish
+      return true;
+    }
+  };
   private boolean closed;
 
   ReplicaClient(long maxMessageBytes, long timeoutMs) {
@@ -79,6 +91,11 @@ final class ReplicaClient implements PushPipeline.Forwarder, Closeable {
       done.completeExceptionally(e);
     }
     return done;
+  }
+
+  /** The channels open now (at most {@link #MAX_CHANNELS}). */
+  synchronized int openChannels() {
+    return channels.size();
   }
 
   @Override

@@ -50,6 +50,11 @@ public final class ShuffleService extends ShuffleWorkerServiceGrpc.ShuffleWorker
     try {
       List<ShuffleStore.PartitionSpec> specs = new ArrayList<>();
       for (ShufflePartitionProto p : req.getPartitionsList()) {
+        if (!p.getReplicaHost().isEmpty() && (p.getReplicaPort() < 1 || p.getReplicaPort() > 65535)) {
+          throw new io.strata.common.exception.InvalidArgumentException("Partition " + p.getPartitionId()
+              + " of shuffle " + p.getShuffleId() + " (file " + p.getFileId() + "): replica port "
+              + p.getReplicaPort() + " of " + p.getReplicaHost() + " is not a port number (1 to 65535)");
+        }
         WorkerAddress replica = p.getReplicaHost().isEmpty() ? null
             : new WorkerAddress(p.getReplicaHost(), p.getReplicaPort());
         specs.add(new ShuffleStore.PartitionSpec(p.getAppId(), p.getShuffleId(), p.getPartitionId(),

@@ -160,6 +160,10 @@ public final class ShuffleStore {
   public List<Sealed> seal(String appId, int shuffleId, List<Long> fileIds, boolean writeThrough,
       List<Long> expectLengths, List<Integer> expectCrcs) throws StrataException {
     checkAppId(appId);
+    if (new java.util.HashSet<>(fileIds).size() != fileIds.size()) {
+      throw new InvalidArgumentException("A seal names each file id once: " + fileIds.size() + " file ids, "
+          + new java.util.HashSet<>(fileIds).size() + " distinct");
+    }
     if (!expectLengths.isEmpty() && (expectLengths.size() != fileIds.size() || expectCrcs.size() != fileIds.size())) {
       throw new InvalidArgumentException("A seal with expected lengths and CRCs needs one of each per file id: "
           + fileIds.size() + " file ids, " + expectLengths.size() + " lengths, " + expectCrcs.size() + " CRCs");

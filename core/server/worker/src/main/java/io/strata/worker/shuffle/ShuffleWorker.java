@@ -32,9 +32,12 @@ public final class ShuffleWorker implements AutoCloseable {
         new ArrayBlockingQueue<>(conf.get(WorkerKeys.SHUFFLE_APPLY_QUEUE_MAX)),
         GrpcServer.namedDaemon(name + "-shuffle-apply"));
     int seal = conf.get(WorkerKeys.SHUFFLE_SEAL_THREADS);
-    sealPool = new ThreadPoolExecutor(seal, seal, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(1024),
+    // Seal and drop requests waiting for a thread: a driver sends one per round, so a few; each may hold a
+    // message of up to the network limit, hence a short queue (a full one answers UNAVAILABLE at once).
+    sealPool = new ThreadPoolExecutor(seal, seal, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(64),
         GrpcServer.namedDaemon(name + "-shuffle-seal"));
-    // Unbounded queue: a seal request queues at most the partitions open here, and waits for them.
+    // Unbounded queue: a seal request (each file id once) queues at most the partitions open here, and waits
+    // for them.
     int sealFiles = conf.get(WorkerKeys.SHUFFLE_SEAL_FILE_THREADS);
     sealFilePool = new ThreadPoolExecutor(sealFiles, sealFiles, 30, TimeUnit.SECONDS,
         new java.util.concurrent.LinkedBlockingQueue<>(), GrpcServer.namedDaemon(name + "-shuffle-seal-file"));
