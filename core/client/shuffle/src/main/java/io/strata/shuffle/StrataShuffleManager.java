@@ -4,6 +4,7 @@ import io.strata.client.FileSystem;
 import io.strata.common.conf.CommonKeys;
 import java.io.IOException;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -34,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * application's directory when the manager stops on the driver.
  *
  * <p>One per Spark process (made by SparkEnv); thread-safe: the Strata client, channels and retry pool are
- * made once, lazily (SparkEnv is not ready when the manager is constructed).
+ * made once, lazily (SparkEnv is not ready when the manager is constructed), with no lock held while they
+ * are made (the client calls the master, the driver reference asks the driver).
  */
 public final class StrataShuffleManager implements ShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(StrataShuffleManager.class);
@@ -44,12 +46,11 @@ public final class StrataShuffleManager implements ShuffleManager {
   private final StrataShuffleConf conf;
   private final SortShuffleManager sort;
   private final Set<Integer> strataShuffles = ConcurrentHashMap.newKeySet();
-  private FileSystem fs;
-  private ShuffleChannels channels;
-  private ScheduledExecutorService retryPool;
+  /** The Strata client, channels and retry pool: made once, on first use, outside this monitor. */
+  private CompletableFuture<Clients> clients;
   private ShuffleLifecycle lifecycle;
   private DriverEndpoint endpoint;
-  private RpcEndpointRef driver;
+  private CompletableFuture<RpcEndpointRef> driver;
   private String appId;
 
   public StrataShuffleManager(SparkConf sparkConf, boolean isDriver) {
@@ -63,36 +64,84 @@ public final class StrataShuffleManager implements ShuffleManager {
     this(sparkConf, SparkEnv.get() == null || "driver".equals(SparkEnv.get().executorId()));
   }
 
-  synchronized FileSystem fs() {
-    if (fs == null) {
-      fs = FileSystem.Factory.get(conf.clientConf());
-      channels = new ShuffleChannels(fs.conf().get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE));
-      retryPool = Executors.newScheduledThreadPool(2, r -> {
+  private record Clients(FileSystem fs, ShuffleChannels channels, ScheduledExecutorService retryPool) {}
+
+  /**
+   * Makes {@code make}'s value once: the first caller makes it with no lock held (it may call the master or
+   * the driver), later ones wait for it without a lock; a failure is thrown to the callers waiting for it, and
+   * the next call tries again.
+   */
+  private <T> T once(java.util.function.Supplier<CompletableFuture<T>> get,
+      java.util.function.Consumer<CompletableFuture<T>> set, java.util.concurrent.Callable<T> make) {
+    CompletableFuture<T> f;
+    boolean mine = false;
+    synchronized (this) {
+      f = get.get();
+      if (f == null) {
+        f = new CompletableFuture<>();
+        set.accept(f);
+        mine = true;
+      }
+    }
+    if (mine) {
+      try {
+        f.complete(make.call());
+      } catch (Exception | Error e) {
+        CompletableFuture<T> failed = f;
+        synchronized (this) {
+          if (get.get() == failed) {
+            set.accept(null);
+          }
+        }
+        f.completeExceptionally(e);
+      }
+    }
+    try {
+      return f.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      Throwable c = e.getCause();
+      throw c instanceof RuntimeException re ? re : new IllegalStateException(c);
+    }
+  }
+
+  private Clients clients() {
+    return once(() -> clients, f -> clients = f, () -> {
+      FileSystem fs = FileSystem.Factory.get(conf.clientConf());
+      ScheduledExecutorService retryPool = Executors.newScheduledThreadPool(2, r -> {
         Thread t = new Thread(r, "strata-shuffle-push-retry");
         t.setDaemon(true);
         return t;
       });
-    }
-    return fs;
+      return new Clients(fs, new ShuffleChannels(fs.conf().get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE)), retryPool);
+    });
   }
 
-  synchronized ShuffleChannels channels() {
-    fs();
-    return channels;
+  FileSystem fs() {
+    return clients().fs();
   }
 
-  synchronized ScheduledExecutorService retryPool() {
-    fs();
-    return retryPool;
+  ShuffleChannels channels() {
+    return clients().channels();
+  }
+
+  ScheduledExecutorService retryPool() {
+    return clients().retryPool();
   }
 
   StrataShuffleConf conf() {
     return conf;
   }
 
-  synchronized ShuffleLifecycle lifecycle() {
+  ShuffleLifecycle lifecycle() {
+    Clients c = clients(); // before the monitor: it may call the master
+    synchronized (this) {
+      return lifecycleLocked(c);
+    }
+  }
+
+  private ShuffleLifecycle lifecycleLocked(Clients c) {
     if (lifecycle == null) {
-      lifecycle = new ShuffleLifecycle(fs(), channels(), new ShuffleLifecycle.Settings(conf.partitionBlockSize(),
+      lifecycle = new ShuffleLifecycle(c.fs(), c.channels(), new ShuffleLifecycle.Settings(conf.partitionBlockSize(),
           conf.replicate(), conf.rpcTimeoutMs(), 16));
       endpoint = new DriverEndpoint(SparkEnv.get().rpcEnv(), lifecycle);
       SparkEnv.get().rpcEnv().setupEndpoint(DriverEndpoint.NAME, endpoint);
@@ -101,11 +150,10 @@ public final class StrataShuffleManager implements ShuffleManager {
   }
 
   /** The driver's endpoint, from any process (in local mode, the driver's own). */
-  synchronized RpcEndpointRef driver() {
-    if (driver == null) {
-      driver = RpcUtils.makeDriverRef(DriverEndpoint.NAME, SparkEnv.get().conf(), SparkEnv.get().rpcEnv());
-    }
-    return driver;
+  RpcEndpointRef driver() {
+    // Looking the endpoint up asks the driver: made once, with no lock held.
+    return once(() -> driver, f -> driver = f,
+        () -> RpcUtils.makeDriverRef(DriverEndpoint.NAME, SparkEnv.get().conf(), SparkEnv.get().rpcEnv()));
   }
 
   <T> T ask(Object message, Class<T> reply) {
@@ -193,19 +241,18 @@ public final class StrataShuffleManager implements ShuffleManager {
       l.removeApp(app);
       l.close();
     }
+    CompletableFuture<Clients> made;
     synchronized (this) {
-      if (retryPool != null) {
-        retryPool.shutdownNow();
-      }
-      if (channels != null) {
-        channels.close();
-      }
-      if (fs != null) {
-        try {
-          fs.close();
-        } catch (IOException e) {
-          LOG.debug("Closing the Strata client", e);
-        }
+      made = clients;
+    }
+    Clients c = made == null ? null : made.getNow(null); // one being made still: its process is going anyway
+    if (c != null) {
+      c.retryPool().shutdownNow();
+      c.channels().close();
+      try {
+        c.fs().close();
+      } catch (IOException e) {
+        LOG.debug("Closing the Strata client", e);
       }
     }
     sort.stop();
