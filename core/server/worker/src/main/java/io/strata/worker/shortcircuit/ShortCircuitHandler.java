@@ -154,7 +154,13 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     try {
       commits.execute(() -> answer(ctx, rest::run));
     } catch (java.util.concurrent.RejectedExecutionException e) {
-      answer(ctx, rest::run); // the queue is full (a client not waiting for answers) or the server closes
+      // The queue is full (clients not waiting for their answers) or the server closes: never the master call
+      // on this handler thread, which other connections share. The writer writes the block elsewhere.
+      rest.abort();
+      counters.errors.incrementAndGet();
+      error(ctx, ErrorCode.UNAVAILABLE, "Cannot commit block " + req.getCommit().getBlockId() + " now: the "
+          + "worker's short-circuit commit queue is full or it is stopping; the temp block is dropped, write the "
+          + "block again");
     }
   }
 

@@ -100,7 +100,8 @@ public final class ShortCircuitServer implements AutoCloseable {
     handlers = new DefaultEventExecutorGroup(4, io.strata.server.GrpcServer.namedDaemon("worker-sc-handler"));
     // Commits wait for the master: on threads of their own, so a slow master stalls no handler thread. An
     // honest client has one commit in flight per connection (the protocol is lockstep), so the queue holds
-    // one per connection; past it (a client that does not wait) the handler commits in place.
+    // one per connection; past it (a client that does not wait) the commit is refused (UNAVAILABLE) and its
+    // temp block dropped, never run on the handler thread.
     commits = new java.util.concurrent.ThreadPoolExecutor(4, 4, 0, TimeUnit.MILLISECONDS,
         new java.util.concurrent.ArrayBlockingQueue<>(maxConnections),
         io.strata.server.GrpcServer.namedDaemon("worker-sc-commit"));

@@ -118,9 +118,11 @@ final class WriteSessions {
   }
 
   /** The rest of a commit: in the store and at the master. */
-  @FunctionalInterface
   interface PreparedCommit {
     ShortCircuitResponse run() throws IOException;
+
+    /** Drops the temp block instead (the commit cannot be run); returns its space. */
+    void abort();
   }
 
   /**
@@ -142,16 +144,24 @@ final class WriteSessions {
       store.abort(temp);
       throw e;
     }
-    return () -> {
-      BlockStore.BlockMeta meta;
-      try {
-        meta = committer.commitTemp(store, temp);
-      } catch (IOException | RuntimeException e) {
-        store.abort(temp); // nothing once committed; a refused commit deletes the file and returns its space
-        throw e;
+    return new PreparedCommit() {
+      @Override
+      public ShortCircuitResponse run() throws IOException {
+        BlockStore.BlockMeta meta;
+        try {
+          meta = committer.commitTemp(store, temp);
+        } catch (IOException | RuntimeException e) {
+          store.abort(temp); // nothing once committed; a refused commit deletes the file and returns its space
+          throw e;
+        }
+        counters.bytesCommitted.addAndGet(meta.length());
+        return ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).build();
       }
-      counters.bytesCommitted.addAndGet(meta.length());
-      return ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier()).build();
+
+      @Override
+      public void abort() {
+        store.abort(temp);
+      }
     };
   }
 
