@@ -195,6 +195,15 @@ public final class MasterKeys {
               + "so a few suffice; older ones are dropped.")
           .build();
 
+  public static final PropertyKey<Integer> REQUEST_IDS_MAX =
+      PropertyKey.intKey("strata.master.request.ids.max")
+          .defaultValue(1_000_000)
+          .validate(v -> v >= 1, "at least 1")
+          .doc("Request ids the master keeps in all clients together (about 100 bytes each): past it the "
+              + "oldest id of the client least recently heard from goes first, so clients that each make up a "
+              + "new client id cannot fill the master's memory within the retention.")
+          .build();
+
   public static final PropertyKey<Duration> REQUEST_IDS_RETENTION =
       PropertyKey.durationKey("strata.master.request.ids.retention")
           .defaultValue("10min")

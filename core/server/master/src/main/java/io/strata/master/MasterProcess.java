@@ -105,7 +105,8 @@ public final class MasterProcess implements AutoCloseable {
     FileSystemMaster m = new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT),
         conf.get(MasterKeys.BLOCK_SIZE_MAX), journal, ufsConfig);
     m.setLeaseTimeout(conf.get(MasterKeys.LEASE_TIMEOUT));
-    m.setRequestIdLimits(conf.get(MasterKeys.REQUEST_IDS_PER_CLIENT_MAX), conf.get(MasterKeys.REQUEST_IDS_RETENTION));
+    m.setRequestIdLimits(conf.get(MasterKeys.REQUEST_IDS_PER_CLIENT_MAX), conf.get(MasterKeys.REQUEST_IDS_MAX),
+        conf.get(MasterKeys.REQUEST_IDS_RETENTION));
     m.setMountGuard(mountGuard());
     m.blockMaster().limits(conf.get(MasterKeys.REMOVALS_PER_HEARTBEAT_MAX),
         conf.get(MasterKeys.LOST_WORKER_FORGET_AFTER));

@@ -96,6 +96,7 @@ public final class FileSystemMaster {
     this.calls = new IdempotentCalls(journal == null ? JournalSink.NONE : journal, clock,
         new RequestIdTable(io.strata.common.conf.StrataConf.defaults().get(
             io.strata.master.MasterKeys.REQUEST_IDS_PER_CLIENT_MAX),
+            io.strata.common.conf.StrataConf.defaults().get(io.strata.master.MasterKeys.REQUEST_IDS_MAX),
             io.strata.common.conf.StrataConf.defaults().get(io.strata.master.MasterKeys.REQUEST_IDS_RETENTION)));
     this.tree = new InodeTree(clock, calls);
     this.blocks = new BlockMaster(clock, workerTimeout, new FileLookup() {
@@ -165,7 +166,12 @@ public final class FileSystemMaster {
 
   /** The bounds of the request-id table (strata.master.request.ids.*); call before replaying or serving. */
   public void setRequestIdLimits(int perClientMax, Duration retention) {
-    calls.limits(perClientMax, retention);
+    setRequestIdLimits(perClientMax, Integer.MAX_VALUE, retention);
+  }
+
+  /** As above, with at most {@code totalMax} ids in all clients together. */
+  public void setRequestIdLimits(int perClientMax, int totalMax, Duration retention) {
+    calls.limits(perClientMax, totalMax, retention);
   }
 
   /** Request ids kept now (all clients; for tests). */

@@ -69,8 +69,8 @@ final class IdempotentCalls implements JournalSink {
   }
 
   /** Replaces the bounds (before the master replays or serves: the table starts empty). */
-  void limits(int perClientMax, Duration retention) {
-    table = new RequestIdTable(perClientMax, retention);
+  void limits(int perClientMax, int totalMax, Duration retention) {
+    table = new RequestIdTable(perClientMax, totalMax, retention);
   }
 
   RequestIdTable table() {

@@ -10,9 +10,10 @@ import java.util.Map;
 
 /**
  * The request ids of calls the master applied recently, with what answers them (the inode a create or
- * complete returned), so a retried call is answered as its first attempt was. Bounded two ways: at most
- * {@code perClientMax} ids per client (the oldest dropped first), and none older than {@code retention}
- * (a client silent that long is forgotten whole). The bounds apply by the entries' own times, so a master
+ * complete returned), so a retried call is answered as its first attempt was. Bounded three ways: at most
+ * {@code perClientMax} ids per client (the oldest dropped first), at most {@code totalMax} in all (the oldest
+ * of the client least recently recorded dropped first), and none older than {@code retention} (a client
+ * silent that long is forgotten whole). The bounds apply by the entries' own times, so a master
  * replaying the journal drops exactly what the leader that wrote it dropped.
  *
  * <p>Filled from {@link JournalEntry.RequestDone} entries: by {@link IdempotentCalls} while it appends
@@ -21,6 +22,7 @@ import java.util.Map;
  */
 final class RequestIdTable {
   private final int perClientMax;
+  private final int totalMax;
   private final long retentionMs;
   /** Per client, its ids in the order applied; clients in the order of their newest id (oldest first). */
   private final LinkedHashMap<String, LinkedHashMap<Long, JournalEntry.RequestDone>> byClient =
@@ -28,10 +30,16 @@ final class RequestIdTable {
   private int size;
 
   RequestIdTable(int perClientMax, Duration retention) {
-    if (perClientMax < 1) {
-      throw new IllegalArgumentException("perClientMax must be at least 1, got " + perClientMax);
+    this(perClientMax, Integer.MAX_VALUE, retention);
+  }
+
+  RequestIdTable(int perClientMax, int totalMax, Duration retention) {
+    if (perClientMax < 1 || totalMax < 1) {
+      throw new IllegalArgumentException("perClientMax and totalMax must be at least 1, got " + perClientMax
+          + " and " + totalMax);
     }
     this.perClientMax = perClientMax;
+    this.totalMax = totalMax;
     this.retentionMs = retention.toMillis();
   }
 
@@ -51,6 +59,17 @@ final class RequestIdTable {
       it.next();
       it.remove();
       size--;
+    }
+    while (size > totalMax) {
+      Iterator<LinkedHashMap<Long, JournalEntry.RequestDone>> clients = byClient.values().iterator();
+      LinkedHashMap<Long, JournalEntry.RequestDone> oldest = clients.next(); // never this one's last id: size > 1
+      Iterator<Long> it = oldest.keySet().iterator();
+      it.next();
+      it.remove();
+      size--;
+      if (oldest.isEmpty()) {
+        clients.remove();
+      }
     }
     expire(done.timeMs());
   }
