@@ -295,7 +295,7 @@ final class ShuffleSealer {
    * Seals {@code locs} on the worker {@code where} names for each, one request per worker, in parallel;
    * a worker that fails answers an error for each of its partitions, and their file ids go to
    * {@code unanswered}. With {@code expect}, each copy must have the length and CRC of the expected answer (a
-   * replica beside its primary, or in place of a primary that committed).
+   * replica committing beside its primary).
    */
   private Map<Long, SealedPartitionProto> sealOn(ShuffleState s, List<PartitionLocation> locs,
       Function<PartitionLocation, String> where, boolean writeThrough, Map<Long, SealedPartitionProto> expect,
