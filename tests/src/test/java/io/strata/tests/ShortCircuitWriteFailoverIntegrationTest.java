@@ -117,4 +117,51 @@ class ShortCircuitWriteFailoverIntegrationTest {
     int survivor = 1 - stopped;
     assertThat(tempBlocks(cluster.baseDir().resolve("worker-" + survivor))).as("temp blocks left").isZero();
   }
+
+  /**
+   * MUST_CACHE short-circuit blocks commit in the background while the next block is written. Block 0's worker
+   * stops after all but its last byte is written: the last byte still goes into the temp file through the
+   * writer's descriptor, and block 0's background COMMIT fails (the connection is gone, the worker dropped the
+   * file). When block 1 is finished the stream finds that, writes block 0 again from its descriptor to the other
+   * worker, and the file reads back byte-exact with no block on the stopped worker. With the key off the same
+   * failure is met at block 0's own commit, with the same outcome.
+   */
+  @ParameterizedTest(name = "commit in the background: {0}")
+  @CsvSource({"true", "false"})
+  void blockWhoseCommitFails_isWrittenAgainElsewhere_fromItsDescriptor(boolean background) throws Exception {
+    FileSystem fs = start("64MB");
+    FileSystem client = FileSystem.create(cluster.clientConf().withAll(
+        java.util.Map.of("strata.user.shortcircuit.write.commit.background", String.valueOf(background))));
+    try {
+      byte[] data = new byte[3 * BLOCK + 777];
+      new Random(11).nextBytes(data);
+      int stopped;
+      FileOutStream out = client.createFile("/sc-commit-fails", CreateFileOptions.defaults()
+          .withBlockSize(BLOCK).withWriteType(WriteType.MUST_CACHE));
+      try (out) {
+        out.write(data, 0, BLOCK - 1);
+        stopped = writingWorker();
+        cluster.stopWorker(stopped);
+        for (int off = BLOCK - 1; off < data.length; off += 300_001) {
+          out.write(data, off, Math.min(300_001, data.length - off));
+        }
+      }
+      int[] counts = out.backgroundCommits();
+      if (background) {
+        assertThat(counts[0]).as("blocks committed in the background").isEqualTo(4);
+        assertThat(counts[1]).as("block 0, written again after its commit failed").isEqualTo(1);
+      } else {
+        assertThat(counts).containsExactly(0, 0);
+      }
+      int stoppedPort = cluster.worker(stopped).rpcPort();
+      assertThat(fs.getBlockLocations("/sc-commit-fails")).hasSize(4).allSatisfy(b -> assertThat(b.locations())
+          .isNotEmpty().allSatisfy(l -> assertThat(l.address().rpcPort()).isNotEqualTo(stoppedPort)));
+      try (FileInStream in = fs.openFile("/sc-commit-fails")) {
+        assertThat(in.readAllBytes()).isEqualTo(data);
+      }
+      assertThat(tempBlocks(cluster.baseDir().resolve("worker-" + (1 - stopped)))).as("temp blocks left").isZero();
+    } finally {
+      client.close();
+    }
+  }
 }

@@ -447,6 +447,16 @@ public final class ClientKeys {
               + "back at its commit).")
           .build();
 
+  public static final PropertyKey<Boolean> SHORT_CIRCUIT_WRITE_COMMIT_BACKGROUND =
+      PropertyKey.booleanKey("strata.user.shortcircuit.write.commit.background")
+          .defaultValue(true)
+          .doc("A MUST_CACHE file written short-circuit commits each finished block (a round trip to the worker, "
+              + "which commits at the master) on the client's background threads while it writes the next "
+              + "block; at most one commit is in flight, and the file completes after the last. A commit that "
+              + "fails there is written again to another worker from the finished block's file, which the "
+              + "writer keeps open until its commit succeeds. false: each block commits before the next starts.")
+          .build();
+
   public static final PropertyKey<String> SHORT_CIRCUIT_SOCKET_PATH =
       PropertyKey.stringKey("strata.user.shortcircuit.domain.socket.path")
           .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}.sock")

@@ -84,6 +84,20 @@ public final class FileOutStream extends OutputStream {
   private UfsOutStream ufs;
 
   private record Committed(long blockId, WorkerAddress worker, long length) {}
+
+  /**
+   * MUST_CACHE short-circuit: the last finished block, whose COMMIT (a round trip to the worker and its master
+   * commit) runs on the context's background threads while this stream writes the next block. At most one:
+   * the next block's commit, and the file's completion, wait for it first. Its writer keeps its descriptor
+   * of the block's file until the commit succeeds, so a commit that fails is written again elsewhere from it.
+   */
+  private record PendingCommit(BlockWriter writer, int blockIndex,
+      java.util.concurrent.CompletableFuture<Long> length) {}
+
+  private PendingCommit pending;
+  private final boolean commitInBackground;
+  private int backgroundCommits;
+  private int rewrittenBlocks;
   private int blockIndex;
   private long blockFill;
   private long length;
@@ -98,12 +112,21 @@ public final class FileOutStream extends OutputStream {
     this.chunkSize = (int) Math.min(context.conf().get(ClientKeys.STREAM_CHUNK_SIZE), blockSize);
     this.replay = new BlockReplayBuffer(context.conf().get(ClientKeys.WRITE_FAILOVER_BUFFER_SIZE));
     this.retryPolicy = BlockRetry.Policy.writes(context.conf());
+    this.commitInBackground = context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_COMMIT_BACKGROUND);
     context.leases().add(file.id()); // renewed until the file completes or is abandoned
   }
 
   /** Bytes written so far. */
   public long bytesWritten() {
     return length;
+  }
+
+  /**
+   * Blocks whose commit ran in the background while the next was written, and of those, blocks written again
+   * elsewhere because that commit failed ({@code strata.user.shortcircuit.write.commit.background}).
+   */
+  public int[] backgroundCommits() {
+    return new int[] {backgroundCommits, rewrittenBlocks};
   }
 
   /** Short-circuit writes of this stream's client: blocks written that way, and why others streamed. */
@@ -453,6 +476,11 @@ public final class FileOutStream extends OutputStream {
 
   private void finishBlock() throws IOException {
     blockFill = 0;
+    awaitPending(); // at most one commit in flight, and blocks commit in order
+    if (block != null && commitInBackground && writeType == WriteType.MUST_CACHE && ufs == null
+        && block.keepsBytes() && commitLater()) {
+      return;
+    }
     if (block == null) {
       if (blockDropped) {
         blockDropped = false;
@@ -496,6 +524,128 @@ public final class FileOutStream extends OutputStream {
     blockIndex++;
   }
 
+  /**
+   * Starts the current block's commit on the context's background threads and moves on to the next block;
+   * false (nothing started) when they refuse more work: the caller commits it here.
+   */
+  private boolean commitLater() {
+    BlockWriter w = block;
+    java.util.concurrent.CompletableFuture<Long> len = new java.util.concurrent.CompletableFuture<>();
+    try {
+      context.background().execute(() -> {
+        try {
+          len.complete(w.close());
+        } catch (Throwable t) {
+          len.completeExceptionally(t);
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return false;
+    }
+    pending = new PendingCommit(w, blockIndex, len);
+    backgroundCommits++;
+    block = null;
+    replay.clearAndRecycle(); // the writer's file holds the block; no UFS stream shares the chunks (MUST_CACHE)
+    blockRetry = null;
+    blockDropped = false;
+    blockIndex++;
+    return true;
+  }
+
+  /**
+   * Waits for the block committing in the background, if any. When its worker failed, the block is written
+   * again, from the bytes in the failed writer's descriptor, to another worker (within the write retries);
+   * when that cannot be, the write fails cleanly ({@link #abort}) naming the block and the workers tried.
+   */
+  private void awaitPending() throws IOException {
+    PendingCommit p = pending;
+    if (p == null) {
+      return;
+    }
+    pending = null;
+    IOException failure;
+    try {
+      long len = p.length().get();
+      committed.add(new Committed(p.writer().blockId(), p.writer().worker(), len));
+      return;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      pending = p; // its commit may still run: abort cancels the writer once it is over
+      abort();
+      throw new java.io.InterruptedIOException("Interrupted waiting for the commit of block " + p.blockIndex()
+          + " of " + file.path());
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof RuntimeException re) {
+        p.writer().cancel();
+        abort();
+        throw re;
+      }
+      if (c instanceof Error err) {
+        throw err;
+      }
+      failure = c instanceof IOException io ? io : new IOException(c);
+    }
+    if (!BlockRetry.isCopyFailure(failure)) {
+      p.writer().cancel();
+      abort();
+      throw failure;
+    }
+    rewrite(p, failure);
+  }
+
+  /** Writes a block whose background commit failed at its worker again, to another worker, and commits it. */
+  private void rewrite(PendingCommit p, IOException cause) throws IOException {
+    BlockReplayBuffer bytes = p.writer().detachBytes(new BlockReplayBuffer(0));
+    p.writer().cancel();
+    long blockId = p.writer().blockId();
+    WorkerAddress failedAt = p.writer().worker();
+    BlockRetry retry = new BlockRetry(retryPolicy);
+    IOException failure = cause;
+    try {
+      while (true) {
+        failedWorkers.add(failedAt);
+        String what = "Committing block " + p.blockIndex() + " (id " + blockId + ") of " + file.path() + " ("
+            + writeType + ", written whole, committed in the background)";
+        if (bytes == null) {
+          abort();
+          throw io.strata.common.exception.ErrorCode.DATA_LOSS.toException(what + " failed at worker " + failedAt
+              + " (" + failure.getMessage() + "), and its bytes cannot be read back to write it elsewhere", failure);
+        }
+        LOG.warn("{} failed at worker {} ({}); writing the block again on another worker", what, failedAt,
+            failure.getMessage());
+        if (!retry.retryAfter("worker " + failedAt, failure)) {
+          abort();
+          throw retry.finalError(what, failure);
+        }
+        BlockWriter w = null;
+        try {
+          w = BlockWriter.open(context, selector.select(blockId, blockSize, failedWorkers), blockId, blockSize,
+              false);
+          bytes.replayTo(w::write);
+          long len = w.close();
+          committed.add(new Committed(blockId, w.worker(), len));
+          rewrittenBlocks++;
+          return;
+        } catch (IOException e) {
+          if (w != null) {
+            w.cancel();
+          }
+          if (w == null || !BlockRetry.isCopyFailure(e)) {
+            abort();
+            throw retry.finalError(what, e);
+          }
+          failure = e;
+          failedAt = w.worker();
+        }
+      }
+    } finally {
+      if (bytes != null) {
+        bytes.clear(); // closes the failed writer's descriptor
+      }
+    }
+  }
+
   @Override
   public void flush() {
     // Data becomes visible only when the file completes; nothing to flush early.
@@ -511,6 +661,7 @@ public final class FileOutStream extends OutputStream {
     if (block != null) {
       finishBlock();
     }
+    awaitPending(); // every block is committed before the file completes
     ensureUfs(); // an empty CACHE_THROUGH or THROUGH file still gets its (empty) under file system copy
     if (ufs != null) {
       try {
@@ -554,6 +705,17 @@ public final class FileOutStream extends OutputStream {
     if (block != null) {
       block.cancel();
       block = null;
+    }
+    PendingCommit p = pending;
+    pending = null;
+    if (p != null) {
+      // Its commit is refused or undone with the file's deletion; a writer whose commit failed still holds
+      // its descriptor, closed once the commit is over.
+      p.length().whenComplete((len, err) -> {
+        if (err != null) {
+          p.writer().cancel();
+        }
+      });
     }
     replay.clear(); // closes a failed writer's file it kept
     if (ufs != null) {
