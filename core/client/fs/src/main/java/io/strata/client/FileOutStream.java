@@ -203,6 +203,9 @@ public final class FileOutStream extends OutputStream {
 
   private void openBlock() throws IOException {
     long blockId = BlockId.of(file.id(), blockIndex);
+    if (pending != null && pending.length().isCompletedExceptionally()) {
+      failedWorkers.add(pending.writer().worker()); // its commit failed: no new block there (rewritten later)
+    }
     replay.clear();
     blockRetry = null;
     wroteThrough = false;
@@ -562,36 +565,77 @@ public final class FileOutStream extends OutputStream {
     if (p == null) {
       return;
     }
-    pending = null;
-    IOException failure;
+    long len;
     try {
-      long len = p.length().get();
-      committed.add(new Committed(p.writer().blockId(), p.writer().worker(), len));
-      return;
-    } catch (InterruptedException e) {
+      len = waitFor(p);
+    } catch (java.io.InterruptedIOException e) {
+      abort(); // its commit may still run: abort cancels the writer once it is over
       Thread.currentThread().interrupt();
-      pending = p; // its commit may still run: abort cancels the writer once it is over
-      abort();
-      throw new java.io.InterruptedIOException("Interrupted waiting for the commit of block " + p.blockIndex()
-          + " of " + file.path());
-    } catch (java.util.concurrent.ExecutionException e) {
-      Throwable c = e.getCause();
-      if (c instanceof RuntimeException re) {
-        p.writer().cancel();
-        abort();
-        throw re;
-      }
-      if (c instanceof Error err) {
-        throw err;
-      }
-      failure = c instanceof IOException io ? io : new IOException(c);
+      throw e;
     }
-    if (!BlockRetry.isCopyFailure(failure)) {
-      p.writer().cancel();
+    pending = null; // its commit is over: this thread owns the writer again
+    try {
+      if (len >= 0) {
+        committed.add(new Committed(p.writer().blockId(), p.writer().worker(), len));
+        return;
+      }
+      IOException failure = commitFailure(p);
+      if (!BlockRetry.isCopyFailure(failure)) {
+        throw failure;
+      }
+      rewrite(p, failure);
+    } catch (IOException | RuntimeException | Error e) {
+      p.writer().cancel(); // nothing after its own failure or a rewrite's (each is idempotent)
       abort();
-      throw failure;
+      throw e;
     }
-    rewrite(p, failure);
+  }
+
+  /**
+   * The pending block's committed length, or -1 when its commit failed. Waits in steps so that a client
+   * closed meanwhile (its background threads gone, the commit perhaps never run) ends the wait.
+   */
+  private long waitFor(PendingCommit p) throws IOException {
+    while (true) {
+      try {
+        return p.length().get(1, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        if (context.isClosed()) {
+          try {
+            abort(); // the commit may never complete: its writer goes with the client's connections
+          } catch (RuntimeException ignored) {
+            // the closed client cannot delete the file; its lease runs out at the master
+          }
+          throw new io.strata.common.exception.UnavailableException("The client was closed while block "
+              + p.blockIndex() + " of " + file.path() + " was committing");
+        }
+      } catch (InterruptedException e) {
+        throw new java.io.InterruptedIOException("Interrupted waiting for the commit of block " + p.blockIndex()
+            + " of " + file.path());
+      } catch (java.util.concurrent.ExecutionException e) {
+        return -1;
+      }
+    }
+  }
+
+  private static IOException commitFailure(PendingCommit p) {
+    Throwable c;
+    try {
+      p.length().join();
+      throw new IllegalStateException("commitFailure of a commit that succeeded");
+    } catch (java.util.concurrent.CompletionException e) {
+      c = e.getCause();
+    }
+    if (c instanceof IOException io) {
+      return io;
+    }
+    if (c instanceof RuntimeException re) {
+      throw re;
+    }
+    if (c instanceof Error err) {
+      throw err;
+    }
+    return new IOException(c);
   }
 
   /** Writes a block whose background commit failed at its worker again, to another worker, and commits it. */
@@ -627,6 +671,11 @@ public final class FileOutStream extends OutputStream {
           committed.add(new Committed(blockId, w.worker(), len));
           rewrittenBlocks++;
           return;
+        } catch (RuntimeException e) {
+          if (w != null) {
+            w.cancel();
+          }
+          throw e;
         } catch (IOException e) {
           if (w != null) {
             w.cancel();

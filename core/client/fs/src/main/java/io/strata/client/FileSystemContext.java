@@ -439,6 +439,11 @@ public final class FileSystemContext implements Closeable {
     return rpcTimeoutMs;
   }
 
+  /** Whether {@link #close} was called: work queued on {@link #background} may then never run. */
+  boolean isClosed() {
+    return closed;
+  }
+
   /** The executor of streams' background work (see {@link #background}'s field). */
   java.util.concurrent.Executor background() {
     return background;
