@@ -68,6 +68,25 @@ class StartAllIT {
     assertThat(piped.exit()).as(piped.err()).isZero();
     assertThat(piped.err()).isEmpty();
     assertThat(Files.size(tmp.resolve("back.bin"))).isEqualTo(6L << 20);
+    // load and persist of a large file draw one too (bytes loaded as blocks arrive; persisted once done).
+    Result put = run("bin/strata", "fs", "put", "--write-type=MUST_CACHE", "--block-size=1MB", big.toString(),
+        "/cached.bin");
+    assertThat(put.exit()).as(put.err()).isZero();
+    Result persist = run("/usr/bin/script", "-qec", Scripts.ROOT.resolve("bin/strata") + " fs persist /cached.bin",
+        "/dev/null");
+    assertThat(persist.exit()).as(persist.out() + persist.err()).isZero();
+    assertThat(persist.out()).contains("Persisted /cached.bin")
+        .contains("/cached.bin [########################] 100% 6.0 MiB/6.0 MiB");
+    Result free = run("bin/strata", "fs", "free", "/cached.bin");
+    assertThat(free.exit()).as(free.err()).isZero();
+    Result load = run("/usr/bin/script", "-qec", Scripts.ROOT.resolve("bin/strata") + " fs load /cached.bin",
+        "/dev/null");
+    assertThat(load.exit()).as(load.out() + load.err()).isZero();
+    assertThat(load.out()).contains("Loaded /cached.bin")
+        .contains("/cached.bin [########################] 100% 6.0 MiB/6.0 MiB");
+    Result quietLoad = run("bin/strata", "fs", "load", "/cached.bin");
+    assertThat(quietLoad.exit()).as(quietLoad.err()).isZero();
+    assertThat(quietLoad.err()).as("no bar into a pipe").isEmpty();
 
     Result stop = run("bin/strata-stop.sh", "all");
     assertThat(stop.out()).contains("Stopped worker-" + w1).contains("Stopped worker-" + w2).contains("Stopped master");
