@@ -60,8 +60,7 @@ class StartAllIT {
     // prints nothing of it into a pipe or file.
     Path big = tmp.resolve("big.bin");
     Files.write(big, new byte[6 << 20]);
-    Result tty = run("/usr/bin/script", "-qec", Scripts.ROOT.resolve("bin/strata") + " fs put --block-size=1MB " + big + " /big.bin",
-        "/dev/null");
+    Result tty = underPty("fs put --block-size=1MB " + big + " /big.bin");
     assertThat(tty.exit()).as(tty.out() + tty.err()).isZero();
     assertThat(tty.out()).contains("/big.bin [########################] 100% 6.0 MiB/6.0 MiB").contains("MiB/s");
     Result piped = run("bin/strata", "fs", "get", "/big.bin", tmp.resolve("back.bin").toString());
@@ -72,15 +71,13 @@ class StartAllIT {
     Result put = run("bin/strata", "fs", "put", "--write-type=MUST_CACHE", "--block-size=1MB", big.toString(),
         "/cached.bin");
     assertThat(put.exit()).as(put.err()).isZero();
-    Result persist = run("/usr/bin/script", "-qec", Scripts.ROOT.resolve("bin/strata") + " fs persist /cached.bin",
-        "/dev/null");
+    Result persist = underPty("fs persist /cached.bin");
     assertThat(persist.exit()).as(persist.out() + persist.err()).isZero();
     assertThat(persist.out()).contains("Persisted /cached.bin")
         .contains("/cached.bin [########################] 100% 6.0 MiB/6.0 MiB");
     Result free = run("bin/strata", "fs", "free", "/cached.bin");
     assertThat(free.exit()).as(free.err()).isZero();
-    Result load = run("/usr/bin/script", "-qec", Scripts.ROOT.resolve("bin/strata") + " fs load /cached.bin",
-        "/dev/null");
+    Result load = underPty("fs load /cached.bin");
     assertThat(load.exit()).as(load.out() + load.err()).isZero();
     assertThat(load.out()).contains("Loaded /cached.bin")
         .contains("/cached.bin [########################] 100% 6.0 MiB/6.0 MiB");
@@ -92,6 +89,11 @@ class StartAllIT {
     assertThat(stop.out()).contains("Stopped worker-" + w1).contains("Stopped worker-" + w2).contains("Stopped master");
     Result again = run("bin/strata-stop.sh", "all");
     assertThat(again.out()).startsWith("Nothing to stop: no Strata process is running");
+  }
+
+  /** {@code bin/strata <args>} with a pty (made by script(1)) as its terminal; what it drew is in the output. */
+  private Result underPty(String args) throws Exception {
+    return run("/usr/bin/script", "-qec", Scripts.ROOT.resolve("bin/strata") + " " + args, "/dev/null");
   }
 
   @Test

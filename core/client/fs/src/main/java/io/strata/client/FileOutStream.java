@@ -85,16 +85,8 @@ public final class FileOutStream extends OutputStream {
 
   private record Committed(long blockId, WorkerAddress worker, long length) {}
 
-  /**
-   * MUST_CACHE short-circuit: the last finished block, whose COMMIT (a round trip to the worker and its master
-   * commit) runs on the context's background threads while this stream writes the next block. At most one:
-   * the next block's commit, and the file's completion, wait for it first. Its writer keeps its descriptor
-   * of the block's file until the commit succeeds, so a commit that fails is written again elsewhere from it.
-   */
-  private record PendingCommit(BlockWriter writer, int blockIndex,
-      java.util.concurrent.CompletableFuture<Long> length) {}
-
-  private PendingCommit pending;
+  /** MUST_CACHE short-circuit: the last finished block, committing while this stream writes the next; or null. */
+  private BackgroundCommit pending;
   private final boolean commitInBackground;
   private int backgroundCommits;
   private int rewrittenBlocks;
@@ -203,8 +195,8 @@ public final class FileOutStream extends OutputStream {
 
   private void openBlock() throws IOException {
     long blockId = BlockId.of(file.id(), blockIndex);
-    if (pending != null && pending.length().isCompletedExceptionally()) {
-      failedWorkers.add(pending.writer().worker()); // its commit failed: no new block there (rewritten later)
+    if (pending != null && pending.failed()) {
+      failedWorkers.add(pending.writer.worker()); // its commit failed: no new block there (rewritten later)
     }
     replay.clear();
     blockRetry = null;
@@ -528,24 +520,15 @@ public final class FileOutStream extends OutputStream {
   }
 
   /**
-   * Starts the current block's commit on the context's background threads and moves on to the next block;
-   * false (nothing started) when they refuse more work: the caller commits it here.
+   * Starts the current block's commit on the context's background threads and moves on to the next block
+   * ({@link BackgroundCommit}); false (nothing started) when they refuse more work: the caller commits it here.
    */
   private boolean commitLater() {
-    BlockWriter w = block;
-    java.util.concurrent.CompletableFuture<Long> len = new java.util.concurrent.CompletableFuture<>();
-    try {
-      context.background().execute(() -> {
-        try {
-          len.complete(w.close());
-        } catch (Throwable t) {
-          len.completeExceptionally(t);
-        }
-      });
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    BackgroundCommit c = BackgroundCommit.start(context, block, blockIndex);
+    if (c == null) {
       return false;
     }
-    pending = new PendingCommit(w, blockIndex, len);
+    pending = c;
     backgroundCommits++;
     block = null;
     replay.clearAndRecycle(); // the writer's file holds the block; no UFS stream shares the chunks (MUST_CACHE)
@@ -561,137 +544,51 @@ public final class FileOutStream extends OutputStream {
    * when that cannot be, the write fails cleanly ({@link #abort}) naming the block and the workers tried.
    */
   private void awaitPending() throws IOException {
-    PendingCommit p = pending;
+    BackgroundCommit p = pending;
     if (p == null) {
       return;
     }
-    long len;
+    BackgroundCommit.Outcome done;
     try {
-      len = waitFor(p);
-    } catch (java.io.InterruptedIOException e) {
-      abort(); // its commit may still run: abort cancels the writer once it is over
-      Thread.currentThread().interrupt();
+      done = p.await(context, file.path());
+    } catch (IOException e) {
+      // Interrupted, or the client closed: the commit may still run, and abort cancels its writer once it is over.
+      try {
+        abort();
+      } catch (RuntimeException ignored) {
+        // a closed client cannot delete the file; its lease runs out at the master
+      }
+      if (e instanceof java.io.InterruptedIOException) {
+        Thread.currentThread().interrupt();
+      }
       throw e;
     }
     pending = null; // its commit is over: this thread owns the writer again
     try {
-      if (len >= 0) {
-        committed.add(new Committed(p.writer().blockId(), p.writer().worker(), len));
+      Throwable failed = done.failure();
+      if (failed == null) {
+        committed.add(new Committed(p.writer.blockId(), p.writer.worker(), done.length()));
         return;
       }
-      IOException failure = commitFailure(p);
+      if (failed instanceof RuntimeException re) {
+        throw re;
+      }
+      if (failed instanceof Error err) {
+        throw err;
+      }
+      IOException failure = failed instanceof IOException io ? io : new IOException(failed);
       if (!BlockRetry.isCopyFailure(failure)) {
         throw failure;
       }
-      rewrite(p, failure);
+      BackgroundCommit.Rewritten again = p.rewrite(context, selector, failedWorkers, retryPolicy, blockSize,
+          failure, "Committing block " + p.blockIndex + " (id " + p.writer.blockId() + ") of " + file.path()
+              + " (" + writeType + ", written whole, committed in the background)");
+      committed.add(new Committed(p.writer.blockId(), again.worker(), again.length()));
+      rewrittenBlocks++;
     } catch (IOException | RuntimeException | Error e) {
-      p.writer().cancel(); // nothing after its own failure or a rewrite's (each is idempotent)
+      p.writer.cancel(); // nothing after its own failure or a rewrite's (each is idempotent)
       abort();
       throw e;
-    }
-  }
-
-  /**
-   * The pending block's committed length, or -1 when its commit failed. Waits in steps so that a client
-   * closed meanwhile (its background threads gone, the commit perhaps never run) ends the wait.
-   */
-  private long waitFor(PendingCommit p) throws IOException {
-    while (true) {
-      try {
-        return p.length().get(1, java.util.concurrent.TimeUnit.SECONDS);
-      } catch (java.util.concurrent.TimeoutException e) {
-        if (context.isClosed()) {
-          try {
-            abort(); // the commit may never complete: its writer goes with the client's connections
-          } catch (RuntimeException ignored) {
-            // the closed client cannot delete the file; its lease runs out at the master
-          }
-          throw new io.strata.common.exception.UnavailableException("The client was closed while block "
-              + p.blockIndex() + " of " + file.path() + " was committing");
-        }
-      } catch (InterruptedException e) {
-        throw new java.io.InterruptedIOException("Interrupted waiting for the commit of block " + p.blockIndex()
-            + " of " + file.path());
-      } catch (java.util.concurrent.ExecutionException e) {
-        return -1;
-      }
-    }
-  }
-
-  private static IOException commitFailure(PendingCommit p) {
-    Throwable c;
-    try {
-      p.length().join();
-      throw new IllegalStateException("commitFailure of a commit that succeeded");
-    } catch (java.util.concurrent.CompletionException e) {
-      c = e.getCause();
-    }
-    if (c instanceof IOException io) {
-      return io;
-    }
-    if (c instanceof RuntimeException re) {
-      throw re;
-    }
-    if (c instanceof Error err) {
-      throw err;
-    }
-    return new IOException(c);
-  }
-
-  /** Writes a block whose background commit failed at its worker again, to another worker, and commits it. */
-  private void rewrite(PendingCommit p, IOException cause) throws IOException {
-    BlockReplayBuffer bytes = p.writer().detachBytes(new BlockReplayBuffer(0));
-    p.writer().cancel();
-    long blockId = p.writer().blockId();
-    WorkerAddress failedAt = p.writer().worker();
-    BlockRetry retry = new BlockRetry(retryPolicy);
-    IOException failure = cause;
-    try {
-      while (true) {
-        failedWorkers.add(failedAt);
-        String what = "Committing block " + p.blockIndex() + " (id " + blockId + ") of " + file.path() + " ("
-            + writeType + ", written whole, committed in the background)";
-        if (bytes == null) {
-          abort();
-          throw io.strata.common.exception.ErrorCode.DATA_LOSS.toException(what + " failed at worker " + failedAt
-              + " (" + failure.getMessage() + "), and its bytes cannot be read back to write it elsewhere", failure);
-        }
-        LOG.warn("{} failed at worker {} ({}); writing the block again on another worker", what, failedAt,
-            failure.getMessage());
-        if (!retry.retryAfter("worker " + failedAt, failure)) {
-          abort();
-          throw retry.finalError(what, failure);
-        }
-        BlockWriter w = null;
-        try {
-          w = BlockWriter.open(context, selector.select(blockId, blockSize, failedWorkers), blockId, blockSize,
-              false);
-          bytes.replayTo(w::write);
-          long len = w.close();
-          committed.add(new Committed(blockId, w.worker(), len));
-          rewrittenBlocks++;
-          return;
-        } catch (RuntimeException e) {
-          if (w != null) {
-            w.cancel();
-          }
-          throw e;
-        } catch (IOException e) {
-          if (w != null) {
-            w.cancel();
-          }
-          if (w == null || !BlockRetry.isCopyFailure(e)) {
-            abort();
-            throw retry.finalError(what, e);
-          }
-          failure = e;
-          failedAt = w.worker();
-        }
-      }
-    } finally {
-      if (bytes != null) {
-        bytes.clear(); // closes the failed writer's descriptor
-      }
     }
   }
 
@@ -755,16 +652,11 @@ public final class FileOutStream extends OutputStream {
       block.cancel();
       block = null;
     }
-    PendingCommit p = pending;
-    pending = null;
-    if (p != null) {
+    if (pending != null) {
       // Its commit is refused or undone with the file's deletion; a writer whose commit failed still holds
       // its descriptor, closed once the commit is over.
-      p.length().whenComplete((len, err) -> {
-        if (err != null) {
-          p.writer().cancel();
-        }
-      });
+      pending.cancelWhenFailed();
+      pending = null;
     }
     replay.clear(); // closes a failed writer's file it kept
     if (ufs != null) {
