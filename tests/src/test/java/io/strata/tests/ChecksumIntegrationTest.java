@@ -73,6 +73,7 @@ class ChecksumIntegrationTest {
   static void start() throws IOException {
     Path base = tmp.resolve("cluster");
     cluster = LocalStrataCluster.builder().workers(2).baseDir(base)
+        .set("strata.user.shortcircuit.read.mmap", "true") // map where allowed, without measuring (not auto)
         .set("strata.worker.tier.0.alias", "MEM")
         .set("strata.worker.tier.0.dirs", base.resolve("mem-${strata.worker.rpc.port}").toString())
         .set("strata.worker.tier.0.quota", "3MB")

@@ -57,9 +57,12 @@ class ShortCircuitIntegrationTest {
 
   @BeforeAll
   static void start() throws IOException {
-    // On a memory file system: only its block files are read through a mapping (the mapping tests here).
+    // On a memory file system: only its block files are read through a mapping (the mapping tests here). The
+    // client maps without measuring first (true, not the default auto): which way is faster is the machine's
+    // affair, and the mapping tests must map; auto has a test of its own.
     tierDir = Files.createTempDirectory(Path.of("/dev/shm"), "strata-sc-test-");
     cluster = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("cluster"))
+        .set("strata.user.shortcircuit.read.mmap", "true")
         .set("strata.worker.tier.0.dirs", tierDir.toString())
         .set("strata.worker.tier.0.quota", "64MB").build().start();
     fs = cluster.client();
@@ -144,7 +147,7 @@ class ShortCircuitIntegrationTest {
   }
 
   /**
-   * strata.user.shortcircuit.read.mmap (on by default): a short-circuit read maps the block file (seen in this
+   * strata.user.shortcircuit.read.mmap=true: a short-circuit read maps the block file (seen in this
    * JVM's /proc/self/maps), reads byte-exact through the mapping for whole, cut and unaligned ranges, and
    * closing the stream unmaps it at once (the bytes stay held by the worker's block file, which is still
    * listed). With the key off the same reads are byte-exact and map nothing.
@@ -177,6 +180,47 @@ class ShortCircuitIntegrationTest {
       assertThat(mappingsOf(file)).isEmpty();
     }
     assertThat(server().opens() - opens).as("both reads were short-circuit").isGreaterThanOrEqualTo(3);
+  }
+
+  /**
+   * strata.user.shortcircuit.read.mmap=auto (the default): a block under 1 MiB on a memory file system is read by
+   * channel without a measurement; the first block of 1 MiB or more is measured both ways, once per client (a
+   * copy of its first MiB from a new mapping against a channel read of it), and every block after that is read
+   * the way that was faster: with every block of a file kept open by positioned reads, each block file is mapped
+   * in this JVM exactly when the finding says mapped. Byte-exact either way.
+   */
+  @Test
+  void autoMappedReads_measureOnceOnAFullSizeBlock_thenReadEveryBlockTheWayThatWon() throws IOException {
+    byte[] small = write("/sc/auto-small", 100_000, 41);
+    byte[] first = write("/sc/auto-first", BLOCK, 42);
+    byte[] data = write("/sc/auto", 3 * BLOCK, 43);
+    try (FileSystem auto = FileSystem.create(cluster.clientConf().withAll(
+        Map.of("strata.user.shortcircuit.read.mmap", "auto")))) {
+      io.strata.client.shortcircuit.MappedReads choice;
+      try (FileInStream in = auto.openFile("/sc/auto-small")) {
+        assertThat(in.readAllBytes()).isEqualTo(small);
+        choice = in.shortCircuit().mappedReads();
+      }
+      assertThat(choice.finding()).startsWith("undecided: ");
+      assertThat(readAll(auto, "/sc/auto-first")).isEqualTo(first);
+      String finding = choice.finding();
+      assertThat(finding).matches("(mapped|channel): copying 1024 KiB from a new mapping took [0-9.]+ ms, reading "
+          + "them by channel [0-9.]+ ms");
+      boolean mapped = finding.startsWith("mapped");
+      List<FileBlockInfo> blocks = auto.getBlockLocations("/sc/auto");
+      byte[] buf = new byte[BLOCK];
+      try (FileInStream in = auto.openFile("/sc/auto")) {
+        for (FileBlockInfo b : blocks) {
+          in.readFully(b.offset(), buf, 0, BLOCK);
+          assertThat(buf).isEqualTo(java.util.Arrays.copyOfRange(data, (int) b.offset(), (int) b.offset() + BLOCK));
+        }
+        for (FileBlockInfo b : blocks) {
+          Path file = tierDir.resolve("blocks").resolve(Long.toString(b.blockId()));
+          assertThat(mappingsOf(file)).as("block %d mapped (%s)", b.blockId(), finding).hasSize(mapped ? 1 : 0);
+        }
+      }
+      assertThat(choice.finding()).as("measured once").isEqualTo(finding);
+    }
   }
 
   /**

@@ -47,14 +47,18 @@ public final class ClientKeys {
               + "strata.user.read.checksum.verify. Off trusts the local file.")
           .build();
 
-  public static final PropertyKey<Boolean> SHORT_CIRCUIT_READ_MMAP =
-      PropertyKey.booleanKey("strata.user.shortcircuit.read.mmap")
-          .defaultValue(true)
+  public static final PropertyKey<String> SHORT_CIRCUIT_READ_MMAP =
+      PropertyKey.stringKey("strata.user.shortcircuit.read.mmap")
+          .defaultValue("auto")
+          .validate(v -> io.strata.client.shortcircuit.MappedReads.Mode.parse(v) != null, "auto, true or false")
           .doc("Whether short-circuit reads of blocks whose files are on a memory file system (tmpfs, ramfs: the "
               + "worker says so when it opens the block) map the block's file into memory (one copy from the page "
               + "cache to the caller, checksums checked on the mapping; released when the block is closed) rather "
-              + "than reading its channel (two copies). Blocks on a disk, whatever their tier is called (a read error"
-              + " under a mapping would end the JVM), and blocks of 2 GiB or more are always read by channel.")
+              + "than reading its channel (two copies, no page faults). auto: measured once per client on the first "
+              + "such block of 1 MiB or more (a copy from a new mapping against a channel read of its first 4 MiB), "
+              + "the faster kept and logged; which wins depends on the machine's page-fault cost. Blocks on a disk, "
+              + "whatever their tier is called (a read error under a mapping would end the JVM), and blocks of "
+              + "2 GiB or more are always read by channel.")
           .build();
 
   public static final PropertyKey<Integer> SHORT_CIRCUIT_PREAD_BLOCKS_KEPT =

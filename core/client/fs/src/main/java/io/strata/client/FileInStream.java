@@ -107,7 +107,6 @@ public final class FileInStream extends InputStream {
     this.kept = new KeptBlocks(context, readType == ReadType.CACHE_PROMOTE);
     this.ahead = context.conf().get(ClientKeys.SHORT_CIRCUIT_OPEN_AHEAD)
         ? new ShortCircuitAhead(context.shortCircuit(), context.background(),
-            context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_MMAP),
             context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY)) : null;
   }
 
@@ -418,8 +417,7 @@ public final class FileInStream extends InputStream {
     }
     try {
       return new ShortCircuitBlockReader(opened, worker, offset, length,
-          context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY),
-          context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_MMAP));
+          context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY));
     } catch (IOException e) {
       // No checksums to be had over the socket: the data port gives the answer (and a corrupt copy's error).
       LOG.debug("Short-circuit checksums of block {} on {} unavailable; streaming instead", block.blockId(), worker, e);

@@ -394,7 +394,8 @@ public final class FileSystemContext implements Closeable {
       shortCircuit = new io.strata.client.shortcircuit.ShortCircuitClient(
           io.strata.client.shortcircuit.ShortCircuitClient.Mode.valueOf(
               current.conf.get(ClientKeys.SHORT_CIRCUIT_MODE).toUpperCase(java.util.Locale.ROOT)),
-          current.conf.get(ClientKeys.SHORT_CIRCUIT_SOCKET_PATH), rpcTimeoutMs);
+          current.conf.get(ClientKeys.SHORT_CIRCUIT_SOCKET_PATH), rpcTimeoutMs,
+          io.strata.client.shortcircuit.MappedReads.Mode.parse(current.conf.get(ClientKeys.SHORT_CIRCUIT_READ_MMAP)));
     }
     return shortCircuit;
   }

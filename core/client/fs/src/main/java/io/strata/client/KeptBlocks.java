@@ -82,8 +82,7 @@ final class KeptBlocks {
         eldest.remove();
       }
     }
-    return ShortCircuitBlockReader.ofKept(k.open(), k.worker(), offset, length, k.sums(),
-        context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_MMAP));
+    return ShortCircuitBlockReader.ofKept(k.open(), k.worker(), offset, length, k.sums());
   }
 
   /** Closes the kept block {@code blockId}, if kept. */

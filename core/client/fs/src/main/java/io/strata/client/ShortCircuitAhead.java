@@ -14,13 +14,15 @@ import java.util.concurrent.RejectedExecutionException;
  * {@link #take}s it when it reaches that block on that worker; an open it does not take (the stream sought
  * elsewhere, chose another worker, or closed) is closed, which releases the worker's read lock, as soon as
  * it completes. A background open that could not be made is null: the reader then opens as it would have.
- * A block on a memory file system opened ahead for a reader that reads mapped
- * ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}) is also mapped there, and once the open is handed over its pages
- * are faulted in on that thread; when the reader verifies checksums
- * ({@link ClientKeys#SHORT_CIRCUIT_CHECKSUM_VERIFY}) that same pass checks each chunk's CRC32C
+ * A block on a memory file system opened ahead for a reader that reads it mapped
+ * ({@link ShortCircuitClient.OpenBlock#readMapped}, {@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}) is also mapped
+ * there, and once the open is handed over its pages are faulted in on that thread; when the reader verifies
+ * checksums ({@link ClientKeys#SHORT_CIRCUIT_CHECKSUM_VERIFY}) that same pass checks each chunk's CRC32C
  * ({@link io.strata.client.shortcircuit.BlockMapping#verifyAhead}), so the reader's copy from the block takes no
  * page faults and computes no checksum for the chunks already matched. The reader checks any chunk the pass has
- * not reached or found not matching, so a corrupt copy is caught and handled by the reader as before.
+ * not reached or found not matching, so a corrupt copy is caught and handled by the reader as before. A block
+ * read by channel gets no pass ahead: a second read of it costs the reader more in memory traffic than the
+ * checksums it would spare (measured, docs/PERFORMANCE.md).
  *
  * <p>Not thread-safe: used by its stream's one reader thread; the opens run on the context's executor.
  */
@@ -31,15 +33,12 @@ final class ShortCircuitAhead implements AutoCloseable {
   private long blockId = -1;
   private WorkerAddress worker;
 
-  /** Whether an open ahead also maps the block and faults its pages in (the reader reads it mapped). */
-  private final boolean prefault;
   /** Whether the faulting pass also checks the chunks' checksums (the reader verifies them). */
   private final boolean verify;
 
-  ShortCircuitAhead(ShortCircuitClient client, Executor executor, boolean prefault, boolean verify) {
+  ShortCircuitAhead(ShortCircuitClient client, Executor executor, boolean verify) {
     this.client = client;
     this.executor = executor;
-    this.prefault = prefault;
     this.verify = verify;
   }
 
@@ -59,8 +58,8 @@ final class ShortCircuitAhead implements AutoCloseable {
           f.complete(null); // the reader opens it itself when it gets there
           return;
         }
-        io.strata.client.shortcircuit.BlockMapping m =
-            open != null && prefault && ShortCircuitBlockReader.inMemory(open) ? open.mapping() : null;
+        // The reader's choice of a mapped read is made here when this block is the first to need it (a probe).
+        io.strata.client.shortcircuit.BlockMapping m = open != null && open.readMapped() ? open.mapping() : null;
         int[] sums = m != null && verify ? storedSums(open) : null;
         // Handed over first: a reader that gets there before this pass ends takes the block at once and checks
         // what the pass has not matched yet itself.

@@ -12,13 +12,14 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * Reads a range of a block opened short-circuit. A block of the MEM tier, by default
+ * Reads a range of a block opened short-circuit. A block on a memory file system, when its client's
+ * {@link io.strata.client.shortcircuit.MappedReads} says mapped reads are the faster here
  * ({@link ClientKeys#SHORT_CIRCUIT_READ_MMAP}), from the block's file mapped into memory ({@link BlockMapping},
  * one mapping per open block): each checksum chunk is checked on the mapping and copied from it to the
- * caller's array, one copy from the page cache. Without a mapping (turned off, a block on a disk tier, of
- * 2 GiB or more, or a file that cannot be mapped): positioned reads of the file's channel, which the JDK
- * copies twice (into its temporary direct buffer, then the caller's array). Closing releases the worker's
- * read lock.
+ * caller's array, one copy from the page cache. Without a mapping (the channel measured faster, turned off, a
+ * block on a disk tier, of 2 GiB or more, or a file that cannot be mapped): positioned reads of the file's
+ * channel, which the JDK copies twice (into its temporary direct buffer, then the caller's array). Closing
+ * releases the worker's read lock.
  *
  * <p>With checksums ({@link ClientKeys#SHORT_CIRCUIT_CHECKSUM_VERIFY}) it first fetches the worker's stored
  * CRC32C of the chunks the range covers (sent with the OPEN answer, else asked over the domain socket), then
@@ -59,13 +60,13 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
    * the block open.
    */
   static ShortCircuitBlockReader ofKept(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset,
-      long length, int[] allSums, boolean mmap) {
-    return new ShortCircuitBlockReader(block, worker, offset, length, allSums, mmap);
+      long length, int[] allSums) {
+    return new ShortCircuitBlockReader(block, worker, offset, length, allSums);
   }
 
   private ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length,
-      int[] allSums, boolean mmap) {
-    this.mmap = mmap && inMemory(block);
+      int[] allSums) {
+    this.mmap = block.readMapped();
     this.block = block;
     this.worker = worker;
     this.pos = offset;
@@ -76,8 +77,8 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
   }
 
   ShortCircuitBlockReader(ShortCircuitClient.OpenBlock block, WorkerAddress worker, long offset, long length,
-      boolean verify, boolean mmap) throws IOException {
-    this.mmap = mmap && inMemory(block);
+      boolean verify) throws IOException {
+    this.mmap = block.readMapped();
     this.block = block;
     this.worker = worker;
     this.pos = offset;
@@ -99,16 +100,6 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
     } else {
       this.sums = null;
     }
-  }
-
-  /**
-   * Whether the block's file is on a memory file system (the worker says so at OPEN), the only one read through
-   * a mapping: a disk's read error under a mapping is a SIGBUS that ends the JVM, where a channel read throws
-   * an IOException the stream fails over from. A tmpfs file cannot shrink while the block is read-locked, so
-   * its mapping never faults. The tier's name does not decide: a tier called MEM may be configured on a disk.
-   */
-  static boolean inMemory(ShortCircuitClient.OpenBlock block) {
-    return block.memoryBacked();
   }
 
   @Override

@@ -64,13 +64,25 @@ public final class ShortCircuitClient implements AutoCloseable {
   private final AtomicLong opens = new AtomicLong();
   private final AtomicLong chunksVerifiedAhead = new AtomicLong();
   final AtomicLong writesCreated = new AtomicLong();
+  private final MappedReads mappedReads;
   private EventLoopGroup group;
   private boolean closed;
 
+  /** A client whose reads of blocks on a memory file system map them or not as measured ({@link MappedReads}). */
   public ShortCircuitClient(Mode mode, String socketPathTemplate, long timeoutMs) {
+    this(mode, socketPathTemplate, timeoutMs, MappedReads.Mode.AUTO);
+  }
+
+  public ShortCircuitClient(Mode mode, String socketPathTemplate, long timeoutMs, MappedReads.Mode mapped) {
     this.mode = mode;
     this.socketPathTemplate = socketPathTemplate;
     this.timeoutMs = timeoutMs;
+    this.mappedReads = new MappedReads(mapped);
+  }
+
+  /** Whether this client's reads of blocks on a memory file system go through mappings, and why. */
+  public MappedReads mappedReads() {
+    return mappedReads;
   }
 
   public Mode mode() {
@@ -306,6 +318,8 @@ public final class ShortCircuitClient implements AutoCloseable {
     /** Guarded by this: the block's file mapped by the first {@link #mapping()}; null until then or unmappable. */
     private BlockMapping mapping;
     private boolean mapTried;
+    /** Guarded by this: whether reads go through {@link #mapping()}, decided by the first {@link #readMapped()}. */
+    private Boolean readMapped;
 
     OpenBlock(ShortCircuitClient client, WorkerAddress worker, ShortCircuitConnection conn, long blockId,
         long length, String tier, boolean memoryBacked, FileChannel channel, int[] sentSums) {
@@ -367,6 +381,25 @@ public final class ShortCircuitClient implements AutoCloseable {
      * The block's file mapped read-only ({@link BlockMapping}), made on the first call; null when it cannot be
      * mapped or the block is closed (read {@link #channel()} then). Closing the block releases the mapping.
      */
+    /**
+     * Whether this block is read through its {@link #mapping()} rather than its channel: only a block on a memory
+     * file system, as the client's {@link MappedReads} decides (on the first call; later calls give the same).
+     */
+    public boolean readMapped() {
+      synchronized (this) {
+        if (readMapped != null) {
+          return readMapped;
+        }
+      }
+      boolean m = client.mappedReads.use(this); // may probe the file: no lock held
+      synchronized (this) {
+        if (readMapped == null) {
+          readMapped = m;
+        }
+        return readMapped;
+      }
+    }
+
     public synchronized BlockMapping mapping() {
       if (!mapTried && !closed) {
         mapTried = true;
