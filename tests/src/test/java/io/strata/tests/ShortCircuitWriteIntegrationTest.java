@@ -165,6 +165,47 @@ class ShortCircuitWriteIntegrationTest {
     }
   }
 
+  /**
+   * strata.user.shortcircuit.write.create.ahead (on by default): once a MUST_CACHE block is half written
+   * short-circuit, the next block's temp block is created in the background, and each block after the first is
+   * taken from such a create. A file that ends in the second half of its last block has one more created ahead
+   * and not used: it is dropped before close returns (no temp file left, no write in progress at the worker, the
+   * tier's usage that of the file alone). Byte-exact; with the key off nothing is created ahead.
+   */
+  @Test
+  void nextBlock_isCreatedAhead_andAnUnusedOneIsDroppedBeforeCloseReturns() throws IOException {
+    byte[] data = data(3 * BLOCK + 3 * BLOCK / 4, 77); // ends past the middle of block 3: block 4 is created ahead
+    for (boolean on : new boolean[] {true, false}) {
+      String path = "/sc/ahead-" + on;
+      long created = worker().shortCircuit().tempBlocksCreated();
+      FileOutStream out;
+      try (FileSystem client = FileSystem.create(cluster.clientConf().withAll(
+          Map.of("strata.user.shortcircuit.write.create.ahead", String.valueOf(on))))) {
+        out = client.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK)
+            .withWriteType(WriteType.MUST_CACHE));
+        try (out) {
+          for (int off = 0; off < data.length; off += 300_001) {
+            out.write(data, off, Math.min(300_001, data.length - off));
+          }
+        }
+        assertThat(tempFiles(tierDir)).as("temp files at close (ahead %s)", on).isZero();
+        assertThat(worker().shortCircuit().writesNow()).as("writes in progress at close (ahead %s)", on).isZero();
+      }
+      assertThat(out.blocksCreatedAhead()).as("blocks taken from a create ahead").isEqualTo(on ? 3 : 0);
+      assertThat(worker().shortCircuit().tempBlocksCreated() - created).as("temp blocks created")
+          .isEqualTo(on ? 5 : 4);
+      assertThat(readAll(fs, path)).isEqualTo(data);
+      List<FileBlockInfo> blocks = fs.getBlockLocations(path);
+      assertThat(blocks).hasSize(4);
+      long held = 0;
+      for (FileBlockInfo b : blocks) {
+        held += Files.size(tierDir.resolve("blocks").resolve(Long.toString(b.blockId())));
+      }
+      assertThat(held).as("bytes held by the file's block files").isEqualTo(data.length);
+      fs.delete(path);
+    }
+  }
+
   @Test
   void everyWriteType_andPathMode_writeShortCircuit_byteExact() throws IOException {
     long committed = worker().shortCircuit().bytesCommitted();
@@ -225,12 +266,13 @@ class ShortCircuitWriteIntegrationTest {
     String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p = new ProcessBuilder(javaBin, "-Dio.netty.native.detectNativeLibraryDuplicates=false", "-cp",
         System.getProperty("java.class.path"), ShortCircuitWriteMain.class.getName(),
-        Integer.toString(cluster.masterPort()), "/sc/killed", "fd", tierDir.toString(), Integer.toString(BLOCK + BLOCK / 2),
+        Integer.toString(cluster.masterPort()), "/sc/killed", "fd", tierDir.toString(), Integer.toString(BLOCK + BLOCK / 4),
         "40", "MUST_CACHE", "die").redirectErrorStream(true).start();
     String output = new String(p.getInputStream().readAllBytes());
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(p.exitValue()).as(output).isEqualTo(3);
-    assertThat(output).contains("writes=2"); // block 0 committed, block 1 half written
+    // Block 0 committed, block 1 a quarter written: short of half, so block 2 is not created ahead yet.
+    assertThat(output).contains("writes=2");
 
     await().atMost(Duration.ofSeconds(10)).until(() -> worker().shortCircuit().abortedByDisconnect() - aborted == 1);
     assertThat(tempFiles(tierDir)).isZero();

@@ -461,6 +461,17 @@ public final class ClientKeys {
               + "writer keeps open until its commit succeeds. false: each block commits before the next starts.")
           .build();
 
+  public static final PropertyKey<Boolean> SHORT_CIRCUIT_WRITE_CREATE_AHEAD =
+      PropertyKey.booleanKey("strata.user.shortcircuit.write.create.ahead")
+          .defaultValue(true)
+          .doc("A MUST_CACHE file written short-circuit with its commits in the background (strata.user.shortcircuit."
+              + "write.commit.background) and a grant of a whole block (strata.user.shortcircuit.write.grant.size at "
+              + "least the block size, the default) creates the next block's temp block at its worker in the "
+              + "background once the current block is half written, so the writer does not wait for that round "
+              + "trip at the block boundary. A temp block created ahead and not used (the file ended within the "
+              + "block) is dropped before the stream's close returns, its space with it.")
+          .build();
+
   public static final PropertyKey<String> SHORT_CIRCUIT_SOCKET_PATH =
       PropertyKey.stringKey("strata.user.shortcircuit.domain.socket.path")
           .defaultValue("/tmp/strata-worker-${strata.worker.rpc.port}.sock")

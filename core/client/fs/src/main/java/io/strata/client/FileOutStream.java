@@ -88,6 +88,8 @@ public final class FileOutStream extends OutputStream {
   /** MUST_CACHE short-circuit: the last finished block, committing while this stream writes the next; or null. */
   private BackgroundCommit pending;
   private final boolean commitInBackground;
+  /** MUST_CACHE short-circuit with background commits: the next block's temp block created ahead; or null. */
+  private final WriteAhead ahead;
   private int backgroundCommits;
   private int rewrittenBlocks;
   private int blockIndex;
@@ -105,6 +107,11 @@ public final class FileOutStream extends OutputStream {
     this.replay = new BlockReplayBuffer(context.conf().get(ClientKeys.WRITE_FAILOVER_BUFFER_SIZE));
     this.retryPolicy = BlockRetry.Policy.writes(context.conf());
     this.commitInBackground = context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_COMMIT_BACKGROUND);
+    // Only when the first grant covers a whole block (the default): the space a block created ahead holds can
+    // then never be what the current block's next grant is refused for.
+    this.ahead = commitInBackground && writeType == WriteType.MUST_CACHE
+        && context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_CREATE_AHEAD)
+        && context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_GRANT_SIZE) >= blockSize ? new WriteAhead(context) : null;
     context.leases().add(file.id()); // renewed until the file completes or is abandoned
   }
 
@@ -119,6 +126,11 @@ public final class FileOutStream extends OutputStream {
    */
   public int[] backgroundCommits() {
     return new int[] {backgroundCommits, rewrittenBlocks};
+  }
+
+  /** Blocks whose temp block was created ahead, in the background, and taken by this stream so far. */
+  public int blocksCreatedAhead() {
+    return ahead == null ? 0 : ahead.taken();
   }
 
   /** Short-circuit writes of this stream's client: blocks written that way, and why others streamed. */
@@ -162,6 +174,8 @@ public final class FileOutStream extends OutputStream {
           len -= n;
           if (blockFill == blockSize) {
             finishBlock();
+          } else if (ahead != null && blockFill >= blockSize / 2) {
+            createAhead();
           }
         }
         continue;
@@ -202,7 +216,10 @@ public final class FileOutStream extends OutputStream {
     blockRetry = null;
     wroteThrough = false;
     try {
-      block = newWriter(blockId);
+      block = ahead == null ? null : ahead.take(blockId, failedWorkers);
+      if (block == null) {
+        block = newWriter(blockId);
+      }
     } catch (ResourceExhaustedException e) {
       if (writeType == WriteType.ASYNC_THROUGH) {
         writeThroughUfs(e);
@@ -214,6 +231,28 @@ public final class FileOutStream extends OutputStream {
       abort();
       throw e;
     }
+  }
+
+  /**
+   * Half way through a short-circuit block: the next block's temp block is created in the background at the
+   * worker the write policy picks for it now ({@link WriteAhead}), once per block. A policy that has no worker
+   * to give leaves it to the writer, which gets that answer when it gets there.
+   */
+  private void createAhead() {
+    if (blockIndex + 1 > BlockId.MAX_INDEX || !block.keepsBytes()) {
+      return;
+    }
+    long next = BlockId.of(file.id(), blockIndex + 1);
+    if (ahead.startedFor(next)) {
+      return;
+    }
+    WorkerAddress worker;
+    try {
+      worker = selector.select(next, blockSize, failedWorkers);
+    } catch (IOException | RuntimeException e) {
+      return;
+    }
+    ahead.start(worker, next, blockSize);
   }
 
   /**
@@ -608,6 +647,9 @@ public final class FileOutStream extends OutputStream {
       finishBlock();
     }
     awaitPending(); // every block is committed before the file completes
+    if (ahead != null) {
+      ahead.discardNow(); // the file ended within the block: the next one's temp block goes, before close returns
+    }
     ensureUfs(); // an empty CACHE_THROUGH or THROUGH file still gets its (empty) under file system copy
     if (ufs != null) {
       try {
@@ -648,6 +690,9 @@ public final class FileOutStream extends OutputStream {
     }
     closed = true;
     context.leases().remove(file.id());
+    if (ahead != null) {
+      ahead.discard();
+    }
     if (block != null) {
       block.cancel();
       block = null;

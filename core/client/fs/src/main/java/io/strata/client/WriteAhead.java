@@ -1,0 +1,152 @@
+package io.strata.client;
+
+import io.strata.common.net.WorkerAddress;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * The next block's short-circuit temp block, created in the background while a MUST_CACHE file's current block
+ * is still being written ({@link ClientKeys#SHORT_CIRCUIT_WRITE_CREATE_AHEAD}), so that the create's round trip
+ * to the worker (request, temp file, granted space, descriptor; several thread wake-ups on both sides) overlaps
+ * the writing instead of stalling the writer at the block boundary: the write-side twin of
+ * {@link ShortCircuitAhead}. At most one create is ahead per stream. The writer {@link #take}s it when it starts
+ * that block, unless the worker it was made at failed this stream meanwhile; one it does not take (the file
+ * ended first, the stream failed, another worker was chosen) is cancelled as soon as it completes, which has the
+ * worker drop the temp block and its space (at a normal close, before the close returns: {@link #discardNow}). A
+ * create that could not be made (no room, no short-circuit) is
+ * null: the writer then opens the block as it would have, with that answer.
+ *
+ * <p>Not thread-safe: used by its stream's one writer thread; the creates run on the context's executor, and a
+ * writer made there is handed over through the future (so its first use happens after its creation).
+ */
+final class WriteAhead implements AutoCloseable {
+  private final FileSystemContext context;
+  private CompletableFuture<BlockWriter> pending;
+  private long blockId = -1;
+  private WorkerAddress worker;
+  private int taken;
+
+  WriteAhead(FileSystemContext context) {
+    this.context = context;
+  }
+
+  /** Whether a create is ahead for {@code blockId} (started, not yet taken or discarded). */
+  boolean startedFor(long blockId) {
+    return pending != null && this.blockId == blockId;
+  }
+
+  /** Starts creating {@code blockId} short-circuit at {@code worker}, dropping any other create ahead. */
+  void start(WorkerAddress worker, long blockId, long maxLength) {
+    if (startedFor(blockId) && worker.equals(this.worker)) {
+      return;
+    }
+    discard();
+    long grant = Math.min(context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_GRANT_SIZE), maxLength);
+    long grantSize = context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_GRANT_SIZE);
+    CompletableFuture<BlockWriter> f = new CompletableFuture<>();
+    try {
+      context.background().execute(() -> {
+        try {
+          io.strata.client.shortcircuit.ShortCircuitWrite w =
+              context.shortCircuit().create(worker, blockId, maxLength, false, grant);
+          f.complete(w == null ? null : new ShortCircuitBlockWriter(w, grantSize));
+        } catch (Exception | Error e) {
+          f.complete(null); // the writer opens the block itself when it gets there, and sees the error then
+        }
+      });
+    } catch (RejectedExecutionException busy) {
+      return; // every background thread busy: the block is created when the writer gets there
+    }
+    pending = f;
+    this.blockId = blockId;
+    this.worker = worker;
+  }
+
+  /**
+   * The writer created ahead for {@code blockId}, once its create completes; null when none was started for it
+   * (another one is discarded), it could not be made, or its worker is one of {@code failed} (discarded).
+   */
+  BlockWriter take(long blockId, Set<WorkerAddress> failed) {
+    if (pending == null) {
+      return null;
+    }
+    if (this.blockId != blockId || failed.contains(worker)) {
+      discard();
+      return null;
+    }
+    CompletableFuture<BlockWriter> f = pending;
+    pending = null;
+    BlockWriter w = await(f);
+    if (w != null) {
+      taken++;
+    }
+    return w;
+  }
+
+  /**
+   * The create's writer once it completes, waiting in steps so that a client closed meanwhile (its background
+   * threads gone, the create perhaps never run) or an interrupt ends the wait: then null, and a writer the create
+   * still makes is cancelled when it does.
+   */
+  private BlockWriter await(CompletableFuture<BlockWriter> f) {
+    while (true) {
+      try {
+        return f.get(1, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        if (context.isClosed()) {
+          cancelWhenDone(f);
+          return null;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        cancelWhenDone(f);
+        return null;
+      } catch (java.util.concurrent.ExecutionException e) {
+        return null; // not reached: the create completes with null on every failure
+      }
+    }
+  }
+
+  private static void cancelWhenDone(CompletableFuture<BlockWriter> f) {
+    f.thenAccept(w -> {
+      if (w != null) {
+        w.cancel();
+      }
+    });
+  }
+
+  /** Blocks whose writer was taken from a create ahead so far. */
+  int taken() {
+    return taken;
+  }
+
+  /**
+   * Drops the create ahead and waits for that: its create is waited for (a bounded round trip) and its writer
+   * cancelled, which returns once the worker dropped the temp block. For a stream that ends normally, so that
+   * nothing of it outlives its close.
+   */
+  void discardNow() {
+    if (pending != null) {
+      CompletableFuture<BlockWriter> f = pending;
+      pending = null;
+      BlockWriter w = await(f);
+      if (w != null) {
+        w.cancel();
+      }
+    }
+  }
+
+  /** Drops the create ahead: its writer is cancelled (the worker drops the temp block) once it completes. */
+  void discard() {
+    if (pending != null) {
+      cancelWhenDone(pending);
+      pending = null;
+    }
+  }
+
+  @Override
+  public void close() {
+    discard();
+  }
+}
