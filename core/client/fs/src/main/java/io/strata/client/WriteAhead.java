@@ -13,9 +13,9 @@ import java.util.concurrent.RejectedExecutionException;
  * {@link ShortCircuitAhead}. At most one create is ahead per stream. The writer {@link #take}s it when it starts
  * that block, unless the worker it was made at failed this stream meanwhile; one it does not take (the file
  * ended first, the stream failed, another worker was chosen) is cancelled as soon as it completes, which has the
- * worker drop the temp block and its space (at a normal close, before the close returns: {@link #discardNow}). A
- * create that could not be made (no room, no short-circuit) is
- * null: the writer then opens the block as it would have, with that answer.
+ * worker drop the temp block and its space (at a normal close, before the close returns: {@link #discardNow}).
+ * A create that could not be made (no room, no short-circuit) is null: the writer then opens the block as it
+ * would have, and gets that answer itself.
  *
  * <p>Not thread-safe: used by its stream's one writer thread; the creates run on the context's executor, and a
  * writer made there is handed over through the future (so its first use happens after its creation).

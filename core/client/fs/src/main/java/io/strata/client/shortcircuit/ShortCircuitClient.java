@@ -378,10 +378,6 @@ public final class ShortCircuitClient implements AutoCloseable {
     }
 
     /**
-     * The block's file mapped read-only ({@link BlockMapping}), made on the first call; null when it cannot be
-     * mapped or the block is closed (read {@link #channel()} then). Closing the block releases the mapping.
-     */
-    /**
      * Whether this block is read through its {@link #mapping()} rather than its channel: only a block on a memory
      * file system, as the client's {@link MappedReads} decides (on the first call; later calls give the same).
      */
@@ -400,6 +396,10 @@ public final class ShortCircuitClient implements AutoCloseable {
       }
     }
 
+    /**
+     * The block's file mapped read-only ({@link BlockMapping}), made on the first call; null when it cannot be
+     * mapped or the block is closed (read {@link #channel()} then). Closing the block releases the mapping.
+     */
     public synchronized BlockMapping mapping() {
       if (!mapTried && !closed) {
         mapTried = true;
