@@ -219,7 +219,8 @@ class ShortCircuitIntegrationTest {
           assertThat(mappingsOf(file)).as("block %d mapped (%s)", b.blockId(), finding).hasSize(mapped ? 1 : 0);
         }
       }
-      assertThat(choice.finding()).as("measured once").isEqualTo(finding);
+      assertThat(choice.probes()).as("measured once").isEqualTo(1);
+      assertThat(choice.finding()).isEqualTo(finding);
     }
   }
 

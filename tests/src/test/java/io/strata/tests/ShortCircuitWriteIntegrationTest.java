@@ -166,14 +166,19 @@ class ShortCircuitWriteIntegrationTest {
   }
 
   /**
-   * strata.user.shortcircuit.write.create.ahead (on by default): once a MUST_CACHE block is half written
-   * short-circuit, the next block's temp block is created in the background, and each block after the first is
-   * taken from such a create. A file that ends in the second half of its last block has one more created ahead
-   * and not used: it is dropped before close returns (no temp file left, no write in progress at the worker, the
-   * tier's usage that of the file alone). Byte-exact; with the key off nothing is created ahead.
+   * strata.user.shortcircuit.write.create.ahead (on by default): once a MUST_CACHE block after the first is half
+   * written short-circuit, the next block's temp block is created in the background, and blocks 2 and 3 are
+   * taken from such creates (block 1 is not: a one-block file never creates ahead). A file that ends in the
+   * second half of its last block has one more created ahead and not used: it is dropped before close returns (no
+   * temp file left, no write in progress at the worker, the tier's usage that of the file alone). Byte-exact;
+   * with the key off nothing is created ahead.
    */
   @Test
   void nextBlock_isCreatedAhead_andAnUnusedOneIsDroppedBeforeCloseReturns() throws IOException {
+    long before = worker().shortCircuit().tempBlocksCreated();
+    write(fs, "/sc/ahead-one-block", data(3 * BLOCK / 4, 76), WriteType.MUST_CACHE);
+    assertThat(worker().shortCircuit().tempBlocksCreated() - before).as("temp blocks of a one-block file").isEqualTo(1);
+    fs.delete("/sc/ahead-one-block");
     byte[] data = data(3 * BLOCK + 3 * BLOCK / 4, 77); // ends past the middle of block 3: block 4 is created ahead
     for (boolean on : new boolean[] {true, false}) {
       String path = "/sc/ahead-" + on;
@@ -191,7 +196,7 @@ class ShortCircuitWriteIntegrationTest {
         assertThat(tempFiles(tierDir)).as("temp files at close (ahead %s)", on).isZero();
         assertThat(worker().shortCircuit().writesNow()).as("writes in progress at close (ahead %s)", on).isZero();
       }
-      assertThat(out.blocksCreatedAhead()).as("blocks taken from a create ahead").isEqualTo(on ? 3 : 0);
+      assertThat(out.blocksCreatedAhead()).as("blocks taken from a create ahead").isEqualTo(on ? 2 : 0);
       assertThat(worker().shortCircuit().tempBlocksCreated() - created).as("temp blocks created")
           .isEqualTo(on ? 5 : 4);
       assertThat(readAll(fs, path)).isEqualTo(data);
@@ -259,25 +264,68 @@ class ShortCircuitWriteIntegrationTest {
     holder.cancel();
   }
 
+  /**
+   * A writer process killed half way into block 1, each block committed before the next starts: the worker drops
+   * block 1's temp block when the connection ends, and only the committed block 0 holds space.
+   */
   @Test
   void writerProcessKilledMidBlock_itsTempBlockIsDropped_andItsSpaceReturned() throws Exception {
     long used = worker().store().usedBytes();
     long aborted = worker().shortCircuit().abortedByDisconnect();
-    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Process p = new ProcessBuilder(javaBin, "-Dio.netty.native.detectNativeLibraryDuplicates=false", "-cp",
-        System.getProperty("java.class.path"), ShortCircuitWriteMain.class.getName(),
-        Integer.toString(cluster.masterPort()), "/sc/killed", "fd", tierDir.toString(), Integer.toString(BLOCK + BLOCK / 4),
-        "40", "MUST_CACHE", "die").redirectErrorStream(true).start();
-    String output = new String(p.getInputStream().readAllBytes());
-    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(p.exitValue()).as(output).isEqualTo(3);
-    // Block 0 committed, block 1 a quarter written: short of half, so block 2 is not created ahead yet.
-    assertThat(output).contains("writes=2");
+    String output = killWriterAfter("/sc/killed", BLOCK + BLOCK / 2, "sync");
+    assertThat(output).contains("writes=2"); // block 0 committed, block 1 half written
 
     await().atMost(Duration.ofSeconds(10)).until(() -> worker().shortCircuit().abortedByDisconnect() - aborted == 1);
     assertThat(tempFiles(tierDir)).isZero();
     assertThat(worker().shortCircuit().writesNow()).isZero();
     assertThat(worker().store().usedBytes() - used).isEqualTo(BLOCK); // only the committed block 0
+  }
+
+  /**
+   * Killed three quarters into block 1 with the defaults (commits in the background, the next block created
+   * ahead): block 0's commit may still be in flight, and block 2's temp block may have been created ahead (or be
+   * on its way) on another connection of the dead process. Every temp block it had goes with its connections:
+   * none left, no write in progress, and what holds space is exactly the committed block files (block 0, or
+   * nothing when its commit did not make it).
+   */
+  @Test
+  void writerProcessKilledPastHalfABlock_itsBlockCreatedAheadIsDroppedToo() throws Exception {
+    long used = worker().store().usedBytes();
+    long aborted = worker().shortCircuit().abortedByDisconnect();
+    long blockFiles = blockFiles();
+    String output = killWriterAfter("/sc/killed-ahead", BLOCK + 3 * BLOCK / 4, "background");
+    assertThat(output).containsAnyOf("writes=2", "writes=3");
+
+    // Held for half a second: a CREATE the dead process sent last may still be read from its socket after the
+    // rest is dropped, and is dropped in turn.
+    await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(10)).until(() ->
+        worker().shortCircuit().writesNow() == 0 && tempFiles(tierDir) == 0
+            && worker().store().usedBytes() - used == BLOCK * (blockFiles() - blockFiles));
+    assertThat(blockFiles() - blockFiles).as("committed block files").isBetween(0L, 1L);
+    assertThat(worker().shortCircuit().abortedByDisconnect() - aborted).isBetween(1L, 3L);
+  }
+
+  /** Block files in the tier dir (checksum sidecars left out). */
+  private static long blockFiles() throws IOException {
+    try (Stream<Path> s = Files.list(tierDir.resolve("blocks"))) {
+      return s.filter(p -> !p.getFileName().toString().endsWith(".crc")).count();
+    }
+  }
+
+  /**
+   * Runs {@link ShortCircuitWriteMain} writing {@code length} bytes MUST_CACHE, halted before it closes; {@code
+   * commits} is {@code sync} (each block committed before the next) or {@code background} (the defaults).
+   */
+  private static String killWriterAfter(String path, int length, String commits) throws Exception {
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(javaBin, "-Dio.netty.native.detectNativeLibraryDuplicates=false", "-cp",
+        System.getProperty("java.class.path"), ShortCircuitWriteMain.class.getName(),
+        Integer.toString(cluster.masterPort()), path, "fd", tierDir.toString(), Integer.toString(length),
+        "40", "MUST_CACHE", "die", commits).redirectErrorStream(true).start();
+    String output = new String(p.getInputStream().readAllBytes());
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as(output).isEqualTo(3);
+    return output;
   }
 
   @Test

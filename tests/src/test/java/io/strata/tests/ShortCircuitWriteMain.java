@@ -17,14 +17,17 @@ import java.util.Random;
  * {@code sha256=<hex> length=<n> writes=<n> hidden=<entries> fallbacks=<reasons>} (writes: blocks written
  * short-circuit; hidden: how many entries this process sees in the given dir). Arguments: master port,
  * file path, short-circuit mode, a dir to list, length, seed, write type, and optionally {@code die}: print
- * {@code writes=<n>} and halt without closing the file, in the middle of its last block.
+ * {@code writes=<n>} and halt without closing the file, in the middle of its last block; after {@code die},
+ * {@code sync} commits each block before the next starts (no commit in the background, so every finished block
+ * is committed before the halt, and no block is created ahead).
  */
 public final class ShortCircuitWriteMain {
   private ShortCircuitWriteMain() {}
 
   public static void main(String[] args) throws Exception {
     StrataConf conf = StrataConf.of(Map.of("strata.master.hostname", "localhost", "strata.master.rpc.port", args[0],
-        "strata.user.shortcircuit.mode", args[2]));
+        "strata.user.shortcircuit.mode", args[2], "strata.user.shortcircuit.write.commit.background",
+        String.valueOf(!(args.length > 8 && args[8].equals("sync")))));
     String[] entries = new File(args[3]).list();
     byte[] data = new byte[Integer.parseInt(args[4])];
     new Random(Long.parseLong(args[5])).nextBytes(data);

@@ -467,8 +467,8 @@ public final class ClientKeys {
           .doc("A MUST_CACHE file written short-circuit with its commits in the background (strata.user.shortcircuit."
               + "write.commit.background) and a grant of a whole block (strata.user.shortcircuit.write.grant.size at "
               + "least the block size, the default) creates the next block's temp block at its worker in the "
-              + "background once the current block is half written, so the writer does not wait for that round "
-              + "trip at the block boundary. A temp block created ahead and not used (the file ended within the "
+              + "background once the current block, the second or a later one, is half written, so the writer "
+              + "does not wait for that round trip at the block boundary. A temp block created ahead and not used (the file ended within the "
               + "block) is dropped before the stream's close returns, its space with it.")
           .build();
 

@@ -90,6 +90,8 @@ public final class FileOutStream extends OutputStream {
   private final boolean commitInBackground;
   /** MUST_CACHE short-circuit with background commits: the next block's temp block created ahead; or null. */
   private final WriteAhead ahead;
+  /** The block index a create ahead was last tried for (started or not), so each block tries once. */
+  private int aheadTriedFor = -1;
   private int backgroundCommits;
   private int rewrittenBlocks;
   private int blockIndex;
@@ -174,7 +176,7 @@ public final class FileOutStream extends OutputStream {
           len -= n;
           if (blockFill == blockSize) {
             finishBlock();
-          } else if (ahead != null && blockFill >= blockSize / 2) {
+          } else if (ahead != null && blockIndex > 0 && blockFill >= blockSize / 2) {
             createAhead();
           }
         }
@@ -234,25 +236,29 @@ public final class FileOutStream extends OutputStream {
   }
 
   /**
-   * Half way through a short-circuit block: the next block's temp block is created in the background at the
-   * worker the write policy picks for it now ({@link WriteAhead}), once per block. A policy that has no worker
-   * to give leaves it to the writer, which gets that answer when it gets there.
+   * Half way through a short-circuit block after the first (a file that has filled a block is likely to fill
+   * more; a one-block file, the common small file, never pays for a create it does not use): the next block's
+   * temp block is created in the background at the worker the write policy picks for it now
+   * ({@link WriteAhead}), tried once per block. Only at a worker on this
+   * host (the rule {@link BlockWriter#open} follows: a domain socket is found by the worker's port alone, so a
+   * remote worker's create would reach the local one). A policy that has no worker to give, or picks a remote
+   * one, leaves the block to the writer, which opens it when it gets there.
    */
   private void createAhead() {
-    if (blockIndex + 1 > BlockId.MAX_INDEX || !block.keepsBytes()) {
+    if (aheadTriedFor == blockIndex + 1 || blockIndex + 1 > BlockId.MAX_INDEX || !block.keepsBytes()) {
       return;
     }
+    aheadTriedFor = blockIndex + 1;
     long next = BlockId.of(file.id(), blockIndex + 1);
-    if (ahead.startedFor(next)) {
-      return;
-    }
     WorkerAddress worker;
     try {
       worker = selector.select(next, blockSize, failedWorkers);
     } catch (IOException | RuntimeException e) {
       return;
     }
-    ahead.start(worker, next, blockSize);
+    if (worker.host().equals(context.conf().get(ClientKeys.HOSTNAME))) {
+      ahead.start(worker, next, blockSize);
+    }
   }
 
   /**
@@ -279,6 +285,9 @@ public final class FileOutStream extends OutputStream {
   private void failover(IOException cause) throws IOException {
     if (blockRetry == null) {
       blockRetry = new BlockRetry(retryPolicy);
+    }
+    if (ahead != null) {
+      ahead.discardNow(); // the block created ahead holds a block's room: the block failing over may need it
     }
     IOException failure = cause;
     while (true) {
@@ -618,6 +627,9 @@ public final class FileOutStream extends OutputStream {
       IOException failure = failed instanceof IOException io ? io : new IOException(failed);
       if (!BlockRetry.isCopyFailure(failure)) {
         throw failure;
+      }
+      if (ahead != null) {
+        ahead.discardNow(); // as for a failover: the block written again may need the room it holds
       }
       BackgroundCommit.Rewritten again = p.rewrite(context, selector, failedWorkers, retryPolicy, blockSize,
           failure, "Committing block " + p.blockIndex + " (id " + p.writer.blockId() + ") of " + file.path()

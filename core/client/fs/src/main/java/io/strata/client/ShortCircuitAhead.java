@@ -58,12 +58,17 @@ final class ShortCircuitAhead implements AutoCloseable {
           f.complete(null); // the reader opens it itself when it gets there
           return;
         }
-        // The reader's choice of a mapped read is made here when this block is the first to need it (a probe).
-        io.strata.client.shortcircuit.BlockMapping m = open != null && open.readMapped() ? open.mapping() : null;
-        int[] sums = m != null && verify ? storedSums(open) : null;
-        // Handed over first: a reader that gets there before this pass ends takes the block at once and checks
-        // what the pass has not matched yet itself.
-        f.complete(open);
+        io.strata.client.shortcircuit.BlockMapping m = null;
+        int[] sums = null;
+        try {
+          // The reader's choice of a mapped read is made here when this block is the first to need it (a probe).
+          m = open != null && open.readMapped() ? open.mapping() : null;
+          sums = m != null && verify ? storedSums(open) : null;
+        } finally {
+          // Handed over first (and whatever happened above, so the reader never waits for ever): a reader that
+          // gets there before the pass below ends takes the block at once and checks what it has not matched.
+          f.complete(open);
+        }
         if (m != null) {
           // The reader will map it anyway: faulted in (and checked) here, on another core, off its path.
           try {

@@ -85,25 +85,32 @@ final class WriteAhead implements AutoCloseable {
   }
 
   /**
-   * The create's writer once it completes, waiting in steps so that a client closed meanwhile (its background
-   * threads gone, the create perhaps never run) or an interrupt ends the wait: then null, and a writer the create
-   * still makes is cancelled when it does.
+   * The create's writer once it completes (a round trip bounded by the RPC timeout), waiting in steps so that a
+   * client closed meanwhile (its background threads gone, the create perhaps never run) ends the wait: then null,
+   * and a writer the create still makes is cancelled when it does. An interrupt does not end it (the flag is set
+   * again after): a writer that went on while the create was still running at the worker would find the block id
+   * taken there and fail the write.
    */
   private BlockWriter await(CompletableFuture<BlockWriter> f) {
-    while (true) {
-      try {
-        return f.get(1, java.util.concurrent.TimeUnit.SECONDS);
-      } catch (java.util.concurrent.TimeoutException e) {
-        if (context.isClosed()) {
-          cancelWhenDone(f);
-          return null;
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return f.get(1, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+          if (context.isClosed()) {
+            cancelWhenDone(f);
+            return null;
+          }
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (java.util.concurrent.ExecutionException e) {
+          return null; // not reached: the create completes with null on every failure
         }
-      } catch (InterruptedException e) {
+      }
+    } finally {
+      if (interrupted) {
         Thread.currentThread().interrupt();
-        cancelWhenDone(f);
-        return null;
-      } catch (java.util.concurrent.ExecutionException e) {
-        return null; // not reached: the create completes with null on every failure
       }
     }
   }

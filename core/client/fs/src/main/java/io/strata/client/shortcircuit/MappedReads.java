@@ -31,6 +31,8 @@ public final class MappedReads {
   /** The smallest block a probe runs on: fewer bytes measure the call more than the copy. */
   static final int MIN_PROBE_BYTES = 1 << 20;
   static final int PROBE_ROUNDS = 3;
+  /** Probes that fail with an I/O error before reads go by channel without measuring again. */
+  static final int MAX_FAILED_PROBES = 3;
 
   /** How blocks on a memory file system are read. */
   public enum Mode {
@@ -64,6 +66,8 @@ public final class MappedReads {
   private final Mode mode;
   private final AtomicInteger state = new AtomicInteger(UNDECIDED);
   private volatile String finding = "not measured yet";
+  private final AtomicInteger failedProbes = new AtomicInteger();
+  private final AtomicInteger probes = new AtomicInteger();
 
   public MappedReads(Mode mode) {
     this.mode = mode;
@@ -89,19 +93,37 @@ public final class MappedReads {
       return false;
     }
     boolean map = false;
+    int next = BY_CHANNEL;
     try {
       long[] best = probe(block.channel(), (int) Math.min(block.length(), PROBE_BYTES));
       map = best != null && best[0] < best[1];
+      next = map ? MAPPED : BY_CHANNEL;
       finding = best == null ? "the block could not be mapped"
           : String.format(Locale.ROOT, "copying %d KiB from a new mapping took %.3f ms, reading them by channel "
               + "%.3f ms", Math.min(block.length(), PROBE_BYTES) >> 10, best[0] / 1e6, best[1] / 1e6);
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException e) {
+      // This block's file could not be read (closed under the probe, say): the next block measures again, up
+      // to MAX_FAILED_PROBES times, then reads go by channel for good.
       finding = "the probe failed: " + e;
+      if (failedProbes.incrementAndGet() < MAX_FAILED_PROBES) {
+        next = UNDECIDED;
+      }
+    } catch (RuntimeException e) {
+      finding = "the probe failed: " + e;
+    } finally {
+      state.set(next); // whatever was thrown: never left PROBING, which would keep every read from deciding
     }
-    state.set(map ? MAPPED : BY_CHANNEL);
-    LOG.info("Short-circuit reads of blocks on a memory file system {} ({})",
-        map ? "copy from a mapping of the block file" : "read the block file's channel", finding);
+    if (next != UNDECIDED) {
+      LOG.info("Short-circuit reads of blocks on a memory file system {} ({})",
+          map ? "copy from a mapping of the block file" : "read the block file's channel", finding);
+    }
+    probes.incrementAndGet();
     return map;
+  }
+
+  /** Probes run so far (a measurement, failed or not, of a block). */
+  public int probes() {
+    return probes.get();
   }
 
   /** What the probe found, for logs and tests: the outcome and its two times, or why there is none. */
