@@ -39,9 +39,14 @@ class StrataShuffleLocalClusterIntegrationTest {
   private static long shuffleBytes;
   private static String appId;
 
-  /** 2 executors of 512 MB (under the workers' 1024), both registered before the first job. */
+  /**
+   * 2 executors of 512 MB (under the workers' 1024), both registered before the first job. The standalone
+   * backend counts registered cores against spark.cores.max (0 when unset), so without it the ratio waits for
+   * nothing: the first job could start with one executor and run every task there (seen in CI).
+   */
   private static SparkConf conf() {
     return ShuffleJobs.conf(MASTER).set("spark.executor.memory", "512m")
+        .set("spark.cores.max", "2")
         .set("spark.scheduler.minRegisteredResourcesRatio", "1.0")
         .set("spark.scheduler.maxRegisteredResourcesWaitingTime", "60s");
   }
