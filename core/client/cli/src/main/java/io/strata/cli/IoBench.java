@@ -91,7 +91,8 @@ final class IoBench {
    * checksums cost (compare with the short-circuit and tcp read lines of the same run), and reads streamed
    * over gRPC with the zero-copy marshallers instead of the block transfer protocol (tcp-grpc, uds-grpc), and
    * short-circuit reads without the next block opened ahead (short-circuit-noahead), and short-circuit reads
-   * of the block file's channel instead of its memory mapping (short-circuit-channel).
+   * of the block file's channel (short-circuit-channel) or of its memory mapping (short-circuit-mmap) instead of
+   * the way the client measured faster (strata.user.shortcircuit.read.mmap=auto).
    */
   static final List<DataPath> OPTIONAL_PATHS = List.of(
       new DataPath("tcp-grpc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
@@ -109,6 +110,9 @@ final class IoBench {
       new DataPath("short-circuit-channel", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
           ClientKeys.SHORT_CIRCUIT_READ_MMAP.name(), "false"), List.of(Op.READ, Op.PREAD), null),
+      new DataPath("short-circuit-mmap", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "fd",
+          ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
+          ClientKeys.SHORT_CIRCUIT_READ_MMAP.name(), "true"), List.of(Op.READ, Op.PREAD), null),
       new DataPath("tcp-nocrc", Map.of(ClientKeys.SHORT_CIRCUIT_MODE.name(), "off",
           ClientKeys.DATA_DOMAIN_SOCKET_ENABLED.name(), "false",
           ClientKeys.READ_CHECKSUM_VERIFY.name(), "false"), List.of(Op.READ), IoBaselines.TCP_STREAM));
