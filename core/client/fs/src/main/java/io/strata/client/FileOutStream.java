@@ -287,7 +287,9 @@ public final class FileOutStream extends OutputStream {
       blockRetry = new BlockRetry(retryPolicy);
     }
     if (ahead != null) {
-      ahead.discardNow(); // the block created ahead holds a block's room: the block failing over may need it
+      // The block created ahead holds a block's room, which the block failing over may need: dropped (once its
+      // create is over; not waited for, since that create may be stuck on the worker that just failed).
+      ahead.discard();
     }
     IOException failure = cause;
     while (true) {
@@ -629,7 +631,7 @@ public final class FileOutStream extends OutputStream {
         throw failure;
       }
       if (ahead != null) {
-        ahead.discardNow(); // as for a failover: the block written again may need the room it holds
+        ahead.discard(); // as for a failover: the block written again may need the room it holds
       }
       BackgroundCommit.Rewritten again = p.rewrite(context, selector, failedWorkers, retryPolicy, blockSize,
           failure, "Committing block " + p.blockIndex + " (id " + p.writer.blockId() + ") of " + file.path()
