@@ -90,8 +90,6 @@ public final class FileOutStream extends OutputStream {
   private final boolean commitInBackground;
   /** MUST_CACHE short-circuit with background commits: the next block's temp block created ahead; or null. */
   private final WriteAhead ahead;
-  /** The block index a create ahead was last tried for (started or not), so each block tries once. */
-  private int aheadTriedFor = -1;
   private int backgroundCommits;
   private int rewrittenBlocks;
   private int blockIndex;
@@ -109,11 +107,7 @@ public final class FileOutStream extends OutputStream {
     this.replay = new BlockReplayBuffer(context.conf().get(ClientKeys.WRITE_FAILOVER_BUFFER_SIZE));
     this.retryPolicy = BlockRetry.Policy.writes(context.conf());
     this.commitInBackground = context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_COMMIT_BACKGROUND);
-    // Only when the first grant covers a whole block (the default): the space a block created ahead holds can
-    // then never be what the current block's next grant is refused for.
-    this.ahead = commitInBackground && writeType == WriteType.MUST_CACHE
-        && context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_CREATE_AHEAD)
-        && context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_GRANT_SIZE) >= blockSize ? new WriteAhead(context) : null;
+    this.ahead = WriteAhead.of(context, writeType, blockSize);
     context.leases().add(file.id()); // renewed until the file completes or is abandoned
   }
 
@@ -176,8 +170,8 @@ public final class FileOutStream extends OutputStream {
           len -= n;
           if (blockFill == blockSize) {
             finishBlock();
-          } else if (ahead != null && blockIndex > 0 && blockFill >= blockSize / 2) {
-            createAhead();
+          } else if (ahead != null && blockFill >= blockSize / 2) {
+            ahead.startAfter(blockIndex, file.id(), selector, failedWorkers);
           }
         }
         continue;
@@ -232,32 +226,6 @@ public final class FileOutStream extends OutputStream {
     } catch (IOException | RuntimeException e) {
       abort();
       throw e;
-    }
-  }
-
-  /**
-   * Half way through a short-circuit block after the first (a file that has filled a block is likely to fill
-   * more; a one-block file, the common small file, never pays for a create it does not use): the next block's
-   * temp block is created in the background at the worker the write policy picks for it now
-   * ({@link WriteAhead}), tried once per block. Only at a worker on this
-   * host (the rule {@link BlockWriter#open} follows: a domain socket is found by the worker's port alone, so a
-   * remote worker's create would reach the local one). A policy that has no worker to give, or picks a remote
-   * one, leaves the block to the writer, which opens it when it gets there.
-   */
-  private void createAhead() {
-    if (aheadTriedFor == blockIndex + 1 || blockIndex + 1 > BlockId.MAX_INDEX || !block.keepsBytes()) {
-      return;
-    }
-    aheadTriedFor = blockIndex + 1;
-    long next = BlockId.of(file.id(), blockIndex + 1);
-    WorkerAddress worker;
-    try {
-      worker = selector.select(next, blockSize, failedWorkers);
-    } catch (IOException | RuntimeException e) {
-      return;
-    }
-    if (worker.host().equals(context.conf().get(ClientKeys.HOSTNAME))) {
-      ahead.start(worker, next, blockSize);
     }
   }
 

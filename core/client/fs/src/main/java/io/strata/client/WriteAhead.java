@@ -1,6 +1,9 @@
 package io.strata.client;
 
+import io.strata.client.options.WriteType;
+import io.strata.common.id.BlockId;
 import io.strata.common.net.WorkerAddress;
+import java.io.IOException;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
@@ -20,36 +23,73 @@ import java.util.concurrent.RejectedExecutionException;
  * <p>Not thread-safe: used by its stream's one writer thread; the creates run on the context's executor, and a
  * writer made there is handed over through the future (so its first use happens after its creation).
  */
-final class WriteAhead implements AutoCloseable {
+final class WriteAhead {
   private final FileSystemContext context;
+  private final long blockSize;
   private CompletableFuture<BlockWriter> pending;
   private long blockId = -1;
   private WorkerAddress worker;
+  /** The block index a create ahead was last tried for (started or not), so each block tries once. */
+  private int triedFor = -1;
   private int taken;
 
-  WriteAhead(FileSystemContext context) {
+  private WriteAhead(FileSystemContext context, long blockSize) {
     this.context = context;
+    this.blockSize = blockSize;
   }
 
-  /** Whether a create is ahead for {@code blockId} (started, not yet taken or discarded). */
-  boolean startedFor(long blockId) {
-    return pending != null && this.blockId == blockId;
+  /**
+   * For a stream writing {@code type} in blocks of {@code blockSize}: creates ahead when it is on, for MUST_CACHE
+   * with commits in the background, and only when the first grant covers a whole block (the default), so that
+   * the space a block created ahead holds can never be what the current block's next grant is refused for; else
+   * null.
+   */
+  static WriteAhead of(FileSystemContext context, WriteType type, long blockSize) {
+    io.strata.common.conf.StrataConf conf = context.conf();
+    boolean on = type == WriteType.MUST_CACHE && conf.get(ClientKeys.SHORT_CIRCUIT_WRITE_COMMIT_BACKGROUND)
+        && conf.get(ClientKeys.SHORT_CIRCUIT_WRITE_CREATE_AHEAD)
+        && conf.get(ClientKeys.SHORT_CIRCUIT_WRITE_GRANT_SIZE) >= blockSize;
+    return on ? new WriteAhead(context, blockSize) : null;
+  }
+
+  /**
+   * Half way through short-circuit block {@code index} of file {@code fileId}, when it is the second or a later
+   * block (a file that has filled a block is likely to fill more; a one-block file, the common small file, never
+   * pays for a create it does not use): the next block's temp block is created in the background at the worker
+   * the write policy picks for it now, tried once per block. Only at a worker on this host (the rule
+   * {@link BlockWriter#open} follows: a domain socket is found by the worker's port alone, so a remote worker's
+   * create would reach the local one). A policy that has no worker to give, or picks a remote one, leaves the
+   * block to the writer, which opens it when it gets there.
+   */
+  void startAfter(int index, long fileId, WorkerSelector selector, Set<WorkerAddress> failed) {
+    int next = index + 1;
+    if (index == 0 || triedFor == next || next > BlockId.MAX_INDEX) {
+      return;
+    }
+    triedFor = next;
+    long id = BlockId.of(fileId, next);
+    WorkerAddress at;
+    try {
+      at = selector.select(id, blockSize, failed);
+    } catch (IOException | RuntimeException e) {
+      return;
+    }
+    if (at.host().equals(context.conf().get(ClientKeys.HOSTNAME))) {
+      start(at, id);
+    }
   }
 
   /** Starts creating {@code blockId} short-circuit at {@code worker}, dropping any other create ahead. */
-  void start(WorkerAddress worker, long blockId, long maxLength) {
-    if (startedFor(blockId) && worker.equals(this.worker)) {
-      return;
-    }
+  private void start(WorkerAddress worker, long blockId) {
     discard();
-    long grant = Math.min(context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_GRANT_SIZE), maxLength);
+    long grant = Math.min(context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_GRANT_SIZE), blockSize);
     long grantSize = context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_GRANT_SIZE);
     CompletableFuture<BlockWriter> f = new CompletableFuture<>();
     try {
       context.background().execute(() -> {
         try {
           io.strata.client.shortcircuit.ShortCircuitWrite w =
-              context.shortCircuit().create(worker, blockId, maxLength, false, grant);
+              context.shortCircuit().create(worker, blockId, blockSize, false, grant);
           f.complete(w == null ? null : new ShortCircuitBlockWriter(w, grantSize));
         } catch (Exception | Error e) {
           f.complete(null); // the writer opens the block itself when it gets there, and sees the error then
@@ -150,10 +190,5 @@ final class WriteAhead implements AutoCloseable {
       cancelWhenDone(pending);
       pending = null;
     }
-  }
-
-  @Override
-  public void close() {
-    discard();
   }
 }

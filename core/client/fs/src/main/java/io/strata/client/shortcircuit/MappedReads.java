@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * the block's file ({@link BlockMapping}: one copy, but every page of a new mapping is a page fault) or read its
  * channel (two copies in the kernel and the JDK, no faults). Which is faster depends on the machine, not on
  * Strata: on one VM a 4 KiB page fault costs about 0.1 us and the mapped read ran 1.4x the channel's; on another
- * (a Firecracker guest) a fault costs about 2 us and the mapped read ran at a fifth of the channel's
+ * (a paravirtualised guest) a fault costs about 2 us and the mapped read ran at a fifth of the channel's
  * (docs/PERFORMANCE.md). So the default, {@code auto}, measures it once per client on the first memory-backed
  * block of at least {@link #MIN_PROBE_BYTES}: a copy of its first bytes (up to {@link #PROBE_BYTES}) from a new
  * mapping against a channel read of the same bytes, {@link #PROBE_ROUNDS} times alternating, the faster of each
