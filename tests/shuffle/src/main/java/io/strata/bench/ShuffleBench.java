@@ -28,7 +28,7 @@ import scala.Tuple2;
 public final class ShuffleBench {
   private static final String USAGE = "Usage: strata bench shuffle [--repeats N (>= 2, default 2)]"
       + " [--shapes MxR,... (default 8x50,32x1000)] [--records N per map task (default 50000)]"
-      + " [--spark-master M (default local[2])]";
+      + " [--spark-master M (default local[2])] [--stages true|false (default false): each job's stage times on stderr]";
   private static final List<String> JOBS = List.of("reduceByKey", "groupByKey");
 
   private ShuffleBench() {
@@ -39,6 +39,7 @@ public final class ShuffleBench {
     String shapesArg = "8x50,32x1000";
     int records = 50_000;
     String sparkMaster = "local[2]";
+    boolean stages = false;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.equals("-h") || a.equals("--help")) {
@@ -54,6 +55,7 @@ public final class ShuffleBench {
         case "--shapes" -> shapesArg = v;
         case "--records" -> records = positive(a, v);
         case "--spark-master" -> sparkMaster = v;
+        case "--stages" -> stages = bool(a, v);
         default -> fail("unknown option " + a);
       }
     }
@@ -78,12 +80,20 @@ public final class ShuffleBench {
                 .set("spark.strata.shuffle.fallback.enabled", "false");
           }
           try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+            StageTimes times = new StageTimes();
+            if (stages) {
+              sc.sc().addSparkListener(times);
+            }
             for (int[] shape : shapes) {
               for (String job : JOBS) {
                 String key = job + " " + shape[0] + " " + shape[1];
                 long start = System.nanoTime();
                 long answer = run(sc, job, shape[0], shape[1], records);
                 double s = (System.nanoTime() - start) / 1e9;
+                if (stages) {
+                  System.err.printf("bench shuffle stages job=%s maps=%d reduces=%d shuffle=%s total_s=%.3f %s%n", job,
+                      shape[0], shape[1], strata ? "strata" : "builtin", s, times.take());
+                }
                 seconds.computeIfAbsent(key, k -> new double[2])[strata ? 1 : 0] += s / repeats;
                 answers.computeIfAbsent(key, k -> new HashSet<>()).add(answer);
               }
@@ -98,6 +108,36 @@ public final class ShuffleBench {
       double s = e.getValue()[1];
       System.out.printf("bench shuffle job=%s maps=%s reduces=%s builtin_s=%.3f strata_s=%.3f ratio=%.3f"
           + " equal=%s%n", k[0], k[1], k[2], b, s, s / b, answers.get(e.getKey()).size() == 1);
+    }
+  }
+
+  /**
+   * Each completed stage's wall seconds (submission to completion) since the last {@link #take}, in completion
+   * order, and the gaps between one stage's end and the next one's submission. Spark's listener bus thread
+   * writes, the bench's thread takes.
+   */
+  private static final class StageTimes extends org.apache.spark.scheduler.SparkListener {
+    private final StringBuilder done = new StringBuilder();
+    private long lastEndMs = -1;
+
+    @Override
+    public synchronized void onStageCompleted(org.apache.spark.scheduler.SparkListenerStageCompleted event) {
+      org.apache.spark.scheduler.StageInfo info = event.stageInfo();
+      long submitted = info.submissionTime().isDefined() ? (Long) info.submissionTime().get() : -1;
+      long completed = info.completionTime().isDefined() ? (Long) info.completionTime().get() : -1;
+      if (lastEndMs >= 0 && submitted >= 0) {
+        done.append(String.format("gap_s=%.3f ", (submitted - lastEndMs) / 1e3));
+      }
+      done.append(String.format("stage%d_tasks=%d stage%d_s=%.3f ", info.stageId(), info.numTasks(), info.stageId(),
+          (completed - submitted) / 1e3));
+      lastEndMs = completed;
+    }
+
+    synchronized String take() {
+      String out = done.toString().strip();
+      done.setLength(0);
+      lastEndMs = -1;
+      return out;
     }
   }
 
@@ -173,6 +213,13 @@ public final class ShuffleBench {
     }
     fail(what + " must be a positive integer, got '" + v + "'");
     return 0;
+  }
+
+  private static boolean bool(String what, String v) {
+    if (!v.equals("true") && !v.equals("false")) {
+      fail(what + " must be true or false, got '" + v + "'");
+    }
+    return Boolean.parseBoolean(v);
   }
 
   private static void fail(String message) {

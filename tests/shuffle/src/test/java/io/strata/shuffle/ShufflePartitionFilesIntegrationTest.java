@@ -423,6 +423,7 @@ class ShufflePartitionFilesIntegrationTest {
   @Order(10)
   void seal_ofMorePartitionsThanOneCompleteBatch_completesEveryFile_withItsStatus() throws Exception {
     int partitions = 2 * ShuffleSealer.COMPLETE_BATCH + 37; // three CompleteFiles calls, the last one short
+    long[] batchesBefore = masterBatchCounts();
     List<PartitionLocation> locs = lifecycle.register("app-many", 30, partitions);
     PushClient p = pusher("app-many", 30, locs);
     for (int part = 0; part < partitions; part += 7) {
@@ -433,6 +434,17 @@ class ShufflePartitionFilesIntegrationTest {
     SealedShuffle sealed = lifecycle.seal(30);
     assertThat(sealed.lost()).isEmpty();
     assertThat(sealed.files()).hasSize(partitions);
+    // The workers seal their files side by side (16 at a time each): their block commits and UFS write targets
+    // went to the master in fewer calls than there were commits and targets (CommitBlocks, GetUfsWriteTargets).
+    long[] batches = masterBatchCounts();
+    long commitCalls = batches[0] - batchesBefore[0];
+    long commits = batches[1] - batchesBefore[1];
+    long targetCalls = batches[2] - batchesBefore[2];
+    long targets = batches[3] - batchesBefore[3];
+    assertThat(targets).as("UFS write targets asked for").isEqualTo(partitions);
+    assertThat(commits).as("blocks committed").isGreaterThanOrEqualTo(partitions / 7);
+    assertThat(commitCalls).as("commit calls for %d commits", commits).isLessThan(commits);
+    assertThat(targetCalls).as("target calls for %d targets", targets).isLessThan(targets);
     assertThat(sealed.statuses()).hasSize(partitions);
     for (int part = 0; part < partitions; part++) {
       String file = "/.shuffle/app-many/30/" + part + "-0";
@@ -457,6 +469,37 @@ class ShufflePartitionFilesIntegrationTest {
       assertThat(r.hasNext()).isFalse();
     }
     lifecycle.unregister(30);
+  }
+
+  /** Summed over the workers: see {@link io.strata.worker.WorkerProcess#masterBatchCounts()}. */
+  private static long[] masterBatchCounts() {
+    long[] sum = new long[4];
+    for (int w = 0; w < 3; w++) {
+      long[] c = cluster.worker(w).masterBatchCounts();
+      for (int i = 0; i < 4; i++) {
+        sum[i] += c[i];
+      }
+    }
+    return sum;
+  }
+
+  @Test
+  @Order(12)
+  void batchedWorkerCalls_withNoEntry_orEntriesOfTwoWorkers_areRefusedWhole() {
+    io.grpc.ManagedChannel ch = io.grpc.ManagedChannelBuilder.forAddress("localhost", cluster.masterPort())
+        .usePlaintext().build();
+    try {
+      var stub = io.strata.proto.BlockMasterWorkerServiceGrpc.newBlockingStub(ch);
+      assertThatThrownBy(() -> stub.commitBlocks(io.strata.proto.CommitBlocksRequest.getDefaultInstance()))
+          .hasMessageContaining("INVALID_ARGUMENT").hasMessageContaining("1 to 1000 entries, not 0");
+      var two = io.strata.proto.GetUfsWriteTargetsRequest.newBuilder()
+          .addTargets(io.strata.proto.GetUfsWriteTargetRequest.newBuilder().setWorkerId(1).setFileId(5))
+          .addTargets(io.strata.proto.GetUfsWriteTargetRequest.newBuilder().setWorkerId(2).setFileId(6)).build();
+      assertThatThrownBy(() -> stub.getUfsWriteTargets(two)).hasMessageContaining("INVALID_ARGUMENT")
+          .hasMessageContaining("one worker and token");
+    } finally {
+      ch.shutdownNow();
+    }
   }
 
   /**

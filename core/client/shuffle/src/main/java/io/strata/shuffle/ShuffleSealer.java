@@ -90,9 +90,11 @@ final class ShuffleSealer {
   }
 
   private void sealRound(ShuffleState s, List<PartitionLocation> open) throws IOException {
+    long startNs = System.nanoTime();
     boolean shared = sharedUfs(s);
     Set<Long> unanswered = new HashSet<>();
     Map<Long, SealedPartitionProto> primary = sealOn(s, open, PartitionLocation::primary, true, Map.of(), unanswered);
+    long primariesNs = System.nanoTime();
     // The replica's copy is sealed in the primary's place. Its blocks have the primary's block ids, and the two
     // copies hold the same batches but not always in the same order (the primary forwards pushes side by side),
     // so they must never be listed together: the primary's copy, committed blocks too, is dropped first. A
@@ -140,6 +142,7 @@ final class ShuffleSealer {
         new HashSet<>());
     // Completing makes each file a normal, complete, persisted Strata file: batches of COMPLETE_BATCH files per
     // master call (one journal flush each), side by side, each answer the file's status with its blocks.
+    long copiesNs = System.nanoTime();
     Map<PartitionLocation, Boolean> outcome = new LinkedHashMap<>();
     Map<String, io.strata.client.URIStatus> completed = new HashMap<>();
     List<PartitionLocation> toComplete = new ArrayList<>();
@@ -209,6 +212,7 @@ final class ShuffleSealer {
         LOG.debug("Abandoning a partition file of shuffle {}: {}", s.shuffleId, ex.getMessage());
       }
     }
+    long completesNs = System.nanoTime();
     List<Long> dropOnReplica = new ArrayList<>();
     List<PartitionLocation> refetch = new ArrayList<>();
     synchronized (s) {
@@ -238,6 +242,14 @@ final class ShuffleSealer {
     }
     drop(s, open, dropOnReplica, PartitionLocation::replica);
     statuses(s, refetch);
+    LOG.info("Sealed {} of {} partition files of shuffle {} in {} ms: primaries {} ms, replicas {} ms, completes {} ms, "
+        + "drops {} ms", outcome.values().stream().filter(ok -> ok).count(), open.size(), s.shuffleId,
+        ms(System.nanoTime() - startNs), ms(primariesNs - startNs), ms(copiesNs - primariesNs),
+        ms(completesNs - copiesNs), ms(System.nanoTime() - completesNs));
+  }
+
+  private static long ms(long nanos) {
+    return java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(nanos);
   }
 
   /**

@@ -135,6 +135,81 @@ final class MasterSync implements StoreEvents, MasterClient {
     return pins;
   }
 
+  /**
+   * Commits and UFS write targets asked for by many threads at once (a shuffle seal's files, many writers'
+   * blocks) go in batched calls ({@link CallBatcher}); a lone one goes alone, as CommitBlock or GetUfsWriteTarget.
+   */
+  static final int BATCH_MAX = 500;
+  private final CallBatcher<CommitBlockRequest, Boolean> commitCalls = new CallBatcher<>(BATCH_MAX, this::commitBatch);
+  private final CallBatcher<GetUfsWriteTargetRequest, GetUfsWriteTargetResponse> targetCalls =
+      new CallBatcher<>(BATCH_MAX, this::targetBatch);
+
+  private List<CallBatcher.Outcome<Boolean>> commitBatch(List<CommitBlockRequest> reqs) throws StrataException {
+    if (reqs.size() == 1) {
+      call(st -> st.commitBlock(reqs.get(0)));
+      return List.of(CallBatcher.Outcome.ok(true));
+    }
+    List<CallBatcher.Outcome<Boolean>> out = new ArrayList<>(reqs.size());
+    for (List<CommitBlockRequest> run : sameRegistration(reqs, CommitBlockRequest::getWorkerToken)) {
+      io.strata.proto.CommitBlocksResponse res = call(st -> st.commitBlocks(
+          io.strata.proto.CommitBlocksRequest.newBuilder().addAllCommits(run).build()));
+      for (io.strata.proto.EntryResult r : answered(res.getResultsList(), run.size())) {
+        out.add(r.getErrorCode().isEmpty() ? CallBatcher.Outcome.ok(true) : CallBatcher.Outcome.failed(error(r)));
+      }
+    }
+    return out;
+  }
+
+  private List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> targetBatch(List<GetUfsWriteTargetRequest> reqs)
+      throws StrataException {
+    if (reqs.size() == 1) {
+      return List.of(CallBatcher.Outcome.ok(call(st -> st.getUfsWriteTarget(reqs.get(0)))));
+    }
+    List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> out = new ArrayList<>(reqs.size());
+    for (List<GetUfsWriteTargetRequest> run : sameRegistration(reqs, GetUfsWriteTargetRequest::getWorkerToken)) {
+      io.strata.proto.GetUfsWriteTargetsResponse res = call(st -> st.getUfsWriteTargets(
+          io.strata.proto.GetUfsWriteTargetsRequest.newBuilder().addAllTargets(run).build()));
+      for (io.strata.proto.UfsWriteTargetResult r : answered(res.getTargetsList(), run.size())) {
+        out.add(r.getResult().getErrorCode().isEmpty() ? CallBatcher.Outcome.ok(r.getTarget())
+            : CallBatcher.Outcome.failed(error(r.getResult())));
+      }
+    }
+    return out;
+  }
+
+  /** The requests in runs of one registration (token): a batch names one, and a re-registration may split one. */
+  private static <T> List<List<T>> sameRegistration(List<T> reqs, java.util.function.Function<T, String> token) {
+    List<List<T>> runs = new ArrayList<>();
+    for (T r : reqs) {
+      if (runs.isEmpty() || !token.apply(runs.get(runs.size() - 1).get(0)).equals(token.apply(r))) {
+        runs.add(new ArrayList<>());
+      }
+      runs.get(runs.size() - 1).add(r);
+    }
+    return runs;
+  }
+
+  private static <T> List<T> answered(List<T> results, int asked) throws StrataException {
+    if (results.size() != asked) {
+      throw new io.strata.common.exception.InternalException("The master answered " + results.size()
+          + " entries of a batch of " + asked);
+    }
+    return results;
+  }
+
+  private static StrataException error(io.strata.proto.EntryResult r) {
+    try {
+      return io.strata.common.exception.ErrorCode.valueOf(r.getErrorCode()).toException(r.getErrorMessage(), null);
+    } catch (IllegalArgumentException e) {
+      return new io.strata.common.exception.InternalException(r.getErrorCode() + ": " + r.getErrorMessage());
+    }
+  }
+
+  /** Batched calls sent so far: {commit batches, commits in them, target batches, targets in them}. */
+  long[] batchCounts() {
+    return new long[] {commitCalls.batches(), commitCalls.calls(), targetCalls.batches(), targetCalls.calls()};
+  }
+
   /** A call to the leading master, following failovers within the retry window. */
   private <T> T call(java.util.function.Function<BlockMasterWorkerServiceGrpc.BlockMasterWorkerServiceBlockingStub, T> c)
       throws StrataException {
@@ -376,7 +451,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
     GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId)
         .setWorkerId(workerId).setWorkerToken(workerToken).build();
-    GetUfsWriteTargetResponse res = call(s -> s.getUfsWriteTarget(req));
+    GetUfsWriteTargetResponse res = targetCalls.call(req);
     return new UfsTarget(res.getUfsUri(), res.getUfsOptionsMap());
   }
 
@@ -446,7 +521,7 @@ final class MasterSync implements StoreEvents, MasterClient {
       }
       CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setWorkerToken(reg.token())
           .setBlockId(blockId).setLength(length).setTier(tier).setAnnounce(announce).build();
-      call(st -> st.commitBlock(req));
+      commitCalls.call(req);
       ok = true;
     } finally {
       boolean gone = !ok && store != null && !storeHas(blockId); // asked before this leaf monitor

@@ -343,6 +343,15 @@ public final class WorkerProcess implements AutoCloseable {
     return ufs == null ? 0 : ufs.persistsActive();
   }
 
+  /**
+   * The master calls this worker's concurrent commits and UFS write targets went in so far: {commit calls,
+   * commits in them, target calls, targets in them} (see {@link CallBatcher}).
+   */
+  public long[] masterBatchCounts() {
+    MasterSync s = sync;
+    return s == null ? new long[4] : s.batchCounts();
+  }
+
   /** The master's pin list version this worker holds (0 until the master sends one). */
   public long pinVersion() {
     MasterSync s = sync;

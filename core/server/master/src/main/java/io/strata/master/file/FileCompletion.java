@@ -245,6 +245,30 @@ final class FileCompletion {
    */
   void commitBlock(long workerId, long blockId, long length, String tier, boolean announce)
       throws StrataException {
+    applyCommit(workerId, blockId, length, tier, announce);
+    flush.run();
+  }
+
+  /**
+   * Many commits of one worker, each applied as {@link #commitBlock} would, their journal entries made durable
+   * by one flush. Returns one failure per commit, in order (null: committed); a failed flush fails them all.
+   */
+  List<StrataException> commitBlocks(long workerId, List<FileSystemMaster.BlockCommit> commits) throws StrataException {
+    List<StrataException> out = new java.util.ArrayList<>(commits.size());
+    for (FileSystemMaster.BlockCommit c : commits) {
+      try {
+        applyCommit(workerId, c.blockId(), c.length(), c.tier(), c.announce());
+        out.add(null);
+      } catch (StrataException e) {
+        out.add(e);
+      }
+    }
+    flush.run();
+    return out;
+  }
+
+  private void applyCommit(long workerId, long blockId, long length, String tier, boolean announce)
+      throws StrataException {
     if (blockId < 0) {
       throw new InvalidArgumentException("Block id " + blockId + " is negative");
     }
@@ -281,6 +305,5 @@ final class FileCompletion {
         journal.append(new JournalEntry.CommitBlock(blockId, length));
       }
     }
-    flush.run();
   }
 }

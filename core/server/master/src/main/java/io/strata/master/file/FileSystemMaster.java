@@ -313,6 +313,15 @@ public final class FileSystemMaster {
     completion.commitBlock(workerId, blockId, length, tier, announce);
   }
 
+  /** One block a worker committed, for {@link #commitBlocks}. */
+  public record BlockCommit(long blockId, long length, String tier, boolean announce) {}
+
+  /** See {@link FileCompletion#commitBlocks}. */
+  public List<StrataException> commitBlocks(long workerId, List<BlockCommit> commits)
+      throws StrataException {
+    return completion.commitBlocks(workerId, commits);
+  }
+
   /** See {@link WorkerProtocol#reportCorruptBlock}. */
   public boolean reportCorruptBlock(long blockId, io.strata.common.net.WorkerAddress worker, long offset,
       String reason) throws StrataException {

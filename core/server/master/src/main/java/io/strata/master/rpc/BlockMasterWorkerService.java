@@ -18,6 +18,9 @@ import io.strata.proto.RegisterWorkerResponse;
 import io.strata.proto.WorkerHeartbeatRequest;
 import io.strata.proto.WorkerHeartbeatResponse;
 import io.strata.server.Rpc;
+import io.strata.common.exception.StrataException;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Worker-facing service: registration, heartbeats, block commits. Thread-safe. */
 public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc.BlockMasterWorkerServiceImplBase {
@@ -92,6 +95,74 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       fs.commitBlock(r.getWorkerId(), r.getBlockId(), r.getLength(), r.getTier(), r.getAnnounce());
       return CommitBlockResponse.getDefaultInstance();
     });
+  }
+
+  /** Most entries one CommitBlocks or GetUfsWriteTargets call takes. */
+  public static final int BATCH_MAX = 1000;
+
+  @Override
+  public void commitBlocks(io.strata.proto.CommitBlocksRequest r,
+      StreamObserver<io.strata.proto.CommitBlocksResponse> o) {
+    Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
+      CommitBlockRequest first = checkBatch(r.getCommitsList(), CommitBlockRequest::getWorkerId,
+          CommitBlockRequest::getWorkerToken, "CommitBlocks");
+      fs.checkWorkerCaller(first.getWorkerId(), first.getWorkerToken(), "CommitBlocks");
+      List<FileSystemMaster.BlockCommit> commits = new ArrayList<>(r.getCommitsCount());
+      for (CommitBlockRequest c : r.getCommitsList()) {
+        commits.add(new FileSystemMaster.BlockCommit(c.getBlockId(), c.getLength(), c.getTier(), c.getAnnounce()));
+      }
+      io.strata.proto.CommitBlocksResponse.Builder out = io.strata.proto.CommitBlocksResponse.newBuilder();
+      for (StrataException e : fs.commitBlocks(first.getWorkerId(), commits)) {
+        out.addResults(entryResult(e));
+      }
+      return out.build();
+    });
+  }
+
+  @Override
+  public void getUfsWriteTargets(io.strata.proto.GetUfsWriteTargetsRequest r,
+      StreamObserver<io.strata.proto.GetUfsWriteTargetsResponse> o) {
+    Rpc.unary(o, () -> {
+      FileSystemMaster fs = state.leading();
+      GetUfsWriteTargetRequest first = checkBatch(r.getTargetsList(), GetUfsWriteTargetRequest::getWorkerId,
+          GetUfsWriteTargetRequest::getWorkerToken, "GetUfsWriteTargets");
+      fs.checkWorkerCaller(first.getWorkerId(), first.getWorkerToken(), "GetUfsWriteTargets");
+      io.strata.proto.GetUfsWriteTargetsResponse.Builder out = io.strata.proto.GetUfsWriteTargetsResponse.newBuilder();
+      for (GetUfsWriteTargetRequest t : r.getTargetsList()) {
+        io.strata.proto.UfsWriteTargetResult.Builder b = io.strata.proto.UfsWriteTargetResult.newBuilder();
+        try {
+          MasterReplies.UfsTarget got = fs.ufsWriteTarget(t.getFileId());
+          b.setTarget(GetUfsWriteTargetResponse.newBuilder().setUfsUri(got.ufsUri()).putAllUfsOptions(got.options()));
+          b.setResult(entryResult(null));
+        } catch (StrataException e) {
+          b.setResult(entryResult(e));
+        }
+        out.addTargets(b);
+      }
+      return out.build();
+    });
+  }
+
+  /** A batch's first entry, once the batch is 1 to {@link #BATCH_MAX} entries that all name one worker and token. */
+  private static <T> T checkBatch(List<T> entries, java.util.function.ToLongFunction<T> worker,
+      java.util.function.Function<T, String> token, String call) throws InvalidArgumentException {
+    if (entries.isEmpty() || entries.size() > BATCH_MAX) {
+      throw new InvalidArgumentException(call + " takes 1 to " + BATCH_MAX + " entries, not " + entries.size());
+    }
+    T first = entries.get(0);
+    for (T e : entries) {
+      if (worker.applyAsLong(e) != worker.applyAsLong(first) || !token.apply(e).equals(token.apply(first))) {
+        throw new InvalidArgumentException(call + " entries must all name one worker and token: worker "
+            + worker.applyAsLong(first) + " and worker " + worker.applyAsLong(e) + " in one call");
+      }
+    }
+    return first;
+  }
+
+  private static io.strata.proto.EntryResult entryResult(StrataException e) {
+    return e == null ? io.strata.proto.EntryResult.getDefaultInstance() : io.strata.proto.EntryResult.newBuilder()
+        .setErrorCode(e.code().name()).setErrorMessage(String.valueOf(e.getMessage())).build();
   }
 
   @Override

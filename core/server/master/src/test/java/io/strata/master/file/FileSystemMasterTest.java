@@ -91,6 +91,30 @@ class FileSystemMasterTest {
   }
 
   @Test
+  void commitBlocks_answersEachEntry_andAppliesTheGoodOnes() throws Exception {
+    FileInfo a = create("/a");
+    FileInfo b = create("/b");
+    long missing = BlockId.of(4242, 0);
+
+    java.util.List<io.strata.common.exception.StrataException> out = fs.commitBlocks(worker, java.util.List.of(
+        new FileSystemMaster.BlockCommit(BlockId.of(a.id(), 0), 10, TIER, false),
+        new FileSystemMaster.BlockCommit(missing, 10, TIER, false),
+        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 0), BS + 1, TIER, false),
+        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 1), 7, TIER, false)));
+
+    assertThat(out).hasSize(4);
+    assertThat(out.get(0)).isNull();
+    assertThat(out.get(1)).isInstanceOf(NotFoundException.class).hasMessageContaining("4242");
+    assertThat(out.get(2)).isInstanceOf(InvalidArgumentException.class);
+    assertThat(out.get(3)).isNull();
+    assertThat(bm.blockLength(BlockId.of(a.id(), 0))).isEqualTo(10);
+    assertThat(bm.hasBlock(missing)).isFalse();
+    assertThat(bm.hasBlock(BlockId.of(b.id(), 0))).isFalse();
+    assertThat(bm.blockLength(BlockId.of(b.id(), 1))).isEqualTo(7);
+    assertThat(bm.getBlock(BlockId.of(b.id(), 1)).locations()).hasSize(1);
+  }
+
+  @Test
   void commitBlock_withNegativeId_isRefused() {
     assertThatThrownBy(() -> fs.commitBlock(worker, -1, 10, TIER)).isInstanceOf(InvalidArgumentException.class);
   }
