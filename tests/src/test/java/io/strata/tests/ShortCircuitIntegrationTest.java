@@ -9,6 +9,7 @@ import io.strata.client.FileInStream;
 import io.strata.client.FileOutStream;
 import io.strata.client.FileSystem;
 import io.strata.client.shortcircuit.ShortCircuitClient;
+import io.strata.client.ClientKeys;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.net.WorkerAddress;
@@ -133,11 +134,64 @@ class ShortCircuitIntegrationTest {
     assertThat(part).isEqualTo(java.util.Arrays.copyOfRange(data, BLOCK / 2, BLOCK / 2 + BLOCK));
 
     // 4 blocks read whole, then 2 by the positioned read: every store open was a short-circuit open,
-    // so the gRPC read path opened nothing.
+    // so the gRPC read path opened nothing. The last block (12,345 bytes) came in its open's answer.
     assertThat(server().opens() - opens).isEqualTo(6);
-    assertThat(server().descriptorsSent() - fds).isEqualTo(6);
+    assertThat(server().descriptorsSent() - fds).isEqualTo(5);
     assertThat(storeReads() - reads).isEqualTo(6);
     await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == 0);
+  }
+
+  /**
+   * A block of at most strata.user.shortcircuit.read.inline.max bytes (32 KiB by default) comes in the answer to
+   * its open: no descriptor is passed and nothing stays open at the worker; whole and positioned reads are
+   * byte-exact. Its bytes are checked against the stored checksums like any short-circuit read: a corrupt copy
+   * is caught, reported and read from the UFS instead, and the worker removes it. With the key 0, the same
+   * block is opened and passed by descriptor.
+   */
+  @Test
+  void smallBlock_comesInItsOpensAnswer_nothingStaysOpen_andACorruptCopyIsCaught() throws IOException {
+    String path = "/sc/small";
+    byte[] data = new byte[20_000];
+    new Random(41).nextBytes(data);
+    try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK)
+        .withWriteType(io.strata.client.options.WriteType.CACHE_THROUGH))) {
+      out.write(data);
+    }
+    long opens = server().opens();
+    long inlined = server().inlined();
+    long fds = server().descriptorsSent();
+    try (FileSystem client = FileSystem.create(cluster.clientConf()); FileInStream in = client.openFile(path)) {
+      assertThat(in.readAllBytes()).isEqualTo(data);
+      byte[] part = new byte[5000];
+      in.readFully(777, part, 0, part.length);
+      assertThat(part).isEqualTo(java.util.Arrays.copyOfRange(data, 777, 777 + 5000));
+      assertThat(in.shortCircuit().inlined()).isEqualTo(in.shortCircuit().opens()).isPositive();
+      assertThat(server().openNow()).isZero(); // while the stream is still open
+    }
+    assertThat(server().inlined() - inlined).isPositive().isEqualTo(server().opens() - opens);
+    assertThat(server().descriptorsSent() - fds).isZero();
+
+    StrataConf noInline = cluster.clientConf().withAll(Map.of(ClientKeys.SHORT_CIRCUIT_READ_INLINE_MAX.name(), "0"));
+    inlined = server().inlined();
+    fds = server().descriptorsSent();
+    try (FileSystem client = FileSystem.create(noInline)) {
+      assertThat(readAll(client, path)).isEqualTo(data);
+    }
+    assertThat(server().inlined() - inlined).isZero();
+    assertThat(server().descriptorsSent() - fds).isEqualTo(1);
+
+    Path file = tierDir.resolve("blocks").resolve(Long.toString(firstBlock(path)));
+    try (var ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(new byte[] {(byte) (data[12_345] ^ 0x21)}), 12_345);
+    }
+    inlined = server().inlined();
+    try (FileSystem client = FileSystem.create(cluster.clientConf())) {
+      assertThat(readAll(client, path)).isEqualTo(data); // caught, and read from the UFS through the worker
+    }
+    assertThat(server().inlined() - inlined).isEqualTo(1);
+    // The corrupt copy is no longer listed, and the worker removes it (its next heartbeat).
+    assertThat(fs.getBlockLocations(path).get(0).locations()).isEmpty();
+    await().atMost(Duration.ofSeconds(20)).until(() -> !Files.exists(file));
   }
 
   /** The lines of this JVM's memory map that map the file {@code p}. */
@@ -607,7 +661,8 @@ class ShortCircuitIntegrationTest {
   /**
    * The client runs in a private mount namespace where a tmpfs hides the worker's tier dir (root ignores
    * permissions, so an untraversable dir would prove nothing here): by descriptor it reads short-circuit;
-   * by path it cannot open the file, falls back to streaming and says why.
+   * by path it cannot open the file, falls back to streaming and says why. The 7-byte last block comes in its
+   * open's answer (inline), which needs neither a path nor a descriptor: short-circuit in both modes.
    */
   @Test
   void clientThatCannotSeeTheTierDir_readsByDescriptor_andPathModeFallsBack() throws Exception {
@@ -619,7 +674,7 @@ class ShortCircuitIntegrationTest {
     assertThat(fd).contains("sha256=" + sha, "length=" + data.length, "opens=3", "hidden=0", "fallbacks=[]");
 
     String path = runHidden("path");
-    assertThat(path).contains("sha256=" + sha, "length=" + data.length, "opens=0", "hidden=0",
+    assertThat(path).contains("sha256=" + sha, "length=" + data.length, "opens=1", "hidden=0",
         "path mode cannot open block", "by path " + tierDir, "NoSuchFileException", "reading through its data port");
   }
 

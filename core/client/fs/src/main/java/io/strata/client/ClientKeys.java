@@ -47,6 +47,15 @@ public final class ClientKeys {
               + "strata.user.read.checksum.verify. Off trusts the local file.")
           .build();
 
+  public static final PropertyKey<Long> SHORT_CIRCUIT_READ_INLINE_MAX =
+      PropertyKey.bytesKey("strata.user.shortcircuit.read.inline.max")
+          .defaultValue("32KB")
+          .validate(v -> v >= 0 && v <= 32 * 1024, "between 0 and 32KB")
+          .doc("Blocks of at most this many bytes read short-circuit come back in the answer to the open itself "
+              + "(one round trip over the domain socket, no descriptor, nothing left open at the worker) instead of "
+              + "an open, a descriptor and a close: a shuffle partition file of a few KiB, a small file. 0: never.")
+          .build();
+
   public static final PropertyKey<String> SHORT_CIRCUIT_READ_MMAP =
       PropertyKey.stringKey("strata.user.shortcircuit.read.mmap")
           .defaultValue("auto")

@@ -259,7 +259,7 @@ public final class FileInStream extends InputStream {
       FileBlockInfo nextBlock = blocks.get(next);
       WorkerAddress w = selector.nearest(nextBlock.locations(), skipFor(nextBlock));
       if (w != null && context.onThisHost(w)) {
-        ahead.start(w, nextBlock.blockId(), readType == ReadType.CACHE_PROMOTE);
+        ahead.start(w, nextBlock.blockId(), readType == ReadType.CACHE_PROMOTE, inlineMax(nextBlock));
       }
     }
   }
@@ -398,13 +398,26 @@ public final class FileInStream extends InputStream {
     }
   }
 
+  /**
+   * What a short-circuit open of the block asks to have inline: a small block comes in the open's answer (one
+   * round trip, nothing left open at the worker; {@link ClientKeys#SHORT_CIRCUIT_READ_INLINE_MAX}).
+   */
+  private int inlineMax(FileBlockInfo block) {
+    return inlineMax(context, block);
+  }
+
+  static int inlineMax(FileSystemContext context, FileBlockInfo block) {
+    long max = context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_INLINE_MAX);
+    return block.length() <= max ? (int) max : 0;
+  }
+
   /** The block read short-circuit from the worker on this host, or null to stream it (reason logged once). */
   private BlockRangeReader shortCircuit(WorkerAddress worker, FileBlockInfo block, long offset, long length) {
     io.strata.client.shortcircuit.ShortCircuitClient sc = context.shortCircuit();
     io.strata.client.shortcircuit.ShortCircuitClient.OpenBlock opened =
         ahead == null ? null : ahead.take(worker, block.blockId());
     if (opened == null) {
-      opened = sc.open(worker, block.blockId(), readType == ReadType.CACHE_PROMOTE);
+      opened = sc.open(worker, block.blockId(), readType == ReadType.CACHE_PROMOTE, inlineMax(block));
     }
     if (opened == null) {
       return null;

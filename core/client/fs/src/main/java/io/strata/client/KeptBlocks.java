@@ -56,7 +56,8 @@ final class KeptBlocks {
       if (chosen == null || !context.onThisHost(chosen)) {
         return null;
       }
-      ShortCircuitClient.OpenBlock opened = context.shortCircuit().open(chosen, block.blockId(), promote);
+      ShortCircuitClient.OpenBlock opened = context.shortCircuit().open(chosen, block.blockId(), promote,
+          FileInStream.inlineMax(context, block));
       if (opened == null) {
         return null;
       }

@@ -42,8 +42,11 @@ final class ShortCircuitAhead implements AutoCloseable {
     this.verify = verify;
   }
 
-  /** Starts opening {@code blockId} on {@code worker}, unless that open is already ahead (any other is dropped). */
-  void start(WorkerAddress worker, long blockId, boolean promote) {
+  /**
+   * Starts opening {@code blockId} on {@code worker} (with its bytes in the answer when it has at most
+   * {@code inlineMax}), unless that open is already ahead (any other is dropped).
+   */
+  void start(WorkerAddress worker, long blockId, boolean promote, int inlineMax) {
     if (pending != null && this.blockId == blockId && worker.equals(this.worker)) {
       return;
     }
@@ -53,7 +56,7 @@ final class ShortCircuitAhead implements AutoCloseable {
       executor.execute(() -> {
         ShortCircuitClient.OpenBlock open;
         try {
-          open = client.open(worker, blockId, promote);
+          open = client.open(worker, blockId, promote, inlineMax);
         } catch (RuntimeException e) {
           f.complete(null); // the reader opens it itself when it gets there
           return;

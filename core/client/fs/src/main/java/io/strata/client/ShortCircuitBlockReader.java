@@ -19,7 +19,8 @@ import java.nio.ByteBuffer;
  * caller's array, one copy from the page cache. Without a mapping (the channel measured faster, turned off, a
  * block on a disk tier, of 2 GiB or more, or a file that cannot be mapped): positioned reads of the file's
  * channel, which the JDK copies twice (into its temporary direct buffer, then the caller's array). Closing
- * releases the worker's read lock.
+ * releases the worker's read lock. A small block whose bytes came in the open's answer
+ * ({@link ShortCircuitClient.OpenBlock#inline()}) is read from them the same way, checksums and all.
  *
  * <p>With checksums ({@link ClientKeys#SHORT_CIRCUIT_CHECKSUM_VERIFY}) it first fetches the worker's stored
  * CRC32C of the chunks the range covers (sent with the OPEN answer, else asked over the domain socket), then
@@ -130,7 +131,13 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
       }
     }
     if (sums == null) {
-      int n = block.channel().read(ByteBuffer.wrap(b, off, want), pos);
+      int n;
+      if (block.inline() != null) {
+        readFully(ByteBuffer.wrap(b, off, want), pos);
+        n = want;
+      } else {
+        n = block.channel().read(ByteBuffer.wrap(b, off, want), pos);
+      }
       if (n < 0) {
         throw ended();
       }
@@ -206,8 +213,16 @@ final class ShortCircuitBlockReader implements BlockRangeReader {
     return done;
   }
 
-  /** Fills {@code buf} from block offset {@code at}. */
+  /** Fills {@code buf} from block offset {@code at}: from the block's file, or its bytes sent inline. */
   private void readFully(ByteBuffer buf, long at) throws IOException {
+    byte[] inline = block.inline();
+    if (inline != null) {
+      if (at + buf.remaining() > inline.length) {
+        throw ended();
+      }
+      buf.put(inline, (int) at, buf.remaining());
+      return;
+    }
     int start = buf.position();
     while (buf.hasRemaining()) {
       if (block.channel().read(buf, at + buf.position() - start) < 0) {

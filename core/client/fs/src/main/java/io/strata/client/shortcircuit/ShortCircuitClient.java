@@ -62,6 +62,7 @@ public final class ShortCircuitClient implements AutoCloseable {
   private final List<String> fallbackReasons = new ArrayList<>();
   private final java.util.Set<String> loggedKinds = new java.util.HashSet<>();
   private final AtomicLong opens = new AtomicLong();
+  private final AtomicLong inlined = new AtomicLong();
   private final AtomicLong chunksVerifiedAhead = new AtomicLong();
   final AtomicLong writesCreated = new AtomicLong();
   private final MappedReads mappedReads;
@@ -100,6 +101,14 @@ public final class ShortCircuitClient implements AutoCloseable {
    * be opened here.
    */
   public OpenBlock open(WorkerAddress worker, long blockId, boolean promote) {
+    return open(worker, blockId, promote, 0);
+  }
+
+  /**
+   * As above; a block of at most {@code inlineMax} bytes may come back with its bytes in the answer
+   * ({@link OpenBlock#inline()}): nothing is then left open at the worker, and the block has no channel.
+   */
+  public OpenBlock open(WorkerAddress worker, long blockId, boolean promote, int inlineMax) {
     if (mode == Mode.OFF) {
       return null;
     }
@@ -113,7 +122,7 @@ public final class ShortCircuitClient implements AutoCloseable {
     }
     ShortCircuitConnection.Opened opened;
     try {
-      opened = conn.open(blockId, promote);
+      opened = conn.open(blockId, promote, inlineMax);
     } catch (IOException e) {
       drop(conn);
       fallback("io:" + worker, "Short-circuit to worker " + worker + " failed (" + e.getMessage()
@@ -126,6 +135,13 @@ public final class ShortCircuitClient implements AutoCloseable {
           opened.errorMessage());
       release(worker, conn);
       return null;
+    }
+    if (opened.inline() != null) {
+      release(worker, conn); // nothing is open on it
+      opens.incrementAndGet();
+      inlined.incrementAndGet();
+      return new OpenBlock(this, worker, null, blockId, opened.length(), opened.tier(), false, null, opened.sums(),
+          opened.inline());
     }
     FileChannel ch;
     try {
@@ -144,7 +160,7 @@ public final class ShortCircuitClient implements AutoCloseable {
     }
     opens.incrementAndGet();
     return new OpenBlock(this, worker, conn, blockId, opened.length(), opened.tier(), opened.memoryBacked(), ch,
-        opened.sums());
+        opened.sums(), null);
   }
 
   /**
@@ -260,6 +276,11 @@ public final class ShortCircuitClient implements AutoCloseable {
     return opens.get();
   }
 
+  /** Of those, the small blocks whose bytes came in the open's answer. */
+  public long inlined() {
+    return inlined.get();
+  }
+
   /**
    * Checksum chunks of blocks opened ahead that the open-ahead thread matched against their stored checksums
    * ({@link BlockMapping#verifyAhead}), so far.
@@ -300,7 +321,9 @@ public final class ShortCircuitClient implements AutoCloseable {
 
   /**
    * A block open short-circuit: read its {@link #channel()} (positioned reads); close once to release the
-   * worker's read lock. Not thread-safe for close; the channel may be read from any thread.
+   * worker's read lock. A small block may instead have come whole in the open's answer ({@link #inline()}): it
+   * has no channel, mapping or connection, and holds nothing at the worker. Not thread-safe for close; the
+   * channel may be read from any thread.
    */
   public static final class OpenBlock implements AutoCloseable {
     private final ShortCircuitClient client;
@@ -313,6 +336,8 @@ public final class ShortCircuitClient implements AutoCloseable {
     private final FileChannel channel;
     /** Stored checksums from chunk 0 that came with the OPEN answer (null: none came). */
     private final int[] sentSums;
+    /** The block's bytes when they came in the OPEN answer (then channel and conn are null); else null. */
+    private final byte[] inline;
     /** Guarded by this: set once by {@link #close}. */
     private boolean closed;
     /** Guarded by this: the block's file mapped by the first {@link #mapping()}; null until then or unmappable. */
@@ -322,7 +347,7 @@ public final class ShortCircuitClient implements AutoCloseable {
     private Boolean readMapped;
 
     OpenBlock(ShortCircuitClient client, WorkerAddress worker, ShortCircuitConnection conn, long blockId,
-        long length, String tier, boolean memoryBacked, FileChannel channel, int[] sentSums) {
+        long length, String tier, boolean memoryBacked, FileChannel channel, int[] sentSums, byte[] inline) {
       this.client = client;
       this.worker = worker;
       this.conn = conn;
@@ -332,6 +357,12 @@ public final class ShortCircuitClient implements AutoCloseable {
       this.memoryBacked = memoryBacked;
       this.channel = channel;
       this.sentSums = sentSums;
+      this.inline = inline;
+    }
+
+    /** The block's bytes, when they came in the open's answer (read-only for callers); else null. */
+    public byte[] inline() {
+      return inline;
     }
 
     public long blockId() {
@@ -374,6 +405,10 @@ public final class ShortCircuitClient implements AutoCloseable {
       if (sentSums != null && first >= 0 && count >= 0 && first + count <= sentSums.length) {
         return java.util.Arrays.copyOfRange(sentSums, first, first + count);
       }
+      if (conn == null) {
+        throw new io.strata.common.exception.DataLossException("worker " + worker + " sent no checksums with block "
+            + blockId + " (its copy has none)");
+      }
       return conn.checksums(blockId, first, count);
     }
 
@@ -382,6 +417,9 @@ public final class ShortCircuitClient implements AutoCloseable {
      * file system, as the client's {@link MappedReads} decides (on the first call; later calls give the same).
      */
     public boolean readMapped() {
+      if (inline != null) {
+        return false;
+      }
       synchronized (this) {
         if (readMapped != null) {
           return readMapped;
@@ -401,7 +439,7 @@ public final class ShortCircuitClient implements AutoCloseable {
      * mapped or the block is closed (read {@link #channel()} then). Closing the block releases the mapping.
      */
     public synchronized BlockMapping mapping() {
-      if (!mapTried && !closed) {
+      if (!mapTried && !closed && inline == null) {
         mapTried = true;
         mapping = BlockMapping.map(channel, length, blockId);
       }
@@ -420,6 +458,9 @@ public final class ShortCircuitClient implements AutoCloseable {
       }
       if (m != null) {
         m.close();
+      }
+      if (inline != null) {
+        return; // nothing open at the worker
       }
       try {
         channel.close();

@@ -49,8 +49,8 @@ final class ShortCircuitConnection {
    * The result of an OPEN: errorCode null on success; sums, the stored checksums from chunk 0 the worker
    * sent with it (null when it sent none: ask {@link #checksums}).
    */
-  record Opened(long length, String tier, String path, boolean memoryBacked, int[] sums, String errorCode,
-      String errorMessage) {}
+  record Opened(long length, String tier, String path, boolean memoryBacked, int[] sums, byte[] inline,
+      String errorCode, String errorMessage) {}
 
   /** Collects what the worker sends: responses, descriptors, and the end of the connection. */
   static final class Inbox extends ChannelInboundHandlerAdapter {
@@ -93,11 +93,24 @@ final class ShortCircuitConnection {
     return channel.isActive();
   }
 
-  Opened open(long blockId, boolean promote) throws IOException {
-    ShortCircuitResponse r = call(ShortCircuitRequest.newBuilder()
-        .setOpen(OpenBlockProto.newBuilder().setBlockId(blockId).setPromote(promote).setWithChecksums(true)).build());
+  /**
+   * Opens a block; with {@code inlineMax} above 0 a block of at most that many bytes comes back in the answer
+   * ({@link Opened#inline()}, checked to hold exactly its length) and is not left open at the worker.
+   */
+  Opened open(long blockId, boolean promote, int inlineMax) throws IOException {
+    ShortCircuitResponse r = call(ShortCircuitRequest.newBuilder().setOpen(OpenBlockProto.newBuilder()
+        .setBlockId(blockId).setPromote(promote).setWithChecksums(true).setInlineMax(inlineMax)).build());
     if (!r.getErrorCode().isEmpty()) {
-      return new Opened(0, "", "", false, null, r.getErrorCode(), r.getErrorMessage());
+      return new Opened(0, "", "", false, null, null, r.getErrorCode(), r.getErrorMessage());
+    }
+    byte[] inline = null;
+    if (r.getInlined()) {
+      if (r.getData().size() != r.getLength()) {
+        close();
+        throw new IOException("the worker sent " + r.getData().size() + " bytes of block " + blockId + ", which has "
+            + r.getLength());
+      }
+      inline = r.getData().toByteArray();
     }
     int[] sums = null;
     if (r.getBytesPerChecksum() == io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES) {
@@ -106,7 +119,7 @@ final class ShortCircuitConnection {
         sums[i] = r.getChunkCrc32C(i);
       }
     }
-    return new Opened(r.getLength(), r.getTier(), r.getPath(), r.getMemoryBacked(), sums, null, null);
+    return new Opened(r.getLength(), r.getTier(), r.getPath(), r.getMemoryBacked(), sums, inline, null, null);
   }
 
   /** Asks for the descriptor of a block opened on this connection and opens a channel on it. */

@@ -106,7 +106,8 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     }
     switch (req.getOpCase()) {
       case OPEN:
-        open(ctx, req.getOpen().getBlockId(), req.getOpen().getPromote(), req.getOpen().getWithChecksums());
+        open(ctx, req.getOpen().getBlockId(), req.getOpen().getPromote(), req.getOpen().getWithChecksums(),
+            req.getOpen().getInlineMax());
         break;
       case SEND_FD:
         sendFd(ctx, req.getSendFd().getBlockId(), req.getSendFd().getWrite());
@@ -164,7 +165,10 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     }
   }
 
-  private void open(ChannelHandlerContext ctx, long blockId, boolean promote, boolean withChecksums) {
+  /** Most bytes an OPEN answer carries inline (the rest of a frame holds its checksums and fields). */
+  static final int MAX_INLINE_BYTES = 32 * 1024;
+
+  private void open(ChannelHandlerContext ctx, long blockId, boolean promote, boolean withChecksums, int inlineMax) {
     if (openCount >= MAX_OPEN_PER_CONNECTION) {
       // Each open holds a descriptor and a read lock that delays the block's removal: a client closes what
       // it is done with (Strata's own keeps one block open per connection).
@@ -180,6 +184,10 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       return;
     } catch (IOException | RuntimeException e) {
       error(ctx, ErrorCode.INTERNAL, "Cannot open block " + blockId + ": " + e);
+      return;
+    }
+    if (inlineMax > 0 && handle.meta().length() <= Math.min(inlineMax, MAX_INLINE_BYTES)) {
+      inline(ctx, handle, blockId, withChecksums);
       return;
     }
     String path;
@@ -206,6 +214,42 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       addChecksums(r, handle, blockId);
     }
     reply(ctx, r.build());
+  }
+
+  /**
+   * Answers an OPEN of a small block with its bytes (and checksums) and closes it again at once: the read lock is
+   * held only while its bytes are read here, never across the answer.
+   */
+  private void inline(ChannelHandlerContext ctx, BlockStore.ReadHandle handle, long blockId, boolean withChecksums) {
+    ShortCircuitResponse r;
+    try {
+      BlockStore.BlockMeta meta = handle.meta();
+      byte[] data = new byte[(int) meta.length()];
+      java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(data);
+      java.nio.channels.FileChannel ch = handle.channel();
+      while (buf.hasRemaining()) {
+        if (ch.read(buf, buf.position()) < 0) {
+          throw new IOException("block " + blockId + " ends at " + buf.position() + " of its " + data.length + " bytes");
+        }
+      }
+      ShortCircuitResponse.Builder b = ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier())
+          .setInlined(true).setData(com.google.protobuf.UnsafeByteOperations.unsafeWrap(data));
+      if (withChecksums) {
+        addChecksums(b, handle, blockId);
+      }
+      handle.served(meta.length());
+      r = b.build();
+    } catch (IOException | RuntimeException e) {
+      counters.errors.incrementAndGet();
+      error(ctx, ErrorCode.INTERNAL, "Cannot read block " + blockId + " for an inline answer: " + e);
+      return;
+    } finally {
+      handle.close();
+    }
+    counters.opens.incrementAndGet();
+    counters.inlined.incrementAndGet();
+    counters.bytesOpened.addAndGet(r.getLength());
+    reply(ctx, r);
   }
 
   /**

@@ -57,6 +57,8 @@ public final class ShortCircuitServer implements AutoCloseable {
   /** What the server has done so far; tests and benchmarks read it. */
   static final class Counters {
     final AtomicLong opens = new AtomicLong();
+    /** Opens answered with the block's bytes (small blocks), counted in {@link #opens} too. */
+    final AtomicLong inlined = new AtomicLong();
     final AtomicLong fdsSent = new AtomicLong();
     final AtomicLong errors = new AtomicLong();
     final AtomicInteger openNow = new AtomicInteger();
@@ -147,14 +149,19 @@ public final class ShortCircuitServer implements AutoCloseable {
     return socketPath;
   }
 
-  /** Blocks opened so far (each a read lock handed to a client). */
   /** Connections closed at once because the most the server serves were open. */
   public long refusedConnections() {
     return counters.refusedConnections.get();
   }
 
+  /** Blocks opened so far (each a read lock handed to a client, or an answer with the block's bytes). */
   public long opens() {
     return counters.opens.get();
+  }
+
+  /** Opens answered with the block's bytes inline (counted in {@link #opens()} too). */
+  public long inlined() {
+    return counters.inlined.get();
   }
 
   /** File descriptors passed so far. */
