@@ -601,6 +601,84 @@ class ShufflePartitionFilesIntegrationTest {
   }
 
   /** The bytes of a block in a worker's store, or null when it holds none. */
+  /**
+   * With a node-local UFS a replica commits beside its primary only when its copy has the primary's length and
+   * CRC. One that differs (here partition 1: one batch on each copy alone, of equal size) drops its copy before
+   * any of its blocks reaches the master, and says so (dropped): asked directly, it answers dropped and holds no
+   * block of the file; at the seal the complete's status names only the primary, the driver asks for no drop and
+   * no status again, and the partition reads whole. Partition 0's copies hold the same batches: every copy the
+   * status names holds the primary's bytes.
+   */
+  @Test
+  @Order(13)
+  void replicaUnlikeItsPrimary_dropsItsCopyBeforeAnyCommit_andTheStatusNamesOnlyThePrimary() throws Exception {
+    Path dir = cluster.baseDir().resolve("unlike");
+    Files.createDirectories(dir);
+    if (!fs.exists("/.shuffle")) {
+      fs.createDirectory("/.shuffle");
+    }
+    fs.mount("/.shuffle/app-unlike", dir.toUri().toString(), MountOptions.defaults()); // node-local
+    List<PartitionLocation> locs = lifecycle.register("app-unlike", 50, 3);
+    byte[] mine = "p".repeat(500).getBytes(StandardCharsets.UTF_8);
+    byte[] theirs = "r".repeat(500).getBytes(StandardCharsets.UTF_8);
+    for (PartitionLocation odd : List.of(locs.get(1), locs.get(2))) {
+      assertThat(stub(odd.primaryPort()).push(one("app-unlike", 50, odd, mine, BatchHeader.crc32c(mine, 0, 500))
+          .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+      assertThat(stub(odd.replicaPort()).push(one("app-unlike", 50, odd, theirs, BatchHeader.crc32c(theirs, 0, 500))
+          .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+    }
+    PushClient p = pusher("app-unlike", 50, locs);
+    for (int i = 0; i < 10; i++) {
+      for (int part = 0; part < 3; part++) {
+        byte[] b = batch(0, part, i);
+        p.push(part, 0, 9, b, 0, b.length);
+      }
+    }
+    p.finish();
+
+    // Partition 2, asked directly with the primary's length and CRC: the replica differs, commits nothing.
+    PartitionLocation direct = locs.get(2);
+    var answer = stub(direct.replicaPort()).seal(io.strata.proto.SealRequest.newBuilder().setAppId("app-unlike")
+        .setShuffleId(50).addFileIds(direct.fileId()).addExpectLength(12345).addExpectCrc32C(42).build())
+        .getPartitions(0);
+    assertThat(answer.getError()).contains("differs from its primary's copy");
+    assertThat(answer.getDropped()).isTrue();
+    assertThat(answer.getCommitted()).isFalse();
+    assertThat(storedBytes(workerAt(direct.replicaPort()), io.strata.common.id.BlockId.of(direct.fileId(), 0)))
+        .isNull();
+
+    SealedShuffle sealed = lifecycle.seal(50);
+    assertThat(sealed.lost()).isEmpty();
+    for (int part = 0; part < 3; part++) {
+      PartitionLocation l = locs.get(part);
+      URIStatus given = sealed.statuses().get(l.path());
+      assertThat(given).as("status of partition " + part).isNotNull();
+      String primary = "localhost:" + l.primaryPort();
+      for (FileBlockInfo b : given.blocks()) {
+        List<String> at = b.locations().stream().map(x -> x.address().host() + ":" + x.address().rpcPort()).toList();
+        if (part == 0) {
+          // Alike unless the primary's side-by-side forwards reached the replica in another order: then dropped.
+          assertThat(at).contains(primary);
+          for (var loc : b.locations()) {
+            assertThat(storedBytes(workerAt(loc.address().rpcPort()), b.blockId()))
+                .isEqualTo(storedBytes(workerAt(l.primaryPort()), b.blockId()));
+          }
+        } else {
+          assertThat(at).containsExactly(primary);
+        }
+      }
+      if (part > 0) {
+        assertThat(storedBytes(workerAt(l.replicaPort()), io.strata.common.id.BlockId.of(l.fileId(), 0))).isNull();
+      }
+      List<String> got = new ArrayList<>();
+      try (PartitionReader r = new PartitionReader(fs, sealed.files().get(part), sealed.statuses(), Map.of(0, 9L))) {
+        r.forEachRemaining(b -> got.add(new String(b, StandardCharsets.UTF_8)));
+      }
+      assertThat(got).as("partition " + part).containsExactlyInAnyOrderElementsOf(expected(1, part, 10));
+    }
+    lifecycle.unregister(50);
+  }
+
   private static byte[] storedBytes(io.strata.worker.WorkerProcess w, long blockId) throws Exception {
     try (io.strata.worker.store.BlockStore.ReadHandle h = w.store().openForRead(blockId, false)) {
       java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate((int) h.meta().length());

@@ -224,7 +224,12 @@ final class ShuffleSealer {
         if (ok) {
           s.sealed.computeIfAbsent(l.partitionId(), k -> new ArrayList<>()).add(l.path());
           SealedPartitionProto c = copies.get(l.fileId());
-          if (l.hasReplica() && !replica.containsKey(l.fileId()) && (shared || c == null || !c.getError().isEmpty())) {
+          // A replica that was asked to commit beside its primary and dropped its copy without any block reaching
+          // the master (it differed, as it mostly does: the primary forwards pushes side by side) needs no drop,
+          // and the complete's status lists no block of it.
+          boolean replicaGone = c != null && !c.getError().isEmpty() && c.getDropped();
+          if (l.hasReplica() && !replica.containsKey(l.fileId()) && !replicaGone
+              && (shared || c == null || !c.getError().isEmpty())) {
             dropOnReplica.add(l.fileId());
             if (!shared && c != null) {
               // The replica was asked to commit and failed: a block it did commit may be in the status the

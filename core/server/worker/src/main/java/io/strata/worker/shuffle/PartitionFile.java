@@ -42,6 +42,8 @@ final class PartitionFile {
   private final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
   private CompletableFuture<Seal> sealed;
   private CompletableFuture<Void> written;
+  /** Whether the seal began committing blocks (at the master too): set once, before the first commit. */
+  private volatile boolean commitAttempted;
 
   PartitionFile(ShuffleStore.PartitionSpec spec, BlockStore store) {
     this.spec = spec;
@@ -109,6 +111,14 @@ final class PartitionFile {
   /** A sealed copy: its length and the CRC32C of all its bytes. */
   record Seal(long length, int crc32c) {}
 
+  /**
+   * Whether the seal began committing this copy's blocks: until then (a copy found unlike its primary's, or
+   * broken) none of its blocks can have reached the master.
+   */
+  boolean commitAttempted() {
+    return commitAttempted;
+  }
+
   /** The seal of this copy when its blocks are committed (whatever became of its UFS copy); else null. */
   synchronized Seal committed() {
     return sealed != null && sealed.isDone() && !sealed.isCompletedExceptionally() ? sealed.join() : null;
@@ -160,6 +170,7 @@ final class PartitionFile {
             + "%08x here; %d bytes, %08x there): not committed", describe(), mineSeal.length(), mineSeal.crc32c(),
             expect.length(), expect.crc32c()));
       }
+      commitAttempted = true;
       for (BlockStore.TempBlock t : blocks) {
         committer.commitTemp(store, t);
         done.add(t.blockId());

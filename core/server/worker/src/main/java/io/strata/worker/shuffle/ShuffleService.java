@@ -96,7 +96,7 @@ public final class ShuffleService extends ShuffleWorkerServiceGrpc.ShuffleWorker
         SealedPartitionProto.Builder p = SealedPartitionProto.newBuilder().setFileId(s.fileId()).setLength(s.length())
             .setCrc32C(s.crc32c());
         if (s.error() != null) {
-          p.setError(s.error()).setCommitted(s.committed());
+          p.setError(s.error()).setCommitted(s.committed()).setDropped(s.dropped());
         }
         resp.addPartitions(p);
       }

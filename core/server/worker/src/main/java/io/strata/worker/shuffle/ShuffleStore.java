@@ -40,11 +40,12 @@ public final class ShuffleStore {
   /**
    * The outcome of sealing one partition copy: its length and CRC, or why it failed ({@code error}, null when
    * sealed); {@code committed} with an error: its blocks were committed before it failed, length and CRC are
-   * theirs.
+   * theirs; {@code dropped} with an error: a copy sealed beside its primary's that no commit of reached the
+   * master, dropped here.
    */
-  public record Sealed(long fileId, long length, int crc32c, String error, boolean committed) {
+  public record Sealed(long fileId, long length, int crc32c, String error, boolean committed, boolean dropped) {
     static Sealed failed(long fileId, String error) {
-      return new Sealed(fileId, -1, 0, error, false);
+      return new Sealed(fileId, -1, 0, error, false, false);
     }
   }
 
@@ -209,18 +210,18 @@ public final class ShuffleStore {
       PartitionFile.Seal done = p.seal(committer, ufs, writeThrough, expect);
       sealed.increment();
       sealedBytes.add(done.length());
-      return new Sealed(id, done.length(), done.crc32c(), null, false);
+      return new Sealed(id, done.length(), done.crc32c(), null, false, false);
     } catch (IOException | RuntimeException e) {
       sealFailures.increment();
       String why = e.getMessage() == null ? e.toString() : e.getMessage();
       if (expect != null) {
         p.drop(true); // a replica copy unlike its primary's must not stay as a second copy of the blocks
         partitions.remove(id, p);
-        return Sealed.failed(id, why);
+        return new Sealed(id, -1, 0, why, false, !p.commitAttempted());
       }
       PartitionFile.Seal committed = p.committed(); // the UFS write failed after the commit
       return committed == null ? Sealed.failed(id, why)
-          : new Sealed(id, committed.length(), committed.crc32c(), why, true);
+          : new Sealed(id, committed.length(), committed.crc32c(), why, true, false);
     }
   }
 
