@@ -60,6 +60,24 @@ final class Scripts {
     return env;
   }
 
+  /**
+   * Starts a master process of its own under {@code tmp} (bin/strata-start.sh master: a free port, its own logs,
+   * data and UFS dirs, the given heap), recording its settings in {@code env} for later commands; returns its
+   * pid. The caller stops it (bin/strata-stop.sh all with the same env).
+   */
+  static long startMaster(Path tmp, Map<String, String> env, String heap) throws IOException, InterruptedException {
+    env.put("STRATA_MASTER_RPC_PORT", Integer.toString(freePort()));
+    env.put("STRATA_LOGS_DIR", tmp.resolve("logs").toString());
+    env.put("STRATA_DATA_DIR", tmp.resolve("data").toString());
+    env.put("STRATA_MASTER_MOUNT_TABLE_ROOT_UFS", tmp.resolve("underFSStorage").toString());
+    env.put("STRATA_HEAP", heap);
+    Result start = run(tmp, env, "bin/strata-start.sh", "master");
+    if (start.exit() != 0) {
+      throw new IllegalStateException("bin/strata-start.sh master failed (" + start.exit() + "): " + start.err());
+    }
+    return Long.parseLong(Files.readString(tmp.resolve("data/pids/master.pid")).trim());
+  }
+
   /** A free port on loopback. */
   static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {

@@ -85,6 +85,8 @@ public final class FileSystemContext implements Closeable {
   private final ClientEventLoops loops = new ClientEventLoops("strata-client-net");
   /** Runs this context's periodic checks (idle worker channels); one daemon thread, stopped by close. */
   private final java.util.concurrent.ScheduledExecutorService maintenance;
+  /** Deadlines of unary master calls ({@link #callMaster}). */
+  private final CallDeadlines deadlines = new CallDeadlines();
   /**
    * Background work of streams (short-circuit opens ahead, {@link ShortCircuitAhead}): two daemon threads at
    * most, started on demand and gone after 30 s idle; past 256 queued tasks it refuses (the stream then does
@@ -282,8 +284,9 @@ public final class FileSystemContext implements Closeable {
   /** A unary call to the leading master (deadline applied), following failovers within the retry window. */
   <T> T callMaster(java.util.function.Function<FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub, T> call)
       throws io.strata.common.exception.StrataException {
-    return master.call(ch -> call.apply(FileSystemMasterServiceGrpc.newBlockingStub(ch)
-        .withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS)));
+    // The deadline without a timer per call (CallDeadlines): a gRPC call deadline wakes an event loop per call.
+    return master.call(ch -> deadlines.call(rpcTimeoutMs,
+        () -> call.apply(FileSystemMasterServiceGrpc.newBlockingStub(ch))));
   }
 
   /** A streaming call to the leading master (no overall deadline); same failover rules. */
@@ -470,6 +473,7 @@ public final class FileSystemContext implements Closeable {
       pageCache.close();
     }
     maintenance.shutdownNow();
+    deadlines.close();
     background.shutdownNow();
     master.close();
     last.channels.close();

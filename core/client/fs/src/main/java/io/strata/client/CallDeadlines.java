@@ -1,0 +1,96 @@
+package io.strata.client;
+
+import io.grpc.Context;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Deadlines for a client's blocking unary master calls, without a timer per call. grpc-java arms a timer for
+ * every call given a deadline ({@code withDeadlineAfter}) on the channel's event loop group, which wakes a
+ * sleeping loop thread per call: on a busy host that wake-up was the largest cost of a getStatus beyond the wire
+ * (docs/PERFORMANCE.md, "a fair bare baseline"). Here each call instead runs in a cancellable gRPC
+ * {@link Context} registered with its expiry; one daemon thread wakes every {@link #TICK_MS} ms and cancels the
+ * calls past their expiry (a thread of its own: a call that hangs never holds it up). Such a call fails with DEADLINE_EXCEEDED, as a deadline would,
+ * at most one tick late.
+ *
+ * <p>Thread-safe: calls run on their callers' threads; the tick thread only cancels contexts. The registry is a
+ * concurrent map; no lock is held across a call.
+ */
+final class CallDeadlines implements AutoCloseable {
+  /** How often expired calls are looked for: the most a call outlives its deadline. */
+  static final long TICK_MS = 50;
+
+  /** Why the tick cancelled a call. */
+  private static final class Expired extends RuntimeException {
+    Expired(long timeoutMs) {
+      super("deadline of " + timeoutMs + " ms exceeded", null, false, false);
+    }
+  }
+
+  /** A registered call's expiry ({@link System#nanoTime}) and its timeout. */
+  private record Expiry(long atNanos, long timeoutMs) {}
+
+  private final Map<Context.CancellableContext, Expiry> running = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService tick;
+
+  CallDeadlines() {
+    ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread th = new Thread(r, "strata-client-deadlines");
+      th.setDaemon(true);
+      return th;
+    });
+    t.setRemoveOnCancelPolicy(true);
+    t.scheduleWithFixedDelay(this::cancelExpired, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
+    this.tick = t;
+  }
+
+  /**
+   * Runs {@code call} (a blocking gRPC call made on this thread) with a deadline {@code timeoutMs} from now; a
+   * call still running then is cancelled and throws DEADLINE_EXCEEDED.
+   */
+  <T> T call(long timeoutMs, Supplier<T> call) {
+    Context.CancellableContext c = Context.current().withCancellation();
+    running.put(c, new Expiry(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs), timeoutMs));
+    Context previous = c.attach();
+    try {
+      return call.get();
+    } catch (StatusRuntimeException e) {
+      if (c.cancellationCause() instanceof Expired x) {
+        throw Status.DEADLINE_EXCEEDED.withDescription(x.getMessage()).asRuntimeException();
+      }
+      throw e;
+    } finally {
+      c.detach(previous);
+      running.remove(c);
+      c.cancel(null); // releases the listeners the call may have left on it
+    }
+  }
+
+  /** Calls running now (tests). */
+  int running() {
+    return running.size();
+  }
+
+  private void cancelExpired() {
+    if (running.isEmpty()) {
+      return;
+    }
+    long now = System.nanoTime();
+    for (Map.Entry<Context.CancellableContext, Expiry> e : running.entrySet()) {
+      if (now - e.getValue().atNanos() >= 0) {
+        e.getKey().cancel(new Expired(e.getValue().timeoutMs()));
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    tick.shutdownNow();
+  }
+}
