@@ -619,13 +619,8 @@ class ShufflePartitionFilesIntegrationTest {
     }
     fs.mount("/.shuffle/app-unlike", dir.toUri().toString(), MountOptions.defaults()); // node-local
     List<PartitionLocation> locs = lifecycle.register("app-unlike", 50, 3);
-    byte[] mine = "p".repeat(500).getBytes(StandardCharsets.UTF_8);
-    byte[] theirs = "r".repeat(500).getBytes(StandardCharsets.UTF_8);
     for (PartitionLocation odd : List.of(locs.get(1), locs.get(2))) {
-      assertThat(stub(odd.primaryPort()).push(one("app-unlike", 50, odd, mine, BatchHeader.crc32c(mine, 0, 500))
-          .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
-      assertThat(stub(odd.replicaPort()).push(one("app-unlike", 50, odd, theirs, BatchHeader.crc32c(theirs, 0, 500))
-          .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+      pushUnlike("app-unlike", 50, odd, 500);
     }
     PushClient p = pusher("app-unlike", 50, locs);
     for (int i = 0; i < 10; i++) {
@@ -677,6 +672,71 @@ class ShufflePartitionFilesIntegrationTest {
       assertThat(got).as("partition " + part).containsExactlyInAnyOrderElementsOf(expected(1, part, 10));
     }
     lifecycle.unregister(50);
+  }
+
+  /**
+   * The seal gap: a primary commits its copy, then dies before it answers the seal (here: sealed directly, its
+   * answer dropped, then stopped). Its replica's copy, which differs (one batch on each copy alone), is sealed in
+   * its place; the replica's commits replace the primary's copy at the master. When the primary comes back with
+   * its store and reports its committed blocks, the master refuses them and has it remove them: no reader is ever
+   * sent to bytes other than the UFS copy's, and the partition reads whole.
+   */
+  @Test
+  @Order(14)
+  void primaryThatCommittedAndDiedBeforeAnswering_isNotListedAgainWhenItComesBack() throws Exception {
+    List<PartitionLocation> locs = lifecycle.register("app-gap", 60, 1);
+    PartitionLocation l = locs.get(0);
+    pushUnlike("app-gap", 60, l, 700);
+    PushClient p = pusher("app-gap", 60, locs);
+    for (int i = 0; i < 10; i++) {
+      byte[] b = batch(0, 0, i);
+      p.push(0, 0, 9, b, 0, b.length);
+    }
+    p.finish();
+    var committed = stub(l.primaryPort()).seal(io.strata.proto.SealRequest.newBuilder().setAppId("app-gap")
+        .setShuffleId(60).addFileIds(l.fileId()).setWriteThrough(false).build()).getPartitions(0);
+    assertThat(committed.getError()).isEmpty();
+    long block0 = io.strata.common.id.BlockId.of(l.fileId(), 0);
+    // The file is not complete yet: the master's own record shows the primary's committed copy.
+    assertThat(cluster.master().fileSystemMaster().blockMaster().getBlock(block0).locations())
+        .extracting(x -> x.worker().address().rpcPort()).containsExactly(l.primaryPort());
+    int victim = cluster.workers().indexOf(workerAt(l.primaryPort()));
+    cluster.stopWorker(victim);
+    try {
+      SealedShuffle sealed = lifecycle.seal(60);
+      assertThat(sealed.lost()).isEmpty();
+      assertThat(sealed.statuses().get(l.path()).blocks()).allSatisfy(b -> assertThat(b.locations())
+          .extracting(x -> x.address().rpcPort()).containsExactly(l.replicaPort()));
+      assertThat(fs.getBlockLocations(l.path())).allSatisfy(b -> assertThat(b.locations())
+          .extracting(x -> x.address().rpcPort()).containsExactly(l.replicaPort()));
+    } finally {
+      cluster.restartWorker(victim);
+      cluster.waitForWorkers(3, 30_000);
+    }
+    // Back with its store: its copy of block 0 (other bytes than the replica's) is refused, then removed there.
+    io.strata.worker.WorkerProcess back = cluster.worker(victim);
+    await().atMost(Duration.ofSeconds(20)).until(() -> storedBytes(back, block0) == null);
+    byte[] ufsCopy = Files.readAllBytes(cluster.rootUfsDir().resolve(".shuffle/app-gap/60/0-0"));
+    for (FileBlockInfo b : fs.getBlockLocations(l.path())) {
+      assertThat(b.locations()).extracting(x -> x.address().rpcPort()).containsExactly(l.replicaPort());
+      assertThat(storedBytes(workerAt(l.replicaPort()), b.blockId())).isEqualTo(java.util.Arrays.copyOfRange(
+          ufsCopy, (int) b.offset(), (int) (b.offset() + b.length())));
+    }
+    assertThat(read(List.of(l.path()), Map.of(0, 9L))).containsExactlyInAnyOrderElementsOf(expected(1, 0, 10));
+    lifecycle.unregister(60);
+  }
+
+  /**
+   * Makes the partition's two copies differ: one batch of {@code size} bytes on each copy alone (pushed as a
+   * primary's forward is, applied there only), of equal size, so their lengths match and their bytes do not.
+   */
+  private static void pushUnlike(String app, int shuffle, PartitionLocation l, int size) {
+    byte[] mine = "p".repeat(size).getBytes(StandardCharsets.UTF_8);
+    byte[] theirs = "r".repeat(size).getBytes(StandardCharsets.UTF_8);
+    assertThat(stub(l.primaryPort()).push(one(app, shuffle, l, mine, BatchHeader.crc32c(mine, 0, size))
+        .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+    assertThat(stub(l.replicaPort()).push(one(app, shuffle, l, theirs, BatchHeader.crc32c(theirs, 0, size))
+        .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
   }
 
   private static byte[] storedBytes(io.strata.worker.WorkerProcess w, long blockId) throws Exception {

@@ -464,7 +464,7 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public void announce(long blockId, long length, String tier) throws StrataException {
-    commitAtMaster(blockId, length, tier, true);
+    commitAtMaster(blockId, length, tier, true, false);
   }
 
   @Override
@@ -487,14 +487,20 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Tells the master this worker holds a new block (pinned when its file is); throws the master's error. */
   @Override
   public void commitBlock(long blockId, long length, String tier) throws StrataException {
-    commitAtMaster(blockId, length, tier, false);
+    commitAtMaster(blockId, length, tier, false, false);
+  }
+
+  /** A second copy of a block another worker committed, with the same bytes: kept beside it at the master. */
+  public void commitBeside(long blockId, long length, String tier) throws StrataException {
+    commitAtMaster(blockId, length, tier, false, true);
   }
 
   /**
    * Commits at the master with no lock held across the RPC. An announcement of a copy whose removal is
    * under way is skipped (it would re-announce what is going).
    */
-  private void commitAtMaster(long blockId, long length, String tier, boolean announce) throws StrataException {
+  private void commitAtMaster(long blockId, long length, String tier, boolean announce, boolean beside)
+      throws StrataException {
     Registration reg = registration;
     long id = reg.id();
     if (id < 0) {
@@ -520,7 +526,7 @@ final class MasterSync implements StoreEvents, MasterClient {
         s.get(blockId); // removed before this commit started (its removal was just dropped): do not commit
       }
       CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setWorkerToken(reg.token())
-          .setBlockId(blockId).setLength(length).setTier(tier).setAnnounce(announce).build();
+          .setBlockId(blockId).setLength(length).setTier(tier).setAnnounce(announce).setBeside(beside).build();
       commitCalls.call(req);
       ok = true;
     } finally {

@@ -151,8 +151,17 @@ public final class WorkerProcess implements AutoCloseable {
     IdleWatch ufsWriteWatch = new IdleWatch(rpcTimers, conf.get(WorkerKeys.UFS_WRITE_IDLE_TIMEOUT).toMillis(),
         WorkerKeys.UFS_WRITE_IDLE_TIMEOUT.name());
     streamLimits = new StreamLimits(conf.get(WorkerKeys.STREAMS_MAX), conf.get(WorkerKeys.STREAMS_PER_CLIENT_MAX));
-    shuffle = new io.strata.worker.shuffle.ShuffleWorker(conf, deferred,
-        (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, "worker-" + wantPort);
+    shuffle = new io.strata.worker.shuffle.ShuffleWorker(conf, deferred, new io.strata.worker.rpc.Committer() {
+      @Override
+      public void commit(long id, long len, String tier) throws StrataException {
+        sync.commitBlock(id, len, tier);
+      }
+
+      @Override
+      public void commitBeside(long id, long len, String tier) throws StrataException {
+        sync.commitBeside(id, len, tier); // a replica's copy equal to its primary's
+      }
+    }, ufs, "worker-" + wantPort);
     server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
         List.of(shuffle.service().bindService(), ServerInterceptors.intercept(dataService = new BlockWorkerService(deferred,
             (id, len, tier) -> sync.commitBlock(id, len, tier), ufs, maxChunk,

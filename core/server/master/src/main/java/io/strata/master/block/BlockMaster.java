@@ -94,16 +94,27 @@ public final class BlockMaster {
 
   private synchronized long registerLocked(WorkerAddress address, long capacity, long used,
       List<BlockReport> report, long startTimeMs, List<StorageDirState> dirs) {
+    // Removals the master still wants of this address's copies carry over: a copy replaced or found corrupt
+    // while the worker was away (or before it restarted) is refused below and removed there.
+    java.util.Set<Long> stillToRemove = new java.util.HashSet<>();
     for (Iterator<WorkerMeta> it = live.values().iterator(); it.hasNext(); ) {
       WorkerMeta old = it.next();
       if (old.address.equals(address)) {
         LOG.info("Worker {} at {} registers again; dropping its old registration", old.id, address);
         dropLocations(old);
+        stillToRemove.addAll(old.toRemove);
         it.remove();
       }
     }
-    lost.values().removeIf(w -> w.address.equals(address));
+    for (Iterator<WorkerMeta> it = lost.values().iterator(); it.hasNext(); ) {
+      WorkerMeta old = it.next();
+      if (old.address.equals(address)) {
+        stillToRemove.addAll(old.toRemove);
+        it.remove();
+      }
+    }
     WorkerMeta w = new WorkerMeta(nextWorkerId++, address, startTimeMs);
+    w.toRemove.addAll(stillToRemove);
     w.capacityBytes = capacity;
     w.usedBytes = used;
     w.dirs = List.copyOf(dirs);
@@ -234,6 +245,7 @@ public final class BlockMaster {
       if (now - w.lastHeartbeatMs > workerTimeout.toMillis()) {
         it.remove();
         int dropped = w.blocks.size(); // dropLocations clears w.blocks
+        w.heldWhenLost = new java.util.HashSet<>(w.blocks);
         dropLocations(w);
         lost.put(w.id, w);
         out.add(w.snapshot());
@@ -274,9 +286,15 @@ public final class BlockMaster {
 
   // ---- blocks ----
 
-  /** A new copy: {@link #commitBlock(long, long, long, String, boolean)} with {@code announce} false. */
+  /** A new copy: {@link #commitBlock(long, long, long, String, boolean, boolean)}, not an announce, replacing none. */
   public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
-    commitBlock(workerId, blockId, length, tier, false);
+    commitBlock(workerId, blockId, length, tier, false, false);
+  }
+
+  /** {@link #commitBlock(long, long, long, String, boolean, boolean)} replacing no other copy. */
+  public void commitBlock(long workerId, long blockId, long length, String tier, boolean announce)
+      throws StrataException {
+    commitBlock(workerId, blockId, length, tier, announce, false);
   }
 
   /**
@@ -285,10 +303,12 @@ public final class BlockMaster {
    * worker has not reported yet. An {@code announce} says again that the worker holds a copy it committed
    * before (a reader found it unlisted); while that copy is down for removal (freed, its file deleted, found
    * corrupt) the announce is refused, as a heartbeat report of it would be ignored: it would list the copy
-   * again and cancel its removal.
+   * again and cancel its removal. With {@code replaceOthers} this copy replaces every copy other workers hold
+   * or held when they were lost: their locations go, they are told to remove those copies, and their reports of
+   * them are refused, also after they register again ({@link WorkerMeta#toRemove} carries over).
    */
-  public synchronized void commitBlock(long workerId, long blockId, long length, String tier, boolean announce)
-      throws StrataException {
+  public synchronized void commitBlock(long workerId, long blockId, long length, String tier, boolean announce,
+      boolean replaceOthers) throws StrataException {
     WorkerMeta w = live.get(workerId);
     if (w == null) {
       throw new NotFoundException("Worker " + workerId + " is not registered (it may have been marked lost); "
@@ -309,10 +329,35 @@ public final class BlockMaster {
     if (meta == null) {
       meta = new BlockMeta(length);
       blocks.put(blockId, meta);
+    } else if (replaceOthers) {
+      replaceOthers(workerId, blockId, meta);
     }
     meta.locations.put(workerId, tier);
     w.blocks.add(blockId);
     w.toRemove.remove(blockId);
+  }
+
+  /** Drops every other worker's copy of the block, live or lost, for good (see {@link #commitBlock}). */
+  private void replaceOthers(long workerId, long blockId, BlockMeta meta) {
+    for (Iterator<Long> it = meta.locations.keySet().iterator(); it.hasNext(); ) {
+      long other = it.next();
+      WorkerMeta o = live.get(other);
+      if (other == workerId || o == null) {
+        continue;
+      }
+      it.remove();
+      o.blocks.remove(blockId);
+      o.toRelease.remove(blockId);
+      o.toRemove.add(blockId);
+      LOG.info("Block {}: worker {} commits a new copy; the copy of worker {} is dropped", blockId, workerId, other);
+    }
+    for (WorkerMeta o : lost.values()) {
+      if (o.heldWhenLost.contains(blockId)) {
+        o.toRemove.add(blockId); // refused when it registers again, and removed there
+        LOG.info("Block {}: worker {} commits a new copy; lost worker {} held one, refused if it comes back",
+            blockId, workerId, o.id);
+      }
+    }
   }
 
   public synchronized boolean hasBlock(long blockId) {

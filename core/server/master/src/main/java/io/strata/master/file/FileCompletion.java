@@ -241,11 +241,15 @@ final class FileCompletion {
    * A worker committed a block: accept it if its file exists, is incomplete, and it fits the block size;
    * or, for a complete persisted file, if it is one of its blocks with the right length (a cached copy).
    * An {@code announce} says again that the worker holds a copy it committed before (see
-   * {@link BlockMaster#commitBlock(long, long, long, String, boolean)}).
+   * {@link BlockMaster#commitBlock(long, long, long, String, boolean, boolean)}). A new copy of a block of an
+   * incomplete file replaces the copies other workers committed before, unless it is {@code beside} them (the same
+   * bytes, checked by the committer): two copies of one block of a file being written hold the same bytes only
+   * when someone checked, as a shuffle replica sealed in place of its failed primary shows (strata_master.proto,
+   * CommitBlockRequest.beside).
    */
-  void commitBlock(long workerId, long blockId, long length, String tier, boolean announce)
+  void commitBlock(long workerId, long blockId, long length, String tier, boolean announce, boolean beside)
       throws StrataException {
-    applyCommit(workerId, blockId, length, tier, announce);
+    applyCommit(workerId, blockId, length, tier, announce, beside);
     flush.run();
   }
 
@@ -257,7 +261,7 @@ final class FileCompletion {
     List<StrataException> out = new java.util.ArrayList<>(commits.size());
     for (FileSystemMaster.BlockCommit c : commits) {
       try {
-        applyCommit(workerId, c.blockId(), c.length(), c.tier(), c.announce());
+        applyCommit(workerId, c.blockId(), c.length(), c.tier(), c.announce(), c.beside());
         out.add(null);
       } catch (StrataException e) {
         out.add(e);
@@ -267,8 +271,8 @@ final class FileCompletion {
     return out;
   }
 
-  private void applyCommit(long workerId, long blockId, long length, String tier, boolean announce)
-      throws StrataException {
+  private void applyCommit(long workerId, long blockId, long length, String tier, boolean announce,
+      boolean beside) throws StrataException {
     if (blockId < 0) {
       throw new InvalidArgumentException("Block id " + blockId + " is negative");
     }
@@ -294,7 +298,7 @@ final class FileCompletion {
               + length + " bytes: the block has " + expected);
         }
       }
-      blocks.commitBlock(workerId, blockId, length, tier, announce);
+      blocks.commitBlock(workerId, blockId, length, tier, announce, !file.complete() && !announce && !beside);
       if (file.complete() && file.persisted()) {
         blocks.releaseToWorker(workerId, List.of(blockId)); // a cached copy of persisted data: evictable
       }

@@ -304,17 +304,20 @@ public final class FileSystemMaster {
 
   /** See {@link FileCompletion#commitBlock}. */
   public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
-    completion.commitBlock(workerId, blockId, length, tier, false);
+    completion.commitBlock(workerId, blockId, length, tier, false, false);
   }
 
-  /** See {@link FileCompletion#commitBlock}; {@code announce}: a copy committed before, said again. */
-  public void commitBlock(long workerId, long blockId, long length, String tier, boolean announce)
+  /**
+   * See {@link FileCompletion#commitBlock}; {@code announce}: a copy committed before, said again; {@code beside}:
+   * a second copy with the same bytes, kept beside the others.
+   */
+  public void commitBlock(long workerId, long blockId, long length, String tier, boolean announce, boolean beside)
       throws StrataException {
-    completion.commitBlock(workerId, blockId, length, tier, announce);
+    completion.commitBlock(workerId, blockId, length, tier, announce, beside);
   }
 
   /** One block a worker committed, for {@link #commitBlocks}. */
-  public record BlockCommit(long blockId, long length, String tier, boolean announce) {}
+  public record BlockCommit(long blockId, long length, String tier, boolean announce, boolean beside) {}
 
   /** See {@link FileCompletion#commitBlocks}. */
   public List<StrataException> commitBlocks(long workerId, List<BlockCommit> commits)

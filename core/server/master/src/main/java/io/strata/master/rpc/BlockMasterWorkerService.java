@@ -92,7 +92,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
       fs.checkWorkerCaller(r.getWorkerId(), r.getWorkerToken(), "CommitBlock");
-      fs.commitBlock(r.getWorkerId(), r.getBlockId(), r.getLength(), r.getTier(), r.getAnnounce());
+      fs.commitBlock(r.getWorkerId(), r.getBlockId(), r.getLength(), r.getTier(), r.getAnnounce(), r.getBeside());
       return CommitBlockResponse.getDefaultInstance();
     });
   }
@@ -110,7 +110,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       fs.checkWorkerCaller(first.getWorkerId(), first.getWorkerToken(), "CommitBlocks");
       List<FileSystemMaster.BlockCommit> commits = new ArrayList<>(r.getCommitsCount());
       for (CommitBlockRequest c : r.getCommitsList()) {
-        commits.add(new FileSystemMaster.BlockCommit(c.getBlockId(), c.getLength(), c.getTier(), c.getAnnounce()));
+        commits.add(new FileSystemMaster.BlockCommit(c.getBlockId(), c.getLength(), c.getTier(), c.getAnnounce(),
+            c.getBeside()));
       }
       io.strata.proto.CommitBlocksResponse.Builder out = io.strata.proto.CommitBlocksResponse.newBuilder();
       for (StrataException e : fs.commitBlocks(first.getWorkerId(), commits)) {

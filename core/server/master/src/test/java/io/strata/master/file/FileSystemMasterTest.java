@@ -11,6 +11,7 @@ import io.strata.common.id.BlockId;
 import io.strata.common.net.WorkerAddress;
 import io.strata.master.MutableClock;
 import io.strata.master.block.BlockMaster;
+import io.strata.master.block.BlockReport;
 import io.strata.master.block.BlockState;
 import java.time.Duration;
 import java.util.List;
@@ -97,10 +98,10 @@ class FileSystemMasterTest {
     long missing = BlockId.of(4242, 0);
 
     java.util.List<io.strata.common.exception.StrataException> out = fs.commitBlocks(worker, java.util.List.of(
-        new FileSystemMaster.BlockCommit(BlockId.of(a.id(), 0), 10, TIER, false),
-        new FileSystemMaster.BlockCommit(missing, 10, TIER, false),
-        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 0), BS + 1, TIER, false),
-        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 1), 7, TIER, false)));
+        new FileSystemMaster.BlockCommit(BlockId.of(a.id(), 0), 10, TIER, false, false),
+        new FileSystemMaster.BlockCommit(missing, 10, TIER, false, false),
+        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 0), BS + 1, TIER, false, false),
+        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 1), 7, TIER, false, false)));
 
     assertThat(out).hasSize(4);
     assertThat(out.get(0)).isNull();
@@ -319,6 +320,75 @@ class FileSystemMasterTest {
     assertThat(removals(w2)).containsExactly(BlockId.of(b.id(), 0));
   }
 
+  /**
+   * A new copy of a block of a file being written, committed by another worker, replaces the first (a block
+   * written again after a failed commit; a shuffle replica sealed in place of a primary that failed after
+   * committing, whose bytes may differ): the first worker's location goes, it is told to remove its copy, and
+   * its report of that copy is refused, when it heartbeats and after it registers again (a restart). A copy
+   * committed beside the first (the same bytes, checked) keeps both; a cached copy of a complete file replaces
+   * nothing.
+   */
+  @Test
+  void commitBlock_ofAFileBeingWritten_byAnotherWorker_replacesTheFirstCopy_forGood() throws Exception {
+    long w2 = register("w2");
+    long w3 = register("w3");
+    FileInfo f = create("/f");
+    long block = BlockId.of(f.id(), 0);
+    fs.commitBlock(worker, block, 30, TIER);
+    fs.commitBlock(w2, block, 30, TIER);
+    assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
+    assertThat(removals(worker)).containsExactly(block);
+
+    // Its heartbeat report of the copy (a commit that overlapped a beat is reported again) lists nothing.
+    bm.heartbeat(worker, 1L << 30, 30, List.of(new BlockReport(block, 30, TIER)), List.of());
+    assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
+    // Nor does its registration after a restart (the same address, a new id), which is asked to remove it.
+    long again = bm.register(new WorkerAddress("w1", 29999), 1L << 30, 30, List.of(new BlockReport(block, 30, TIER)),
+        clock.millis());
+    assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
+    assertThat(removals(again)).containsExactly(block);
+
+    // Beside: both stay.
+    fs.commitBlock(w3, block, 30, TIER, false, true);
+    assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactlyInAnyOrder(w2, w3);
+
+    // A copy of a block of a complete file (a cached copy) replaces nothing.
+    FileInfo g = create("/g");
+    long gb = BlockId.of(g.id(), 0);
+    fs.commitBlock(w2, gb, 10, TIER);
+    fs.completeFile("/g", g.id(), 10);
+    fs.commitBlock(w3, gb, 10, TIER);
+    assertThat(bm.getBlock(gb).locations()).extracting(l -> l.worker().id()).containsExactlyInAnyOrder(w2, w3);
+  }
+
+  /**
+   * A worker lost (silent past the timeout) while another commits a new copy of a block it held: when it comes
+   * back with its store, its report of that copy is refused and it is told to remove it.
+   */
+  @Test
+  void lostWorker_whoseCopyWasReplacedMeanwhile_isRefusedItWhenItComesBack() throws Exception {
+    long w2 = register("w2");
+    FileInfo f = create("/f");
+    long block = BlockId.of(f.id(), 0);
+    fs.commitBlock(worker, block, 30, TIER);
+    loseFirstWorker(w2);
+    assertThat(bm.getBlock(block).locations()).isEmpty();
+
+    fs.commitBlock(w2, block, 30, TIER);
+    long back = bm.register(new WorkerAddress("w1", 29999), 1L << 30, 30, List.of(new BlockReport(block, 30, TIER)),
+        clock.millis());
+    assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
+    assertThat(removals(back)).containsExactly(block);
+  }
+
+  /** The first worker falls silent past the timeout and is marked lost; {@code alive} keeps heartbeating. */
+  private void loseFirstWorker(long alive) {
+    clock.advance(TIMEOUT.dividedBy(2));
+    bm.heartbeat(alive, 1L << 30, 30, List.of(), List.of());
+    clock.advance(TIMEOUT.dividedBy(2).plusMillis(1));
+    assertThat(bm.detectLostWorkers()).extracting(w -> w.id()).containsExactly(worker);
+  }
+
   // ---- blocksOf ----
 
   @Test
@@ -327,15 +397,12 @@ class FileSystemMasterTest {
     FileInfo f = create("/f");
     long block = BlockId.of(f.id(), 0);
     fs.commitBlock(worker, block, 30, TIER);
-    fs.commitBlock(w2, block, 30, "SSD");
+    fs.commitBlock(w2, block, 30, "SSD", false, true); // beside the first: the same bytes
     FileInfo done = fs.completeFile("/f", f.id(), 30);
     assertThat(fs.blocksOf(done).get(0).locations()).hasSize(2);
 
     // w2 keeps heartbeating, w1 falls silent past the timeout.
-    clock.advance(TIMEOUT.dividedBy(2));
-    bm.heartbeat(w2, 1L << 30, 30, List.of(), List.of());
-    clock.advance(TIMEOUT.dividedBy(2).plusMillis(1));
-    assertThat(bm.detectLostWorkers()).extracting(w -> w.id()).containsExactly(worker);
+    loseFirstWorker(w2);
 
     List<BlockState> blocks = fs.blocksOf(done);
     assertThat(blocks).singleElement().satisfies(b -> {

@@ -14,13 +14,32 @@ public interface Committer {
   void commit(long blockId, long length, String tier) throws StrataException;
 
   /**
+   * Commits a second copy of a block another worker committed, with the same bytes (the caller checked): the
+   * master keeps both (a plain commit of a block of a file being written replaces the other copies). By
+   * default a plain commit.
+   */
+  default void commitBeside(long blockId, long length, String tier) throws StrataException {
+    commit(blockId, length, tier);
+  }
+
+  /**
    * Commits a finished temp block in the store (fsynced first on fsync tiers), then at the master; when
    * the master refuses (file gone, complete, block too long), the local block is removed again.
    */
   default BlockStore.BlockMeta commitTemp(BlockStore store, BlockStore.TempBlock temp) throws IOException {
+    return commitTemp(store, temp, false);
+  }
+
+  /** As {@link #commitTemp(BlockStore, BlockStore.TempBlock)}; {@code beside}: see {@link #commitBeside}. */
+  default BlockStore.BlockMeta commitTemp(BlockStore store, BlockStore.TempBlock temp, boolean beside)
+      throws IOException {
     BlockStore.BlockMeta meta = store.commit(temp);
     try {
-      commit(meta.blockId(), meta.length(), meta.tier());
+      if (beside) {
+        commitBeside(meta.blockId(), meta.length(), meta.tier());
+      } else {
+        commit(meta.blockId(), meta.length(), meta.tier());
+      }
     } catch (StrataException | RuntimeException e) {
       try {
         store.remove(meta.blockId());

@@ -172,7 +172,8 @@ final class PartitionFile {
       }
       commitAttempted = true;
       for (BlockStore.TempBlock t : blocks) {
-        committer.commitTemp(store, t);
+        // Beside its primary's copy (checked equal above), or in its place: then the master drops any other.
+        committer.commitTemp(store, t, expect != null);
         done.add(t.blockId());
       }
       mine.complete(mineSeal);
