@@ -496,7 +496,7 @@ class ShufflePartitionFilesIntegrationTest {
           .addTargets(io.strata.proto.GetUfsWriteTargetRequest.newBuilder().setWorkerId(1).setFileId(5))
           .addTargets(io.strata.proto.GetUfsWriteTargetRequest.newBuilder().setWorkerId(2).setFileId(6)).build();
       assertThatThrownBy(() -> stub.getUfsWriteTargets(two)).hasMessageContaining("INVALID_ARGUMENT")
-          .hasMessageContaining("one worker and token");
+          .hasMessageContaining("must all name one worker: worker 1 and worker 2");
     } finally {
       ch.shutdownNow();
     }

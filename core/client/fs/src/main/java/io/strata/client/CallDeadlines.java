@@ -61,7 +61,9 @@ final class CallDeadlines implements AutoCloseable {
     try {
       return call.get();
     } catch (StatusRuntimeException e) {
-      if (c.cancellationCause() instanceof Expired x) {
+      // Only a call that ended because the tick cancelled it (not one that failed otherwise meanwhile, which may be
+      // retried on another master) reads DEADLINE_EXCEEDED.
+      if (e.getStatus().getCode() == Status.Code.CANCELLED && c.cancellationCause() instanceof Expired x) {
         throw Status.DEADLINE_EXCEEDED.withDescription(x.getMessage()).asRuntimeException();
       }
       throw e;
@@ -84,7 +86,12 @@ final class CallDeadlines implements AutoCloseable {
     long now = System.nanoTime();
     for (Map.Entry<Context.CancellableContext, Expiry> e : running.entrySet()) {
       if (now - e.getValue().atNanos() >= 0) {
-        e.getKey().cancel(new Expired(e.getValue().timeoutMs()));
+        try {
+          e.getKey().cancel(new Expired(e.getValue().timeoutMs()));
+        } catch (RuntimeException ex) {
+          // A listener of the call threw: the call is cancelled all the same; the tick must go on for the others.
+          org.slf4j.LoggerFactory.getLogger(CallDeadlines.class).warn("Cancelling an expired master call", ex);
+        }
       }
     }
   }

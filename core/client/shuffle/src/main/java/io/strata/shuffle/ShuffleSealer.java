@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * too when its length and CRC are the primary's (else it drops it). When the primary fails, the replica's
  * copy is sealed and written through instead, after the primary has dropped whatever it committed (the two
  * copies' blocks share ids and may differ in batch order; a primary that committed and cannot drop its copy
- * loses the partition instead). An epoch with neither is lost: its file is deleted and the
+ * loses the partition instead), and its commits replace the primary's copy at the master (so a primary that
+ * committed, died unanswered and comes back with its store is never listed again). An epoch with neither is lost: its file is deleted and the
  * partition reported lost, so Spark recomputes the stage. Sealed files are completed at the master, so each
  * is a normal, complete, persisted Strata file.
  *
@@ -93,7 +94,8 @@ final class ShuffleSealer {
     long startNs = System.nanoTime();
     boolean shared = sharedUfs(s);
     Set<Long> unanswered = new HashSet<>();
-    Map<Long, SealedPartitionProto> primary = sealOn(s, open, PartitionLocation::primary, true, Map.of(), unanswered);
+    Map<Long, SealedPartitionProto> primary = sealOn(s, open, PartitionLocation::primary, true, Map.of(), unanswered,
+        false);
     long primariesNs = System.nanoTime();
     // The replica's copy is sealed in the primary's place. Its blocks have the primary's block ids, and the two
     // copies hold the same batches but not always in the same order (the primary forwards pushes side by side),
@@ -137,9 +139,9 @@ final class ShuffleSealer {
       return !keep;
     });
     Map<Long, SealedPartitionProto> replica = new HashMap<>(
-        sealOn(s, fromReplica, PartitionLocation::replica, true, Map.of(), new HashSet<>()));
+        sealOn(s, fromReplica, PartitionLocation::replica, true, Map.of(), new HashSet<>(), true));
     Map<Long, SealedPartitionProto> copies = sealOn(s, replicaAlso, PartitionLocation::replica, false, primary,
-        new HashSet<>());
+        new HashSet<>(), false);
     // Completing makes each file a normal, complete, persisted Strata file: batches of COMPLETE_BATCH files per
     // master call (one journal flush each), side by side, each answer the file's status with its blocks.
     long copiesNs = System.nanoTime();
@@ -312,16 +314,21 @@ final class ShuffleSealer {
    * Seals {@code locs} on the worker {@code where} names for each, one request per worker, in parallel;
    * a worker that fails answers an error for each of its partitions, and their file ids go to
    * {@code unanswered}. With {@code expect}, each copy must have the length and CRC of the expected answer (a
-   * replica committing beside its primary).
+   * replica committing beside its primary). With {@code inPlace}, each copy is sealed in place of its primary
+   * (SealRequest.in_place_of): its commits replace the primary's copy at the master, whether or not the primary
+   * committed one and lives.
    */
   private Map<Long, SealedPartitionProto> sealOn(ShuffleState s, List<PartitionLocation> locs,
       Function<PartitionLocation, String> where, boolean writeThrough, Map<Long, SealedPartitionProto> expect,
-      Set<Long> unanswered) throws IOException {
+      Set<Long> unanswered, boolean inPlace) throws IOException {
     Map<String, SealRequest.Builder> byWorker = new LinkedHashMap<>();
     for (PartitionLocation l : locs) {
       SealRequest.Builder b = byWorker.computeIfAbsent(where.apply(l), k -> SealRequest.newBuilder()
           .setAppId(s.appId).setShuffleId(s.shuffleId).setWriteThrough(writeThrough));
       b.addFileIds(l.fileId());
+      if (inPlace) {
+        b.addInPlaceOf(l.primary());
+      }
       SealedPartitionProto e = expect.get(l.fileId());
       if (e != null) {
         b.addExpectLength(e.getLength());

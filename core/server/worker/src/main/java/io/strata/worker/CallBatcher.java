@@ -14,9 +14,10 @@ import java.util.List;
  * on sixteen threads so makes a few dozen master calls instead of a thousand.
  *
  * <p>Each call gets its own answer or its own failure ({@link Sender} answers per entry); a failure of the
- * batched call as a whole fails each of its entries with it. An interrupted caller whose call is not sent yet
- * leaves the queue with an {@link UnavailableException}; one whose call is in flight waits for its answer
- * (the batched call has a deadline) and keeps its interrupt.
+ * batched call as a whole fails each of its entries with it. An interrupted caller whose call is queued and not
+ * yet its turn to send leaves the queue with an {@link UnavailableException}; one whose call is in flight, or
+ * whose turn it is to send, waits for its answer (the batched call has a deadline) and keeps its interrupt. The
+ * sending caller clears its interrupt while it sends (the call carries others' calls) and restores it after.
  *
  * <p>Thread-safe. This object's monitor guards the queue and who sends; it is a leaf and never held across
  * the batched call, which the sending caller makes on its own thread with no lock held.
@@ -85,11 +86,13 @@ final class CallBatcher<Q, A> {
         try {
           wait();
         } catch (InterruptedException e) {
-          if (queue.remove(mine)) {
+          // Leaves only when no one counts on it: not in a batch in flight, and not handed the turn to send (the
+          // batch before it ended and named it; leaving then would leave every later caller waiting for ever).
+          if (!mine.sends && queue.remove(mine)) {
             Thread.currentThread().interrupt();
             throw new UnavailableException("Interrupted before the call was sent");
           }
-          interrupted = true; // in flight: its answer is on the way
+          interrupted = true; // in flight, or its turn to send: its answer comes either way
         }
       }
       if (mine.outcome != null) {
@@ -107,6 +110,8 @@ final class CallBatcher<Q, A> {
     }
     List<Outcome<A>> got = null;
     StrataException failed = null;
+    // The batch carries other callers' calls: this caller's interrupt must not cancel theirs. Kept for after.
+    interrupted |= Thread.interrupted();
     try {
       List<Q> requests = new ArrayList<>(batch.size());
       for (Pending<Q, A> p : batch) {

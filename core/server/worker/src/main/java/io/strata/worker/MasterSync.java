@@ -144,34 +144,75 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final CallBatcher<GetUfsWriteTargetRequest, GetUfsWriteTargetResponse> targetCalls =
       new CallBatcher<>(BATCH_MAX, this::targetBatch);
 
-  private List<CallBatcher.Outcome<Boolean>> commitBatch(List<CommitBlockRequest> reqs) throws StrataException {
-    if (reqs.size() == 1) {
-      call(st -> st.commitBlock(reqs.get(0)));
-      return List.of(CallBatcher.Outcome.ok(true));
-    }
-    List<CallBatcher.Outcome<Boolean>> out = new ArrayList<>(reqs.size());
-    for (List<CommitBlockRequest> run : sameRegistration(reqs, CommitBlockRequest::getWorkerToken)) {
+  /** Set once a master answered a batched call UNIMPLEMENTED (an older master): one call per entry from then on. */
+  private volatile boolean batchesUnsupported;
+
+  private List<CallBatcher.Outcome<Boolean>> commitBatch(List<CommitBlockRequest> reqs) {
+    return batched(reqs, CommitBlockRequest::getWorkerToken, r -> {
+      call(st -> st.commitBlock(r));
+      return true;
+    }, run -> {
+      List<CallBatcher.Outcome<Boolean>> out = new ArrayList<>(run.size());
       io.strata.proto.CommitBlocksResponse res = call(st -> st.commitBlocks(
           io.strata.proto.CommitBlocksRequest.newBuilder().addAllCommits(run).build()));
       for (io.strata.proto.EntryResult r : answered(res.getResultsList(), run.size())) {
         out.add(r.getErrorCode().isEmpty() ? CallBatcher.Outcome.ok(true) : CallBatcher.Outcome.failed(error(r)));
       }
-    }
-    return out;
+      return out;
+    });
   }
 
-  private List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> targetBatch(List<GetUfsWriteTargetRequest> reqs)
-      throws StrataException {
-    if (reqs.size() == 1) {
-      return List.of(CallBatcher.Outcome.ok(call(st -> st.getUfsWriteTarget(reqs.get(0)))));
-    }
-    List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> out = new ArrayList<>(reqs.size());
-    for (List<GetUfsWriteTargetRequest> run : sameRegistration(reqs, GetUfsWriteTargetRequest::getWorkerToken)) {
+  private List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> targetBatch(List<GetUfsWriteTargetRequest> reqs) {
+    return batched(reqs, GetUfsWriteTargetRequest::getWorkerToken, r -> call(st -> st.getUfsWriteTarget(r)), run -> {
+      List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> out = new ArrayList<>(run.size());
       io.strata.proto.GetUfsWriteTargetsResponse res = call(st -> st.getUfsWriteTargets(
           io.strata.proto.GetUfsWriteTargetsRequest.newBuilder().addAllTargets(run).build()));
       for (io.strata.proto.UfsWriteTargetResult r : answered(res.getTargetsList(), run.size())) {
         out.add(r.getResult().getErrorCode().isEmpty() ? CallBatcher.Outcome.ok(r.getTarget())
             : CallBatcher.Outcome.failed(error(r.getResult())));
+      }
+      return out;
+    });
+  }
+
+  /** One master call of one entry, or of a run of entries (one outcome each). */
+  @FunctionalInterface
+  private interface MasterCall<Q, A> {
+    A call(Q q) throws StrataException;
+  }
+
+  /**
+   * Sends {@code reqs}: alone when there is one (or the master takes no batches), else in runs of one registration
+   * each batched; a run's failure fails that run's entries only. A master that does not know the batched call
+   * (UNIMPLEMENTED: older than this worker) gets one call per entry, now and from then on.
+   */
+  private <Q, A> List<CallBatcher.Outcome<A>> batched(List<Q> reqs, java.util.function.Function<Q, String> token,
+      MasterCall<Q, A> single, MasterCall<List<Q>, List<CallBatcher.Outcome<A>>> batch) {
+    List<CallBatcher.Outcome<A>> out = new ArrayList<>(reqs.size());
+    if (reqs.size() == 1 || batchesUnsupported) {
+      for (Q r : reqs) {
+        try {
+          out.add(CallBatcher.Outcome.ok(single.call(r)));
+        } catch (StrataException e) {
+          out.add(CallBatcher.Outcome.failed(e));
+        }
+      }
+      return out;
+    }
+    for (List<Q> run : sameRegistration(reqs, token)) {
+      try {
+        out.addAll(batch.call(run));
+      } catch (StrataException e) {
+        if (e.getCause() instanceof io.grpc.StatusRuntimeException sre
+            && sre.getStatus().getCode() == io.grpc.Status.Code.UNIMPLEMENTED) {
+          LOG.info("The master takes no batched calls (an older master): one call per commit from now on");
+          batchesUnsupported = true;
+          out.addAll(batched(run, token, single, batch));
+          continue;
+        }
+        for (int i = 0; i < run.size(); i++) {
+          out.add(CallBatcher.Outcome.failed(e));
+        }
       }
     }
     return out;
@@ -464,7 +505,7 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public void announce(long blockId, long length, String tier) throws StrataException {
-    commitAtMaster(blockId, length, tier, true, false);
+    commitAtMaster(blockId, length, tier, true, "");
   }
 
   @Override
@@ -487,19 +528,19 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Tells the master this worker holds a new block (pinned when its file is); throws the master's error. */
   @Override
   public void commitBlock(long blockId, long length, String tier) throws StrataException {
-    commitAtMaster(blockId, length, tier, false, false);
+    commitAtMaster(blockId, length, tier, false, "");
   }
 
-  /** A second copy of a block another worker committed, with the same bytes: kept beside it at the master. */
-  public void commitBeside(long blockId, long length, String tier) throws StrataException {
-    commitAtMaster(blockId, length, tier, false, true);
+  /** A copy that replaces the copy of the worker at {@code replaces} ("host:port"; see {@link io.strata.worker.rpc.Committer}). */
+  public void commitReplacing(long blockId, long length, String tier, String replaces) throws StrataException {
+    commitAtMaster(blockId, length, tier, false, replaces);
   }
 
   /**
    * Commits at the master with no lock held across the RPC. An announcement of a copy whose removal is
    * under way is skipped (it would re-announce what is going).
    */
-  private void commitAtMaster(long blockId, long length, String tier, boolean announce, boolean beside)
+  private void commitAtMaster(long blockId, long length, String tier, boolean announce, String replaces)
       throws StrataException {
     Registration reg = registration;
     long id = reg.id();
@@ -526,7 +567,7 @@ final class MasterSync implements StoreEvents, MasterClient {
         s.get(blockId); // removed before this commit started (its removal was just dropped): do not commit
       }
       CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setWorkerToken(reg.token())
-          .setBlockId(blockId).setLength(length).setTier(tier).setAnnounce(announce).setBeside(beside).build();
+          .setBlockId(blockId).setLength(length).setTier(tier).setAnnounce(announce).setReplaces(replaces).build();
       commitCalls.call(req);
       ok = true;
     } finally {

@@ -158,8 +158,8 @@ public final class WorkerProcess implements AutoCloseable {
       }
 
       @Override
-      public void commitBeside(long id, long len, String tier) throws StrataException {
-        sync.commitBeside(id, len, tier); // a replica's copy equal to its primary's
+      public void commitReplacing(long id, long len, String tier, String replaces) throws StrataException {
+        sync.commitReplacing(id, len, tier, replaces); // a replica sealed in place of its failed primary
       }
     }, ufs, "worker-" + wantPort);
     server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),

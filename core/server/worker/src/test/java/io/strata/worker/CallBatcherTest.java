@@ -150,6 +150,42 @@ class CallBatcherTest {
   }
 
   /**
+   * A caller interrupted when its turn to send comes (the batch before it just ended) still sends: it may not
+   * leave, or the callers queued behind it, and every later one, would wait for ever.
+   */
+  @Test
+  void aCallerInterruptedAsItsTurnToSendComes_stillSends_andNoOneIsLeftWaiting() throws Exception {
+    for (int round = 0; round < 20; round++) {
+      GatedSender sender = new GatedSender();
+      CallBatcher<Integer, String> b = new CallBatcher<>(1, sender); // one call per batch: each waits its turn
+      Future<String> first = pool.submit(() -> b.call(1));
+      assertThat(sender.firstEntered.await(10, TimeUnit.SECONDS)).isTrue();
+      AtomicReference<Object> second = new AtomicReference<>();
+      Thread t = new Thread(() -> {
+        try {
+          second.set(b.call(2));
+        } catch (StrataException e) {
+          second.set(e);
+        }
+      });
+      t.start();
+      waitForQueued(b, sender, 1);
+      Future<String> third = pool.submit(() -> b.call(3));
+      waitForQueued(b, sender, 2);
+      sender.release.countDown();
+      assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo("answer 1");
+      synchronized (b) { // as its turn is handed over (or soon after)
+        t.interrupt();
+      }
+      t.join(10_000);
+      assertThat(t.isAlive()).isFalse();
+      assertThat(second.get()).isEqualTo("answer 2"); // its turn came before the interrupt: never left
+      assertThat(third.get(10, TimeUnit.SECONDS)).isEqualTo("answer 3");
+      assertThat(b.call(4)).isEqualTo("answer 4");
+    }
+  }
+
+  /**
    * Once the first call is in flight, makes calls {@code from..to} on other threads, waits until they are all
    * queued behind it, then lets the first call end.
    */

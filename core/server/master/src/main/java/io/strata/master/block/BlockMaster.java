@@ -245,7 +245,6 @@ public final class BlockMaster {
       if (now - w.lastHeartbeatMs > workerTimeout.toMillis()) {
         it.remove();
         int dropped = w.blocks.size(); // dropLocations clears w.blocks
-        w.heldWhenLost = new java.util.HashSet<>(w.blocks);
         dropLocations(w);
         lost.put(w.id, w);
         out.add(w.snapshot());
@@ -286,15 +285,15 @@ public final class BlockMaster {
 
   // ---- blocks ----
 
-  /** A new copy: {@link #commitBlock(long, long, long, String, boolean, boolean)}, not an announce, replacing none. */
+  /** A new copy: {@link #commitBlock(long, long, long, String, boolean, String)}, not an announce, replacing none. */
   public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
-    commitBlock(workerId, blockId, length, tier, false, false);
+    commitBlock(workerId, blockId, length, tier, false, null);
   }
 
-  /** {@link #commitBlock(long, long, long, String, boolean, boolean)} replacing no other copy. */
+  /** {@link #commitBlock(long, long, long, String, boolean, String)} replacing no other copy. */
   public void commitBlock(long workerId, long blockId, long length, String tier, boolean announce)
       throws StrataException {
-    commitBlock(workerId, blockId, length, tier, announce, false);
+    commitBlock(workerId, blockId, length, tier, announce, null);
   }
 
   /**
@@ -303,12 +302,12 @@ public final class BlockMaster {
    * worker has not reported yet. An {@code announce} says again that the worker holds a copy it committed
    * before (a reader found it unlisted); while that copy is down for removal (freed, its file deleted, found
    * corrupt) the announce is refused, as a heartbeat report of it would be ignored: it would list the copy
-   * again and cancel its removal. With {@code replaceOthers} this copy replaces every copy other workers hold
-   * or held when they were lost: their locations go, they are told to remove those copies, and their reports of
-   * them are refused, also after they register again ({@link WorkerMeta#toRemove} carries over).
+   * again and cancel its removal. With {@code replaces} ("host:port", null or empty: none) this copy replaces
+   * that worker's: its location goes (live or lost), it is told to remove the copy, and its reports of it are
+   * refused, also after it registers again at that address ({@link WorkerMeta#toRemove} carries over).
    */
   public synchronized void commitBlock(long workerId, long blockId, long length, String tier, boolean announce,
-      boolean replaceOthers) throws StrataException {
+      String replaces) throws StrataException {
     WorkerMeta w = live.get(workerId);
     if (w == null) {
       throw new NotFoundException("Worker " + workerId + " is not registered (it may have been marked lost); "
@@ -329,33 +328,28 @@ public final class BlockMaster {
     if (meta == null) {
       meta = new BlockMeta(length);
       blocks.put(blockId, meta);
-    } else if (replaceOthers) {
-      replaceOthers(workerId, blockId, meta);
+    }
+    if (replaces != null && !replaces.isEmpty()) {
+      replace(workerId, blockId, meta, replaces);
     }
     meta.locations.put(workerId, tier);
     w.blocks.add(blockId);
     w.toRemove.remove(blockId);
   }
 
-  /** Drops every other worker's copy of the block, live or lost, for good (see {@link #commitBlock}). */
-  private void replaceOthers(long workerId, long blockId, BlockMeta meta) {
-    for (Iterator<Long> it = meta.locations.keySet().iterator(); it.hasNext(); ) {
-      long other = it.next();
-      WorkerMeta o = live.get(other);
-      if (other == workerId || o == null) {
-        continue;
-      }
-      it.remove();
-      o.blocks.remove(blockId);
-      o.toRelease.remove(blockId);
-      o.toRemove.add(blockId);
-      LOG.info("Block {}: worker {} commits a new copy; the copy of worker {} is dropped", blockId, workerId, other);
-    }
-    for (WorkerMeta o : lost.values()) {
-      if (o.heldWhenLost.contains(blockId)) {
-        o.toRemove.add(blockId); // refused when it registers again, and removed there
-        LOG.info("Block {}: worker {} commits a new copy; lost worker {} held one, refused if it comes back",
-            blockId, workerId, o.id);
+  /** Drops the copy of the block of the worker at {@code replaces}, live or lost, for good (see {@link #commitBlock}). */
+  private void replace(long workerId, long blockId, BlockMeta meta, String replaces) {
+    for (Map<Long, WorkerMeta> m : List.of(live, lost)) {
+      for (WorkerMeta o : m.values()) {
+        if (o.id == workerId || !replaces.equals(o.address.host() + ":" + o.address.rpcPort())) {
+          continue;
+        }
+        meta.locations.remove(o.id);
+        o.blocks.remove(blockId);
+        o.toRelease.remove(blockId);
+        o.toRemove.add(blockId);
+        LOG.debug("Block {}: worker {} commits a copy in place of worker {}'s ({})", blockId, workerId, o.id,
+            replaces);
       }
     }
   }

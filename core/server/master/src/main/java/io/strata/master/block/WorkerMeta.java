@@ -19,8 +19,6 @@ final class WorkerMeta {
    * (same address), whose report of them is refused.
    */
   final Set<Long> toRemove = new HashSet<>();
-  /** Once lost: the blocks it held then (a copy of one replaced meanwhile is refused if it comes back). */
-  Set<Long> heldWhenLost = Set.of();
   /**
    * Blocks of this worker whose files are persisted, not yet told to the worker (it protects every block
    * from eviction out of its last tier until told); sent in bounded batches with heartbeat replies.

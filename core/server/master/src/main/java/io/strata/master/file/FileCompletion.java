@@ -241,15 +241,13 @@ final class FileCompletion {
    * A worker committed a block: accept it if its file exists, is incomplete, and it fits the block size;
    * or, for a complete persisted file, if it is one of its blocks with the right length (a cached copy).
    * An {@code announce} says again that the worker holds a copy it committed before (see
-   * {@link BlockMaster#commitBlock(long, long, long, String, boolean, boolean)}). A new copy of a block of an
-   * incomplete file replaces the copies other workers committed before, unless it is {@code beside} them (the same
-   * bytes, checked by the committer): two copies of one block of a file being written hold the same bytes only
-   * when someone checked, as a shuffle replica sealed in place of its failed primary shows (strata_master.proto,
-   * CommitBlockRequest.beside).
+   * {@link BlockMaster#commitBlock(long, long, long, String, boolean, String)}). {@code replaces} ("host:port",
+   * empty: none) names a worker whose copy of this block of a file being written this one replaces (a shuffle
+   * replica sealed in place of its failed primary; strata_master.proto, CommitBlockRequest.replaces).
    */
-  void commitBlock(long workerId, long blockId, long length, String tier, boolean announce, boolean beside)
+  void commitBlock(long workerId, long blockId, long length, String tier, boolean announce, String replaces)
       throws StrataException {
-    applyCommit(workerId, blockId, length, tier, announce, beside);
+    applyCommit(workerId, blockId, length, tier, announce, replaces);
     flush.run();
   }
 
@@ -261,7 +259,7 @@ final class FileCompletion {
     List<StrataException> out = new java.util.ArrayList<>(commits.size());
     for (FileSystemMaster.BlockCommit c : commits) {
       try {
-        applyCommit(workerId, c.blockId(), c.length(), c.tier(), c.announce(), c.beside());
+        applyCommit(workerId, c.blockId(), c.length(), c.tier(), c.announce(), c.replaces());
         out.add(null);
       } catch (StrataException e) {
         out.add(e);
@@ -272,7 +270,7 @@ final class FileCompletion {
   }
 
   private void applyCommit(long workerId, long blockId, long length, String tier, boolean announce,
-      boolean beside) throws StrataException {
+      String replaces) throws StrataException {
     if (blockId < 0) {
       throw new InvalidArgumentException("Block id " + blockId + " is negative");
     }
@@ -298,7 +296,7 @@ final class FileCompletion {
               + length + " bytes: the block has " + expected);
         }
       }
-      blocks.commitBlock(workerId, blockId, length, tier, announce, !file.complete() && !announce && !beside);
+      blocks.commitBlock(workerId, blockId, length, tier, announce, file.complete() || announce ? null : replaces);
       if (file.complete() && file.persisted()) {
         blocks.releaseToWorker(workerId, List.of(blockId)); // a cached copy of persisted data: evictable
       }

@@ -304,20 +304,20 @@ public final class FileSystemMaster {
 
   /** See {@link FileCompletion#commitBlock}. */
   public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
-    completion.commitBlock(workerId, blockId, length, tier, false, false);
+    completion.commitBlock(workerId, blockId, length, tier, false, "");
   }
 
   /**
-   * See {@link FileCompletion#commitBlock}; {@code announce}: a copy committed before, said again; {@code beside}:
-   * a second copy with the same bytes, kept beside the others.
+   * See {@link FileCompletion#commitBlock}; {@code announce}: a copy committed before, said again; {@code replaces}:
+   * "host:port" of a worker whose copy this one replaces (empty: none).
    */
-  public void commitBlock(long workerId, long blockId, long length, String tier, boolean announce, boolean beside)
+  public void commitBlock(long workerId, long blockId, long length, String tier, boolean announce, String replaces)
       throws StrataException {
-    completion.commitBlock(workerId, blockId, length, tier, announce, beside);
+    completion.commitBlock(workerId, blockId, length, tier, announce, replaces);
   }
 
   /** One block a worker committed, for {@link #commitBlocks}. */
-  public record BlockCommit(long blockId, long length, String tier, boolean announce, boolean beside) {}
+  public record BlockCommit(long blockId, long length, String tier, boolean announce, String replaces) {}
 
   /** See {@link FileCompletion#commitBlocks}. */
   public List<StrataException> commitBlocks(long workerId, List<BlockCommit> commits)

@@ -92,7 +92,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
       fs.checkWorkerCaller(r.getWorkerId(), r.getWorkerToken(), "CommitBlock");
-      fs.commitBlock(r.getWorkerId(), r.getBlockId(), r.getLength(), r.getTier(), r.getAnnounce(), r.getBeside());
+      fs.commitBlock(r.getWorkerId(), r.getBlockId(), r.getLength(), r.getTier(), r.getAnnounce(), r.getReplaces());
       return CommitBlockResponse.getDefaultInstance();
     });
   }
@@ -111,7 +111,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       List<FileSystemMaster.BlockCommit> commits = new ArrayList<>(r.getCommitsCount());
       for (CommitBlockRequest c : r.getCommitsList()) {
         commits.add(new FileSystemMaster.BlockCommit(c.getBlockId(), c.getLength(), c.getTier(), c.getAnnounce(),
-            c.getBeside()));
+            c.getReplaces()));
       }
       io.strata.proto.CommitBlocksResponse.Builder out = io.strata.proto.CommitBlocksResponse.newBuilder();
       for (StrataException e : fs.commitBlocks(first.getWorkerId(), commits)) {
@@ -153,9 +153,13 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
     }
     T first = entries.get(0);
     for (T e : entries) {
-      if (worker.applyAsLong(e) != worker.applyAsLong(first) || !token.apply(e).equals(token.apply(first))) {
-        throw new InvalidArgumentException(call + " entries must all name one worker and token: worker "
+      if (worker.applyAsLong(e) != worker.applyAsLong(first)) {
+        throw new InvalidArgumentException(call + " entries must all name one worker: worker "
             + worker.applyAsLong(first) + " and worker " + worker.applyAsLong(e) + " in one call");
+      }
+      if (!token.apply(e).equals(token.apply(first))) {
+        throw new InvalidArgumentException(call + " entries must all carry one registration token: worker "
+            + worker.applyAsLong(first) + " sent two in one call");
       }
     }
     return first;

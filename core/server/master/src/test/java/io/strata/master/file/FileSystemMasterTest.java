@@ -98,10 +98,10 @@ class FileSystemMasterTest {
     long missing = BlockId.of(4242, 0);
 
     java.util.List<io.strata.common.exception.StrataException> out = fs.commitBlocks(worker, java.util.List.of(
-        new FileSystemMaster.BlockCommit(BlockId.of(a.id(), 0), 10, TIER, false, false),
-        new FileSystemMaster.BlockCommit(missing, 10, TIER, false, false),
-        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 0), BS + 1, TIER, false, false),
-        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 1), 7, TIER, false, false)));
+        new FileSystemMaster.BlockCommit(BlockId.of(a.id(), 0), 10, TIER, false, ""),
+        new FileSystemMaster.BlockCommit(missing, 10, TIER, false, ""),
+        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 0), BS + 1, TIER, false, ""),
+        new FileSystemMaster.BlockCommit(BlockId.of(b.id(), 1), 7, TIER, false, "")));
 
     assertThat(out).hasSize(4);
     assertThat(out.get(0)).isNull();
@@ -321,21 +321,19 @@ class FileSystemMasterTest {
   }
 
   /**
-   * A new copy of a block of a file being written, committed by another worker, replaces the first (a block
-   * written again after a failed commit; a shuffle replica sealed in place of a primary that failed after
-   * committing, whose bytes may differ): the first worker's location goes, it is told to remove its copy, and
-   * its report of that copy is refused, when it heartbeats and after it registers again (a restart). A copy
-   * committed beside the first (the same bytes, checked) keeps both; a cached copy of a complete file replaces
-   * nothing.
+   * A copy committed in place of another worker's (a shuffle replica sealed in place of its failed primary:
+   * CommitBlockRequest.replaces) replaces it: the other's location goes, it is told to remove its copy, and its
+   * report of that copy is refused, when it heartbeats and after it registers again (a restart, the same address).
+   * A plain commit of the same block by a third worker replaces nothing.
    */
   @Test
-  void commitBlock_ofAFileBeingWritten_byAnotherWorker_replacesTheFirstCopy_forGood() throws Exception {
+  void commitBlock_inPlaceOfAnotherWorker_replacesItsCopy_forGood() throws Exception {
     long w2 = register("w2");
     long w3 = register("w3");
     FileInfo f = create("/f");
     long block = BlockId.of(f.id(), 0);
     fs.commitBlock(worker, block, 30, TIER);
-    fs.commitBlock(w2, block, 30, TIER);
+    fs.commitBlock(w2, block, 30, TIER, false, "w1:29999");
     assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
     assertThat(removals(worker)).containsExactly(block);
 
@@ -348,25 +346,17 @@ class FileSystemMasterTest {
     assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
     assertThat(removals(again)).containsExactly(block);
 
-    // Beside: both stay.
-    fs.commitBlock(w3, block, 30, TIER, false, true);
+    // A plain commit by another worker (a block written again after a commit that seemed to fail) keeps both.
+    fs.commitBlock(w3, block, 30, TIER);
     assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactlyInAnyOrder(w2, w3);
-
-    // A copy of a block of a complete file (a cached copy) replaces nothing.
-    FileInfo g = create("/g");
-    long gb = BlockId.of(g.id(), 0);
-    fs.commitBlock(w2, gb, 10, TIER);
-    fs.completeFile("/g", g.id(), 10);
-    fs.commitBlock(w3, gb, 10, TIER);
-    assertThat(bm.getBlock(gb).locations()).extracting(l -> l.worker().id()).containsExactlyInAnyOrder(w2, w3);
   }
 
   /**
-   * A worker lost (silent past the timeout) while another commits a new copy of a block it held: when it comes
-   * back with its store, its report of that copy is refused and it is told to remove it.
+   * A worker lost (silent past the timeout) that another worker's copy is then committed in place of: when it
+   * comes back with its store, its report of that copy is refused and it is told to remove it.
    */
   @Test
-  void lostWorker_whoseCopyWasReplacedMeanwhile_isRefusedItWhenItComesBack() throws Exception {
+  void lostWorker_replacedMeanwhile_isRefusedItsCopyWhenItComesBack() throws Exception {
     long w2 = register("w2");
     FileInfo f = create("/f");
     long block = BlockId.of(f.id(), 0);
@@ -374,7 +364,7 @@ class FileSystemMasterTest {
     loseFirstWorker(w2);
     assertThat(bm.getBlock(block).locations()).isEmpty();
 
-    fs.commitBlock(w2, block, 30, TIER);
+    fs.commitBlock(w2, block, 30, TIER, false, "w1:29999");
     long back = bm.register(new WorkerAddress("w1", 29999), 1L << 30, 30, List.of(new BlockReport(block, 30, TIER)),
         clock.millis());
     assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
@@ -397,7 +387,7 @@ class FileSystemMasterTest {
     FileInfo f = create("/f");
     long block = BlockId.of(f.id(), 0);
     fs.commitBlock(worker, block, 30, TIER);
-    fs.commitBlock(w2, block, 30, "SSD", false, true); // beside the first: the same bytes
+    fs.commitBlock(w2, block, 30, "SSD");
     FileInfo done = fs.completeFile("/f", f.id(), 30);
     assertThat(fs.blocksOf(done).get(0).locations()).hasSize(2);
 

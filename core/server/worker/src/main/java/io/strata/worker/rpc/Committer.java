@@ -14,11 +14,11 @@ public interface Committer {
   void commit(long blockId, long length, String tier) throws StrataException;
 
   /**
-   * Commits a second copy of a block another worker committed, with the same bytes (the caller checked): the
-   * master keeps both (a plain commit of a block of a file being written replaces the other copies). By
-   * default a plain commit.
+   * Commits a copy that replaces the copy of the worker at {@code replaces} ("host:port"): the master drops that
+   * worker's location of the block and has it remove its copy (a shuffle replica sealed in place of its failed
+   * primary; CommitBlockRequest.replaces). By default a plain commit, which replaces nothing.
    */
-  default void commitBeside(long blockId, long length, String tier) throws StrataException {
+  default void commitReplacing(long blockId, long length, String tier, String replaces) throws StrataException {
     commit(blockId, length, tier);
   }
 
@@ -27,16 +27,19 @@ public interface Committer {
    * the master refuses (file gone, complete, block too long), the local block is removed again.
    */
   default BlockStore.BlockMeta commitTemp(BlockStore store, BlockStore.TempBlock temp) throws IOException {
-    return commitTemp(store, temp, false);
+    return commitTemp(store, temp, null);
   }
 
-  /** As {@link #commitTemp(BlockStore, BlockStore.TempBlock)}; {@code beside}: see {@link #commitBeside}. */
-  default BlockStore.BlockMeta commitTemp(BlockStore store, BlockStore.TempBlock temp, boolean beside)
+  /**
+   * As {@link #commitTemp(BlockStore, BlockStore.TempBlock)}; {@code replaces} (null: none): see
+   * {@link #commitReplacing}.
+   */
+  default BlockStore.BlockMeta commitTemp(BlockStore store, BlockStore.TempBlock temp, String replaces)
       throws IOException {
     BlockStore.BlockMeta meta = store.commit(temp);
     try {
-      if (beside) {
-        commitBeside(meta.blockId(), meta.length(), meta.tier());
+      if (replaces != null && !replaces.isEmpty()) {
+        commitReplacing(meta.blockId(), meta.length(), meta.tier(), replaces);
       } else {
         commit(meta.blockId(), meta.length(), meta.tier());
       }

@@ -186,8 +186,8 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       error(ctx, ErrorCode.INTERNAL, "Cannot open block " + blockId + ": " + e);
       return;
     }
-    if (inlineMax > 0 && handle.meta().length() <= Math.min(inlineMax, MAX_INLINE_BYTES)) {
-      inline(ctx, handle, blockId, withChecksums);
+    if (inlineMax > 0 && handle.meta().length() <= Math.min(inlineMax, MAX_INLINE_BYTES)
+        && inline(ctx, handle, blockId, withChecksums)) {
       return;
     }
     String path;
@@ -218,9 +218,21 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
 
   /**
    * Answers an OPEN of a small block with its bytes (and checksums) and closes it again at once: the read lock is
-   * held only while its bytes are read here, never across the answer.
+   * held only while its bytes are read here, never across the answer. False, with nothing sent and the handle
+   * still open, when the checksums asked for cannot be had: the block is then opened as usual, and the client's
+   * GET_CHECKSUMS gets the reason (the block is not taken for corrupt over a sidecar that could not be read).
    */
-  private void inline(ChannelHandlerContext ctx, BlockStore.ReadHandle handle, long blockId, boolean withChecksums) {
+  private boolean inline(ChannelHandlerContext ctx, BlockStore.ReadHandle handle, long blockId,
+      boolean withChecksums) {
+    int[] sums = null;
+    if (withChecksums) {
+      try {
+        sums = handle.checksums();
+      } catch (IOException | RuntimeException e) {
+        LOG.debug("No checksums of block {} for an inline answer: {}; opening it as usual", blockId, e.toString());
+        return false;
+      }
+    }
     ShortCircuitResponse r;
     try {
       BlockStore.BlockMeta meta = handle.meta();
@@ -234,15 +246,18 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       }
       ShortCircuitResponse.Builder b = ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier())
           .setInlined(true).setData(com.google.protobuf.UnsafeByteOperations.unsafeWrap(data));
-      if (withChecksums) {
-        addChecksums(b, handle, blockId);
+      if (sums != null) {
+        for (int c : sums) {
+          b.addChunkCrc32C(c);
+        }
+        b.setBytesPerChecksum(io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES);
       }
       handle.served(meta.length());
       r = b.build();
     } catch (IOException | RuntimeException e) {
       counters.errors.incrementAndGet();
       error(ctx, ErrorCode.INTERNAL, "Cannot read block " + blockId + " for an inline answer: " + e);
-      return;
+      return true;
     } finally {
       handle.close();
     }
@@ -250,6 +265,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
     counters.inlined.incrementAndGet();
     counters.bytesOpened.addAndGet(r.getLength());
     reply(ctx, r);
+    return true;
   }
 
   /**

@@ -127,11 +127,13 @@ final class PartitionFile {
   /**
    * Seals this copy: stops appends, checks it against {@code expect} (the primary's seal, when this is a
    * replica committing beside it: another length or CRC drops this copy instead), commits its blocks here
-   * and at the master, and with {@code writeThrough} writes the file's under file system copy from them.
-   * The commit happens once (a later call gets its result or failure); the write-through once it is
+   * and at the master (with {@code inPlaceOf}, "host:port" of the failed primary this replica is sealed in place
+   * of, null otherwise: each commit replaces that primary's copy), and with {@code writeThrough} writes the
+   * file's under file system copy from them. The commit happens once (a later call gets its result or failure); the write-through once it is
    * asked for. Blocks the calling thread (a seal pool thread) for the master commits and the UFS write.
    */
-  Seal seal(Committer committer, UfsOperations ufs, boolean writeThrough, Seal expect) throws IOException {
+  Seal seal(Committer committer, UfsOperations ufs, boolean writeThrough, Seal expect, String inPlaceOf)
+      throws IOException {
     CompletableFuture<Seal> mine = null;
     CompletableFuture<Seal> theirs;
     List<BlockStore.TempBlock> blocks = null;
@@ -148,7 +150,7 @@ final class PartitionFile {
       theirs = sealed;
     }
     if (mine != null) {
-      commit(mine, committer, blocks, new Seal(total, crcNow), expect);
+      commit(mine, committer, blocks, new Seal(total, crcNow), expect, inPlaceOf);
     }
     Seal done = await(theirs);
     if (writeThrough) {
@@ -158,7 +160,7 @@ final class PartitionFile {
   }
 
   private void commit(CompletableFuture<Seal> mine, Committer committer, List<BlockStore.TempBlock> blocks,
-      Seal mineSeal, Seal expect) {
+      Seal mineSeal, Seal expect, String inPlaceOf) {
     List<Long> done = new ArrayList<>();
     try {
       if (broken != null) {
@@ -172,8 +174,8 @@ final class PartitionFile {
       }
       commitAttempted = true;
       for (BlockStore.TempBlock t : blocks) {
-        // Beside its primary's copy (checked equal above), or in its place: then the master drops any other.
-        committer.commitTemp(store, t, expect != null);
+        // In place of a failed primary: the master drops that primary's copy (listed or not) for good.
+        committer.commitTemp(store, t, inPlaceOf);
         done.add(t.blockId());
       }
       mine.complete(mineSeal);

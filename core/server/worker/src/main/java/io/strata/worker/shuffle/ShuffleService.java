@@ -92,7 +92,7 @@ public final class ShuffleService extends ShuffleWorkerServiceGrpc.ShuffleWorker
     offload(out, () -> {
       SealResponse.Builder resp = SealResponse.newBuilder();
       for (ShuffleStore.Sealed s : store.seal(req.getAppId(), req.getShuffleId(), req.getFileIdsList(),
-          req.getWriteThrough(), req.getExpectLengthList(), req.getExpectCrc32CList())) {
+          req.getWriteThrough(), req.getExpectLengthList(), req.getExpectCrc32CList(), req.getInPlaceOfList())) {
         SealedPartitionProto.Builder p = SealedPartitionProto.newBuilder().setFileId(s.fileId()).setLength(s.length())
             .setCrc32C(s.crc32c());
         if (s.error() != null) {

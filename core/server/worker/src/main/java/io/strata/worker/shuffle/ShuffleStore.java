@@ -160,6 +160,15 @@ public final class ShuffleStore {
    */
   public List<Sealed> seal(String appId, int shuffleId, List<Long> fileIds, boolean writeThrough,
       List<Long> expectLengths, List<Integer> expectCrcs) throws StrataException {
+    return seal(appId, shuffleId, fileIds, writeThrough, expectLengths, expectCrcs, List.of());
+  }
+
+  /**
+   * As above; {@code inPlaceOf}, empty or one "host:port" per file id: this worker's copies are sealed in place of
+   * those failed primaries' (each commit replaces the primary's copy at the master).
+   */
+  public List<Sealed> seal(String appId, int shuffleId, List<Long> fileIds, boolean writeThrough,
+      List<Long> expectLengths, List<Integer> expectCrcs, List<String> inPlaceOf) throws StrataException {
     checkAppId(appId);
     if (new java.util.HashSet<>(fileIds).size() != fileIds.size()) {
       throw new InvalidArgumentException("A seal names each file id once: " + fileIds.size() + " file ids, "
@@ -168,6 +177,11 @@ public final class ShuffleStore {
     if (!expectLengths.isEmpty() && (expectLengths.size() != fileIds.size() || expectCrcs.size() != fileIds.size())) {
       throw new InvalidArgumentException("A seal with expected lengths and CRCs needs one of each per file id: "
           + fileIds.size() + " file ids, " + expectLengths.size() + " lengths, " + expectCrcs.size() + " CRCs");
+    }
+    if (!inPlaceOf.isEmpty() && (inPlaceOf.size() != fileIds.size() || !expectLengths.isEmpty())) {
+      throw new InvalidArgumentException("A seal in place of failed primaries names one primary per file id and "
+          + "expects no lengths: " + fileIds.size() + " file ids, " + inPlaceOf.size() + " primaries, "
+          + expectLengths.size() + " lengths");
     }
     List<java.util.concurrent.CompletableFuture<Sealed>> each = new ArrayList<>(fileIds.size());
     for (int i = 0; i < fileIds.size(); i++) {
@@ -182,7 +196,9 @@ public final class ShuffleStore {
       }
       java.util.concurrent.CompletableFuture<Sealed> f;
       try {
-        f = java.util.concurrent.CompletableFuture.supplyAsync(() -> sealOne(id, p, writeThrough, expect), sealFiles);
+        String replaces = inPlaceOf.isEmpty() || inPlaceOf.get(i).isEmpty() ? null : inPlaceOf.get(i);
+        f = java.util.concurrent.CompletableFuture.supplyAsync(() -> sealOne(id, p, writeThrough, expect, replaces),
+            sealFiles);
       } catch (java.util.concurrent.RejectedExecutionException e) {
         f = java.util.concurrent.CompletableFuture.completedFuture(Sealed.failed(id, "The worker is stopping: "
             + "cannot seal " + p.describe()));
@@ -205,9 +221,10 @@ public final class ShuffleStore {
   }
 
   /** Seals one copy on a {@code sealFiles} thread; a failure is reported in the answer. */
-  private Sealed sealOne(long id, PartitionFile p, boolean writeThrough, PartitionFile.Seal expect) {
+  private Sealed sealOne(long id, PartitionFile p, boolean writeThrough, PartitionFile.Seal expect,
+      String inPlaceOf) {
     try {
-      PartitionFile.Seal done = p.seal(committer, ufs, writeThrough, expect);
+      PartitionFile.Seal done = p.seal(committer, ufs, writeThrough, expect, inPlaceOf);
       sealed.increment();
       sealedBytes.add(done.length());
       return new Sealed(id, done.length(), done.crc32c(), null, false, false);
