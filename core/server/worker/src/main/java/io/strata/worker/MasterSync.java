@@ -106,6 +106,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.master = master;
     this.address = address;
     this.rpcTimeoutMs = rpcTimeoutMs;
+    this.batches = new MasterBatches(master, rpcTimeoutMs);
     this.startTimeMs = clock.millis();
     this.clock = clock;
     this.lastBeatMs = startTimeMs;
@@ -135,120 +136,12 @@ final class MasterSync implements StoreEvents, MasterClient {
     return pins;
   }
 
-  /**
-   * Commits and UFS write targets asked for by many threads at once (a shuffle seal's files, many writers'
-   * blocks) go in batched calls ({@link CallBatcher}); a lone one goes alone, as CommitBlock or GetUfsWriteTarget.
-   */
-  static final int BATCH_MAX = 500;
-  private final CallBatcher<CommitBlockRequest, Boolean> commitCalls = new CallBatcher<>(BATCH_MAX, this::commitBatch);
-  private final CallBatcher<GetUfsWriteTargetRequest, GetUfsWriteTargetResponse> targetCalls =
-      new CallBatcher<>(BATCH_MAX, this::targetBatch);
-
-  /** Set once a master answered a batched call UNIMPLEMENTED (an older master): one call per entry from then on. */
-  private volatile boolean batchesUnsupported;
-
-  private List<CallBatcher.Outcome<Boolean>> commitBatch(List<CommitBlockRequest> reqs) {
-    return batched(reqs, CommitBlockRequest::getWorkerToken, r -> {
-      call(st -> st.commitBlock(r));
-      return true;
-    }, run -> {
-      List<CallBatcher.Outcome<Boolean>> out = new ArrayList<>(run.size());
-      io.strata.proto.CommitBlocksResponse res = call(st -> st.commitBlocks(
-          io.strata.proto.CommitBlocksRequest.newBuilder().addAllCommits(run).build()));
-      for (io.strata.proto.EntryResult r : answered(res.getResultsList(), run.size())) {
-        out.add(r.getErrorCode().isEmpty() ? CallBatcher.Outcome.ok(true) : CallBatcher.Outcome.failed(error(r)));
-      }
-      return out;
-    });
-  }
-
-  private List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> targetBatch(List<GetUfsWriteTargetRequest> reqs) {
-    return batched(reqs, GetUfsWriteTargetRequest::getWorkerToken, r -> call(st -> st.getUfsWriteTarget(r)), run -> {
-      List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> out = new ArrayList<>(run.size());
-      io.strata.proto.GetUfsWriteTargetsResponse res = call(st -> st.getUfsWriteTargets(
-          io.strata.proto.GetUfsWriteTargetsRequest.newBuilder().addAllTargets(run).build()));
-      for (io.strata.proto.UfsWriteTargetResult r : answered(res.getTargetsList(), run.size())) {
-        out.add(r.getResult().getErrorCode().isEmpty() ? CallBatcher.Outcome.ok(r.getTarget())
-            : CallBatcher.Outcome.failed(error(r.getResult())));
-      }
-      return out;
-    });
-  }
-
-  /** One master call of one entry, or of a run of entries (one outcome each). */
-  @FunctionalInterface
-  private interface MasterCall<Q, A> {
-    A call(Q q) throws StrataException;
-  }
-
-  /**
-   * Sends {@code reqs}: alone when there is one (or the master takes no batches), else in runs of one registration
-   * each batched; a run's failure fails that run's entries only. A master that does not know the batched call
-   * (UNIMPLEMENTED: older than this worker) gets one call per entry, now and from then on.
-   */
-  private <Q, A> List<CallBatcher.Outcome<A>> batched(List<Q> reqs, java.util.function.Function<Q, String> token,
-      MasterCall<Q, A> single, MasterCall<List<Q>, List<CallBatcher.Outcome<A>>> batch) {
-    List<CallBatcher.Outcome<A>> out = new ArrayList<>(reqs.size());
-    if (reqs.size() == 1 || batchesUnsupported) {
-      for (Q r : reqs) {
-        try {
-          out.add(CallBatcher.Outcome.ok(single.call(r)));
-        } catch (StrataException e) {
-          out.add(CallBatcher.Outcome.failed(e));
-        }
-      }
-      return out;
-    }
-    for (List<Q> run : sameRegistration(reqs, token)) {
-      try {
-        out.addAll(batch.call(run));
-      } catch (StrataException e) {
-        if (e.getCause() instanceof io.grpc.StatusRuntimeException sre
-            && sre.getStatus().getCode() == io.grpc.Status.Code.UNIMPLEMENTED) {
-          LOG.info("The master takes no batched calls (an older master): one call per commit from now on");
-          batchesUnsupported = true;
-          out.addAll(batched(run, token, single, batch));
-          continue;
-        }
-        for (int i = 0; i < run.size(); i++) {
-          out.add(CallBatcher.Outcome.failed(e));
-        }
-      }
-    }
-    return out;
-  }
-
-  /** The requests in runs of one registration (token): a batch names one, and a re-registration may split one. */
-  private static <T> List<List<T>> sameRegistration(List<T> reqs, java.util.function.Function<T, String> token) {
-    List<List<T>> runs = new ArrayList<>();
-    for (T r : reqs) {
-      if (runs.isEmpty() || !token.apply(runs.get(runs.size() - 1).get(0)).equals(token.apply(r))) {
-        runs.add(new ArrayList<>());
-      }
-      runs.get(runs.size() - 1).add(r);
-    }
-    return runs;
-  }
-
-  private static <T> List<T> answered(List<T> results, int asked) throws StrataException {
-    if (results.size() != asked) {
-      throw new io.strata.common.exception.InternalException("The master answered " + results.size()
-          + " entries of a batch of " + asked);
-    }
-    return results;
-  }
-
-  private static StrataException error(io.strata.proto.EntryResult r) {
-    try {
-      return io.strata.common.exception.ErrorCode.valueOf(r.getErrorCode()).toException(r.getErrorMessage(), null);
-    } catch (IllegalArgumentException e) {
-      return new io.strata.common.exception.InternalException(r.getErrorCode() + ": " + r.getErrorMessage());
-    }
-  }
+  /** Batched commits and UFS write targets (see {@link MasterBatches}). */
+  private final MasterBatches batches;
 
   /** Batched calls sent so far: {commit batches, commits in them, target batches, targets in them}. */
   long[] batchCounts() {
-    return new long[] {commitCalls.batches(), commitCalls.calls(), targetCalls.batches(), targetCalls.calls()};
+    return batches.counts();
   }
 
   /** A call to the leading master, following failovers within the retry window. */
@@ -492,7 +385,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
     GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId)
         .setWorkerId(workerId).setWorkerToken(workerToken).build();
-    GetUfsWriteTargetResponse res = targetCalls.call(req);
+    GetUfsWriteTargetResponse res = batches.target(req);
     return new UfsTarget(res.getUfsUri(), res.getUfsOptionsMap());
   }
 
@@ -568,7 +461,7 @@ final class MasterSync implements StoreEvents, MasterClient {
       }
       CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setWorkerToken(reg.token())
           .setBlockId(blockId).setLength(length).setTier(tier).setAnnounce(announce).setReplaces(replaces).build();
-      commitCalls.call(req);
+      batches.commit(req);
       ok = true;
     } finally {
       boolean gone = !ok && store != null && !storeHas(blockId); // asked before this leaf monitor
