@@ -15,8 +15,10 @@ import java.util.function.Supplier;
  * every call given a deadline ({@code withDeadlineAfter}) on the channel's event loop group, which wakes a
  * sleeping loop thread per call: on a busy host that wake-up was the largest cost of a getStatus beyond the wire
  * (docs/PERFORMANCE.md, "a fair bare baseline"). Here each call instead runs in a cancellable gRPC
- * {@link Context} registered with its expiry; one daemon thread wakes every {@link #TICK_MS} ms and cancels the
- * calls past their expiry (a thread of its own: a call that hangs never holds it up). Such a call fails with DEADLINE_EXCEEDED, as a deadline would,
+ * {@link Context} registered with its expiry; one daemon thread wakes every {@link #TICK_MS} ms while calls are
+ * registered and cancels those past their expiry (a thread of its own: a call that hangs never holds it up). An
+ * idle client's thread sleeps: the first call after a pause arms the tick, and the tick re-arms itself while
+ * calls remain. Such a call fails with DEADLINE_EXCEEDED, as a deadline would,
  * at most one tick late.
  *
  * <p>Thread-safe: calls run on their callers' threads; the tick thread only cancels contexts. The registry is a
@@ -38,6 +40,11 @@ final class CallDeadlines implements AutoCloseable {
 
   private final Map<Context.CancellableContext, Expiry> running = new ConcurrentHashMap<>();
   private final ScheduledExecutorService tick;
+  /**
+   * Whether a tick is scheduled. A call sets it (and schedules one) after registering; the tick clears it before it
+   * looks for calls left, so a call registered meanwhile either sees it clear and schedules, or is seen.
+   */
+  private final java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
 
   CallDeadlines() {
     ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
@@ -46,7 +53,6 @@ final class CallDeadlines implements AutoCloseable {
       return th;
     });
     t.setRemoveOnCancelPolicy(true);
-    t.scheduleWithFixedDelay(this::cancelExpired, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
     this.tick = t;
   }
 
@@ -57,6 +63,7 @@ final class CallDeadlines implements AutoCloseable {
   <T> T call(long timeoutMs, Supplier<T> call) {
     Context.CancellableContext c = Context.current().withCancellation();
     running.put(c, new Expiry(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs), timeoutMs));
+    arm();
     Context previous = c.attach();
     try {
       return call.get();
@@ -74,15 +81,39 @@ final class CallDeadlines implements AutoCloseable {
     }
   }
 
+  /** Whether a tick is scheduled (tests: none while the client is idle). */
+  boolean ticking() {
+    return armed.get();
+  }
+
   /** Calls running now (tests). */
   int running() {
     return running.size();
   }
 
-  private void cancelExpired() {
-    if (running.isEmpty()) {
-      return;
+  /** Schedules the next tick unless one is scheduled. */
+  private void arm() {
+    if (armed.compareAndSet(false, true)) {
+      try {
+        tick.schedule(this::tick, TICK_MS, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException closed) {
+        armed.set(false); // the client is closing: its channels end its calls
+      }
     }
+  }
+
+  private void tick() {
+    try {
+      cancelExpired();
+    } finally {
+      armed.set(false);
+      if (!running.isEmpty()) {
+        arm();
+      }
+    }
+  }
+
+  private void cancelExpired() {
     long now = System.nanoTime();
     for (Map.Entry<Context.CancellableContext, Expiry> e : running.entrySet()) {
       if (now - e.getValue().atNanos() >= 0) {

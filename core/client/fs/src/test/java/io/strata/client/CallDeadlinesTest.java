@@ -65,6 +65,21 @@ class CallDeadlinesTest {
   }
 
   @Test
+  void anIdleClient_hasNoTickScheduled_andItsNextCallArmsItAgain() throws Exception {
+    assertThat(deadlines.call(10_000, () -> "quick")).isEqualTo("quick");
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (deadlines.ticking()) {
+      assertThat(System.nanoTime()).as("the tick stops once no call is left").isLessThan(end);
+      Thread.sleep(10);
+    }
+    Thread.sleep(3 * CallDeadlines.TICK_MS);
+    assertThat(deadlines.ticking()).isFalse();
+    assertThatThrownBy(() -> deadlines.call(150, () -> waitForCancel(10_000)))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+  }
+
+  @Test
   void theCallersContext_isLeftAsItWas() {
     Context before = Context.current();
     deadlines.call(10_000, () -> {
