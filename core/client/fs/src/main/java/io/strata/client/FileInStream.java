@@ -407,8 +407,8 @@ public final class FileInStream extends InputStream {
   }
 
   static int inlineMax(FileSystemContext context, FileBlockInfo block) {
-    long max = context.conf().get(ClientKeys.SHORT_CIRCUIT_READ_INLINE_MAX);
-    return block.length() <= max ? (int) max : 0;
+    int max = context.shortCircuitInlineMax();
+    return block.length() <= max ? max : 0;
   }
 
   /** The block read short-circuit from the worker on this host, or null to stream it (reason logged once). */

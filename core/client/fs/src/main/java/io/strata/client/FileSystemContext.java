@@ -50,6 +50,8 @@ public final class FileSystemContext implements Closeable {
     final boolean zeroCopy;
     /** {@link ClientKeys#metadataSyncIntervalMs}, parsed once: every getStatus and listing sends it. */
     final long metadataSyncIntervalMs;
+    /** {@link ClientKeys#SHORT_CIRCUIT_READ_INLINE_MAX}, parsed once: every short-circuit block open asks it. */
+    final int shortCircuitInlineMax;
 
     Generation(int number, StrataConf conf, long maxMessageBytes, long flowWindowBytes, ClientEventLoops loops) {
       this.number = number;
@@ -60,6 +62,7 @@ public final class FileSystemContext implements Closeable {
           conf.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT), System::nanoTime, loops);
       this.zeroCopy = conf.get(ClientKeys.NETWORK_ZEROCOPY_ENABLED);
       this.metadataSyncIntervalMs = ClientKeys.metadataSyncIntervalMs(conf);
+      this.shortCircuitInlineMax = (int) (long) conf.get(ClientKeys.SHORT_CIRCUIT_READ_INLINE_MAX);
     }
   }
 
@@ -275,6 +278,11 @@ public final class FileSystemContext implements Closeable {
   /** The configuration's metadata sync interval ({@link ClientKeys#metadataSyncIntervalMs}), parsed once. */
   long metadataSyncIntervalMs() {
     return current.metadataSyncIntervalMs;
+  }
+
+  /** The configuration's {@link ClientKeys#SHORT_CIRCUIT_READ_INLINE_MAX}, parsed once. */
+  int shortCircuitInlineMax() {
+    return current.shortCircuitInlineMax;
   }
 
   public String masterAddress() {
