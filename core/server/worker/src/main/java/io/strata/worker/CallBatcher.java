@@ -127,11 +127,12 @@ final class CallBatcher<Q, A> {
     } catch (RuntimeException e) {
       failed = new io.strata.common.exception.InternalException("A batched call failed: " + e, e);
     } finally {
+      if (failed == null && got == null) { // the sender threw an Error: its callers still get an answer
+        failed = new io.strata.common.exception.InternalException("A batched call ended without an answer");
+      }
       synchronized (this) {
         for (int i = 0; i < batch.size(); i++) {
-          batch.get(i).outcome = failed != null || got == null ? Outcome.failed(failed != null ? failed
-              : new io.strata.common.exception.InternalException("A batched call ended without an answer"))
-              : got.get(i);
+          batch.get(i).outcome = failed != null ? Outcome.failed(failed) : got.get(i);
         }
         if (queue.isEmpty()) {
           sending = false;

@@ -105,9 +105,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       StreamObserver<io.strata.proto.CommitBlocksResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      CommitBlockRequest first = checkBatch(r.getCommitsList(), CommitBlockRequest::getWorkerId,
+      CommitBlockRequest first = checkBatch(fs, r.getCommitsList(), CommitBlockRequest::getWorkerId,
           CommitBlockRequest::getWorkerToken, "CommitBlocks");
-      fs.checkWorkerCaller(first.getWorkerId(), first.getWorkerToken(), "CommitBlocks");
       List<FileSystemMaster.BlockCommit> commits = new ArrayList<>(r.getCommitsCount());
       for (CommitBlockRequest c : r.getCommitsList()) {
         commits.add(new FileSystemMaster.BlockCommit(c.getBlockId(), c.getLength(), c.getTier(), c.getAnnounce(),
@@ -126,9 +125,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       StreamObserver<io.strata.proto.GetUfsWriteTargetsResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      GetUfsWriteTargetRequest first = checkBatch(r.getTargetsList(), GetUfsWriteTargetRequest::getWorkerId,
+      checkBatch(fs, r.getTargetsList(), GetUfsWriteTargetRequest::getWorkerId,
           GetUfsWriteTargetRequest::getWorkerToken, "GetUfsWriteTargets");
-      fs.checkWorkerCaller(first.getWorkerId(), first.getWorkerToken(), "GetUfsWriteTargets");
       io.strata.proto.GetUfsWriteTargetsResponse.Builder out = io.strata.proto.GetUfsWriteTargetsResponse.newBuilder();
       for (GetUfsWriteTargetRequest t : r.getTargetsList()) {
         io.strata.proto.UfsWriteTargetResult.Builder b = io.strata.proto.UfsWriteTargetResult.newBuilder();
@@ -145,9 +143,12 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
     });
   }
 
-  /** A batch's first entry, once the batch is 1 to {@link #BATCH_MAX} entries that all name one worker and token. */
-  private static <T> T checkBatch(List<T> entries, java.util.function.ToLongFunction<T> worker,
-      java.util.function.Function<T, String> token, String call) throws InvalidArgumentException {
+  /**
+   * A batch's first entry, once the batch is 1 to {@link #BATCH_MAX} entries that all name one worker and token,
+   * and that worker is a live registered one showing its token.
+   */
+  private static <T> T checkBatch(FileSystemMaster fs, List<T> entries, java.util.function.ToLongFunction<T> worker,
+      java.util.function.Function<T, String> token, String call) throws StrataException {
     if (entries.isEmpty() || entries.size() > BATCH_MAX) {
       throw new InvalidArgumentException(call + " takes 1 to " + BATCH_MAX + " entries, not " + entries.size());
     }
@@ -162,6 +163,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
             + worker.applyAsLong(first) + " sent two in one call");
       }
     }
+    fs.checkWorkerCaller(worker.applyAsLong(first), token.apply(first), call);
     return first;
   }
 

@@ -247,10 +247,7 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       ShortCircuitResponse.Builder b = ShortCircuitResponse.newBuilder().setLength(meta.length()).setTier(meta.tier())
           .setInlined(true).setData(com.google.protobuf.UnsafeByteOperations.unsafeWrap(data));
       if (sums != null) {
-        for (int c : sums) {
-          b.addChunkCrc32C(c);
-        }
-        b.setBytesPerChecksum(io.strata.common.checksum.ChunkChecksums.CHUNK_BYTES);
+        addChecksums(b, sums);
       }
       handle.served(meta.length());
       r = b.build();
@@ -280,6 +277,11 @@ final class ShortCircuitHandler extends SimpleChannelInboundHandler<ByteBuf> {
       LOG.debug("No checksums of block {} for its OPEN answer: {}", blockId, e.toString());
       return;
     }
+    addChecksums(r, sums);
+  }
+
+  /** The first {@link #MAX_CHECKSUMS} of {@code sums}, from chunk 0, and their chunk size. */
+  private static void addChecksums(ShortCircuitResponse.Builder r, int[] sums) {
     int n = Math.min(sums.length, MAX_CHECKSUMS);
     for (int i = 0; i < n; i++) {
       r.addChunkCrc32C(sums[i]);
