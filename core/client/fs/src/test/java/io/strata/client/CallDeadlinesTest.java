@@ -2,10 +2,13 @@ package io.strata.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -25,17 +28,15 @@ class CallDeadlinesTest {
 
   /** Waits until the current context is cancelled, then fails as a cancelled gRPC call does. */
   private static String waitForCancel(long maxMs) {
-    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxMs);
-    while (!Context.current().isCancelled()) {
-      if (System.nanoTime() > end) {
+    CountDownLatch cancelled = new CountDownLatch(1);
+    Context.current().addListener(c -> cancelled.countDown(), Runnable::run);
+    try {
+      if (!cancelled.await(maxMs, TimeUnit.MILLISECONDS)) {
         return "not cancelled";
       }
-      try {
-        Thread.sleep(5);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return "interrupted";
-      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "interrupted";
     }
     throw Status.CANCELLED.withCause(Context.current().cancellationCause()).withDescription("Context cancelled")
         .asRuntimeException();
@@ -67,13 +68,10 @@ class CallDeadlinesTest {
   @Test
   void anIdleClient_hasNoTickScheduled_andItsNextCallArmsItAgain() throws Exception {
     assertThat(deadlines.call(10_000, () -> "quick")).isEqualTo("quick");
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (deadlines.ticking()) {
-      assertThat(System.nanoTime()).as("the tick stops once no call is left").isLessThan(end);
-      Thread.sleep(10);
-    }
-    Thread.sleep(3 * CallDeadlines.TICK_MS);
-    assertThat(deadlines.ticking()).isFalse();
+    // The tick stops once no call is left, and stays stopped (three ticks' time).
+    await().atMost(Duration.ofSeconds(10)).until(() -> !deadlines.ticking());
+    await().during(Duration.ofMillis(3 * CallDeadlines.TICK_MS)).atMost(Duration.ofSeconds(10))
+        .until(() -> !deadlines.ticking());
     assertThatThrownBy(() -> deadlines.call(150, () -> waitForCancel(10_000)))
         .isInstanceOfSatisfying(StatusRuntimeException.class,
             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));

@@ -2,10 +2,12 @@ package io.strata.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -138,7 +140,7 @@ class CallBatcherTest {
       }
     });
     t.start();
-    waitForQueued(b, sender, 1);
+    waitForQueued(b, 1);
     t.interrupt();
     t.join(10_000);
     assertThat(thrown.get()).isInstanceOf(UnavailableException.class).hasMessageContaining("Interrupted");
@@ -169,9 +171,9 @@ class CallBatcherTest {
         }
       });
       t.start();
-      waitForQueued(b, sender, 1);
+      waitForQueued(b, 1);
       Future<String> third = pool.submit(() -> b.call(3));
-      waitForQueued(b, sender, 2);
+      waitForQueued(b, 2);
       sender.release.countDown();
       assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo("answer 1");
       synchronized (b) { // as its turn is handed over (or soon after)
@@ -197,17 +199,15 @@ class CallBatcherTest {
       int r = i;
       rest.add(pool.submit(() -> b.call(r)));
     }
-    waitForQueued(b, sender, to - from + 1);
+    waitForQueued(b, to - from + 1);
     sender.release.countDown();
     return rest;
   }
 
   /** Waits until {@code n} callers are queued behind the batch in flight. */
-  private static void waitForQueued(CallBatcher<Integer, String> b, GatedSender s, int n) throws InterruptedException {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (b.queued() < n) {
-      assertThat(System.nanoTime()).as("callers queued").isLessThan(end);
-      Thread.sleep(5);
-    }
+  private static void waitForQueued(CallBatcher<Integer, String> b, int n) {
+    await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(10))
+        .until(() -> b.queued() >= n);
   }
+
 }
