@@ -513,12 +513,7 @@ class ShufflePartitionFilesIntegrationTest {
   @Test
   @Order(11)
   void primaryThatCommittedBeforeItsUfsWriteFailed_dropsItsCopyBeforeItsReplicaIsSealedInItsPlace() throws Exception {
-    Path dir = cluster.baseDir().resolve("commit-then-fail");
-    Files.createDirectories(dir);
-    if (!fs.exists("/.shuffle")) {
-      fs.createDirectory("/.shuffle"); // when run alone: no shuffle registered before this one
-    }
-    fs.mount("/.shuffle/app-cf", dir.toUri().toString(), MountOptions.defaults());
+    Path dir = mountNodeLocal("app-cf", "commit-then-fail");
     List<PartitionLocation> locs = lifecycle.register("app-cf", 40, 2);
     byte[] mine = "p".repeat(1000).getBytes(StandardCharsets.UTF_8);
     byte[] theirs = "r".repeat(1000).getBytes(StandardCharsets.UTF_8);
@@ -606,18 +601,13 @@ class ShufflePartitionFilesIntegrationTest {
    * CRC. One that differs (here partition 1: one batch on each copy alone, of equal size) drops its copy before
    * any of its blocks reaches the master, and says so (dropped): asked directly, it answers dropped and holds no
    * block of the file; at the seal the complete's status names only the primary, the driver asks for no drop and
-   * no status again, and the partition reads whole. Partition 0's copies hold the same batches: every copy the
-   * status names holds the primary's bytes.
+   * no status again, and the partition reads whole. Partition 0's copies hold the same bytes: the status names
+   * both, and each holds the primary's bytes.
    */
   @Test
   @Order(13)
   void replicaUnlikeItsPrimary_dropsItsCopyBeforeAnyCommit_andTheStatusNamesOnlyThePrimary() throws Exception {
-    Path dir = cluster.baseDir().resolve("unlike");
-    Files.createDirectories(dir);
-    if (!fs.exists("/.shuffle")) {
-      fs.createDirectory("/.shuffle");
-    }
-    fs.mount("/.shuffle/app-unlike", dir.toUri().toString(), MountOptions.defaults()); // node-local
+    mountNodeLocal("app-unlike", "unlike");
     List<PartitionLocation> locs = lifecycle.register("app-unlike", 50, 3);
     for (PartitionLocation odd : List.of(locs.get(1), locs.get(2))) {
       pushUnlike("app-unlike", 50, odd, 500);
@@ -652,8 +642,8 @@ class ShufflePartitionFilesIntegrationTest {
       for (FileBlockInfo b : given.blocks()) {
         List<String> at = b.locations().stream().map(x -> x.address().host() + ":" + x.address().rpcPort()).toList();
         if (part == 0) {
-          // Alike unless the primary's side-by-side forwards reached the replica in another order: then dropped.
-          assertThat(at).contains(primary);
+          // Alike: the replica placed each forwarded batch where its primary had, so both copies are listed.
+          assertThat(at).containsExactlyInAnyOrder(primary, "localhost:" + l.replicaPort());
           for (var loc : b.locations()) {
             assertThat(storedBytes(workerAt(loc.address().rpcPort()), b.blockId()))
                 .isEqualTo(storedBytes(workerAt(l.primaryPort()), b.blockId()));
@@ -724,6 +714,86 @@ class ShufflePartitionFilesIntegrationTest {
     }
     assertThat(read(List.of(l.path()), Map.of(0, 9L))).containsExactlyInAnyOrderElementsOf(expected(1, 0, 10));
     lifecycle.unregister(60);
+  }
+
+  /**
+   * Node-local UFS, many map attempts pushing to the same partitions at once, so the primary appends their batches
+   * in whatever order they come and forwards them side by side: the replica places each where its primary did, so
+   * at the seal both copies are alike and both are committed. Every block is listed at both workers, each holding
+   * the bytes of the file's UFS copy, and the partitions read whole.
+   */
+  @Test
+  @Order(15)
+  void concurrentPushes_leaveTheReplicaAlikeItsPrimary_andBothCopiesListed() throws Exception {
+    Path dir = mountNodeLocal("app-alike", "alike");
+    int maps = 4;
+    int parts = 2;
+    int perMap = 40;
+    List<PartitionLocation> locs = lifecycle.register("app-alike", 70, parts);
+    List<Thread> mappers = new ArrayList<>();
+    List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int m = 0; m < maps; m++) {
+      int map = m;
+      mappers.add(new Thread(() -> {
+        try {
+          PushClient p = pusher("app-alike", 70, locs);
+          for (int i = 0; i < perMap; i++) {
+            for (int part = 0; part < parts; part++) {
+              byte[] b = batch(map, part, i);
+              p.push(part, map, 1, b, 0, b.length);
+            }
+          }
+          p.finish();
+        } catch (Throwable t) {
+          errors.add(t);
+        }
+      }));
+    }
+    mappers.forEach(Thread::start);
+    for (Thread t : mappers) {
+      t.join(60_000);
+    }
+    assertThat(errors).isEmpty();
+    SealedShuffle sealed = lifecycle.seal(70);
+    assertThat(sealed.lost()).isEmpty();
+    for (int part = 0; part < parts; part++) {
+      PartitionLocation l = locs.get(part);
+      assertThat(l.replicaPort()).isNotEqualTo(l.primaryPort());
+      URIStatus given = sealed.statuses().get(l.path());
+      byte[] ufsCopy = Files.readAllBytes(dir.resolve("70/" + part + "-0"));
+      assertThat(given.length()).isEqualTo(ufsCopy.length);
+      for (FileBlockInfo b : given.blocks()) {
+        assertThat(b.locations()).extracting(x -> x.address().rpcPort())
+            .as("partition %d block %d", part, b.blockId()).containsExactlyInAnyOrder(l.primaryPort(), l.replicaPort());
+        byte[] want = java.util.Arrays.copyOfRange(ufsCopy, (int) b.offset(), (int) (b.offset() + b.length()));
+        assertThat(storedBytes(workerAt(l.primaryPort()), b.blockId())).isEqualTo(want);
+        assertThat(storedBytes(workerAt(l.replicaPort()), b.blockId())).isEqualTo(want);
+      }
+      Map<Integer, Long> attempts = new java.util.HashMap<>();
+      for (int m = 0; m < maps; m++) {
+        attempts.put(m, 1L);
+      }
+      List<String> got = new ArrayList<>();
+      try (PartitionReader r = new PartitionReader(fs, sealed.files().get(part), sealed.statuses(), attempts)) {
+        r.forEachRemaining(b -> got.add(new String(b, StandardCharsets.UTF_8)));
+      }
+      assertThat(got).as("partition " + part).containsExactlyInAnyOrderElementsOf(expected(maps, part, perMap));
+    }
+    lifecycle.unregister(70);
+  }
+
+  /**
+   * Mounts a node-local dir of the test's at the app's shuffle dir (its shuffles' copies then stay on both workers);
+   * creates /.shuffle first when the test runs alone (no shuffle registered before it).
+   */
+  private static Path mountNodeLocal(String app, String dirName) throws Exception {
+    Path dir = cluster.baseDir().resolve(dirName);
+    Files.createDirectories(dir);
+    if (!fs.exists("/.shuffle")) {
+      fs.createDirectory("/.shuffle");
+    }
+    fs.mount("/.shuffle/" + app, dir.toUri().toString(), MountOptions.defaults());
+    return dir;
   }
 
   /**

@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * (not counted as a failure); a failed request is retried on the same location up to {@code retries}
  * times, then each of its partitions is revived (a new epoch on other workers) and its batches pushed
  * there, avoiding the worker whose hop failed (the primary's replica when the primary's answer names it,
- * else the primary); a sealed or unknown partition is revived at once. Retried batches keep their batch ids, so a
+ * else the primary); a sealed or unknown partition, or one whose replica's hop failed (the pair takes no more
+ * batches then), is revived at once. Retried batches keep their batch ids, so a
  * batch applied twice is dropped by readers. Bad input answers (INVALID_ARGUMENT, DATA_LOSS) fail the
  * attempt.
  *
@@ -188,7 +189,9 @@ public final class PushClient {
       return;
     }
     boolean reviveNow = code == ErrorCode.FAILED_PRECONDITION || code == ErrorCode.NOT_FOUND;
-    if (!reviveNow && attempt < settings.retries()) {
+    // A replica's hop failed: its copy may have a gap now, so its primary takes no more batches for the pair.
+    boolean replicaGap = e instanceof io.strata.common.exception.ReplicaUnavailableException;
+    if (!reviveNow && !replicaGap && attempt < settings.retries()) {
       retryPool.schedule(() -> resend(worker, items, attempt + 1), Math.min(1000, 50L << attempt),
           TimeUnit.MILLISECONDS);
       return;

@@ -29,6 +29,12 @@ import org.slf4j.LoggerFactory;
  * and the seal fail, the driver uses the other copy (or Spark recomputes the stage). After {@link #seal}
  * starts, no append is accepted. The seal itself (master commits, the UFS copy) runs without the lock.
  *
+ * <p>Replicas: a primary appends at the end ({@link #append}) and forwards each batch with the offset it got; a
+ * replica appends it at that offset ({@link #appendAt}), so the two copies are alike byte for byte (the replica's
+ * is always a prefix of the primary's) and both can be committed as copies of one Strata file's blocks. A gap
+ * that will not fill (a forward its primary gave up) breaks the replica's copy; the primary refuses further
+ * pushes for the partition ({@link #replicaGap}), so the client revives it elsewhere.
+ *
  * <p>Thread-safe.
  */
 final class PartitionFile {
@@ -44,6 +50,12 @@ final class PartitionFile {
   private CompletableFuture<Void> written;
   /** Whether the seal began committing blocks (at the master too): set once, before the first commit. */
   private volatile boolean commitAttempted;
+  /** A forwarded batch that came before the ones before it, with what waits for it to be appended. */
+  private record Parked(BatchHeader header, ByteBuffer data, CompletableFuture<Void> applied) {}
+  /** On a replica: forwarded batches waiting for the ones before them, by offset. Guarded by this. */
+  private final java.util.TreeMap<Long, Parked> parked = new java.util.TreeMap<>();
+  /** On a primary: why the replica's copy has a gap, or null. */
+  private volatile String replicaGap;
 
   PartitionFile(ShuffleStore.PartitionSpec spec, BlockStore store) {
     this.spec = spec;
@@ -54,16 +66,138 @@ final class PartitionFile {
     return spec;
   }
 
-  /** Appends one batch atomically (header then data, nothing in between). */
-  synchronized void append(BatchHeader header, ByteBuffer data) throws IOException {
+  /**
+   * Appends one batch atomically (header then data, nothing in between) at the end; returns where its header
+   * begins (how the batch is forwarded to the replica).
+   */
+  synchronized long append(BatchHeader header, ByteBuffer data) throws IOException {
+    checkOpen();
+    long at = length;
+    appendNow(header, data);
+    return at;
+  }
+
+  /**
+   * On a replica: appends a forwarded batch at {@code offset}, where its primary appended it, so this copy holds
+   * the primary's bytes whatever order forwards arrive in (every byte here is at the primary's place: this copy
+   * is always a prefix of the primary's). A batch that arrives before those before it waits (parked, holding its
+   * bytes) until they are appended. The future completes when the batch is appended; it fails when this copy
+   * breaks, is sealed or dropped before that. A second batch at a place already taken breaks this copy (it can
+   * no longer be the primary's), as does an append that fails part-way.
+   */
+  CompletableFuture<Void> appendAt(long offset, BatchHeader header, ByteBuffer data) {
+    List<Parked> applied = new ArrayList<>();
+    List<Parked> failed = List.of();
+    CompletableFuture<Void> mine;
+    IOException error = null;
+    synchronized (this) {
+      try {
+        checkOpen();
+        if (offset < length || parked.containsKey(offset)) {
+          throw breakCopy(new FailedPreconditionException(describe() + " already holds bytes at offset " + offset
+              + " (" + length + " appended): a second forwarded batch for that place breaks this copy"));
+        }
+        if (offset > length) {
+          mine = new CompletableFuture<>();
+          parked.put(offset, new Parked(header, data, mine));
+          return mine;
+        }
+        appendNow(header, data);
+        mine = CompletableFuture.completedFuture(null);
+        while (!parked.isEmpty() && parked.firstKey() == length) {
+          Parked next = parked.firstEntry().getValue();
+          appendNow(next.header(), next.data()); // on failure it stays parked and fails below with the rest
+          parked.pollFirstEntry();
+          applied.add(next);
+        }
+      } catch (IOException e) {
+        error = e;
+        mine = CompletableFuture.failedFuture(e);
+        failed = takeParked();
+      }
+    }
+    for (Parked p : applied) {
+      p.applied().complete(null);
+    }
+    fail(failed, error);
+    return mine;
+  }
+
+  /**
+   * On a replica: the forward that carried {@code f}'s batch was given up by its primary (cancelled, or its
+   * deadline passed) while the batch waited for those before it. The primary counts that forward as failed and
+   * forwards nothing more for this partition, so the gap before it will not fill: this copy breaks and every
+   * waiting batch is let go. Nothing happens when {@code f}'s batch was appended or failed already.
+   */
+  void gaveUp(CompletableFuture<Void> f) {
+    List<Parked> failed;
+    IOException why;
+    synchronized (this) {
+      if (parked.values().stream().noneMatch(p -> p.applied() == f)) {
+        return;
+      }
+      why = breakCopy(new FailedPreconditionException(describe() + " has a gap at offset " + length + ": the "
+          + "forward of a batch after it was given up by its primary"));
+      failed = takeParked();
+    }
+    fail(failed, why);
+  }
+
+  /** Forwarded batches waiting here for the ones before them (tests). */
+  synchronized int parkedBatches() {
+    return parked.size();
+  }
+
+  /**
+   * On a primary: records that the replica's copy has a gap (a forward to it failed, or batches appended here were
+   * not forwarded): from then on pushes for this partition are refused, naming the replica, and the client
+   * revives the partition elsewhere. Null while the replica's copy is whole.
+   */
+  void replicaGap(String why) {
+    replicaGap = why;
+  }
+
+  String replicaGap() {
+    return replicaGap;
+  }
+
+  private void checkOpen() throws FailedPreconditionException {
     if (sealed != null) {
       throw new FailedPreconditionException(describe() + " is sealed: it takes no more batches (a map task of "
           + "an older stage attempt pushing late)");
     }
     if (broken != null) {
-      throw new FailedPreconditionException(describe() + " is broken since an append failed part-way ("
-          + broken.getMessage() + "); it takes no more batches", broken);
+      throw new FailedPreconditionException(describe() + " is broken (" + broken.getMessage()
+          + "); it takes no more batches", broken);
     }
+  }
+
+  private IOException breakCopy(IOException why) {
+    if (broken == null) {
+      broken = why;
+    }
+    return why;
+  }
+
+  /** Takes every waiting forwarded batch out (the caller fails them outside the lock). */
+  private List<Parked> takeParked() {
+    assert Thread.holdsLock(this);
+    if (parked.isEmpty()) {
+      return List.of();
+    }
+    List<Parked> out = new ArrayList<>(parked.values());
+    parked.clear();
+    return out;
+  }
+
+  private static void fail(List<Parked> batches, IOException why) {
+    for (Parked p : batches) {
+      p.applied().completeExceptionally(why);
+    }
+  }
+
+  /** Header then data; marks the copy broken when it fails part-way. */
+  private void appendNow(BatchHeader header, ByteBuffer data) throws IOException {
     try {
       ByteBuffer head = header.toBuffer();
       crc.update(head.duplicate());
@@ -72,7 +206,7 @@ final class PartitionFile {
       write(data.duplicate());
     } catch (IOException | RuntimeException e) {
       broken = e instanceof IOException io ? io : new IOException(e);
-      throw e;
+      throw broken;
     }
     length += BatchHeader.BYTES + (long) data.remaining();
     batches++;
@@ -111,6 +245,11 @@ final class PartitionFile {
   /** A sealed copy: its length and the CRC32C of all its bytes. */
   record Seal(long length, int crc32c) {}
 
+  /** This copy's length and CRC32C now. */
+  synchronized Seal current() {
+    return new Seal(length, (int) crc.getValue());
+  }
+
   /**
    * Whether the seal began committing this copy's blocks: until then (a copy found unlike its primary's, or
    * broken) none of its blocks can have reached the master.
@@ -139,6 +278,7 @@ final class PartitionFile {
     List<BlockStore.TempBlock> blocks = null;
     long total = 0;
     int crcNow = 0;
+    List<Parked> unplaced;
     synchronized (this) {
       if (sealed == null) {
         sealed = new CompletableFuture<>();
@@ -148,7 +288,10 @@ final class PartitionFile {
         crcNow = (int) crc.getValue();
       }
       theirs = sealed;
+      unplaced = takeParked(); // the gap before them stays: this copy is shorter than its primary's
     }
+    fail(unplaced, new FailedPreconditionException(describe() + " was sealed before the batches before this "
+        + "one arrived"));
     if (mine != null) {
       commit(mine, committer, blocks, new Seal(total, crcNow), expect, inPlaceOf);
     }
@@ -164,7 +307,7 @@ final class PartitionFile {
     List<Long> done = new ArrayList<>();
     try {
       if (broken != null) {
-        throw new FailedPreconditionException(describe() + " cannot be sealed: an append failed part-way ("
+        throw new FailedPreconditionException(describe() + " cannot be sealed: it is broken ("
             + broken.getMessage() + ")", broken);
       }
       if (expect != null && !expect.equals(mineSeal)) {
@@ -280,13 +423,16 @@ final class PartitionFile {
   /** Drops what is not committed (temp blocks); with {@code committed}, the committed copies too. */
   void drop(boolean committed) {
     List<BlockStore.TempBlock> blocks;
+    List<Parked> unplaced;
     synchronized (this) {
       if (sealed == null) {
         sealed = CompletableFuture.failedFuture(new FailedPreconditionException(describe() + " was dropped"));
         written = CompletableFuture.failedFuture(new FailedPreconditionException(describe() + " was dropped"));
       }
       blocks = new ArrayList<>(temps);
+      unplaced = takeParked();
     }
+    fail(unplaced, new FailedPreconditionException(describe() + " was dropped"));
     for (BlockStore.TempBlock t : blocks) {
       store.abort(t);
       if (committed) {

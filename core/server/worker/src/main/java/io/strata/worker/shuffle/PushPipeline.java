@@ -1,6 +1,7 @@
 package io.strata.worker.shuffle;
 
 import io.strata.common.net.WorkerAddress;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,10 +19,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * the watermark, or that the full apply queue refuses, is answered {@link Outcome#backOff} at once with
  * nothing applied; the client retries it after the given delay.
  *
- * <p>A forward that fails after the local append fails the push (UNAVAILABLE, retryable, naming the
- * replica: {@link io.strata.common.exception.ReplicaUnavailableException}): the client pushes the same
- * batches again and readers drop the duplicates by (map, attempt, batch id); when it gives up, it blames
- * the replica, not this primary.
+ * <p>Each batch is forwarded with the offset it was appended at; the replica appends it at the same offset
+ * (waiting for the batches before it), so the copies are alike byte for byte ({@link PartitionFile#appendAt}).
+ * A forward is never refused for the watermark on the replica (its primary's watermark bounds it). A forward
+ * that fails after the local append fails the push (UNAVAILABLE naming the replica:
+ * {@link io.strata.common.exception.ReplicaUnavailableException}) and leaves the replica's copies of its
+ * partitions with a gap: from then on this primary refuses pushes for them the same way, with nothing applied,
+ * and the client revives them on other workers, blaming the replica. Readers drop the batches applied twice by
+ * (map, attempt, batch id).
  *
  * <p>Thread-safe; {@link #push} is called from gRPC network threads and returns at once.
  */
@@ -69,8 +74,10 @@ public final class PushPipeline {
       bytes += b.data().remaining();
     }
     long now = buffered.addAndGet(bytes);
-    // One push bigger than the watermark alone is let in when nothing else is buffered, or it could never go.
-    if (now > highWatermarkBytes && now != bytes) {
+    // One push bigger than the watermark alone is let in when nothing else is buffered, or it could never go. A
+    // forward is always let in: its primary admitted it and holds it until this replica acks, so the primaries'
+    // watermarks bound it, and refusing it could leave the batches after it waiting for it here.
+    if (!forwarded && now > highWatermarkBytes && now != bytes) {
       buffered.addAndGet(-bytes);
       backOffs.incrementAndGet();
       return CompletableFuture.completedFuture(Outcome.backOff(backOffMs, "The worker has " + (now - bytes)
@@ -92,25 +99,50 @@ public final class PushPipeline {
 
   private void apply(String appId, int shuffleId, List<ShuffleStore.Batch> batches, boolean forwarded,
       CompletableFuture<Outcome> out) {
+    if (out.isCancelled()) {
+      return; // a forward its primary gave up while it was queued: the primary counts it as not applied
+    }
     try {
       List<PartitionFile> files = new ArrayList<>(batches.size());
       for (ShuffleStore.Batch b : batches) {
-        files.add(store.check(appId, shuffleId, b));
-      }
-      store.append(files, batches);
-      appliedBatches.addAndGet(batches.size());
-      for (ShuffleStore.Batch b : batches) {
-        appliedBytes.add(b.length());
+        PartitionFile f = store.check(appId, shuffleId, b);
+        if (!forwarded && b.offset() >= 0) {
+          throw new io.strata.common.exception.InvalidArgumentException("Batch " + b.batchId() + " of map "
+              + b.mapIndex() + " for " + f.describe() + " names an offset: only a primary's forward to its "
+              + "replica does");
+        }
+        files.add(f);
       }
       if (forwarded) {
-        out.complete(Outcome.OK);
+        applyForwarded(files, batches, out);
         return;
       }
+      for (PartitionFile f : files) {
+        String gap = f.replicaGap();
+        if (gap != null) {
+          // Nothing is appended: the client revives the partition elsewhere, avoiding the replica.
+          throw replicaFailed(f.spec().replica(), "the replica's copy of " + f.describe() + " has a gap (" + gap
+              + "); this pair takes no more batches, nothing of this push was applied", null);
+        }
+      }
+      long[] offsets = new long[batches.size()];
+      try {
+        store.append(files, batches, offsets);
+      } catch (IOException | RuntimeException e) {
+        // Those appended before the failure are not forwarded: their replicas' copies now have gaps.
+        for (int i = 0; i < offsets.length && offsets[i] >= 0; i++) {
+          files.get(i).replicaGap("batches appended on the primary were not forwarded: " + e.getMessage());
+        }
+        throw e;
+      }
+      counted(batches);
       Map<WorkerAddress, List<ShuffleStore.Batch>> byReplica = new LinkedHashMap<>();
+      Map<WorkerAddress, List<PartitionFile>> filesByReplica = new LinkedHashMap<>();
       for (int i = 0; i < batches.size(); i++) {
         WorkerAddress r = files.get(i).spec().replica();
         if (r != null) {
-          byReplica.computeIfAbsent(r, k -> new ArrayList<>()).add(batches.get(i));
+          byReplica.computeIfAbsent(r, k -> new ArrayList<>()).add(batches.get(i).at(offsets[i]));
+          filesByReplica.computeIfAbsent(r, k -> new ArrayList<>()).add(files.get(i));
         }
       }
       Map<WorkerAddress, CompletableFuture<Void>> acks = new LinkedHashMap<>();
@@ -123,22 +155,68 @@ public final class PushPipeline {
           return;
         }
         // Name the replica whose hop failed, so the client blames it rather than this (healthy) primary.
+        Throwable first = null;
+        WorkerAddress blamed = null;
         for (Map.Entry<WorkerAddress, CompletableFuture<Void>> a : acks.entrySet()) {
           if (a.getValue().isCompletedExceptionally()) {
             Throwable c = a.getValue().handle((ok, ex) -> ex).join();
             c = c instanceof java.util.concurrent.CompletionException && c.getCause() != null ? c.getCause() : c;
-            WorkerAddress r = a.getKey();
-            out.completeExceptionally(new io.strata.common.exception.ReplicaUnavailableException("Applied here, "
-                + "but forwarding to the replica " + r.host() + ":" + r.rpcPort() + " failed (" + c.getMessage()
-                + "); push the batches again (readers drop the duplicates)", r.host() + ":" + r.rpcPort(), c));
-            return;
+            // What that replica applied of the forward is unknown: its copies of these partitions may have gaps.
+            for (PartitionFile f : filesByReplica.get(a.getKey())) {
+              f.replicaGap("a forward to it failed: " + c.getMessage());
+            }
+            if (first == null) {
+              first = c;
+              blamed = a.getKey();
+            }
           }
         }
-        out.completeExceptionally(err);
+        out.completeExceptionally(first == null ? err : replicaFailed(blamed, "applied here, but forwarding to the "
+            + "replica failed (" + first.getMessage() + "); push the batches again elsewhere (readers drop the "
+            + "duplicates)", first));
       });
     } catch (Exception | Error e) {
       out.completeExceptionally(e);
     }
+  }
+
+  /** A replica applies forwarded batches at their primary's offsets; the answer waits until all are appended. */
+  private void applyForwarded(List<PartitionFile> files, List<ShuffleStore.Batch> batches,
+      CompletableFuture<Outcome> out) {
+    List<CompletableFuture<Void>> each = new ArrayList<>(batches.size());
+    store.appendForwarded(files, batches, each).whenComplete((v, err) -> {
+      if (err == null) {
+        counted(batches);
+        out.complete(Outcome.OK);
+      } else {
+        out.completeExceptionally(err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+            ? err.getCause() : err);
+      }
+    });
+    // The primary gave up on this forward (its deadline, a lost connection): batches of it still waiting for
+    // the ones before them never will be placed; their copies break and let go of what waits.
+    out.whenComplete((r, e) -> {
+      if (out.isCancelled()) {
+        for (int i = 0; i < each.size(); i++) {
+          if (!each.get(i).isDone()) {
+            files.get(i).gaveUp(each.get(i));
+          }
+        }
+      }
+    });
+  }
+
+  private void counted(List<ShuffleStore.Batch> batches) {
+    appliedBatches.addAndGet(batches.size());
+    for (ShuffleStore.Batch b : batches) {
+      appliedBytes.add(b.length());
+    }
+  }
+
+  private static io.strata.common.exception.ReplicaUnavailableException replicaFailed(WorkerAddress r, String why,
+      Throwable cause) {
+    String at = r.host() + ":" + r.rpcPort();
+    return new io.strata.common.exception.ReplicaUnavailableException("Replica " + at + ": " + why, at, cause);
   }
 
   /** Bytes of pushes received and not yet answered. */

@@ -1,6 +1,7 @@
 package io.strata.worker.shuffle;
 
 import com.google.protobuf.UnsafeByteOperations;
+import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
 import io.strata.common.exception.UnavailableException;
@@ -22,8 +23,10 @@ import java.util.concurrent.TimeUnit;
  * pipeline, where its batches become protos again). One channel per replica address, opened on first use;
  * at most {@link #MAX_CHANNELS} are kept (the least recently used beyond that is shut down gracefully: its
  * calls in flight finish, the next forward to it opens it again), so the partitions' replica addresses a
- * driver names cannot grow them without bound; calls are asynchronous (the apply thread never waits for a replica) with a deadline. A replica that
- * answers BACK_OFF fails the forward like an error: the client pushes again.
+ * driver names cannot grow them without bound; calls are asynchronous (the apply thread never waits for a
+ * replica) with a deadline. A replica that answers BACK_OFF (its apply queue is full; nothing was applied) gets
+ * the same request again after the delay it names, until the deadline: failing the forward would leave its copy
+ * with a gap.
  *
  * <p>Thread-safe.
  */
@@ -64,33 +67,43 @@ final class ReplicaClient implements PushPipeline.Forwarder, Closeable {
     for (ShuffleStore.Batch b : batches) {
       req.addBatches(ShuffleService.toProto(b).setData(UnsafeByteOperations.unsafeWrap(b.data().duplicate())));
     }
+    send(replica, req.build(), Deadline.after(timeoutMs, TimeUnit.MILLISECONDS), done);
+    return done;
+  }
+
+  /** One try; a BACK_OFF answer (nothing applied there) is tried again after its delay while the deadline allows. */
+  private void send(WorkerAddress replica, PushRequest req, Deadline deadline, CompletableFuture<Void> done) {
     try {
-      ShuffleWorkerServiceGrpc.newStub(channel(replica)).withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS)
-          .push(req.build(), new StreamObserver<>() {
-            @Override
-            public void onNext(PushResponse r) {
-              if (r.getStatus() == PushResponse.Status.OK) {
-                done.complete(null);
-              } else {
-                done.completeExceptionally(new UnavailableException("Replica " + replica + " asked to back off: "
-                    + r.getMessage()));
-              }
-            }
+      ShuffleWorkerServiceGrpc.newStub(channel(replica)).withDeadline(deadline).push(req, new StreamObserver<>() {
+        @Override
+        public void onNext(PushResponse r) {
+          if (r.getStatus() == PushResponse.Status.OK) {
+            done.complete(null);
+            return;
+          }
+          long wait = Math.max(1, r.getRetryAfterMs());
+          if (deadline.timeRemaining(TimeUnit.MILLISECONDS) <= wait) {
+            done.completeExceptionally(new UnavailableException("Replica " + replica + " asked to back off until "
+                + "past the forward's deadline (strata.worker.shuffle.forward.timeout): " + r.getMessage()));
+            return;
+          }
+          CompletableFuture.delayedExecutor(wait, TimeUnit.MILLISECONDS).execute(() -> send(replica, req, deadline,
+              done));
+        }
 
-            @Override
-            public void onError(Throwable t) {
-              done.completeExceptionally(GrpcErrors.fromThrowable(t));
-            }
+        @Override
+        public void onError(Throwable t) {
+          done.completeExceptionally(GrpcErrors.fromThrowable(t));
+        }
 
-            @Override
-            public void onCompleted() {
-              done.complete(null); // no-op after onNext
-            }
-          });
+        @Override
+        public void onCompleted() {
+          // the answer came in onNext
+        }
+      });
     } catch (UnavailableException e) {
       done.completeExceptionally(e);
     }
-    return done;
   }
 
   /** The channels open now (at most {@link #MAX_CHANNELS}). */

@@ -40,9 +40,10 @@ public final class ShuffleService extends ShuffleWorkerServiceGrpc.ShuffleWorker
   }
 
   static PushBatchProto.Builder toProto(ShuffleStore.Batch b) {
-    return PushBatchProto.newBuilder().setPartitionId(b.partitionId()).setFileId(b.fileId())
+    PushBatchProto.Builder p = PushBatchProto.newBuilder().setPartitionId(b.partitionId()).setFileId(b.fileId())
         .setMapIndex(b.mapIndex()).setAttemptId(b.attemptId()).setBatchId(b.batchId()).setLength(b.length())
         .setCrc32C(b.crc32c());
+    return b.offset() < 0 ? p : p.setOffset(b.offset());
   }
 
   @Override
@@ -73,9 +74,17 @@ public final class ShuffleService extends ShuffleWorkerServiceGrpc.ShuffleWorker
     List<ShuffleStore.Batch> batches = new ArrayList<>(req.getBatchesCount());
     for (PushBatchProto b : req.getBatchesList()) {
       batches.add(new ShuffleStore.Batch(b.getPartitionId(), b.getFileId(), b.getMapIndex(), b.getAttemptId(),
-          b.getBatchId(), b.getLength(), b.getCrc32C(), b.getData().asReadOnlyByteBuffer()));
+          b.getBatchId(), b.getLength(), b.getCrc32C(), b.getData().asReadOnlyByteBuffer(),
+          b.hasOffset() ? b.getOffset() : -1));
     }
-    pipeline.push(req.getAppId(), req.getShuffleId(), batches, req.getForwarded()).whenComplete((r, e) -> {
+    java.util.concurrent.CompletableFuture<PushPipeline.Outcome> answer =
+        pipeline.push(req.getAppId(), req.getShuffleId(), batches, req.getForwarded());
+    if (req.getForwarded()) {
+      // A primary that gives up on its forward (deadline, lost connection) cancels the call: the pipeline lets go
+      // of its batches still waiting for earlier ones. A call that ended normally is cancelled too: a no-op then.
+      io.grpc.Context.current().addListener(c -> answer.cancel(false), Runnable::run);
+    }
+    answer.whenComplete((r, e) -> {
       if (e != null) {
         out.onError(GrpcErrors.toStatus(e));
         return;

@@ -33,9 +33,22 @@ public final class ShuffleStore {
   public record PartitionSpec(String appId, int shuffleId, int partitionId, long fileId, long blockSize,
       WorkerAddress replica) {}
 
-  /** One pushed batch. {@code data}'s position to limit are its bytes. */
+  /**
+   * One pushed batch. {@code data}'s position to limit are its bytes. {@code offset}: on a forwarded batch, where
+   * its primary appended it (the replica appends it at the same place); -1 elsewhere (appended at the end).
+   */
   public record Batch(int partitionId, long fileId, int mapIndex, long attemptId, int batchId, int length,
-      int crc32c, ByteBuffer data) {}
+      int crc32c, ByteBuffer data, long offset) {
+    public Batch(int partitionId, long fileId, int mapIndex, long attemptId, int batchId, int length, int crc32c,
+        ByteBuffer data) {
+      this(partitionId, fileId, mapIndex, attemptId, batchId, length, crc32c, data, -1);
+    }
+
+    /** This batch as appended at {@code at} on its primary: how it is forwarded. */
+    Batch at(long at) {
+      return new Batch(partitionId, fileId, mapIndex, attemptId, batchId, length, crc32c, data, at);
+    }
+  }
 
   /**
    * The outcome of sealing one partition copy: its length and CRC, or why it failed ({@code error}, null when
@@ -136,6 +149,10 @@ public final class ShuffleStore {
       throw new InvalidArgumentException("Batch " + b.batchId() + " of map " + b.mapIndex() + " for "
           + p.describe() + ": map index and batch id must not be negative");
     }
+    if (b.offset() < -1) {
+      throw new InvalidArgumentException("Batch " + b.batchId() + " of map " + b.mapIndex() + " for "
+          + p.describe() + " has the negative offset " + b.offset());
+    }
     int crc = BatchHeader.crc32c(b.data());
     if (crc != b.crc32c()) {
       throw new io.strata.common.exception.DataLossException(String.format("Batch %d of map %d for %s arrived "
@@ -145,13 +162,44 @@ public final class ShuffleStore {
     return p;
   }
 
-  /** Appends checked batches, in order, each atomically. Blocks on the store (a push pool thread). */
-  void append(List<PartitionFile> files, List<Batch> batches) throws IOException {
+  /**
+   * Appends checked batches at the end, in order, each atomically, and returns each one's offset. Blocks on the
+   * store (a push pool thread). When an append fails, {@code offsets} holds those appended before it (the
+   * rest -1) and the failure is thrown.
+   */
+  void append(List<PartitionFile> files, List<Batch> batches, long[] offsets) throws IOException {
+    java.util.Arrays.fill(offsets, -1);
+    for (int i = 0; i < batches.size(); i++) {
+      offsets[i] = files.get(i).append(header(batches.get(i)), batches.get(i).data());
+    }
+  }
+
+  /**
+   * On a replica: appends checked forwarded batches, each at its offset (at the end when it has none). The future
+   * completes when all are appended (a batch that came before those before it waits for them), or fails with
+   * the first failure; {@code each} gets every batch's own future.
+   */
+  java.util.concurrent.CompletableFuture<Void> appendForwarded(List<PartitionFile> files, List<Batch> batches,
+      List<java.util.concurrent.CompletableFuture<Void>> each) {
     for (int i = 0; i < batches.size(); i++) {
       Batch b = batches.get(i);
-      files.get(i).append(new BatchHeader(b.mapIndex(), b.attemptId(), b.batchId(), b.length(), b.crc32c()),
-          b.data());
+      PartitionFile f = files.get(i);
+      if (b.offset() >= 0) {
+        each.add(f.appendAt(b.offset(), header(b), b.data()));
+        continue;
+      }
+      try {
+        f.append(header(b), b.data());
+        each.add(java.util.concurrent.CompletableFuture.completedFuture(null));
+      } catch (IOException e) {
+        each.add(java.util.concurrent.CompletableFuture.failedFuture(e));
+      }
     }
+    return java.util.concurrent.CompletableFuture.allOf(each.toArray(new java.util.concurrent.CompletableFuture<?>[0]));
+  }
+
+  private static BatchHeader header(Batch b) {
+    return new BatchHeader(b.mapIndex(), b.attemptId(), b.batchId(), b.length(), b.crc32c());
   }
 
   /**
