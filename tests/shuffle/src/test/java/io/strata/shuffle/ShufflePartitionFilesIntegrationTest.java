@@ -783,6 +783,58 @@ class ShufflePartitionFilesIntegrationTest {
   }
 
   /**
+   * The seal gap across a master restart, where removal lists are gone: the primary applied one batch more than
+   * its replica got (a forward that failed: pushed here as a forward, so the primary keeps it alone), committed,
+   * and died before answering; its replica, a shorter prefix of its copy, is sealed in its place. The master then
+   * restarts, and the primary comes back with its store: its copy of the block has another length than the one
+   * committed, so the master refuses it and has it removed. Readers are only ever sent to the replica's bytes,
+   * which are the UFS copy's.
+   */
+  @Test
+  @Order(16)
+  void primaryWithALongerCopy_comingBackAfterAMasterRestart_isRefusedForItsLength() throws Exception {
+    List<PartitionLocation> locs = lifecycle.register("app-gap2", 80, 1);
+    PartitionLocation l = locs.get(0);
+    PushClient p = pusher("app-gap2", 80, locs);
+    for (int i = 0; i < 10; i++) {
+      byte[] b = batch(0, 0, i);
+      p.push(0, 0, 9, b, 0, b.length);
+    }
+    p.finish();
+    byte[] extra = "only on the primary".getBytes(StandardCharsets.UTF_8);
+    assertThat(stub(l.primaryPort()).push(one("app-gap2", 80, l, extra, BatchHeader.crc32c(extra, 0, extra.length))
+        .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+    var committed = stub(l.primaryPort()).seal(io.strata.proto.SealRequest.newBuilder().setAppId("app-gap2")
+        .setShuffleId(80).addFileIds(l.fileId()).setWriteThrough(false).build()).getPartitions(0);
+    assertThat(committed.getError()).isEmpty();
+    long block0 = io.strata.common.id.BlockId.of(l.fileId(), 0);
+    int victim = cluster.workers().indexOf(workerAt(l.primaryPort()));
+    cluster.stopWorker(victim);
+    SealedShuffle sealed;
+    try {
+      sealed = lifecycle.seal(80);
+    } finally {
+      cluster.restartMaster();
+      cluster.restartWorker(victim);
+    }
+    assertThat(sealed.lost()).isEmpty();
+    long replicaLength = sealed.statuses().get(l.path()).length();
+    assertThat(committed.getLength()).isEqualTo(replicaLength + BatchHeader.BYTES + extra.length);
+    cluster.waitForWorkers(3, 30_000);
+    io.strata.worker.WorkerProcess back = cluster.worker(victim);
+    await().atMost(Duration.ofSeconds(20)).until(() -> storedBytes(back, block0) == null);
+    byte[] ufsCopy = Files.readAllBytes(cluster.rootUfsDir().resolve(".shuffle/app-gap2/80/0-0"));
+    assertThat(ufsCopy).hasSize((int) replicaLength);
+    for (FileBlockInfo b : fs.getBlockLocations(l.path())) {
+      assertThat(b.locations()).extracting(x -> x.address().rpcPort()).containsExactly(l.replicaPort());
+      assertThat(storedBytes(workerAt(l.replicaPort()), b.blockId())).isEqualTo(java.util.Arrays.copyOfRange(
+          ufsCopy, (int) b.offset(), (int) (b.offset() + b.length())));
+    }
+    assertThat(read(List.of(l.path()), Map.of(0, 9L))).containsExactlyInAnyOrderElementsOf(expected(1, 0, 10));
+    lifecycle.unregister(80);
+  }
+
+  /**
    * Mounts a node-local dir of the test's at the app's shuffle dir (its shuffles' copies then stay on both workers);
    * creates /.shuffle first when the test runs alone (no shuffle registered before it).
    */

@@ -196,6 +196,34 @@ class MasterRecoveryTest {
     assertThat(third.fs().tree().directoryCount()).isEqualTo(first.fs().tree().directoryCount());
   }
 
+  /**
+   * A copy committed in place of the only copy of another length (a shuffle replica, shorter than its failed
+   * primary's) gives the block its length; after a restart the replayed block has that length, so the old copy,
+   * reported by its worker at registration, is refused for its length (removal lists are not journaled).
+   */
+  @Test
+  void blockRecommittedInPlaceWithAnotherLength_replaysWithTheLaterLength() throws Exception {
+    Master first = open();
+    long primary = first.register("w1");
+    long replica = first.register("w2");
+    FileInfo f = first.fs().createFile("/shuffled", 100, false, 0);
+    long block = BlockId.of(f.id(), 0);
+    first.fs().commitBlock(primary, block, 80, TIER);
+    first.fs().commitBlock(replica, block, 60, TIER, false, "w1:29999");
+    assertThat(first.fs().blockMaster().blockLength(block)).isEqualTo(60);
+    first.fs().completeFile("/shuffled", f.id(), 60);
+    first.journal().close();
+
+    Master second = open();
+    assertThat(second.fs().blockMaster().blockLength(block)).isEqualTo(60);
+    long back = second.fs().blockMaster().register(new WorkerAddress("w1", 29999), 1L << 30, 80,
+        List.of(new BlockReport(block, 80, TIER)), clock.millis());
+    second.register("w2");
+    assertThat(second.fs().blockMaster().getBlock(block).locations()).isEmpty();
+    assertThat(second.fs().blockMaster().heartbeat(back, 1L << 30, 80, List.of(), List.of()).removeBlockIds())
+        .containsExactly(block);
+  }
+
   @Test
   void idsHandedOutAfterRecovery_areNewerThanEveryOldOne_evenOfDeletedInodes() throws Exception {
     Master first = open();

@@ -304,7 +304,9 @@ public final class BlockMaster {
    * corrupt) the announce is refused, as a heartbeat report of it would be ignored: it would list the copy
    * again and cancel its removal. With {@code replaces} ("host:port", null or empty: none) this copy replaces
    * that worker's: its location goes (live or lost), it is told to remove the copy, and its reports of it are
-   * refused, also after it registers again at that address ({@link WorkerMeta#toRemove} carries over).
+   * refused, also after it registers again at that address ({@link WorkerMeta#toRemove} carries over). A copy of
+   * another length than the block's is refused, unless it replaces the only copy listed: then the block takes the
+   * new length (the caller journals it; replay keeps the last length journaled).
    */
   public synchronized void commitBlock(long workerId, long blockId, long length, String tier, boolean announce,
       String replaces) throws StrataException {
@@ -313,13 +315,29 @@ public final class BlockMaster {
       throw new NotFoundException("Worker " + workerId + " is not registered (it may have been marked lost); "
           + "it must register again before committing block " + blockId);
     }
-    BlockMeta meta = blocks.get(blockId);
-    if (meta != null && meta.length != length) {
-      throw new FailedPreconditionException("Block " + blockId + " is already committed with length "
-          + meta.length + ", not " + length);
-    }
     if (length < 0) {
       throw new InvalidArgumentException("Block " + blockId + " cannot have negative length " + length);
+    }
+    BlockMeta meta = blocks.get(blockId);
+    boolean replacing = replaces != null && !replaces.isEmpty();
+    if (meta != null && meta.length != length) {
+      List<Long> others = new ArrayList<>();
+      for (long holder : meta.locations.keySet()) {
+        WorkerMeta h = live.get(holder);
+        if (!replacing || h == null || !replaces.equals(h.address.host() + ":" + h.address.rpcPort())) {
+          others.add(holder);
+        }
+      }
+      if (!replacing || !others.isEmpty()) {
+        throw new FailedPreconditionException("Block " + blockId + " is already committed with length "
+            + meta.length + ", not " + length + (replacing ? " (held by workers " + others + " besides " + replaces
+            + ")" : ""));
+      }
+      // In place of the only copy of another length (a shuffle primary's, longer than its replica's): that copy
+      // goes (below), and its length with it.
+      replace(workerId, blockId, meta, replaces);
+      meta = null;
+      blocks.remove(blockId);
     }
     if (announce && w.toRemove.contains(blockId)) {
       throw new FailedPreconditionException("Block " + blockId + " on worker " + workerId + " is not listed "
@@ -329,7 +347,7 @@ public final class BlockMaster {
       meta = new BlockMeta(length);
       blocks.put(blockId, meta);
     }
-    if (replaces != null && !replaces.isEmpty()) {
+    if (replacing) {
       replace(workerId, blockId, meta, replaces);
     }
     meta.locations.put(workerId, tier);
@@ -533,9 +551,15 @@ public final class BlockMaster {
 
   // ---- recovery ----
 
-  /** Restores a journaled block (no locations: workers report those when they register). */
+  /**
+   * Restores a journaled block (no locations: workers report those when they register). A block journaled again
+   * with another length (a commit that replaced the only copy of the old one) takes the later length.
+   */
   public synchronized void restoreBlock(long blockId, long length) {
-    blocks.putIfAbsent(blockId, new BlockMeta(length));
+    BlockMeta had = blocks.get(blockId);
+    if (had == null || had.length != length) {
+      blocks.put(blockId, new BlockMeta(length));
+    }
   }
 
   /** Every known block as a journal entry, for a checkpoint. */

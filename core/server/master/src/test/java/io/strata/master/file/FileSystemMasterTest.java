@@ -352,6 +352,38 @@ class FileSystemMasterTest {
   }
 
   /**
+   * A copy of another length than the block's is refused as a plain commit; committed in place of the only copy
+   * listed (a shuffle replica shorter than its failed primary), it gives the block its length, and the old copy is
+   * refused when reported again. With a third copy of the old length listed, it is refused and changes nothing.
+   */
+  @Test
+  void commitBlock_ofAnotherLength_isTakenOnlyInPlaceOfTheOnlyCopy() throws Exception {
+    long w2 = register("w2");
+    long w3 = register("w3");
+    FileInfo f = create("/f");
+    long block = BlockId.of(f.id(), 0);
+    fs.commitBlock(worker, block, 30, TIER);
+    assertThatThrownBy(() -> fs.commitBlock(w2, block, 20, TIER)).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("already committed with length 30, not 20");
+    fs.commitBlock(w3, block, 30, TIER);
+    assertThatThrownBy(() -> fs.commitBlock(w2, block, 20, TIER, false, "w1:29999"))
+        .isInstanceOf(FailedPreconditionException.class).hasMessageContaining("besides w1:29999");
+    assertThat(bm.blockLength(block)).isEqualTo(30);
+    assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactlyInAnyOrder(worker, w3);
+
+    FileInfo g = create("/g");
+    long other = BlockId.of(g.id(), 0);
+    fs.commitBlock(worker, other, 30, TIER);
+    fs.commitBlock(w2, other, 20, TIER, false, "w1:29999");
+    assertThat(bm.blockLength(other)).isEqualTo(20);
+    assertThat(bm.getBlock(other).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
+    assertThat(removals(worker)).contains(other);
+    bm.heartbeat(worker, 1L << 30, 30, List.of(new BlockReport(other, 30, TIER)), List.of());
+    assertThat(bm.getBlock(other).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
+    assertThat(fs.completeFile("/g", g.id(), 20).length()).isEqualTo(20);
+  }
+
+  /**
    * A worker lost (silent past the timeout) that another worker's copy is then committed in place of: when it
    * comes back with its store, its report of that copy is refused and it is told to remove it.
    */
