@@ -364,7 +364,8 @@ public final class WorkerKeys {
           .validate(n -> n >= 1, "at least 1 byte")
           .doc("Bytes of shuffle pushes received and not yet answered (queued, being appended or waiting for "
               + "the replica) past which a push is answered BACK_OFF with nothing applied, so clients slow down "
-              + "instead of the worker running out of memory.")
+              + "instead of the worker running out of memory. A primary's forward to its replica is let in past "
+              + "it (its primary's own watermark bounds it).")
           .build();
 
   public static final PropertyKey<java.time.Duration> SHUFFLE_BACKOFF =
@@ -401,8 +402,9 @@ public final class WorkerKeys {
       PropertyKey.durationKey("strata.worker.shuffle.forward.timeout")
           .defaultValue("30s")
           .validate(d -> d.toMillis() >= 1, "at least 1ms")
-          .doc("How long a primary waits for its replica to ack forwarded shuffle batches before failing the "
-              + "push (UNAVAILABLE: the client pushes again).")
+          .doc("How long a primary waits for its replica to ack forwarded shuffle batches (sending them again "
+              + "while the replica answers BACK_OFF) before failing the push: UNAVAILABLE naming the replica, and "
+              + "the partition takes no more pushes on this pair (the client revives it elsewhere).")
           .build();
 
   public static final PropertyKey<Boolean> TRANSFER_ENABLED =
