@@ -19,7 +19,9 @@ import scala.Tuple2;
  * {@code bin/strata bench shuffle}: the same Spark jobs (reduceByKey, groupByKey) at each shape (maps x
  * reduces) with Spark's built-in sort shuffle and with StrataShuffleManager on an in-process Strata cluster
  * of two workers (loopback, ephemeral ports), in one run: each repeat runs every job and shape in one
- * SparkContext per shuffle, the built-in one first in even repeats and Strata's first in odd ones. Prints
+ * SparkContext per shuffle, the built-in one first in even repeats and Strata's first in odd ones, after
+ * {@code --warmup} untimed rounds of both (the first jobs of a JVM pay for compiling Spark's and Strata's code,
+ * which would land on whichever shuffle ran first). Prints
  * per job and shape
  * {@code bench shuffle job=<name> maps=<m> reduces=<r> builtin_s=<x> strata_s=<y> ratio=<y/x> equal=<b>}:
  * mean wall seconds of a job over the repeats (context start-up excluded), and whether every answer (an
@@ -28,7 +30,8 @@ import scala.Tuple2;
 public final class ShuffleBench {
   private static final String USAGE = "Usage: strata bench shuffle [--repeats N (>= 2, default 2)]"
       + " [--shapes MxR,... (default 8x50,32x1000)] [--records N per map task (default 50000)]"
-      + " [--spark-master M (default local[2])] [--stages true|false (default false): each job's stage times on stderr]";
+      + " [--spark-master M (default local[2])] [--stages true|false (default false): each job's stage times on stderr]"
+      + " [--warmup N untimed rounds of both shuffles first (default 1)]";
   private static final List<String> JOBS = List.of("reduceByKey", "groupByKey");
 
   private ShuffleBench() {
@@ -40,6 +43,7 @@ public final class ShuffleBench {
     int records = 50_000;
     String sparkMaster = "local[2]";
     boolean stages = false;
+    int warmup = 1;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.equals("-h") || a.equals("--help")) {
@@ -56,6 +60,7 @@ public final class ShuffleBench {
         case "--records" -> records = positive(a, v);
         case "--spark-master" -> sparkMaster = v;
         case "--stages" -> stages = bool(a, v);
+        case "--warmup" -> warmup = nonNegative(a, v);
         default -> fail("unknown option " + a);
       }
     }
@@ -67,8 +72,9 @@ public final class ShuffleBench {
     Map<String, double[]> seconds = new LinkedHashMap<>();
     Map<String, Set<Long>> answers = new HashMap<>();
     try (LocalStrataCluster cluster = LocalStrataCluster.builder().workers(2).build().start()) {
-      for (int rep = 0; rep < repeats; rep++) {
-        boolean strataFirst = rep % 2 == 1;
+      for (int rep = -warmup; rep < repeats; rep++) {
+        boolean timed = rep >= 0;
+        boolean strataFirst = rep >= 0 && rep % 2 == 1;
         for (int turn = 0; turn < 2; turn++) {
           boolean strata = strataFirst == (turn == 0);
           SparkConf conf = new SparkConf().setMaster(sparkMaster).setAppName("strata-bench-shuffle")
@@ -91,11 +97,14 @@ public final class ShuffleBench {
                 long answer = run(sc, job, shape[0], shape[1], records);
                 double s = (System.nanoTime() - start) / 1e9;
                 if (stages) {
-                  System.err.printf("bench shuffle stages job=%s maps=%d reduces=%d shuffle=%s total_s=%.3f %s%n", job,
-                      shape[0], shape[1], strata ? "strata" : "builtin", s, times.take());
+                  System.err.printf("bench shuffle stages job=%s maps=%d reduces=%d shuffle=%s total_s=%.3f %s%s%n",
+                      job, shape[0], shape[1], strata ? "strata" : "builtin", s, times.take(), timed ? "" : " warmup");
+                }
+                answers.computeIfAbsent(key, k -> new HashSet<>()).add(answer);
+                if (!timed) {
+                  continue;
                 }
                 seconds.computeIfAbsent(key, k -> new double[2])[strata ? 1 : 0] += s / repeats;
-                answers.computeIfAbsent(key, k -> new HashSet<>()).add(answer);
               }
             }
           }
@@ -203,15 +212,23 @@ public final class ShuffleBench {
   }
 
   private static int positive(String what, String v) {
+    return atLeast(what, v, 1, "a positive integer");
+  }
+
+  private static int nonNegative(String what, String v) {
+    return atLeast(what, v, 0, "0 or a positive integer");
+  }
+
+  private static int atLeast(String what, String v, int min, String expected) {
     try {
       int n = Integer.parseInt(v.strip());
-      if (n > 0) {
+      if (n >= min) {
         return n;
       }
     } catch (NumberFormatException e) {
       // reported below
     }
-    fail(what + " must be a positive integer, got '" + v + "'");
+    fail(what + " must be " + expected + ", got '" + v + "'");
     return 0;
   }
 

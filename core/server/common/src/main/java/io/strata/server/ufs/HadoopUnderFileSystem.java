@@ -52,8 +52,14 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
 
   @Override
   public UfsStatus getStatus(String path) throws IOException {
+    Path p = new Path(path);
+    if (fs instanceof org.apache.hadoop.fs.RawLocalFileSystem raw && !raw.pathToFile(p).exists()) {
+      // The common miss (a create of a new name looks first) without Hadoop's FileNotFoundException; the same
+      // File.exists Hadoop's local getFileStatus starts with.
+      return null;
+    }
     try {
-      return toStatus(fs.getFileStatus(new Path(path)));
+      return toStatus(fs.getFileStatus(p));
     } catch (FileNotFoundException e) {
       return null;
     }
