@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * replica drops its copy once the file is complete, and with a node-local UFS the replica commits its copy
  * too when its length and CRC are the primary's (else it drops it). When the primary fails, the replica's
  * copy is sealed and written through instead, after the primary has dropped whatever it committed (the two
- * copies' blocks share ids and may differ in batch order; a primary that committed and cannot drop its copy
+ * copies' blocks share ids and the replica's may be shorter; a primary that committed and cannot drop its copy
  * loses the partition instead), and its commits replace the primary's copy at the master (so a primary that
  * committed, died unanswered and comes back with its store is never listed again). An epoch with neither is lost: its file is deleted and the
  * partition reported lost, so Spark recomputes the stage. Sealed files are completed at the master, so each
@@ -97,9 +97,9 @@ final class ShuffleSealer {
     Map<Long, SealedPartitionProto> primary = sealOn(s, open, PartitionLocation::primary, true, Map.of(), unanswered,
         false);
     long primariesNs = System.nanoTime();
-    // The replica's copy is sealed in the primary's place. Its blocks have the primary's block ids, and the two
-    // copies hold the same batches but not always in the same order (the primary forwards pushes side by side),
-    // so they must never be listed together: the primary's copy, committed blocks too, is dropped first. A
+    // The replica's copy is sealed in the primary's place. Its blocks have the primary's block ids, and the
+    // replica's copy is the primary's bytes up to where it ends but may end sooner (a forward that failed), so
+    // the two must never be listed together: the primary's copy, committed blocks too, is dropped first. A
     // primary that failed before (or part-way through) its commit has removed what it committed already; one
     // that committed whole and then failed (its UFS write did) says so, and unless it drops its copy now the
     // partition is lost (Spark recomputes it); one that did not answer is asked to drop, best effort.

@@ -318,6 +318,10 @@ public final class BlockMaster {
     if (length < 0) {
       throw new InvalidArgumentException("Block " + blockId + " cannot have negative length " + length);
     }
+    if (announce && w.toRemove.contains(blockId)) {
+      throw new FailedPreconditionException("Block " + blockId + " on worker " + workerId + " is not listed "
+          + "again: the master has told that worker to remove its copy (freed, deleted or found corrupt)");
+    }
     BlockMeta meta = blocks.get(blockId);
     boolean replacing = replaces != null && !replaces.isEmpty();
     if (meta != null && meta.length != length) {
@@ -338,10 +342,6 @@ public final class BlockMaster {
       replace(workerId, blockId, meta, replaces);
       meta = null;
       blocks.remove(blockId);
-    }
-    if (announce && w.toRemove.contains(blockId)) {
-      throw new FailedPreconditionException("Block " + blockId + " on worker " + workerId + " is not listed "
-          + "again: the master has told that worker to remove its copy (freed, deleted or found corrupt)");
     }
     if (meta == null) {
       meta = new BlockMeta(length);

@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  * <p>Replicas: a primary appends at the end ({@link #append}) and forwards each batch with the offset it got; a
  * replica appends it at that offset ({@link #appendAt}), so the two copies are alike byte for byte (the replica's
  * is always a prefix of the primary's) and both can be committed as copies of one Strata file's blocks. A gap
- * that will not fill (a forward its primary gave up) breaks the replica's copy; the primary refuses further
- * pushes for the partition ({@link #replicaGap}), so the client revives it elsewhere.
+ * that will not fill (a forward its primary gave up) freezes the replica's copy at its length (it can still be
+ * sealed, in its primary's place); the primary refuses further pushes for the partition ({@link #replicaGap}), so
+ * the client revives it elsewhere.
  *
  * <p>Thread-safe.
  */
@@ -54,6 +55,8 @@ final class PartitionFile {
   private record Parked(BatchHeader header, ByteBuffer data, CompletableFuture<Void> applied) {}
   /** On a replica: forwarded batches waiting for the ones before them, by offset. Guarded by this. */
   private final java.util.TreeMap<Long, Parked> parked = new java.util.TreeMap<>();
+  /** On a replica: why this copy takes no more batches though it can still be sealed (a gap), or null. */
+  private FailedPreconditionException frozen;
   /** On a primary: why the replica's copy has a gap, or null. */
   private volatile String replicaGap;
 
@@ -104,7 +107,11 @@ final class PartitionFile {
         }
         appendNow(header, data);
         mine = CompletableFuture.completedFuture(null);
-        while (!parked.isEmpty() && parked.firstKey() == length) {
+        while (!parked.isEmpty() && parked.firstKey() <= length) {
+          if (parked.firstKey() < length) {
+            throw breakCopy(new FailedPreconditionException(describe() + " has a forwarded batch at offset "
+                + parked.firstKey() + ", inside the batch before it (" + length + " appended): not its primary's"));
+          }
           Parked next = parked.firstEntry().getValue();
           appendNow(next.header(), next.data()); // on failure it stays parked and fails below with the rest
           parked.pollFirstEntry();
@@ -126,8 +133,10 @@ final class PartitionFile {
   /**
    * On a replica: the forward that carried {@code f}'s batch was given up by its primary (cancelled, or its
    * deadline passed) while the batch waited for those before it. The primary counts that forward as failed and
-   * forwards nothing more for this partition, so the gap before it will not fill: this copy breaks and every
-   * waiting batch is let go. Nothing happens when {@code f}'s batch was appended or failed already.
+   * forwards nothing more for this partition, so the gap before it will not fill: this copy is frozen at its
+   * length (a prefix of the primary's holding every batch acknowledged through it, so still fit to be sealed in
+   * the primary's place) and every waiting batch is let go. Nothing happens when {@code f}'s batch was appended
+   * or failed already.
    */
   void gaveUp(CompletableFuture<Void> f) {
     List<Parked> failed;
@@ -136,11 +145,42 @@ final class PartitionFile {
       if (parked.values().stream().noneMatch(p -> p.applied() == f)) {
         return;
       }
-      why = breakCopy(new FailedPreconditionException(describe() + " has a gap at offset " + length + ": the "
-          + "forward of a batch after it was given up by its primary"));
+      why = freeze("has a gap at offset " + length + ": the forward of a batch after it was given up by its "
+          + "primary");
       failed = takeParked();
     }
     fail(failed, why);
+  }
+
+  /**
+   * On a replica: a forwarded batch for {@code offset} will never be appended (its primary gave up on the forward
+   * before it was applied here). When that place is still empty, the gap will not fill: this copy is frozen as in
+   * {@link #gaveUp} and what waits behind it is let go.
+   */
+  void neverComing(long offset) {
+    List<Parked> failed;
+    IOException why;
+    synchronized (this) {
+      if (offset < length || sealed != null) {
+        return;
+      }
+      why = freeze("has a gap at offset " + offset + ": its primary gave up the forward of the batch for it");
+      failed = takeParked();
+    }
+    fail(failed, why);
+  }
+
+  private IOException freeze(String why) {
+    assert Thread.holdsLock(this);
+    if (frozen == null) {
+      frozen = new FailedPreconditionException(describe() + " " + why + "; it takes no more batches");
+    }
+    return frozen;
+  }
+
+  /** Whether this copy is broken: it cannot be sealed (tests). */
+  synchronized boolean broken() {
+    return broken != null;
   }
 
   /** Forwarded batches waiting here for the ones before them (tests). */
@@ -162,6 +202,9 @@ final class PartitionFile {
   }
 
   private void checkOpen() throws FailedPreconditionException {
+    if (frozen != null) {
+      throw frozen;
+    }
     if (sealed != null) {
       throw new FailedPreconditionException(describe() + " is sealed: it takes no more batches (a map task of "
           + "an older stage attempt pushing late)");

@@ -99,9 +99,6 @@ public final class PushPipeline {
 
   private void apply(String appId, int shuffleId, List<ShuffleStore.Batch> batches, boolean forwarded,
       CompletableFuture<Outcome> out) {
-    if (out.isCancelled()) {
-      return; // a forward its primary gave up while it was queued: the primary counts it as not applied
-    }
     try {
       List<PartitionFile> files = new ArrayList<>(batches.size());
       for (ShuffleStore.Batch b : batches) {
@@ -112,6 +109,16 @@ public final class PushPipeline {
               + "replica does");
         }
         files.add(f);
+      }
+      if (out.isCancelled()) {
+        // A forward its primary gave up while it was queued: the primary counts it as not applied, so the places
+        // its batches were for stay empty.
+        for (int i = 0; i < batches.size(); i++) {
+          if (batches.get(i).offset() >= 0) {
+            files.get(i).neverComing(batches.get(i).offset());
+          }
+        }
+        return;
       }
       if (forwarded) {
         applyForwarded(files, batches, out);
@@ -131,11 +138,22 @@ public final class PushPipeline {
       } catch (IOException | RuntimeException e) {
         // Those appended before the failure are not forwarded: their replicas' copies now have gaps.
         for (int i = 0; i < offsets.length && offsets[i] >= 0; i++) {
-          files.get(i).replicaGap("batches appended on the primary were not forwarded: " + e.getMessage());
+          markGap(files.get(i), "batches appended on the primary were not forwarded: " + e.getMessage());
         }
         throw e;
       }
       counted(batches);
+      for (PartitionFile f : files) {
+        String gap = f.replicaGap();
+        if (gap != null) {
+          // A forward failed while this push was appended: it would wait behind that gap until its deadline.
+          for (PartitionFile o : files) {
+            markGap(o, "batches appended on the primary were not forwarded: " + gap);
+          }
+          throw replicaFailed(f.spec().replica(), "the replica's copy of " + f.describe() + " has a gap (" + gap
+              + "); applied here, not forwarded: push the batches again elsewhere", null);
+        }
+      }
       Map<WorkerAddress, List<ShuffleStore.Batch>> byReplica = new LinkedHashMap<>();
       Map<WorkerAddress, List<PartitionFile>> filesByReplica = new LinkedHashMap<>();
       for (int i = 0; i < batches.size(); i++) {
@@ -147,7 +165,13 @@ public final class PushPipeline {
       }
       Map<WorkerAddress, CompletableFuture<Void>> acks = new LinkedHashMap<>();
       for (Map.Entry<WorkerAddress, List<ShuffleStore.Batch>> e : byReplica.entrySet()) {
-        acks.put(e.getKey(), forwarder.forward(e.getKey(), appId, shuffleId, e.getValue()));
+        CompletableFuture<Void> ack;
+        try {
+          ack = forwarder.forward(e.getKey(), appId, shuffleId, e.getValue());
+        } catch (RuntimeException | Error thrown) {
+          ack = CompletableFuture.failedFuture(thrown);
+        }
+        acks.put(e.getKey(), ack);
       }
       CompletableFuture.allOf(acks.values().toArray(new CompletableFuture<?>[0])).whenComplete((v, err) -> {
         if (err == null) {
@@ -163,7 +187,7 @@ public final class PushPipeline {
             c = c instanceof java.util.concurrent.CompletionException && c.getCause() != null ? c.getCause() : c;
             // What that replica applied of the forward is unknown: its copies of these partitions may have gaps.
             for (PartitionFile f : filesByReplica.get(a.getKey())) {
-              f.replicaGap("a forward to it failed: " + c.getMessage());
+              markGap(f, "a forward to it failed: " + c.getMessage());
             }
             if (first == null) {
               first = c;
@@ -194,7 +218,7 @@ public final class PushPipeline {
       }
     });
     // The primary gave up on this forward (its deadline, a lost connection): batches of it still waiting for
-    // the ones before them never will be placed; their copies break and let go of what waits.
+    // the ones before them never will be placed; their copies freeze and let go of what waits.
     out.whenComplete((r, e) -> {
       if (out.isCancelled()) {
         for (int i = 0; i < each.size(); i++) {
@@ -204,6 +228,13 @@ public final class PushPipeline {
         }
       }
     });
+  }
+
+  /** Records that the partition's replica copy has a gap; a partition without a replica has none. */
+  private static void markGap(PartitionFile f, String why) {
+    if (f.spec().replica() != null) {
+      f.replicaGap(why);
+    }
   }
 
   private void counted(List<ShuffleStore.Batch> batches) {

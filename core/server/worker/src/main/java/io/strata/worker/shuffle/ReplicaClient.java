@@ -101,8 +101,8 @@ final class ReplicaClient implements PushPipeline.Forwarder, Closeable {
           // the answer came in onNext
         }
       });
-    } catch (UnavailableException e) {
-      done.completeExceptionally(e);
+    } catch (UnavailableException | RuntimeException e) {
+      done.completeExceptionally(e); // also on a retry's thread, where nothing else would complete it
     }
   }
 

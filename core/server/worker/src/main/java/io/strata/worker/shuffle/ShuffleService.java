@@ -82,7 +82,9 @@ public final class ShuffleService extends ShuffleWorkerServiceGrpc.ShuffleWorker
     if (req.getForwarded()) {
       // A primary that gives up on its forward (deadline, lost connection) cancels the call: the pipeline lets go
       // of its batches still waiting for earlier ones. A call that ended normally is cancelled too: a no-op then.
-      io.grpc.Context.current().addListener(c -> answer.cancel(false), Runnable::run);
+      // Not on the transport thread that cancels: letting go of waiting batches takes the partition's lock, which
+      // an apply thread may hold while it writes.
+      io.grpc.Context.current().addListener(c -> answer.cancel(false), java.util.concurrent.ForkJoinPool.commonPool());
     }
     answer.whenComplete((r, e) -> {
       if (e != null) {

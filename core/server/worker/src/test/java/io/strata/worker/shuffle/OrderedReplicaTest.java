@@ -118,7 +118,7 @@ class OrderedReplicaTest {
   }
 
   @Test
-  void aForwardGivenUpWhileItWaits_breaksTheReplicasCopy() throws Exception {
+  void aForwardGivenUpWhileItWaits_freezesTheReplicasCopy_whichStaysFitToSeal() throws Exception {
     List<ShuffleStore.Batch> sent = appendOnPrimary(3);
     PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
     CompletableFuture<PushPipeline.Outcome> waiting = onReplica.push("app", 1, List.of(sent.get(2)), true);
@@ -128,6 +128,55 @@ class OrderedReplicaTest {
     assertThat(onReplica.bufferedBytes()).isZero();
     assertThatThrownBy(() -> onReplica.push("app", 1, List.of(sent.get(0)), true).get()).cause()
         .hasMessageContaining("has a gap at offset 0");
+    // Frozen, not broken: a prefix of the primary's copy can still be sealed in the primary's place.
+    assertThat(copy(replica).broken()).isFalse();
+  }
+
+  @Test
+  void aForwardCancelledWhileQueued_freezesTheCopy_soTheOnesBehindItDoNotWait() throws Exception {
+    List<ShuffleStore.Batch> sent = appendOnPrimary(2);
+    java.util.ArrayDeque<Runnable> queued = new java.util.ArrayDeque<>();
+    PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, queued::add, 1 << 20, 10);
+    CompletableFuture<PushPipeline.Outcome> first = onReplica.push("app", 1, List.of(sent.get(0)), true);
+    first.cancel(false); // given up by its primary before an apply thread took it
+    CompletableFuture<PushPipeline.Outcome> second = onReplica.push("app", 1, List.of(sent.get(1)), true);
+    while (!queued.isEmpty()) {
+      queued.poll().run();
+    }
+    assertThat(copy(replica).length()).isZero();
+    assertThat(copy(replica).parkedBatches()).isZero();
+    assertThat(second).isCompletedExceptionally();
+    assertThatThrownBy(second::get).cause().hasMessageContaining("has a gap at offset 0");
+  }
+
+  @Test
+  void aForwardedBatchInsideTheOneBeforeIt_breaksTheCopy() throws Exception {
+    List<ShuffleStore.Batch> sent = appendOnPrimary(2);
+    PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
+    ShuffleStore.Batch inside = batch(0, 7, "not the primary's").at(5);
+    CompletableFuture<PushPipeline.Outcome> bogus = onReplica.push("app", 1, List.of(inside), true);
+    assertThat(bogus).isNotDone();
+    assertThatThrownBy(() -> onReplica.push("app", 1, List.of(sent.get(0)), true).get()).cause()
+        .hasMessageContaining("inside the batch before it");
+    assertThatThrownBy(bogus::get).isInstanceOf(ExecutionException.class);
+    assertThat(copy(replica).broken()).isTrue();
+    assertThat(onReplica.bufferedBytes()).isZero();
+  }
+
+  @Test
+  void anAppendFailingPartWay_leavesNoGapOnAPartitionWithoutReplica() throws Exception {
+    primary.open(List.of(new ShuffleStore.PartitionSpec("app", 1, 1, 12, 100, null)));
+    PushPipeline p = new PushPipeline(primary, (r, a, s, b) -> CompletableFuture.completedFuture(null), Runnable::run,
+        1 << 20, 10);
+    copy(primary).drop(false); // partition 0 takes no more batches, though it is still open here
+    byte[] one = "alone".getBytes(StandardCharsets.UTF_8);
+    ShuffleStore.Batch lone = new ShuffleStore.Batch(1, 12, 0, 1, 0, one.length, BatchHeader.crc32c(one, 0, one.length),
+        ByteBuffer.wrap(one));
+    assertThatThrownBy(() -> p.push("app", 1, List.of(lone, batch(0, 1, "late")), false).get()).cause()
+        .hasMessageContaining("is sealed");
+    assertThat(primary.find("app", 1, 1, 12).replicaGap()).isNull();
+    assertThat(p.push("app", 1, List.of(lone), false).get().applied()).isTrue();
+    assertThat(primary.appendedBytes(12)).isEqualTo(2L * (BatchHeader.BYTES + one.length));
   }
 
   @Test
