@@ -730,30 +730,8 @@ class ShufflePartitionFilesIntegrationTest {
     int parts = 2;
     int perMap = 40;
     List<PartitionLocation> locs = lifecycle.register("app-alike", 70, parts);
-    List<Thread> mappers = new ArrayList<>();
-    List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
-    for (int m = 0; m < maps; m++) {
-      int map = m;
-      mappers.add(new Thread(() -> {
-        try {
-          PushClient p = pusher("app-alike", 70, locs);
-          for (int i = 0; i < perMap; i++) {
-            for (int part = 0; part < parts; part++) {
-              byte[] b = batch(map, part, i);
-              p.push(part, map, 1, b, 0, b.length);
-            }
-          }
-          p.finish();
-        } catch (Throwable t) {
-          errors.add(t);
-        }
-      }));
-    }
-    mappers.forEach(Thread::start);
-    for (Thread t : mappers) {
-      t.join(60_000);
-    }
-    assertThat(errors).isEmpty();
+    ConcurrentMaps.push(maps, parts, perMap, map -> pusher("app-alike", 70, locs),
+        ShufflePartitionFilesIntegrationTest::batch);
     SealedShuffle sealed = lifecycle.seal(70);
     assertThat(sealed.lost()).isEmpty();
     for (int part = 0; part < parts; part++) {
@@ -769,12 +747,9 @@ class ShufflePartitionFilesIntegrationTest {
         assertThat(storedBytes(workerAt(l.primaryPort()), b.blockId())).isEqualTo(want);
         assertThat(storedBytes(workerAt(l.replicaPort()), b.blockId())).isEqualTo(want);
       }
-      Map<Integer, Long> attempts = new java.util.HashMap<>();
-      for (int m = 0; m < maps; m++) {
-        attempts.put(m, 1L);
-      }
       List<String> got = new ArrayList<>();
-      try (PartitionReader r = new PartitionReader(fs, sealed.files().get(part), sealed.statuses(), attempts)) {
+      try (PartitionReader r = new PartitionReader(fs, sealed.files().get(part), sealed.statuses(),
+          ConcurrentMaps.firstAttempts(maps))) {
         r.forEachRemaining(b -> got.add(new String(b, StandardCharsets.UTF_8)));
       }
       assertThat(got).as("partition " + part).containsExactlyInAnyOrderElementsOf(expected(maps, part, perMap));

@@ -46,6 +46,7 @@ final class ReplicaClient implements PushPipeline.Forwarder, Closeable {
     }
   };
   private boolean closed;
+  private final java.util.concurrent.atomic.LongAdder resends = new java.util.concurrent.atomic.LongAdder();
 
   ReplicaClient(long maxMessageBytes, long timeoutMs) {
     this.maxMessageBytes = maxMessageBytes;
@@ -87,6 +88,7 @@ final class ReplicaClient implements PushPipeline.Forwarder, Closeable {
                 + "past the forward's deadline (strata.worker.shuffle.forward.timeout): " + r.getMessage()));
             return;
           }
+          resends.increment();
           CompletableFuture.delayedExecutor(wait, TimeUnit.MILLISECONDS).execute(() -> send(replica, req, deadline,
               done));
         }
@@ -104,6 +106,11 @@ final class ReplicaClient implements PushPipeline.Forwarder, Closeable {
     } catch (UnavailableException | RuntimeException e) {
       done.completeExceptionally(e); // also on a retry's thread, where nothing else would complete it
     }
+  }
+
+  /** Forwards sent again after their replica answered BACK_OFF, so far. */
+  long resends() {
+    return resends.sum();
   }
 
   /** The channels open now (at most {@link #MAX_CHANNELS}). */

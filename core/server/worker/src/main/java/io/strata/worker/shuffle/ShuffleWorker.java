@@ -59,6 +59,11 @@ public final class ShuffleWorker implements AutoCloseable {
     return store;
   }
 
+  /** Forwards to replicas sent again after a BACK_OFF answer, so far. */
+  public long forwardResends() {
+    return replicas.resends();
+  }
+
   public PushPipeline pipeline() {
     return pipeline;
   }
