@@ -810,6 +810,34 @@ class ShufflePartitionFilesIntegrationTest {
   }
 
   /**
+   * A forward its primary gives up through a real gRPC deadline: a batch sent to the replica as a forward for a
+   * place far ahead waits there for the ones before it; when the caller's deadline passes, the call is cancelled
+   * on the replica, which freezes its copy (the gap will not fill) and lets go of the waiting bytes. The next
+   * forward for the partition is refused, naming the gap.
+   */
+  @Test
+  @Order(17)
+  void forwardWaitingOnTheReplica_whoseCallerGivesUp_freezesTheCopy_andLetsGoOfItsBytes() throws Exception {
+    cluster.waitForWorkers(3, 30_000);
+    List<PartitionLocation> locs = lifecycle.register("app-deadline", 100, 1);
+    PartitionLocation l = locs.get(0);
+    byte[] data = "far ahead".getBytes(StandardCharsets.UTF_8);
+    int crc = BatchHeader.crc32c(data, 0, data.length);
+    PushRequest.Builder ahead = one("app-deadline", 100, l, data, crc).setForwarded(true);
+    ahead.setBatches(0, ahead.getBatches(0).toBuilder().setOffset(1_000_000));
+    io.strata.worker.WorkerProcess replica = workerAt(l.replicaPort());
+    assertThatThrownBy(() -> stub(l.replicaPort()).withDeadlineAfter(300, java.util.concurrent.TimeUnit.MILLISECONDS)
+        .push(ahead.build())).isInstanceOf(StatusRuntimeException.class).hasMessageContaining("DEADLINE_EXCEEDED");
+    await().atMost(Duration.ofSeconds(10)).until(() -> replica.shuffle().pipeline().bufferedBytes() == 0);
+    PushRequest.Builder first = one("app-deadline", 100, l, data, crc).setForwarded(true);
+    first.setBatches(0, first.getBatches(0).toBuilder().setOffset(0));
+    assertThatThrownBy(() -> stub(l.replicaPort()).push(first.build())).isInstanceOf(StatusRuntimeException.class)
+        .hasMessageContaining("has a gap at offset 0");
+    assertThat(replica.shuffle().store().appendedBytes(l.fileId())).isZero();
+    lifecycle.unregister(100);
+  }
+
+  /**
    * Mounts a node-local dir of the test's at the app's shuffle dir (its shuffles' copies then stay on both workers);
    * creates /.shuffle first when the test runs alone (no shuffle registered before it).
    */

@@ -87,6 +87,9 @@ public final class ShuffleService extends ShuffleWorkerServiceGrpc.ShuffleWorker
       io.grpc.Context.current().addListener(c -> answer.cancel(false), java.util.concurrent.ForkJoinPool.commonPool());
     }
     answer.whenComplete((r, e) -> {
+      if (e instanceof java.util.concurrent.CancellationException) {
+        return; // the call was cancelled (its caller gave up): nobody to answer
+      }
       if (e != null) {
         out.onError(GrpcErrors.toStatus(e));
         return;
