@@ -102,13 +102,7 @@ class ShufflePartitionFilesIntegrationTest {
   }
 
   private static List<String> expected(int maps, int partition, int batches) {
-    List<String> out = new ArrayList<>();
-    for (int m = 0; m < maps; m++) {
-      for (int i = 0; i < batches; i++) {
-        out.add(new String(batch(m, partition, i), StandardCharsets.UTF_8));
-      }
-    }
-    return out;
+    return ConcurrentMaps.expected(maps, partition, batches, ShufflePartitionFilesIntegrationTest::batch);
   }
 
   @Test
@@ -707,11 +701,7 @@ class ShufflePartitionFilesIntegrationTest {
     io.strata.worker.WorkerProcess back = cluster.worker(victim);
     await().atMost(Duration.ofSeconds(20)).until(() -> storedBytes(back, block0) == null);
     byte[] ufsCopy = Files.readAllBytes(cluster.rootUfsDir().resolve(".shuffle/app-gap/60/0-0"));
-    for (FileBlockInfo b : fs.getBlockLocations(l.path())) {
-      assertThat(b.locations()).extracting(x -> x.address().rpcPort()).containsExactly(l.replicaPort());
-      assertThat(storedBytes(workerAt(l.replicaPort()), b.blockId())).isEqualTo(java.util.Arrays.copyOfRange(
-          ufsCopy, (int) b.offset(), (int) (b.offset() + b.length())));
-    }
+    assertListedOnlyAtReplica(l, ufsCopy);
     assertThat(read(List.of(l.path()), Map.of(0, 9L))).containsExactlyInAnyOrderElementsOf(expected(1, 0, 10));
     lifecycle.unregister(60);
   }
@@ -800,11 +790,7 @@ class ShufflePartitionFilesIntegrationTest {
     await().atMost(Duration.ofSeconds(20)).until(() -> storedBytes(back, block0) == null);
     byte[] ufsCopy = Files.readAllBytes(cluster.rootUfsDir().resolve(".shuffle/app-gap2/80/0-0"));
     assertThat(ufsCopy).hasSize((int) replicaLength);
-    for (FileBlockInfo b : fs.getBlockLocations(l.path())) {
-      assertThat(b.locations()).extracting(x -> x.address().rpcPort()).containsExactly(l.replicaPort());
-      assertThat(storedBytes(workerAt(l.replicaPort()), b.blockId())).isEqualTo(java.util.Arrays.copyOfRange(
-          ufsCopy, (int) b.offset(), (int) (b.offset() + b.length())));
-    }
+    assertListedOnlyAtReplica(l, ufsCopy);
     assertThat(read(List.of(l.path()), Map.of(0, 9L))).containsExactlyInAnyOrderElementsOf(expected(1, 0, 10));
     lifecycle.unregister(80);
   }
@@ -862,6 +848,15 @@ class ShufflePartitionFilesIntegrationTest {
         .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
     assertThat(stub(l.replicaPort()).push(one(app, shuffle, l, theirs, BatchHeader.crc32c(theirs, 0, size))
         .setForwarded(true).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+  }
+
+  /** Every block of the partition's file is listed at its replica alone, which holds the UFS copy's bytes there. */
+  private static void assertListedOnlyAtReplica(PartitionLocation l, byte[] ufsCopy) throws Exception {
+    for (FileBlockInfo b : fs.getBlockLocations(l.path())) {
+      assertThat(b.locations()).extracting(x -> x.address().rpcPort()).containsExactly(l.replicaPort());
+      assertThat(storedBytes(workerAt(l.replicaPort()), b.blockId())).isEqualTo(java.util.Arrays.copyOfRange(
+          ufsCopy, (int) b.offset(), (int) (b.offset() + b.length())));
+    }
   }
 
   private static byte[] storedBytes(io.strata.worker.WorkerProcess w, long blockId) throws Exception {

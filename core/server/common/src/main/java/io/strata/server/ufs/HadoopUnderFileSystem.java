@@ -50,10 +50,20 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
     return conf;
   }
 
+  /**
+   * The file system when it is Hadoop's plain local one, which some calls bypass for the OS's own; null otherwise,
+   * also for a subclass (fault-injecting tests override its calls, which a bypass would skip).
+   */
+  private org.apache.hadoop.fs.RawLocalFileSystem plainLocal() {
+    return fs.getClass() == org.apache.hadoop.fs.RawLocalFileSystem.class
+        ? (org.apache.hadoop.fs.RawLocalFileSystem) fs : null;
+  }
+
   @Override
   public UfsStatus getStatus(String path) throws IOException {
     Path p = new Path(path);
-    if (fs instanceof org.apache.hadoop.fs.RawLocalFileSystem raw && !raw.pathToFile(p).exists()) {
+    org.apache.hadoop.fs.RawLocalFileSystem raw = plainLocal();
+    if (raw != null && !raw.pathToFile(p).exists()) {
       // The common miss (a create of a new name looks first) without Hadoop's FileNotFoundException; the same
       // File.exists Hadoop's local getFileStatus starts with.
       return null;
@@ -119,10 +129,11 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
     // A check, then a create: Hadoop's createNonRecursive is not implemented alike everywhere (the local
     // file system's still makes parents, and fault-injecting subclasses override create), so the window
     // between the two calls remains; it is the length of one stat, not of a whole persist.
-    if (fs.getClass() == org.apache.hadoop.fs.RawLocalFileSystem.class) {
+    org.apache.hadoop.fs.RawLocalFileSystem raw = plainLocal();
+    if (raw != null) {
       // A local dir: the OS refuses a file whose parent is missing in the same call that creates it, so a
       // delete of the parent racing this create wins (Hadoop's local create makes the parents again).
-      java.io.File f = ((org.apache.hadoop.fs.RawLocalFileSystem) fs).pathToFile(p);
+      java.io.File f = raw.pathToFile(p);
       java.io.FileOutputStream local = new java.io.FileOutputStream(f);
       return new SyncOnClose(local, () -> local.getFD().sync());
     }

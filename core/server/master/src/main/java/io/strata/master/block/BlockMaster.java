@@ -328,7 +328,7 @@ public final class BlockMaster {
       List<Long> others = new ArrayList<>();
       for (long holder : meta.locations.keySet()) {
         WorkerMeta h = live.get(holder);
-        if (!replacing || h == null || !replaces.equals(h.address.host() + ":" + h.address.rpcPort())) {
+        if (!replacing || h == null || !isAt(h, replaces)) {
           others.add(holder);
         }
       }
@@ -337,9 +337,8 @@ public final class BlockMaster {
             + meta.length + ", not " + length + (replacing ? " (held by workers " + others + " besides " + replaces
             + ")" : ""));
       }
-      // In place of the only copy of another length (a shuffle primary's, longer than its replica's): that copy
-      // goes (below), and its length with it.
-      replace(workerId, blockId, meta, replaces);
+      // In place of the only copy of another length (a shuffle primary's, longer than its replica's): the block
+      // starts again with the new length; that copy goes below, as any replaced copy does.
       meta = null;
       blocks.remove(blockId);
     }
@@ -359,7 +358,7 @@ public final class BlockMaster {
   private void replace(long workerId, long blockId, BlockMeta meta, String replaces) {
     for (Map<Long, WorkerMeta> m : List.of(live, lost)) {
       for (WorkerMeta o : m.values()) {
-        if (o.id == workerId || !replaces.equals(o.address.host() + ":" + o.address.rpcPort())) {
+        if (o.id == workerId || !isAt(o, replaces)) {
           continue;
         }
         meta.locations.remove(o.id);
@@ -370,6 +369,11 @@ public final class BlockMaster {
             replaces);
       }
     }
+  }
+
+  /** Whether the worker is at {@code hostPort} ("host:port", as a commit names the worker it replaces). */
+  private static boolean isAt(WorkerMeta w, String hostPort) {
+    return hostPort.equals(w.address.toString());
   }
 
   public synchronized boolean hasBlock(long blockId) {

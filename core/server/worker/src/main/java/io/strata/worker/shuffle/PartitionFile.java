@@ -141,17 +141,8 @@ final class PartitionFile {
    * or failed already.
    */
   void gaveUp(CompletableFuture<Void> f) {
-    List<Parked> failed;
-    IOException why;
-    synchronized (this) {
-      if (parked.values().stream().noneMatch(p -> p.applied() == f)) {
-        return;
-      }
-      why = freeze("has a gap at offset " + length + ": the forward of a batch after it was given up by its "
-          + "primary");
-      failed = takeParked();
-    }
-    fail(failed, why);
+    freezeIf(() -> parked.values().stream().anyMatch(p -> p.applied() == f) ? "has a gap at offset " + length
+        + ": the forward of a batch after it was given up by its primary" : null);
   }
 
   /**
@@ -160,24 +151,29 @@ final class PartitionFile {
    * {@link #gaveUp} and what waits behind it is let go.
    */
   void neverComing(long offset) {
-    List<Parked> failed;
-    IOException why;
-    synchronized (this) {
-      if (offset < length || sealed != null) {
-        return;
-      }
-      why = freeze("has a gap at offset " + offset + ": its primary gave up the forward of the batch for it");
-      failed = takeParked();
-    }
-    fail(failed, why);
+    freezeIf(() -> offset >= length && sealed == null
+        ? "has a gap at offset " + offset + ": its primary gave up the forward of the batch for it" : null);
   }
 
-  private IOException freeze(String why) {
-    assert Thread.holdsLock(this);
-    if (frozen == null) {
-      frozen = new FailedPreconditionException(describe() + " " + why + "; it takes no more batches");
+  /**
+   * Freezes this copy when {@code why} (asked under the lock) names a reason, null otherwise; the batches waiting
+   * are failed outside the lock.
+   */
+  private void freezeIf(java.util.function.Supplier<String> why) {
+    List<Parked> failed;
+    IOException reason;
+    synchronized (this) {
+      String w = why.get();
+      if (w == null) {
+        return;
+      }
+      if (frozen == null) {
+        frozen = new FailedPreconditionException(describe() + " " + w + "; it takes no more batches");
+      }
+      reason = frozen;
+      failed = takeParked();
     }
-    return frozen;
+    fail(failed, reason);
   }
 
   /** Whether this copy is broken: it cannot be sealed (tests). */

@@ -124,13 +124,11 @@ public final class PushPipeline {
         applyForwarded(files, batches, out);
         return;
       }
-      for (PartitionFile f : files) {
-        String gap = f.replicaGap();
-        if (gap != null) {
-          // Nothing is appended: the client revives the partition elsewhere, avoiding the replica.
-          throw replicaFailed(f.spec().replica(), "the replica's copy of " + f.describe() + " has a gap (" + gap
-              + "); this pair takes no more batches, nothing of this push was applied", null);
-        }
+      PartitionFile gapped = withGap(files);
+      if (gapped != null) {
+        // Nothing is appended: the client revives the partition elsewhere, avoiding the replica.
+        throw replicaFailed(gapped.spec().replica(), "the replica's copy of " + gapped.describe() + " has a gap ("
+            + gapped.replicaGap() + "); this pair takes no more batches, nothing of this push was applied", null);
       }
       long[] offsets = new long[batches.size()];
       try {
@@ -143,16 +141,15 @@ public final class PushPipeline {
         throw e;
       }
       counted(batches);
-      for (PartitionFile f : files) {
-        String gap = f.replicaGap();
-        if (gap != null) {
-          // A forward failed while this push was appended: it would wait behind that gap until its deadline.
-          for (PartitionFile o : files) {
-            markGap(o, "batches appended on the primary were not forwarded: " + gap);
-          }
-          throw replicaFailed(f.spec().replica(), "the replica's copy of " + f.describe() + " has a gap (" + gap
-              + "); applied here, not forwarded: push the batches again elsewhere", null);
+      gapped = withGap(files);
+      if (gapped != null) {
+        // A forward failed while this push was appended: it would wait behind that gap until its deadline.
+        String gap = gapped.replicaGap();
+        for (PartitionFile o : files) {
+          markGap(o, "batches appended on the primary were not forwarded: " + gap);
         }
+        throw replicaFailed(gapped.spec().replica(), "the replica's copy of " + gapped.describe() + " has a gap ("
+            + gap + "); applied here, not forwarded: push the batches again elsewhere", null);
       }
       Map<WorkerAddress, List<ShuffleStore.Batch>> byReplica = new LinkedHashMap<>();
       Map<WorkerAddress, List<PartitionFile>> filesByReplica = new LinkedHashMap<>();
@@ -183,8 +180,7 @@ public final class PushPipeline {
         WorkerAddress blamed = null;
         for (Map.Entry<WorkerAddress, CompletableFuture<Void>> a : acks.entrySet()) {
           if (a.getValue().isCompletedExceptionally()) {
-            Throwable c = a.getValue().handle((ok, ex) -> ex).join();
-            c = c instanceof java.util.concurrent.CompletionException && c.getCause() != null ? c.getCause() : c;
+            Throwable c = unwrapped(a.getValue().handle((ok, ex) -> ex).join());
             // What that replica applied of the forward is unknown: its copies of these partitions may have gaps.
             for (PartitionFile f : filesByReplica.get(a.getKey())) {
               markGap(f, "a forward to it failed: " + c.getMessage());
@@ -213,8 +209,7 @@ public final class PushPipeline {
         counted(batches);
         out.complete(Outcome.OK);
       } else {
-        out.completeExceptionally(err instanceof java.util.concurrent.CompletionException && err.getCause() != null
-            ? err.getCause() : err);
+        out.completeExceptionally(unwrapped(err));
       }
     });
     // The primary gave up on this forward (its deadline, a lost connection): batches of it still waiting for
@@ -228,6 +223,21 @@ public final class PushPipeline {
         }
       }
     });
+  }
+
+  /** What failed, without the CompletionException a dependent future wraps it in. */
+  private static Throwable unwrapped(Throwable t) {
+    return t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
+  }
+
+  /** The first of these partitions whose replica's copy has a gap, or null. */
+  private static PartitionFile withGap(List<PartitionFile> files) {
+    for (PartitionFile f : files) {
+      if (f.replicaGap() != null) {
+        return f;
+      }
+    }
+    return null;
   }
 
   /** Records that the partition's replica copy has a gap; a partition without a replica has none. */
@@ -246,7 +256,7 @@ public final class PushPipeline {
 
   private static io.strata.common.exception.ReplicaUnavailableException replicaFailed(WorkerAddress r, String why,
       Throwable cause) {
-    String at = r.host() + ":" + r.rpcPort();
+    String at = r.toString(); // host:port
     return new io.strata.common.exception.ReplicaUnavailableException("Replica " + at + ": " + why, at, cause);
   }
 

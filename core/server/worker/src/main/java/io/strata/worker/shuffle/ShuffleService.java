@@ -79,14 +79,17 @@ public final class ShuffleService extends ShuffleWorkerServiceGrpc.ShuffleWorker
     }
     java.util.concurrent.CompletableFuture<PushPipeline.Outcome> answer =
         pipeline.push(req.getAppId(), req.getShuffleId(), batches, req.getForwarded());
+    io.grpc.Context call = io.grpc.Context.current();
+    io.grpc.Context.CancellationListener givenUp = c -> answer.cancel(false);
     if (req.getForwarded()) {
       // A primary that gives up on its forward (deadline, lost connection) cancels the call: the pipeline lets go
-      // of its batches still waiting for earlier ones. A call that ended normally is cancelled too: a no-op then.
-      // Not on the transport thread that cancels: letting go of waiting batches takes the partition's lock, which
-      // an apply thread may hold while it writes.
-      io.grpc.Context.current().addListener(c -> answer.cancel(false), java.util.concurrent.ForkJoinPool.commonPool());
+      // of its batches still waiting for earlier ones. Not on the transport thread that cancels: letting go of
+      // waiting batches takes the partition's lock, which an apply thread may hold while it writes.
+      call.addListener(givenUp, java.util.concurrent.ForkJoinPool.commonPool());
     }
     answer.whenComplete((r, e) -> {
+      // Answered: the call's context is cancelled when the call ends, which need not reach the pipeline.
+      call.removeListener(givenUp);
       if (e instanceof java.util.concurrent.CancellationException) {
         return; // the call was cancelled (its caller gave up): nobody to answer
       }

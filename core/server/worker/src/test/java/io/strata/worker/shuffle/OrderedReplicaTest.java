@@ -72,6 +72,11 @@ class OrderedReplicaTest {
     return forwarded;
   }
 
+  /** The replica's pipeline, applying inline (it forwards nothing: a replica's copies have no replica). */
+  private PushPipeline onReplica() {
+    return new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
+  }
+
   private PartitionFile copy(ShuffleStore s) throws Exception {
     return s.find("app", 1, 0, 11);
   }
@@ -80,7 +85,7 @@ class OrderedReplicaTest {
   void forwardsArrivingInAnyOrder_giveTheReplicaThePrimarysBytes() throws Exception {
     List<ShuffleStore.Batch> sent = appendOnPrimary(6);
     assertThat(sent).extracting(ShuffleStore.Batch::offset).isSorted().doesNotHaveDuplicates().startsWith(0L);
-    PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
+    PushPipeline onReplica = onReplica();
     // Last first, then the middle ones, then the first: every one waits until the first arrives.
     List<CompletableFuture<PushPipeline.Outcome>> answers = new ArrayList<>();
     for (int i : new int[] {5, 3, 4, 1, 2}) {
@@ -102,7 +107,7 @@ class OrderedReplicaTest {
   @Test
   void aSecondBatchForATakenPlace_breaksTheReplicasCopy_andLetsGoOfWaitingOnes() throws Exception {
     List<ShuffleStore.Batch> sent = appendOnPrimary(3);
-    PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
+    PushPipeline onReplica = onReplica();
     assertThat(onReplica.push("app", 1, List.of(sent.get(0)), true).get().applied()).isTrue();
     CompletableFuture<PushPipeline.Outcome> waiting = onReplica.push("app", 1, List.of(sent.get(2)), true);
     assertThat(waiting).isNotDone();
@@ -120,7 +125,7 @@ class OrderedReplicaTest {
   @Test
   void aForwardGivenUpWhileItWaits_freezesTheReplicasCopy_whichStaysFitToSeal() throws Exception {
     List<ShuffleStore.Batch> sent = appendOnPrimary(3);
-    PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
+    PushPipeline onReplica = onReplica();
     CompletableFuture<PushPipeline.Outcome> waiting = onReplica.push("app", 1, List.of(sent.get(2)), true);
     assertThat(copy(replica).parkedBatches()).isEqualTo(1);
     waiting.cancel(false); // what the service does when the primary's call is cancelled
@@ -152,7 +157,7 @@ class OrderedReplicaTest {
   @Test
   void aForwardedBatchInsideTheOneBeforeIt_breaksTheCopy() throws Exception {
     List<ShuffleStore.Batch> sent = appendOnPrimary(2);
-    PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
+    PushPipeline onReplica = onReplica();
     ShuffleStore.Batch inside = batch(0, 7, "not the primary's").at(5);
     CompletableFuture<PushPipeline.Outcome> bogus = onReplica.push("app", 1, List.of(inside), true);
     assertThat(bogus).isNotDone();
@@ -182,7 +187,7 @@ class OrderedReplicaTest {
   @Test
   void theSeal_letsGoOfBatchesStillWaiting_andTheCopyIsTheShorterPrefix() throws Exception {
     List<ShuffleStore.Batch> sent = appendOnPrimary(3);
-    PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
+    PushPipeline onReplica = onReplica();
     assertThat(onReplica.push("app", 1, List.of(sent.get(0)), true).get().applied()).isTrue();
     CompletableFuture<PushPipeline.Outcome> waiting = onReplica.push("app", 1, List.of(sent.get(2)), true);
     PartitionFile.Seal expect = copy(primary).current();
@@ -230,7 +235,7 @@ class OrderedReplicaTest {
   @Test
   void anOffset_onAPushFromAClient_isRefused() throws Exception {
     List<ShuffleStore.Batch> sent = appendOnPrimary(1);
-    PushPipeline p = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
+    PushPipeline p = onReplica();
     assertThatThrownBy(() -> p.push("app", 1, List.of(sent.get(0)), false).get()).cause()
         .hasMessageContaining("names an offset");
     assertThat(copy(replica).length()).isZero();
