@@ -824,6 +824,52 @@ class ShufflePartitionFilesIntegrationTest {
   }
 
   /**
+   * Readers asking for their partitions while a seal round runs: the first asker's round seals in parts
+   * (beginning at its partition), and every asker gets back at least its partitions, sealed whole and alike what
+   * the finished round lists; concurrent askers neither wait forever nor start a second round for sealed partitions.
+   */
+  @Test
+  @Order(18)
+  void readersOfSomePartitions_getThemSealed_whileTheRoundSealsTheRestInParts() throws Exception {
+    cluster.waitForWorkers(3, 30_000);
+    int partitions = ShuffleSealer.FIRST_PART * 3 + 7;
+    List<PartitionLocation> locs = lifecycle.register("app-parts", 110, partitions);
+    PushClient p = pusher("app-parts", 110, locs);
+    for (int part = 0; part < partitions; part++) {
+      byte[] b = batch(0, part, part);
+      p.push(part, 0, 500, b, 0, b.length);
+    }
+    p.finish();
+    int[][] ranges = {{100, 101}, {0, 1}, {40, 50}, {partitions - 1, partitions}, {60, 100}};
+    java.util.concurrent.ExecutorService readers = Executors.newFixedThreadPool(ranges.length);
+    try {
+      List<java.util.concurrent.Future<SealedShuffle>> answers = new ArrayList<>();
+      for (int[] r : ranges) {
+        answers.add(readers.submit(() -> lifecycle.seal(110, r[0], r[1])));
+      }
+      SealedShuffle whole = lifecycle.seal(110);
+      assertThat(whole.lost()).isEmpty();
+      assertThat(whole.files().keySet()).hasSize(partitions);
+      assertThat(lifecycle.sealedIfSettled(110, 0, partitions)).isEqualTo(whole);
+      for (int i = 0; i < ranges.length; i++) {
+        SealedShuffle got = answers.get(i).get(60, java.util.concurrent.TimeUnit.SECONDS);
+        for (int part = ranges[i][0]; part < ranges[i][1]; part++) {
+          assertThat(got.files().get(part)).as("partition " + part).isEqualTo(whole.files().get(part))
+              .containsExactly("/.shuffle/app-parts/110/" + part + "-0");
+          assertThat(read(got.files().get(part), Map.of(0, 500L)))
+              .containsExactly(new String(batch(0, part, part), StandardCharsets.UTF_8));
+        }
+      }
+      for (int part = 0; part < partitions; part++) {
+        assertThat(fs.getStatus(whole.files().get(part).get(0)).complete()).isTrue();
+      }
+    } finally {
+      readers.shutdownNow();
+    }
+    lifecycle.unregister(110);
+  }
+
+  /**
    * Mounts a node-local dir of the test's at the app's shuffle dir (its shuffles' copies then stay on both workers);
    * creates /.shuffle first when the test runs alone (no shuffle registered before it).
    */

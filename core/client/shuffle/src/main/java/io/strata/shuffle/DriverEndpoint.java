@@ -39,11 +39,12 @@ final class DriverEndpoint implements RpcEndpoint {
   record GetSealed(int shuffleId, int start, int end) implements Serializable {}
 
   /**
-   * Every sealed file of each asked partition, the statuses (with blocks) the driver has of those files,
-   * and per lost partition the map ids whose data may be lost.
+   * Every sealed file of each asked partition, the statuses (with blocks) the driver has of those files, and per
+   * lost partition the map ids whose data may be lost. {@code whole}: the answer holds every partition of the
+   * shuffle, none open and none lost (an executor keeps it for its later readers of the same map output epoch).
    */
   record Sealed(Map<Integer, java.util.List<String>> files, Map<String, io.strata.client.URIStatus> statuses,
-      Map<Integer, Set<Long>> suspects) implements Serializable {
+      Map<Integer, Set<Long>> suspects, boolean whole) implements Serializable {
     /** The part of a shuffle's seal a reader of [start, end) needs (a whole one is a thousand partitions). */
     static Sealed of(SealedShuffle s, Map<Integer, Set<Long>> suspects, int start, int end) {
       Map<Integer, java.util.List<String>> files = new HashMap<>();
@@ -60,7 +61,12 @@ final class DriverEndpoint implements RpcEndpoint {
           }
         }
       }
-      return new Sealed(files, statuses, suspects);
+      return new Sealed(files, statuses, suspects, false);
+    }
+
+    /** Every partition of a shuffle sealed whole with nothing lost (the maps are the seal's own, immutable). */
+    static Sealed whole(SealedShuffle s) {
+      return new Sealed(s.files(), s.statuses(), Map.of(), true);
     }
   }
 
@@ -132,26 +138,37 @@ final class DriverEndpoint implements RpcEndpoint {
   }
 
   /**
-   * Answers a reader on the dispatcher thread when the shuffle is sealed already and lost nothing (no map
-   * output tracker lookup to do): after the first readers, every reader of a stage is answered so.
+   * Answers a reader on the dispatcher thread when its partitions are sealed already and none was lost (no map
+   * output tracker lookup to do): once a seal round recorded their part, every reader of a stage is answered so.
+   * Once the whole shuffle is sealed with nothing lost, the answer holds every partition ({@link Sealed#whole}).
    */
   private boolean answeredAtOnce(GetSealed g, RpcCallContext context) {
-    SealedShuffle done;
+    SealedShuffle all;
+    SealedShuffle mine;
     try {
-      done = lifecycle.sealedIfSettled(g.shuffleId());
+      all = lifecycle.sealedIfSettled(g.shuffleId(), 0, Integer.MAX_VALUE);
+      mine = all != null ? all : lifecycle.sealedIfSettled(g.shuffleId(), g.start(), g.end());
     } catch (java.io.IOException e) {
       return false; // the pool answers with the failure
     }
-    if (done == null || !done.lost().isEmpty()) {
+    if (all != null && all.lost().isEmpty()) {
+      context.reply(Sealed.whole(all));
+      return true;
+    }
+    if (mine == null || mine.lost().stream().anyMatch(p -> p >= g.start() && p < g.end())) {
       return false;
     }
-    context.reply(Sealed.of(done, Map.of(), g.start(), g.end()));
+    context.reply(Sealed.of(mine, Map.of(), g.start(), g.end()));
     return true;
   }
 
   Sealed sealed(GetSealed g) throws java.io.IOException {
     int shuffleId = g.shuffleId();
-    SealedShuffle s = lifecycle.seal(shuffleId);
+    SealedShuffle s = lifecycle.seal(shuffleId, g.start(), g.end());
+    SealedShuffle all = lifecycle.sealedIfSettled(shuffleId, 0, Integer.MAX_VALUE);
+    if (all != null && all.lost().isEmpty()) {
+      return Sealed.whole(all);
+    }
     Map<Integer, Set<Long>> lost;
     synchronized (this) {
       lost = suspects.computeIfAbsent(shuffleId, k -> new HashMap<>());

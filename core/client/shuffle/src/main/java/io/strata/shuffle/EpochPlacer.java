@@ -74,7 +74,7 @@ final class EpochPlacer {
       if (failed.isEmpty()) {
         synchronized (s) {
           for (PartitionLocation l : out) {
-            s.open.put(l.fileId(), l);
+            s.opened(l);
           }
         }
         return out;

@@ -32,6 +32,7 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
   private final Map<Integer, Long> attempts;
   private final Map<String, URIStatus> statuses;
   private final Set<Long> seen = new HashSet<>();
+  private final Set<Integer> mapsKept = new HashSet<>();
   private DataInputStream in;
   private String current;
   private byte[] next;
@@ -117,6 +118,7 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
         continue;
       }
       batchesKept++;
+      mapsKept.add(h.mapIndex());
       return data;
     }
   }
@@ -132,6 +134,11 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
 
   public long batchesSkipped() {
     return batchesSkipped;
+  }
+
+  /** The map indexes of which a batch was kept so far. */
+  public Set<Integer> mapsKept() {
+    return java.util.Collections.unmodifiableSet(mapsKept);
   }
 
   @Override

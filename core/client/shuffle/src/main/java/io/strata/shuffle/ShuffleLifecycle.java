@@ -41,13 +41,31 @@ public final class ShuffleLifecycle implements Closeable {
   private final WorkerCalls calls;
   private final EpochPlacer placer;
   private final ShuffleSealer sealer;
+  /**
+   * Runs seal rounds: one at a time per shuffle, at most {@link #SEAL_THREADS} at once (past that the reader that
+   * starts a round runs it on its own thread).
+   */
+  private final java.util.concurrent.ExecutorService sealPool;
   private final Map<Integer, ShuffleState> shuffles = new HashMap<>();
 
   public ShuffleLifecycle(FileSystem fs, ShuffleChannels channels, Settings settings) {
     this.fs = fs;
     this.calls = new WorkerCalls(channels, settings.rpcTimeoutMs(), settings.threads());
     this.placer = new EpochPlacer(fs, calls, settings.blockSize(), settings.replicate());
-    this.sealer = new ShuffleSealer(fs, calls);
+    this.sealPool = newSealPool();
+    this.sealer = new ShuffleSealer(fs, calls, sealPool);
+  }
+
+  static final int SEAL_THREADS = 16;
+
+  private static java.util.concurrent.ExecutorService newSealPool() {
+    java.util.concurrent.ThreadPoolExecutor p = new java.util.concurrent.ThreadPoolExecutor(0, SEAL_THREADS, 30,
+        java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>(), r -> {
+          Thread t = new Thread(r, "strata-shuffle-seal");
+          t.setDaemon(true);
+          return t;
+        });
+    return p;
   }
 
   public static String dir(String appId, int shuffleId) {
@@ -157,11 +175,23 @@ public final class ShuffleLifecycle implements Closeable {
     return sealer.seal(state(shuffleId));
   }
 
-  /** What {@link #seal} would return at once, without blocking: null while an epoch is open or a seal runs. */
-  SealedShuffle sealedIfSettled(int shuffleId) throws IOException {
+  /**
+   * Returns once partitions [start, end) of the shuffle are sealed (a reader's): starts a seal round of every open
+   * epoch when none runs, and returns when the part of it holding those partitions is recorded, while the round
+   * goes on with the rest (see {@link ShuffleSealer#seal(ShuffleState, int, int)}). Blocks for RPCs and UFS writes.
+   */
+  public SealedShuffle seal(int shuffleId, int start, int end) throws IOException {
+    return sealer.seal(state(shuffleId), start, end);
+  }
+
+  /**
+   * What {@link #seal(int, int, int)} would return at once, without blocking: null while an epoch of a partition
+   * in [start, end) is open.
+   */
+  SealedShuffle sealedIfSettled(int shuffleId, int start, int end) throws IOException {
     ShuffleState s = state(shuffleId);
     synchronized (s) {
-      return s.sealedIfSettled();
+      return s.sealedIfSettled(start, end);
     }
   }
 
@@ -233,6 +263,7 @@ public final class ShuffleLifecycle implements Closeable {
 
   @Override
   public void close() {
+    sealPool.shutdownNow();
     calls.close();
   }
 }

@@ -32,9 +32,13 @@ import org.slf4j.LoggerFactory;
  * partition reported lost, so Spark recomputes the stage. Sealed files are completed at the master, so each
  * is a normal, complete, persisted Strata file.
  *
- * <p>Thread-safe: one seal round at a time per shuffle (a caller that finds one running waits for its
- * future, then looks again); the {@link ShuffleState} is locked only to read and record, never across a
- * call. One seal request per worker; the completes go {@link #COMPLETE_BATCH} files per master call
+ * <p>A round seals in parts, smallest first, beginning at the partitions of the reader that started it: the
+ * readers of a part's partitions go on as soon as it is recorded, while the round seals the next (the seal
+ * overlaps the reduce stage instead of holding every reduce task until the last partition is sealed).
+ *
+ * <p>Thread-safe: one seal round at a time per shuffle, on the seal pool (a caller finds one running and waits
+ * for its next part, then looks again); the {@link ShuffleState} is locked only to read and record, never across a
+ * call. One seal request per worker per part; the completes go {@link #COMPLETE_BATCH} files per master call
  * ({@link WorkerWrittenFile#completeAll}, one journal flush each, answered with each file's status and
  * blocks, so readers open their files without asking the master), the calls side by side on the
  * {@link WorkerCalls} pool.
@@ -43,13 +47,18 @@ final class ShuffleSealer {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleSealer.class);
   /** Files per CompleteFiles call: a few calls side by side rather than one, to use the master's cores. */
   static final int COMPLETE_BATCH = 250;
+  /** Epochs in a round's first part: small, so the first readers start soon; each later part is twice as big. */
+  static final int FIRST_PART = 32;
 
   private final FileSystem fs;
   private final WorkerCalls calls;
+  /** Runs seal rounds (one at a time per shuffle), so no reader's task waits for more than its own part. */
+  private final java.util.concurrent.Executor pool;
 
-  ShuffleSealer(FileSystem fs, WorkerCalls calls) {
+  ShuffleSealer(FileSystem fs, WorkerCalls calls, java.util.concurrent.Executor pool) {
     this.fs = fs;
     this.calls = calls;
+    this.pool = pool;
   }
 
   /**
@@ -58,41 +67,107 @@ final class ShuffleSealer {
    * rounds sealed. Blocks for RPCs and UFS writes (on the workers).
    */
   SealedShuffle seal(ShuffleState s) throws IOException {
+    return seal(s, 0, s.current.length);
+  }
+
+  /**
+   * Returns once no epoch of a partition in [start, end) is open: what the seal rounds left so far (every sealed
+   * file per partition, the partitions with a lost epoch). When one is open and no round runs, starts one on the
+   * seal pool for every open epoch, in parts ({@link #parts}) beginning at {@code start}; a reader waits only for
+   * the part holding its partitions, and the rest of the round goes on while it reads. Fails when the round fails
+   * (a later call starts another for what is still open).
+   */
+  SealedShuffle seal(ShuffleState s, int start, int end) throws IOException {
     while (true) {
-      java.util.concurrent.CompletableFuture<Void> mine = null;
-      java.util.concurrent.CompletableFuture<Void> theirs;
-      List<PartitionLocation> open;
+      java.util.concurrent.CompletableFuture<Void> progress;
+      List<PartitionLocation> open = null;
       synchronized (s) {
-        theirs = s.sealing;
-        open = new ArrayList<>(s.open.values());
-        if (theirs == null && open.isEmpty()) {
-          return s.sealedSoFar();
+        SealedShuffle settled = s.sealedIfSettled(start, end);
+        if (settled != null) {
+          return settled;
         }
-        if (theirs == null) {
-          mine = new java.util.concurrent.CompletableFuture<>();
-          s.sealing = mine;
-          theirs = mine;
+        progress = s.sealing;
+        if (progress == null) {
+          // One seal round at a time per shuffle: readers asking meanwhile wait for its parts (no lock held).
+          progress = new java.util.concurrent.CompletableFuture<>();
+          s.sealing = progress;
+          open = new ArrayList<>(s.open.values());
         }
       }
-      if (mine != null) {
-        // One seal round at a time per shuffle: readers asking at once wait for it (no lock held meanwhile).
+      if (open != null) {
+        List<List<PartitionLocation>> parts = parts(open, start);
         try {
-          sealRound(s, open);
-        } finally {
-          synchronized (s) {
-            s.sealing = null;
-          }
-          mine.complete(null);
+          pool.execute(() -> sealInParts(s, parts));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          sealInParts(s, parts); // every seal thread is busy, or the pool is closing: seal on this thread
         }
-      } else {
-        WorkerCalls.get(theirs, "Waiting for the seal of shuffle " + s.shuffleId);
       }
+      WorkerCalls.get(progress, "Waiting for the seal of shuffle " + s.shuffleId);
     }
   }
 
-  private void sealRound(ShuffleState s, List<PartitionLocation> open) throws IOException {
+  /**
+   * The open epochs in the order a round seals them, cut into parts of {@link #FIRST_PART} epochs, each part twice
+   * the one before (the last takes what is left when less than another part would): by partition, beginning at
+   * {@code from} and wrapping around (the first reader's partitions first, then those readers come to next), each
+   * partition's epochs in epoch order.
+   */
+  static List<List<PartitionLocation>> parts(List<PartitionLocation> open, int from) {
+    List<PartitionLocation> ordered = new ArrayList<>(open);
+    ordered.sort(java.util.Comparator.<PartitionLocation>comparingInt(l -> l.partitionId() < from ? 1 : 0)
+        .thenComparingInt(PartitionLocation::partitionId).thenComparingInt(PartitionLocation::epoch));
+    List<List<PartitionLocation>> out = new ArrayList<>();
+    int size = FIRST_PART;
+    for (int i = 0; i < ordered.size(); ) {
+      int to = ordered.size() - i < 2 * size ? ordered.size() : i + size;
+      out.add(List.copyOf(ordered.subList(i, to)));
+      i = to;
+      size *= 2;
+    }
+    return out;
+  }
+
+  /**
+   * One seal round, on the seal pool: seals the parts in order, recording each before the next starts and waking
+   * the readers waiting for it; on a failure the rest stay open and the waiting readers get the failure.
+   */
+  private void sealInParts(ShuffleState s, List<List<PartitionLocation>> parts) {
+    Throwable failure = null;
     long startNs = System.nanoTime();
-    boolean shared = sharedUfs(s);
+    try {
+      boolean shared = sharedUfs(s);
+      for (int i = 0; i < parts.size(); i++) {
+        sealRound(s, parts.get(i), shared);
+        if (i < parts.size() - 1) {
+          java.util.concurrent.CompletableFuture<Void> done;
+          synchronized (s) {
+            done = s.sealing;
+            s.sealing = new java.util.concurrent.CompletableFuture<>();
+          }
+          done.complete(null);
+        }
+      }
+    } catch (IOException | RuntimeException | Error e) {
+      failure = e;
+    }
+    java.util.concurrent.CompletableFuture<Void> last;
+    synchronized (s) {
+      last = s.sealing;
+      s.sealing = null;
+    }
+    if (failure == null) {
+      LOG.info("Sealed shuffle {} in {} parts ({} epochs) in {} ms", s.shuffleId, parts.size(),
+          parts.stream().mapToInt(List::size).sum(), ms(System.nanoTime() - startNs));
+      last.complete(null);
+    } else {
+      LOG.warn("Sealing shuffle {} failed: {}; what it did not seal stays open for the next round", s.shuffleId,
+          failure.toString());
+      last.completeExceptionally(failure);
+    }
+  }
+
+  private void sealRound(ShuffleState s, List<PartitionLocation> open, boolean shared) throws IOException {
+    long startNs = System.nanoTime();
     Set<Long> unanswered = new HashSet<>();
     Map<Long, SealedPartitionProto> primary = sealOn(s, open, PartitionLocation::primary, true, Map.of(), unanswered,
         false);
@@ -221,8 +296,7 @@ final class ShuffleSealer {
       for (Map.Entry<PartitionLocation, Boolean> e : outcome.entrySet()) {
         PartitionLocation l = e.getKey();
         boolean ok = e.getValue();
-        s.open.remove(l.fileId());
-        s.openFiles.remove(l.fileId());
+        s.closed(l.fileId());
         if (ok) {
           s.sealed.computeIfAbsent(l.partitionId(), k -> new ArrayList<>()).add(l.path());
           SealedPartitionProto c = copies.get(l.fileId());

@@ -27,7 +27,10 @@ final class ShuffleState {
   /** The newest epoch of each partition. */
   final PartitionLocation[] current;
   final Map<Long, WorkerWrittenFile> openFiles = new LinkedHashMap<>();
+  /** The epochs open on workers, by file id: changed only through {@link #opened} and {@link #closed}. */
   final Map<Long, PartitionLocation> open = new LinkedHashMap<>();
+  /** How many epochs of each partition are open (so a reader's partitions are looked up, not searched for). */
+  private final int[] openPerPartition;
   final Map<Integer, List<String>> sealed = new HashMap<>();
   final Set<Integer> lost = new HashSet<>();
   /** The status with blocks of sealed files, by path, so readers need not ask the master for them. */
@@ -35,6 +38,10 @@ final class ShuffleState {
   final Map<Integer, CompletableFuture<PartitionLocation>> reviving = new HashMap<>();
   /** Workers pushers blamed in revives (host:port), so tests can tell which hop was blamed. */
   final Set<String> blamed = new HashSet<>();
+  /**
+   * The seal round running, or null: completed (and replaced while the round goes on) each time a part of it
+   * is recorded, so readers waiting for their partitions look again; failed when the round fails.
+   */
   CompletableFuture<Void> sealing;
   int rotation;
   /** {@link #sealedSoFar}'s answer until a seal round records something: a thousand readers ask for it. */
@@ -45,6 +52,36 @@ final class ShuffleState {
     this.shuffleId = shuffleId;
     this.dir = dir;
     this.current = new PartitionLocation[partitions];
+    this.openPerPartition = new int[partitions];
+  }
+
+  /** Records an epoch opened on its workers. Call with the monitor held. */
+  void opened(PartitionLocation l) {
+    if (open.put(l.fileId(), l) == null) {
+      openPerPartition[l.partitionId()]++;
+    }
+  }
+
+  /** Forgets an open epoch (sealed or lost) and its file's handle. Call with the monitor held. */
+  void closed(long fileId) {
+    PartitionLocation l = open.remove(fileId);
+    openFiles.remove(fileId);
+    if (l != null) {
+      openPerPartition[l.partitionId()]--;
+    }
+  }
+
+  /** Whether an epoch of a partition in [start, end) is open. Call with the monitor held. */
+  boolean openIn(int start, int end) {
+    if (open.isEmpty()) {
+      return false;
+    }
+    for (int p = Math.max(0, start); p < Math.min(end, openPerPartition.length); p++) {
+      if (openPerPartition[p] > 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** What earlier seal rounds left, copied once per change. Call with the monitor held. */
@@ -59,9 +96,12 @@ final class ShuffleState {
     return snapshot;
   }
 
-  /** {@link #sealedSoFar} when nothing is open and no seal runs (a seal would return it at once), else null. */
-  SealedShuffle sealedIfSettled() {
-    return sealing == null && open.isEmpty() ? sealedSoFar() : null;
+  /**
+   * {@link #sealedSoFar} when no epoch of a partition in [start, end) is open (a seal of them would return it at
+   * once, though a round may be sealing other partitions), else null. Call with the monitor held.
+   */
+  SealedShuffle sealedIfSettled(int start, int end) {
+    return openIn(start, end) ? null : sealedSoFar();
   }
 
   /** Call (with the monitor held) after changing {@link #sealed}, {@link #statuses} or {@link #lost}. */
@@ -86,6 +126,7 @@ final class ShuffleState {
     List<WorkerWrittenFile> files = new ArrayList<>(openFiles.values());
     open.clear();
     openFiles.clear();
+    java.util.Arrays.fill(openPerPartition, 0);
     return files;
   }
 }

@@ -3,6 +3,7 @@ package io.strata.shuffle;
 import io.strata.client.FileSystem;
 import io.strata.common.conf.CommonKeys;
 import java.io.IOException;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -156,6 +157,59 @@ public final class StrataShuffleManager implements ShuffleManager {
         () -> RpcUtils.makeDriverRef(DriverEndpoint.NAME, SparkEnv.get().conf(), SparkEnv.get().rpcEnv()));
   }
 
+  /** A whole shuffle's seal an executor got, and the map output epoch it got it in. */
+  private record KnownSeal(long epoch, DriverEndpoint.Sealed sealed) {}
+
+  /** Shuffles' whole seals this process got from the driver, the most recently used last; at most {@link #KNOWN_SEALS}. */
+  private final Map<Integer, KnownSeal> knownSeals = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<Integer, KnownSeal> eldest) {
+      return size() > KNOWN_SEALS;
+    }
+  };
+  static final int KNOWN_SEALS = 16;
+
+  /**
+   * The sealed files of partitions [start, end) of a shuffle (the driver's answer, {@link DriverEndpoint}). An answer
+   * holding the whole shuffle is kept and given to this process's later readers of the shuffle without asking, for
+   * as long as Spark's map output epoch stays the same: a map stage that runs again (a lost partition, a fetch
+   * failure) ends in a new epoch, and its readers ask again and get the new files.
+   */
+  DriverEndpoint.Sealed sealed(int shuffleId, int start, int end) {
+    long epoch = mapOutputEpoch();
+    synchronized (knownSeals) {
+      KnownSeal k = knownSeals.get(shuffleId);
+      if (k != null && k.epoch() == epoch) {
+        return k.sealed();
+      }
+    }
+    DriverEndpoint.Sealed got = ask(new DriverEndpoint.GetSealed(shuffleId, start, end), DriverEndpoint.Sealed.class);
+    if (got.whole()) {
+      synchronized (knownSeals) {
+        knownSeals.put(shuffleId, new KnownSeal(epoch, got));
+      }
+    }
+    return got;
+  }
+
+  /** Forgets a shuffle's kept seal (a reader found it did not hold what Spark's map outputs say). */
+  void forgetSeal(int shuffleId) {
+    synchronized (knownSeals) {
+      knownSeals.remove(shuffleId);
+    }
+  }
+
+  /**
+   * Spark's map output epoch in this process: it grows when map outputs are lost and when a map stage ends (so
+   * after every map stage that ran again); an executor takes each task's epoch before running it.
+   */
+  private static long mapOutputEpoch() {
+    org.apache.spark.MapOutputTracker t = SparkEnv.get().mapOutputTracker();
+    synchronized (t.epochLock()) {
+      return t.epoch();
+    }
+  }
+
   <T> T ask(Object message, Class<T> reply) {
     return driver().askSync(message, scala.reflect.ClassTag$.MODULE$.apply(reply));
   }
@@ -208,6 +262,7 @@ public final class StrataShuffleManager implements ShuffleManager {
 
   @Override
   public boolean unregisterShuffle(int shuffleId) {
+    forgetSeal(shuffleId);
     if (strataShuffles.remove(shuffleId)) {
       ShuffleLifecycle l;
       DriverEndpoint e;

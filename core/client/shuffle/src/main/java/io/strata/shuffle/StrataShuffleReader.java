@@ -26,7 +26,8 @@ import scala.Product2;
 
 /**
  * One reduce task's reader of partitions [start, end): asks the driver for those partitions' sealed files
- * and their statuses with blocks (the first ask seals the shuffle), takes the successful attempt of each map from Spark's map output tracker,
+ * and their statuses with blocks (the first ask seals the shuffle; an executor keeps a whole shuffle's answer
+ * for its later readers, {@link StrataShuffleManager#sealed}), takes the successful attempt of each map from Spark's map output tracker,
  * reads every sealed file of each partition with a {@link PartitionReader} (skipping other attempts'
  * batches and duplicates), decompresses and deserializes each batch, then aggregates and sorts as the
  * dependency asks (Spark's own Aggregator and ExternalSorter). A partition whose sealed copy is lost, or
@@ -67,9 +68,10 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
   public scala.collection.Iterator<Product2<K, C>> read() {
     int shuffleId = handle.shuffleId();
     long waitStart = System.nanoTime();
-    DriverEndpoint.Sealed sealed = manager.ask(new DriverEndpoint.GetSealed(shuffleId, start, end),
-        DriverEndpoint.Sealed.class);
+    DriverEndpoint.Sealed sealed = manager.sealed(shuffleId, start, end);
     Map<Integer, Long> attempts = new HashMap<>();
+    // Per partition, the maps whose successful attempt reported bytes for it: each must have a batch there.
+    Map<Integer, Set<Integer>> expected = new HashMap<>();
     var it = SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(shuffleId, startMap, endMap, start, end);
     while (it.hasNext()) {
       var blocks = it.next()._2().iterator();
@@ -77,7 +79,11 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
         var b = blocks.next();
         BlockId id = b._1();
         if (id instanceof ShuffleBlockId sb) {
-          attempts.put((Integer) b._3(), sb.mapId());
+          int mapIndex = (Integer) b._3();
+          attempts.put(mapIndex, sb.mapId());
+          if ((Long) b._2() > 0) {
+            expected.computeIfAbsent(sb.reduceId(), k -> new java.util.HashSet<>()).add(mapIndex);
+          }
         }
       }
     }
@@ -118,6 +124,7 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
             }
             if (reader != null) {
               reader.close();
+              checkWhole(partition, reader.mapsKept());
               reader = null;
             }
             if (!parts.hasNext()) {
@@ -130,6 +137,22 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
           return true;
         } catch (IOException | UncheckedIOException e) {
           throw fetchFailedUnchecked(partition, e);
+        }
+      }
+
+      /**
+       * Every map whose successful attempt reported bytes for the partition must have had a batch kept from its
+       * files: else they miss data (a seal kept from before a map ran again, or data lost unnoticed), and Spark
+       * must run the map stage again rather than take a partial partition.
+       */
+      private void checkWhole(int p, Set<Integer> kept) {
+        for (int m : expected.getOrDefault(p, Set.of())) {
+          if (!kept.contains(m)) {
+            manager.forgetSeal(shuffleId);
+            throw sneaky(fetchFailed(p, "map " + m + " (attempt " + attempts.get(m) + ") reported bytes for it, but "
+                + "its sealed files " + sealed.files().getOrDefault(p, List.of()) + " hold no batch of that attempt",
+                null));
+          }
         }
       }
 
