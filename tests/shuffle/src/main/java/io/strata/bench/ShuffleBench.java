@@ -71,7 +71,14 @@ public final class ShuffleBench {
     // "job maps reduces" -> [built-in mean seconds, Strata's]; -> every answer either shuffle gave
     Map<String, double[]> seconds = new LinkedHashMap<>();
     Map<String, Set<Long>> answers = new HashMap<>();
-    try (LocalStrataCluster cluster = LocalStrataCluster.builder().workers(2).build().start()) {
+    // The cluster's keys may be set for a run as JVM system properties (STRATA_JAVA_OPTS="-Dstrata.worker....=...").
+    LocalStrataCluster.Builder builder = LocalStrataCluster.builder().workers(2);
+    for (String k : System.getProperties().stringPropertyNames()) {
+      if (k.startsWith("strata.")) {
+        builder.set(k, System.getProperty(k));
+      }
+    }
+    try (LocalStrataCluster cluster = builder.build().start()) {
       for (int rep = -warmup; rep < repeats; rep++) {
         boolean timed = rep >= 0;
         boolean strataFirst = rep >= 0 && rep % 2 == 1;

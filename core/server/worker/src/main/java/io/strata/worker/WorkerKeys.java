@@ -368,6 +368,16 @@ public final class WorkerKeys {
               + "it (its primary's own watermark bounds it).")
           .build();
 
+  public static final PropertyKey<Long> SHUFFLE_APPEND_BUFFER_MAX =
+      PropertyKey.bytesKey("strata.worker.shuffle.append.buffer.max")
+          .defaultValue("64MB")
+          .validate(n -> n >= 0, "at least 0 bytes")
+          .doc("Heap the shuffle partition files' write-behind buffers may hold together: a partition file keeps up "
+              + "to 64 KiB of small acknowledged batches (their room in its block reserved first) and writes them "
+              + "in one go when the buffer fills and at the seal, instead of one write per batch. Past it, batches "
+              + "are written as they come. 0 turns write-behind off.")
+          .build();
+
   public static final PropertyKey<java.time.Duration> SHUFFLE_BACKOFF =
       PropertyKey.durationKey("strata.worker.shuffle.backoff")
           .defaultValue("50ms")

@@ -40,10 +40,23 @@ import org.slf4j.LoggerFactory;
  */
 final class PartitionFile {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionFile.class);
-  /** Batches up to this many bytes are appended with their header in one write. */
+  /**
+   * Batches up to this many bytes are appended with their header in one write; a copy's write-behind buffer holds
+   * at most this many.
+   */
   private static final int COALESCE_MAX = 64 << 10;
+  /**
+   * Room reserved in a block at a time for the write-behind buffer's batches: what the buffer holds at most, so a
+   * thousand partitions hold no more reserved ahead than they could buffer.
+   */
+  private static final long GRANT_STEP = COALESCE_MAX;
   private final ShuffleStore.PartitionSpec spec;
   private final BlockStore store;
+  private final AppendBuffers buffers;
+  /** Write-behind: batches appended (acknowledged) and not yet written to the current block, or null. Guarded by this. */
+  private ByteBuffer pending;
+  /** The room the current block holds reserved, as its last grant answered (0 before one). Guarded by this. */
+  private long granted;
   private final List<BlockStore.TempBlock> temps = new ArrayList<>();
   private long length;
   private long batches;
@@ -62,9 +75,10 @@ final class PartitionFile {
   /** On a primary: why the replica's copy has a gap, or null. */
   private volatile String replicaGap;
 
-  PartitionFile(ShuffleStore.PartitionSpec spec, BlockStore store) {
+  PartitionFile(ShuffleStore.PartitionSpec spec, BlockStore store, AppendBuffers buffers) {
     this.spec = spec;
     this.store = store;
+    this.buffers = buffers;
   }
 
   ShuffleStore.PartitionSpec spec() {
@@ -237,20 +251,26 @@ final class PartitionFile {
     }
   }
 
-  /** Header then data; marks the copy broken when it fails part-way. */
+  /**
+   * Header then data, into the write-behind buffer when it takes them ({@link #buffer}), else written through
+   * after what the buffer holds; marks the copy broken when a write fails part-way.
+   */
   private void appendNow(BatchHeader header, ByteBuffer data) throws IOException {
     try {
       ByteBuffer head = header.toBuffer();
       crc.update(head.duplicate());
       crc.update(data.duplicate());
-      if (data.remaining() <= COALESCE_MAX) {
-        // One write instead of two: on a small batch the system call, not the copy, is the cost.
-        ByteBuffer one = ByteBuffer.allocate(head.remaining() + data.remaining());
-        one.put(head).put(data.duplicate()).flip();
-        write(one);
-      } else {
-        write(head);
-        write(data.duplicate());
+      if (!buffer(head, data)) {
+        flush();
+        if (data.remaining() <= COALESCE_MAX) {
+          // One write instead of two: on a small batch the system call, not the copy, is the cost.
+          ByteBuffer one = ByteBuffer.allocate(head.remaining() + data.remaining());
+          one.put(head).put(data.duplicate()).flip();
+          write(one);
+        } else {
+          write(head);
+          write(data.duplicate());
+        }
       }
     } catch (IOException | RuntimeException e) {
       broken = e instanceof IOException io ? io : new IOException(e);
@@ -260,21 +280,112 @@ final class PartitionFile {
     batches++;
   }
 
+  /**
+   * Write-behind: keeps a small batch in this copy's buffer (at most {@link #COALESCE_MAX} bytes, out of the
+   * worker's {@link AppendBuffers}) instead of writing it now, so the many small batches a partition gets (one
+   * per map task and push) reach its block in a few writes: when the buffer fills, before a batch written through,
+   * and at the seal. A batch is only kept when its room in the current block is reserved already (granted through
+   * the store's accounting, a step at a time), so writing it later cannot fail for space: once acknowledged it is
+   * in the store's hands as much as an appended one. Returns false, keeping nothing, when the batch is too big,
+   * would end past the current block, or finds no room in the budget or the store.
+   */
+  private boolean buffer(ByteBuffer head, ByteBuffer data) throws IOException {
+    int n = head.remaining() + data.remaining();
+    if (n > COALESCE_MAX) {
+      return false;
+    }
+    if (pending != null && pending.position() + n > COALESCE_MAX) {
+      flush();
+    }
+    BlockStore.TempBlock current = currentBlock();
+    long end = current.length() + (pending == null ? 0 : pending.position()) + n;
+    if (end > spec.blockSize()) {
+      return false;
+    }
+    if (end > granted && !grant(current, end)) {
+      return false; // no room made: written through, where the append itself fails if there is none
+    }
+    int needed = (pending == null ? 0 : pending.position()) + n;
+    if (pending == null || pending.capacity() < needed) {
+      int capacity = Math.min(COALESCE_MAX, Math.max(needed, pending == null ? 4096 : pending.capacity() * 2));
+      if (!buffers.take(capacity - (pending == null ? 0 : pending.capacity()))) {
+        return false;
+      }
+      ByteBuffer bigger = ByteBuffer.allocate(capacity);
+      if (pending != null) {
+        pending.flip();
+        bigger.put(pending);
+      }
+      pending = bigger;
+    }
+    pending.put(head).put(data.duplicate());
+    return true;
+  }
+
+  /**
+   * Reserves room in {@code current} up to {@code end} at least: a step ahead ({@link #GRANT_STEP}), else just
+   * what is needed. False when the store cannot make that room.
+   */
+  private boolean grant(BlockStore.TempBlock current, long end) {
+    for (long ask : new long[] {Math.max(GRANT_STEP, end - granted), end - granted}) {
+      try {
+        granted = current.grant(ask);
+        if (end <= granted) {
+          return true;
+        }
+      } catch (UnsupportedOperationException | io.strata.common.exception.StrataException e) {
+        // not this much room: try for less, then give up
+      }
+    }
+    return false;
+  }
+
+  /** Writes what the write-behind buffer holds to the current block (where its room was reserved). */
+  private void flush() throws IOException {
+    if (pending == null || pending.position() == 0) {
+      return;
+    }
+    pending.flip();
+    try {
+      write(pending);
+    } catch (IOException | RuntimeException e) {
+      broken = e instanceof IOException io ? io : new IOException(e);
+      throw broken;
+    } finally {
+      pending.clear();
+    }
+  }
+
+  /** Gives the write-behind buffer's heap back to the budget (sealed or dropped). */
+  private void releaseBuffer() {
+    if (pending != null) {
+      buffers.giveBack(pending.capacity());
+      pending = null;
+    }
+  }
+
+  /** The block appends go to now: the last temp block, or a new one when there is none or it is full. */
+  private BlockStore.TempBlock currentBlock() throws IOException {
+    BlockStore.TempBlock current = temps.isEmpty() ? null : temps.get(temps.size() - 1);
+    if (current == null || current.length() >= spec.blockSize()) {
+      if (temps.size() > BlockId.MAX_INDEX) {
+        throw new FailedPreconditionException(describe() + " would need more than " + (BlockId.MAX_INDEX + 1)
+            + " blocks of " + spec.blockSize() + " bytes");
+      }
+      current = store.createTemp(BlockId.of(spec.fileId(), temps.size()), spec.blockSize());
+      // Appends come in bursts with gaps as long as the map stage's slowest task: the partition, not
+      // the idle reaper, decides the block's end (seal, drop, or the driver's lost lease).
+      current.hold();
+      temps.add(current);
+      granted = 0;
+    }
+    return current;
+  }
+
   private void write(ByteBuffer b) throws IOException {
     long blockSize = spec.blockSize();
     while (b.hasRemaining()) {
-      BlockStore.TempBlock current = temps.isEmpty() ? null : temps.get(temps.size() - 1);
-      if (current == null || current.length() >= blockSize) {
-        if (temps.size() > BlockId.MAX_INDEX) {
-          throw new FailedPreconditionException(describe() + " would need more than " + (BlockId.MAX_INDEX + 1)
-              + " blocks of " + blockSize + " bytes");
-        }
-        current = store.createTemp(BlockId.of(spec.fileId(), temps.size()), blockSize);
-        // Appends come in bursts with gaps as long as the map stage's slowest task: the partition, not
-        // the idle reaper, decides the block's end (seal, drop, or the driver's lost lease).
-        current.hold();
-        temps.add(current);
-      }
+      BlockStore.TempBlock current = currentBlock();
       int n = (int) Math.min(b.remaining(), blockSize - current.length());
       ByteBuffer piece = b.slice(b.position(), n);
       current.append(piece);
@@ -284,6 +395,11 @@ final class PartitionFile {
 
   synchronized long length() {
     return length;
+  }
+
+  /** Bytes written to this copy's blocks so far: {@link #length} less what the write-behind buffer holds (tests). */
+  synchronized long writtenBytes() {
+    return temps.stream().mapToLong(BlockStore.TempBlock::length).sum();
   }
 
   synchronized long batches() {
@@ -331,6 +447,12 @@ final class PartitionFile {
       if (sealed == null) {
         sealed = new CompletableFuture<>();
         mine = sealed;
+        try {
+          flush();
+        } catch (IOException e) {
+          // broken now: the commit below fails, naming it
+        }
+        releaseBuffer();
         blocks = new ArrayList<>(temps);
         total = length;
         crcNow = (int) crc.getValue();
@@ -479,6 +601,7 @@ final class PartitionFile {
       }
       blocks = new ArrayList<>(temps);
       unplaced = takeParked();
+      releaseBuffer();
     }
     fail(unplaced, new FailedPreconditionException(describe() + " was dropped"));
     for (BlockStore.TempBlock t : blocks) {

@@ -67,6 +67,7 @@ public final class ShuffleStore {
   private final UfsOperations ufs;
   private final long maxBatchBytes;
   private final java.util.concurrent.Executor sealFiles;
+  private final AppendBuffers buffers;
   private final Map<Long, PartitionFile> partitions = new ConcurrentHashMap<>();
 
   private final java.util.concurrent.atomic.LongAdder sealed = new java.util.concurrent.atomic.LongAdder();
@@ -75,15 +76,17 @@ public final class ShuffleStore {
 
   /**
    * {@code sealFiles} runs the seal of each file of a seal request; it must not be the executor the requests
-   * themselves run on (a request waits for its files' seals).
+   * themselves run on (a request waits for its files' seals). {@code appendBufferMax}: the heap the partition files'
+   * write-behind buffers may hold together ({@code strata.worker.shuffle.append.buffer.max}; 0: none).
    */
   public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes,
-      java.util.concurrent.Executor sealFiles) {
+      java.util.concurrent.Executor sealFiles, long appendBufferMax) {
     this.store = store;
     this.committer = committer;
     this.ufs = ufs;
     this.maxBatchBytes = maxBatchBytes;
     this.sealFiles = sealFiles;
+    this.buffers = new AppendBuffers(appendBufferMax);
   }
 
   private static void checkAppId(String appId) throws InvalidArgumentException {
@@ -107,7 +110,7 @@ public final class ShuffleStore {
       }
     }
     for (PartitionSpec s : specs) {
-      PartitionFile had = partitions.putIfAbsent(s.fileId(), new PartitionFile(s, store));
+      PartitionFile had = partitions.putIfAbsent(s.fileId(), new PartitionFile(s, store, buffers));
       if (had != null && !sameIds(had.spec(), s)) {
         throw new FailedPreconditionException("Shuffle partition file " + s.fileId() + " is open here as "
             + had.describe() + ", not as partition " + s.partitionId() + " of shuffle " + s.shuffleId() + " of "
@@ -353,6 +356,11 @@ public final class ShuffleStore {
   }
 
   /** Bytes appended to a partition open here (tests), or -1. */
+  /** Heap the partition files' write-behind buffers hold now. */
+  public long appendBufferBytes() {
+    return buffers.held();
+  }
+
   public long appendedBytes(long fileId) {
     PartitionFile p = partitions.get(fileId);
     return p == null ? -1 : p.length();
