@@ -140,7 +140,8 @@ final class DriverEndpoint implements RpcEndpoint {
   /**
    * Answers a reader on the dispatcher thread when its partitions are sealed already and none was lost (no map
    * output tracker lookup to do): once a seal round recorded their part, every reader of a stage is answered so.
-   * Once the whole shuffle is sealed with nothing lost, the answer holds every partition ({@link Sealed#whole}).
+   * Once the whole shuffle is sealed with nothing lost, the pool answers instead, with every partition
+   * ({@link Sealed#whole}): each executor asks for that once per map output epoch.
    */
   private boolean answeredAtOnce(GetSealed g, RpcCallContext context) {
     SealedShuffle all;
@@ -152,8 +153,7 @@ final class DriverEndpoint implements RpcEndpoint {
       return false; // the pool answers with the failure
     }
     if (all != null && all.lost().isEmpty()) {
-      context.reply(Sealed.whole(all));
-      return true;
+      return false; // the pool answers with the whole shuffle: a big message, serialized off the dispatcher thread
     }
     if (mine == null || mine.lost().stream().anyMatch(p -> p >= g.start() && p < g.end())) {
       return false;

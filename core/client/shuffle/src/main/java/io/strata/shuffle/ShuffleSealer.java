@@ -100,6 +100,15 @@ final class ShuffleSealer {
           pool.execute(() -> sealInParts(s, parts));
         } catch (java.util.concurrent.RejectedExecutionException e) {
           sealInParts(s, parts); // every seal thread is busy, or the pool is closing: seal on this thread
+        } catch (RuntimeException | Error e) {
+          // No round started (no thread for it): clear it, or every later reader would wait for it forever.
+          synchronized (s) {
+            if (s.sealing == progress) {
+              s.sealing = null;
+            }
+          }
+          progress.completeExceptionally(e);
+          throw e;
         }
       }
       WorkerCalls.get(progress, "Waiting for the seal of shuffle " + s.shuffleId);
@@ -296,7 +305,6 @@ final class ShuffleSealer {
       for (Map.Entry<PartitionLocation, Boolean> e : outcome.entrySet()) {
         PartitionLocation l = e.getKey();
         boolean ok = e.getValue();
-        s.closed(l.fileId());
         if (ok) {
           s.sealed.computeIfAbsent(l.partitionId(), k -> new ArrayList<>()).add(l.path());
           SealedPartitionProto c = copies.get(l.fileId());
@@ -321,8 +329,19 @@ final class ShuffleSealer {
       s.statuses.putAll(completed);
       s.sealedChanged();
     }
-    drop(s, open, dropOnReplica, PartitionLocation::replica);
-    statuses(s, refetch);
+    try {
+      drop(s, open, dropOnReplica, PartitionLocation::replica);
+      statuses(s, refetch);
+    } finally {
+      // Only now are these epochs settled: a reader never sees a file whose replica's drop or status is still to
+      // come (the part's files are recorded above, but readers look only once no epoch of theirs is open).
+      synchronized (s) {
+        for (PartitionLocation l : outcome.keySet()) {
+          s.closed(l.fileId());
+        }
+        s.sealedChanged();
+      }
+    }
     LOG.info("Sealed {} of {} partition files of shuffle {} in {} ms: primaries {} ms, replicas {} ms, completes {} ms, "
         + "drops {} ms", outcome.values().stream().filter(ok -> ok).count(), open.size(), s.shuffleId,
         ms(System.nanoTime() - startNs), ms(primariesNs - startNs), ms(copiesNs - primariesNs),

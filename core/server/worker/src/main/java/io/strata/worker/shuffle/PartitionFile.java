@@ -327,7 +327,9 @@ final class PartitionFile {
    * what is needed. False when the store cannot make that room.
    */
   private boolean grant(BlockStore.TempBlock current, long end) {
-    for (long ask : new long[] {Math.max(GRANT_STEP, end - granted), end - granted}) {
+    // A batch written through reserved room as it went, unknown to granted: the block holds at least its length.
+    long have = Math.max(granted, current.length());
+    for (long ask : new long[] {Math.max(GRANT_STEP, end - have), end - have}) {
       try {
         granted = current.grant(ask);
         if (end <= granted) {

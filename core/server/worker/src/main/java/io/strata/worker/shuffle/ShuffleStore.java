@@ -355,12 +355,12 @@ public final class ShuffleStore {
     return partitions.size();
   }
 
-  /** Bytes appended to a partition open here (tests), or -1. */
   /** Heap the partition files' write-behind buffers hold now. */
   public long appendBufferBytes() {
     return buffers.held();
   }
 
+  /** Bytes appended to a partition open here (tests), or -1. */
   public long appendedBytes(long fileId) {
     PartitionFile p = partitions.get(fileId);
     return p == null ? -1 : p.length();

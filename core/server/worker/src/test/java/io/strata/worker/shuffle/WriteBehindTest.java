@@ -127,6 +127,23 @@ class WriteBehindTest {
   }
 
   @Test
+  void aSmallBatchAfterOneWrittenThrough_reservesAStepAhead_notTheBigOnesSizeAgain() throws Exception {
+    BlockStore blocks = blocks(64 << 20);
+    ShuffleStore s = storeOfBlocks(blocks, 1 << 20, 32 << 20, 5);
+    push(s, batch(5, 0, 100));
+    long afterFirst = blocks.usedBytes();
+    assertThat(afterFirst).as("one step reserved for the buffer").isEqualTo(64 << 10);
+    for (int i = 1; i <= 4; i++) {
+      push(s, batch(5, i, 1 << 20)); // written through (bigger than the buffer), after the first
+    }
+    push(s, batch(5, 5, 100));
+    PartitionFile f = s.find("app", 1, 5, 5);
+    assertThat(f.writtenBytes()).isEqualTo(f.length() - expected(List.of(batch(5, 5, 100))).length);
+    // What is reserved: the bytes written, and one step ahead for the buffer (not another 4 MiB).
+    assertThat(blocks.usedBytes()).isBetween(f.writtenBytes(), f.writtenBytes() + (64 << 10) + 4096);
+  }
+
+  @Test
   void noBudget_writesEveryBatchAtOnce() throws Exception {
     ShuffleStore s = store(blocks(8 << 20), 0, 5);
     List<ShuffleStore.Batch> sent = List.of(batch(5, 0, 10), batch(5, 1, 20), batch(5, 2, 30));
