@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * to 1000 partitions) on real Spark in local[4], first with Spark's built-in shuffle, then with
  * StrataShuffleManager on a real cluster of two workers, give the same answers (order-independent
  * checksums; sortByKey's order itself). Also: the shuffle's partition files are complete persisted Strata
- * files while the application runs, and they go when it stops.
+ * files while the application runs (sealed when a map stage ends, before any reader asks), and they go when it
+ * stops.
  */
 class StrataShuffleSparkIntegrationTest {
   private static LocalStrataCluster cluster;
@@ -45,6 +46,28 @@ class StrataShuffleSparkIntegrationTest {
       URIStatus first = fs.listStatus(shuffles.get(0).path()).get(0);
       assertThat(first.complete()).isTrue();
       assertThat(first.persistenceState()).isEqualTo(URIStatus.PERSISTED);
+      mapStageOnly = sealedWithoutAReader(sc, fs);
+    }
+  }
+
+  /** The partition files of a shuffle whose map stage ran alone (no reduce task ever asks), once all are complete. */
+  private static List<URIStatus> mapStageOnly;
+
+  private static List<URIStatus> sealedWithoutAReader(JavaSparkContext sc, FileSystem fs) throws Exception {
+    org.apache.spark.rdd.RDD<?> shuffled = sc.parallelizePairs(List.of(new scala.Tuple2<>("a", 1),
+        new scala.Tuple2<>("b", 2), new scala.Tuple2<>("c", 3)), 3)
+        .partitionBy(new org.apache.spark.HashPartitioner(4)).rdd();
+    org.apache.spark.ShuffleDependency<?, ?, ?> dep =
+        (org.apache.spark.ShuffleDependency<?, ?, ?>) shuffled.dependencies().head();
+    sc.sc().submitMapStage(dep).get();
+    String dir = ShuffleLifecycle.dir(appId, dep.shuffleId());
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      List<URIStatus> files = fs.listStatus(dir);
+      if ((files.size() == 4 && files.stream().allMatch(URIStatus::complete)) || System.nanoTime() > deadline) {
+        return files;
+      }
+      Thread.sleep(20);
     }
   }
 
@@ -58,6 +81,16 @@ class StrataShuffleSparkIntegrationTest {
   @Test
   void everyJob_givesTheBuiltInShufflesAnswer() {
     ShuffleJobs.assertSameAnswers(strata, builtin);
+  }
+
+  @Test
+  void aShuffleWhoseMapStageEnded_isSealedWithoutWaitingForAReader() {
+    assertThat(mapStageOnly).hasSize(4).allSatisfy(f -> {
+      assertThat(f.complete()).as(f.path()).isTrue();
+      assertThat(f.persistenceState()).as(f.path()).isEqualTo(URIStatus.PERSISTED);
+    });
+    assertThat(mapStageOnly.stream().mapToLong(URIStatus::length).sum()).as("the pushed records are in them")
+        .isPositive();
   }
 
   @Test

@@ -185,6 +185,21 @@ public final class ShuffleLifecycle implements Closeable {
   }
 
   /**
+   * Starts sealing the shuffle's open epochs in the background (its map stage ended) and returns at once; readers
+   * then wait only for what is left of that round. Nothing happens for a shuffle that is not registered (any more),
+   * or while a round runs.
+   */
+  public void sealAhead(int shuffleId) {
+    ShuffleState s;
+    synchronized (this) {
+      s = shuffles.get(shuffleId);
+    }
+    if (s != null) {
+      sealer.sealAhead(s);
+    }
+  }
+
+  /**
    * What {@link #seal(int, int, int)} would return at once, without blocking: null while an epoch of a partition
    * in [start, end) is open.
    */

@@ -102,16 +102,48 @@ final class ShuffleSealer {
           sealInParts(s, parts); // every seal thread is busy, or the pool is closing: seal on this thread
         } catch (RuntimeException | Error e) {
           // No round started (no thread for it): clear it, or every later reader would wait for it forever.
-          synchronized (s) {
-            if (s.sealing == progress) {
-              s.sealing = null;
-            }
-          }
+          notStarted(s, progress);
           progress.completeExceptionally(e);
           throw e;
         }
       }
       WorkerCalls.get(progress, "Waiting for the seal of shuffle " + s.shuffleId);
+    }
+  }
+
+  /**
+   * Starts a seal round of every open epoch on the seal pool when none runs, and returns at once (the map stage
+   * ended: the readers to come find the round under way, or done). Never blocks and never runs the round on the
+   * caller's thread: with no seal thread free it leaves the round to the first reader, as without it.
+   */
+  void sealAhead(ShuffleState s) {
+    java.util.concurrent.CompletableFuture<Void> progress = new java.util.concurrent.CompletableFuture<>();
+    List<PartitionLocation> open;
+    synchronized (s) {
+      if (s.sealing != null || s.open.isEmpty()) {
+        return;
+      }
+      s.sealing = progress;
+      open = new ArrayList<>(s.open.values());
+    }
+    List<List<PartitionLocation>> parts = parts(open, 0);
+    try {
+      pool.execute(() -> sealInParts(s, parts));
+    } catch (RuntimeException | Error e) {
+      // A reader that found this round waits on it: it looks again, finds none, and starts its own.
+      notStarted(s, progress);
+      progress.complete(null);
+      LOG.debug("No seal thread free to seal shuffle {} at its stage end ({}); its first reader will", s.shuffleId,
+          e.toString());
+    }
+  }
+
+  /** Forgets a round that never started, so later callers start their own. */
+  private static void notStarted(ShuffleState s, java.util.concurrent.CompletableFuture<Void> round) {
+    synchronized (s) {
+      if (s.sealing == round) {
+        s.sealing = null;
+      }
     }
   }
 

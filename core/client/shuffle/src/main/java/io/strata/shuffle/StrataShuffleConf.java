@@ -17,7 +17,7 @@ import org.apache.spark.SparkConf;
  */
 public record StrataShuffleConf(String master, boolean fallback, boolean replicate, long partitionBlockSize,
     long batchBytes, long bufferBytes, long requestBytes, int maxInFlight, int retries, long rpcTimeoutMs,
-    Map<String, String> strata) {
+    boolean sealAtStageEnd, Map<String, String> strata) {
 
   /** One key: name, default, doc (the docs list them; see docs/SHUFFLE.md). */
   public record Key<T>(String name, String defaultValue, String doc, Function<String, T> parser) {
@@ -57,8 +57,12 @@ public record StrataShuffleConf(String master, boolean fallback, boolean replica
       "deadline of one push, open or drop call to a worker (a seal gets ten times it)",
       s -> ValueParser.parseDuration(s).toMillis());
 
+  public static final Key<Boolean> SEAL_AT_STAGE_END = new Key<>("spark.strata.shuffle.seal.atStageEnd", "true",
+      "start sealing a shuffle's partition files when its map stage ends (false: when its first reader asks)",
+      Boolean::parseBoolean);
+
   public static final List<Key<?>> ALL = List.of(MASTER, FALLBACK, REPLICATE, PARTITION_BLOCK_SIZE, BATCH_SIZE,
-      BUFFER_MAX, REQUEST_SIZE, INFLIGHT_MAX, RETRIES, RPC_TIMEOUT);
+      BUFFER_MAX, REQUEST_SIZE, INFLIGHT_MAX, RETRIES, RPC_TIMEOUT, SEAL_AT_STAGE_END);
 
   private static final String PASS_THROUGH = "spark.strata.conf.";
 
@@ -69,7 +73,8 @@ public record StrataShuffleConf(String master, boolean fallback, boolean replica
     }
     StrataShuffleConf c = new StrataShuffleConf(MASTER.get(conf), FALLBACK.get(conf), REPLICATE.get(conf),
         PARTITION_BLOCK_SIZE.get(conf), BATCH_SIZE.get(conf), BUFFER_MAX.get(conf), REQUEST_SIZE.get(conf),
-        INFLIGHT_MAX.get(conf), RETRIES.get(conf), RPC_TIMEOUT.get(conf), Map.copyOf(strata));
+        INFLIGHT_MAX.get(conf), RETRIES.get(conf), RPC_TIMEOUT.get(conf), SEAL_AT_STAGE_END.get(conf),
+        Map.copyOf(strata));
     if (c.master.isEmpty()) {
       throw new IllegalArgumentException(MASTER.name() + " is not set: " + MASTER.doc());
     }

@@ -263,6 +263,9 @@ public final class StrataShuffleManager implements ShuffleManager {
         appId = app;
       }
       strataShuffles.add(shuffleId);
+      if (conf.sealAtStageEnd()) {
+        listenForStageEnds(dependency.rdd().context());
+      }
       return new StrataShuffleHandle<>(shuffleId, dependency, app, maps, locs.toArray(new PartitionLocation[0]));
     } catch (IOException | RuntimeException e) {
       if (!conf.fallback()) {
@@ -273,6 +276,54 @@ public final class StrataShuffleManager implements ShuffleManager {
           conf.master(), e.toString());
       return sort.registerShuffle(shuffleId, dependency);
     }
+  }
+
+  /** Whether the driver's {@link StageEnds} listener is added (once per manager). Guarded by this. */
+  private boolean listening;
+
+  private void listenForStageEnds(org.apache.spark.SparkContext sc) {
+    synchronized (this) {
+      if (listening) {
+        return;
+      }
+      listening = true;
+    }
+    sc.addSparkListener(new StageEnds());
+  }
+
+  /**
+   * On the driver: starts the seal of a Strata shuffle as soon as its map stage ends with every map output
+   * available, so the seal runs while Spark schedules the reduce stage and launches its tasks, instead of from the
+   * first reader's ask ({@code spark.strata.shuffle.seal.atStageEnd}). Runs on Spark's listener bus thread and never
+   * blocks it: the round goes to the seal pool, or is left to the first reader when no seal thread is free.
+   */
+  private final class StageEnds extends org.apache.spark.scheduler.SparkListener {
+    @Override
+    public void onStageCompleted(org.apache.spark.scheduler.SparkListenerStageCompleted event) {
+      org.apache.spark.scheduler.StageInfo info = event.stageInfo();
+      if (info.failureReason().isDefined() || info.shuffleDepId().isEmpty()) {
+        return;
+      }
+      int shuffleId = (Integer) info.shuffleDepId().get();
+      if (!strataShuffles.contains(shuffleId) || !everyMapOutputAvailable(shuffleId)) {
+        return; // not ours; or the stage runs again for what is missing, and its maps still push
+      }
+      ShuffleLifecycle l;
+      synchronized (StrataShuffleManager.this) {
+        l = lifecycle;
+      }
+      if (l != null) {
+        l.sealAhead(shuffleId);
+      }
+    }
+  }
+
+  private static boolean everyMapOutputAvailable(int shuffleId) {
+    if (!(SparkEnv.get().mapOutputTracker() instanceof org.apache.spark.MapOutputTrackerMaster t)) {
+      return false;
+    }
+    scala.Option<scala.collection.immutable.Seq<Object>> missing = t.findMissingPartitions(shuffleId);
+    return missing.isDefined() && missing.get().isEmpty();
   }
 
   @Override
