@@ -34,7 +34,9 @@ import scala.Tuple2;
  * first with SparkContext.submitMapStage (Spark's API for a map stage alone), so a worker is stopped
  * exactly between the two stages. Also on two workers, a replica killed while maps push (its healthy
  * primary takes the new epochs), and on one worker, the only worker killed (the job fails at once, saying
- * so). Each test has its own cluster and SparkContext, since it kills workers.
+ * so). Each test has its own cluster and SparkContext, since it kills workers. The tests that stop workers
+ * between the stages seal at the first read; one more, sealing at the map stage's end (the default), kills both
+ * workers of a partition once that seal is done: the persisted file is read, and no map runs again.
  */
 class StrataShuffleWorkerLossIntegrationTest {
   private static final int WORKERS = 4;
@@ -42,6 +44,11 @@ class StrataShuffleWorkerLossIntegrationTest {
   private static final String TWO_WORKERS = "two-workers";
   /** The tag of a test whose cluster has one worker only. */
   private static final String ONE_WORKER = "one-worker";
+  /**
+   * The tag of a test that stops workers between the map stage and the seal: its shuffles are sealed when the first
+   * reader asks ({@code spark.strata.shuffle.seal.atStageEnd=false}), not as the map stage ends.
+   */
+  private static final String SEAL_AT_READ = "seal-at-read";
   /** The cluster of the running test (static: map tasks run in this JVM and stop its workers). */
   private static volatile LocalStrataCluster cluster;
   private static final AtomicBoolean stoppedInTask = new AtomicBoolean();
@@ -53,7 +60,8 @@ class StrataShuffleWorkerLossIntegrationTest {
     stoppedInTask.set(false);
     int workers = test.getTags().contains(ONE_WORKER) ? 1 : test.getTags().contains(TWO_WORKERS) ? 2 : WORKERS;
     cluster = LocalStrataCluster.builder().workers(workers).build().start();
-    sc = new JavaSparkContext(SparkFaults.conf("localhost:" + cluster.masterPort()));
+    sc = new JavaSparkContext(SparkFaults.conf("localhost:" + cluster.masterPort())
+        .set(StrataShuffleConf.SEAL_AT_STAGE_END.name(), Boolean.toString(!test.getTags().contains(SEAL_AT_READ))));
     tasks = new SparkFaults.TaskEnds();
     sc.sc().addSparkListener(tasks);
   }
@@ -72,7 +80,10 @@ class StrataShuffleWorkerLossIntegrationTest {
     return (ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head();
   }
 
-  /** Runs only the map stage of {@code shuffled}: its outputs are registered, nothing is sealed yet. */
+  /**
+   * Runs only the map stage of {@code shuffled}: its outputs are registered; nothing is sealed yet in a
+   * {@link #SEAL_AT_READ} test.
+   */
   private void runMapStage(JavaPairRDD<?, ?> shuffled) throws Exception {
     sc.sc().submitMapStage(dependency(shuffled)).get();
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(tasks.mapSucceeded).hasValue(MAPS));
@@ -166,6 +177,7 @@ class StrataShuffleWorkerLossIntegrationTest {
   }
 
   @Test
+  @Tag(SEAL_AT_READ)
   void workerKilledAfterTheMapStage_theReduceStageReadsTheOtherCopy_andNoMapRunsAgain() throws Exception {
     JavaPairRDD<Long, Long> sums = SparkFaults.pairs(sc).reduceByKey(Long::sum, REDUCES);
     runMapStage(sums);
@@ -203,6 +215,32 @@ class StrataShuffleWorkerLossIntegrationTest {
   }
 
   @Test
+  void bothWorkersOfAPartitionKilledOnceTheMapStageEnded_theStageEndSealKeptIt_andNoMapRunsAgain()
+      throws Exception {
+    JavaPairRDD<Long, Long> sums = SparkFaults.pairs(sc).reduceByKey(Long::sum, REDUCES);
+    runMapStage(sums);
+    PartitionLocation p0 = ((StrataShuffleHandle<?, ?, ?>) dependency(sums).shuffleHandle()).locations()[0];
+    // No reader asked: the seal started when the map stage ended, and wrote partition 0 through to the UFS.
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(cluster.client().getStatus(p0.path()))
+        .satisfies(st -> {
+          assertThat(st.complete()).isTrue();
+          assertThat(st.persistenceState()).isEqualTo(io.strata.client.URIStatus.PERSISTED);
+        }));
+
+    cluster.stopWorker(workerIndex(p0.primaryPort()));
+    cluster.stopWorker(workerIndex(p0.replicaPort()));
+    // Both copies in the workers are gone; the persisted file still holds partition 0's bytes.
+    assertThat(SparkFaults.checksum(sums)).isEqualTo(SparkFaults.expectedSumsChecksum());
+
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValue(REDUCES);
+      assertThat(tasks.fetchFailed).as(tasks.toString()).hasValue(0);
+      assertThat(tasks.mapSucceeded).as("the map stage ran once: " + tasks).hasValue(MAPS);
+    });
+  }
+
+  @Test
+  @Tag(SEAL_AT_READ)
   void bothWorkersOfAPartitionKilledBeforeTheSeal_fetchFailureRerunsTheMapStage_andTheAnswerIsRight() throws Exception {
     JavaPairRDD<Long, Long> sums = SparkFaults.pairs(sc).reduceByKey(Long::sum, REDUCES);
     runMapStage(sums);

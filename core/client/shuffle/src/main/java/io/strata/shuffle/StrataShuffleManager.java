@@ -169,65 +169,29 @@ public final class StrataShuffleManager implements ShuffleManager {
   };
   static final int KNOWN_SEALS = 16;
 
-  /** Per shuffle, the ask to the driver one of this process's readers has out now, and its epoch. Guarded by knownSeals. */
-  private final Map<Integer, Asking> asking = new java.util.HashMap<>();
-
-  private record Asking(long epoch, CompletableFuture<DriverEndpoint.Sealed> answer) {}
-
   /**
    * The sealed files of partitions [start, end) of a shuffle (the driver's answer, {@link DriverEndpoint}). An answer
    * holding the whole shuffle is kept and given to this process's later readers of the shuffle without asking, for
    * as long as Spark's map output epoch stays the same: a map stage that runs again (a lost partition, a fetch
-   * failure) ends in a new epoch, and its readers ask again and get the new files. One reader of a shuffle asks at a
-   * time; the others wait for its answer and take it when it is whole (a whole answer is big: each executor should
-   * get it once), else ask for their own partitions.
+   * failure) ends in a new epoch, and its readers ask again and get the new files. Readers ask side by side (one
+   * waiting for another's answer would wait twice while the seal runs, as answers then hold only the asker's
+   * partitions), so an executor may fetch the whole answer once per task it runs at that moment.
    */
   DriverEndpoint.Sealed sealed(int shuffleId, int start, int end) {
     long epoch = mapOutputEpoch();
-    Asking theirs;
-    CompletableFuture<DriverEndpoint.Sealed> mine = null;
     synchronized (knownSeals) {
       KnownSeal k = knownSeals.get(shuffleId);
       if (k != null && k.epoch() == epoch) {
         return k.sealed();
       }
-      theirs = asking.get(shuffleId);
-      if (theirs == null) {
-        mine = new CompletableFuture<>();
-        asking.put(shuffleId, new Asking(epoch, mine));
-      }
     }
-    if (theirs != null) {
-      try {
-        DriverEndpoint.Sealed got = theirs.answer().get();
-        if (got.whole() && theirs.epoch() == epoch) {
-          return got;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt(); // the task is being killed
-        throw new IllegalStateException("Interrupted waiting for the sealed files of shuffle " + shuffleId, e);
-      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.CancellationException e) {
-        // their ask failed: ask for ours
-      }
-      return ask(new DriverEndpoint.GetSealed(shuffleId, start, end), DriverEndpoint.Sealed.class);
-    }
-    try {
-      DriverEndpoint.Sealed got = ask(new DriverEndpoint.GetSealed(shuffleId, start, end), DriverEndpoint.Sealed.class);
-      if (got.whole()) {
-        synchronized (knownSeals) {
-          knownSeals.put(shuffleId, new KnownSeal(epoch, got));
-        }
-      }
-      mine.complete(got);
-      return got;
-    } catch (RuntimeException | Error e) {
-      mine.completeExceptionally(e);
-      throw e;
-    } finally {
+    DriverEndpoint.Sealed got = ask(new DriverEndpoint.GetSealed(shuffleId, start, end), DriverEndpoint.Sealed.class);
+    if (got.whole()) {
       synchronized (knownSeals) {
-        asking.remove(shuffleId);
+        knownSeals.put(shuffleId, new KnownSeal(epoch, got));
       }
     }
+    return got;
   }
 
   /** Forgets a shuffle's kept seal (a reader found it did not hold what Spark's map outputs say). */
