@@ -89,6 +89,15 @@ class StrataShuffleWorkerLossIntegrationTest {
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(tasks.mapSucceeded).hasValue(MAPS));
   }
 
+  /** {@code results} result tasks succeeded, none failed to fetch, and the map stage ran once. */
+  private void assertReadWithoutRunningAMapAgain(int results) {
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValue(results);
+      assertThat(tasks.fetchFailed).as(tasks.toString()).hasValue(0);
+      assertThat(tasks.mapSucceeded).as("the map stage ran once: " + tasks).hasValue(MAPS);
+    });
+  }
+
   private int workerIndex(int rpcPort) {
     for (int i = 0; i < WORKERS; i++) {
       if (cluster.worker(i).rpcPort() == rpcPort) {
@@ -188,11 +197,7 @@ class StrataShuffleWorkerLossIntegrationTest {
     cluster.stopWorker(0);
     assertThat(SparkFaults.checksum(sums)).isEqualTo(SparkFaults.expectedSumsChecksum());
 
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValue(REDUCES);
-      assertThat(tasks.fetchFailed).as(tasks.toString()).hasValue(0);
-      assertThat(tasks.mapSucceeded).as("the map stage ran once: " + tasks).hasValue(MAPS);
-    });
+    assertReadWithoutRunningAMapAgain(REDUCES);
   }
 
   @Test
@@ -207,11 +212,7 @@ class StrataShuffleWorkerLossIntegrationTest {
     // The map stage is skipped: the reducers read the sealed files, partition 0's from the under file system.
     assertThat(SparkFaults.checksum(sums)).isEqualTo(SparkFaults.expectedSumsChecksum());
 
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValue(2 * REDUCES);
-      assertThat(tasks.fetchFailed).as(tasks.toString()).hasValue(0);
-      assertThat(tasks.mapSucceeded).as("the map stage ran once: " + tasks).hasValue(MAPS);
-    });
+    assertReadWithoutRunningAMapAgain(2 * REDUCES);
   }
 
   @Test
@@ -232,11 +233,7 @@ class StrataShuffleWorkerLossIntegrationTest {
     // Both copies in the workers are gone; the persisted file still holds partition 0's bytes.
     assertThat(SparkFaults.checksum(sums)).isEqualTo(SparkFaults.expectedSumsChecksum());
 
-    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      assertThat(tasks.resultSucceeded).as(tasks.toString()).hasValue(REDUCES);
-      assertThat(tasks.fetchFailed).as(tasks.toString()).hasValue(0);
-      assertThat(tasks.mapSucceeded).as("the map stage ran once: " + tasks).hasValue(MAPS);
-    });
+    assertReadWithoutRunningAMapAgain(REDUCES);
   }
 
   @Test
