@@ -18,10 +18,11 @@ import scala.runtime.BoxedUnit;
 
 /**
  * The driver's Spark RPC endpoint ({@value #NAME}) through which executors reach the
- * {@link ShuffleLifecycle}: revive a partition's location, and get a shuffle's sealed files (the first
- * reader to ask seals every open epoch: that is the stage end). Requests are answered from the
- * endpoint's own pool, never on Spark's dispatcher threads, since seals take seconds; only a request for
- * the files of a shuffle sealed already, with nothing lost, is answered at once on the dispatcher thread.
+ * {@link ShuffleLifecycle}: revive a partition's location, and get a shuffle's sealed files (a reader that finds
+ * an epoch of its partitions open and no seal round running starts one; the map stage's end usually started it
+ * already, see {@link StrataShuffleManager}). Requests are answered from the endpoint's own pool, never on Spark's
+ * dispatcher threads, since seals take seconds; only a request for partitions sealed already, none lost, is
+ * answered at once on the dispatcher thread (unless the answer is the whole shuffle's: a big message).
  *
  * <p>A lost partition epoch is answered with the map attempts (Spark's map ids) registered for that
  * partition when it was lost: a reader that finds one of them still registered raises a fetch failure,
