@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 /**
  * How a seal round cuts a shuffle's open epochs into parts ({@link ShuffleSealer#parts}): beginning at the first
  * reader's partition and wrapping around, each partition's epochs together and in epoch order, parts doubling in
- * size with no small tail; and how a handle packs its locations ({@link PackedLocations}).
+ * size with no small tail; that a round started at a map stage's end goes to the seal pool or is left to the first
+ * reader ({@link ShuffleSealer#sealAhead}); and how a handle packs its locations ({@link PackedLocations}).
  */
 class ShuffleSealPartsTest {
   private static PartitionLocation loc(int partition, int epoch) {
@@ -51,6 +52,33 @@ class ShuffleSealPartsTest {
     List<List<PartitionLocation>> cut = ShuffleSealer.parts(many, 0);
     assertThat(cut).extracting(List::size).containsExactly(32, 64, 128, 256, 520);
     assertThat(cut.stream().flatMap(List::stream).distinct().count()).isEqualTo(1000);
+  }
+
+  @Test
+  void sealAhead_startsOneRoundOnTheSealPool_andLeavesItToTheFirstReaderWhenNoThreadIsFree() {
+    ShuffleState s = new ShuffleState("app", 0, 2, "/.shuffle/app/0");
+    synchronized (s) {
+      s.opened(loc(0, 0));
+      s.opened(loc(1, 0));
+    }
+    ShuffleSealer busy = new ShuffleSealer(null, null, r -> {
+      throw new java.util.concurrent.RejectedExecutionException("every seal thread is busy");
+    });
+    busy.sealAhead(s);
+    assertThat(s.sealing).as("no round is left behind that nothing runs").isNull();
+
+    List<Runnable> started = new ArrayList<>();
+    ShuffleSealer free = new ShuffleSealer(null, null, started::add);
+    free.sealAhead(s);
+    assertThat(started).as("one round, handed to the seal pool, not run on the caller's thread").hasSize(1);
+    assertThat(s.sealing).as("the round readers will wait on").isNotNull();
+    free.sealAhead(s);
+    assertThat(started).as("no second round while one runs").hasSize(1);
+
+    ShuffleState none = new ShuffleState("app", 1, 2, "/.shuffle/app/1");
+    free.sealAhead(none);
+    assertThat(started).as("nothing open, nothing to seal").hasSize(1);
+    assertThat(none.sealing).isNull();
   }
 
   @Test

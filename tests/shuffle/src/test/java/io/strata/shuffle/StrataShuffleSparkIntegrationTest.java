@@ -65,6 +65,8 @@ class StrataShuffleSparkIntegrationTest {
     while (true) {
       List<URIStatus> files = fs.listStatus(dir);
       if ((files.size() == 4 && files.stream().allMatch(URIStatus::complete)) || System.nanoTime() > deadline) {
+        // Reachable until here: Spark's context cleaner unregisters (and Strata deletes) a collected shuffle.
+        java.lang.ref.Reference.reachabilityFence(shuffled);
         return files;
       }
       Thread.sleep(20);
