@@ -5,7 +5,6 @@ import io.strata.common.id.BlockId;
 import io.strata.common.shuffle.BatchHeader;
 import io.strata.worker.rpc.Committer;
 import io.strata.worker.store.BlockStore;
-import io.strata.worker.ufs.UfsFileWrite;
 import io.strata.worker.ufs.UfsOperations;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -467,7 +466,7 @@ final class PartitionFile {
     if (mine != null) {
       commit(mine, committer, blocks, new Seal(total, crcNow), expect, inPlaceOf);
     }
-    Seal done = await(theirs);
+    Seal done = await(theirs, "seal");
     if (writeThrough) {
       writeThroughOnce(ufs, done);
     }
@@ -512,12 +511,13 @@ final class PartitionFile {
     }
   }
 
-  private Seal await(CompletableFuture<Seal> f) throws IOException {
+  /** Waits for another caller's seal or UFS copy of this copy ({@code what}); its failure is thrown here. */
+  private <T> T await(CompletableFuture<T> f, String what) throws IOException {
     try {
       return f.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new java.io.InterruptedIOException("Interrupted waiting for the seal of " + describe());
+      throw new java.io.InterruptedIOException("Interrupted waiting for the " + what + " of " + describe());
     } catch (java.util.concurrent.ExecutionException e) {
       Throwable c = e.getCause();
       throw c instanceof IOException io ? io : new IOException(c);
@@ -540,7 +540,7 @@ final class PartitionFile {
     }
     if (mine != null) {
       try {
-        writeThrough(ufs, ids, done.length());
+        UfsCopy.write(store, ufs, spec.fileId(), ids, done.length(), describe());
         mine.complete(null);
       } catch (IOException | RuntimeException e) {
         synchronized (this) {
@@ -549,47 +549,7 @@ final class PartitionFile {
         mine.completeExceptionally(e);
       }
     }
-    try {
-      theirs.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new java.io.InterruptedIOException("Interrupted waiting for the UFS copy of " + describe());
-    } catch (java.util.concurrent.ExecutionException e) {
-      Throwable c = e.getCause();
-      throw c instanceof IOException io ? io : new IOException(c);
-    }
-  }
-
-  private void writeThrough(UfsOperations ufs, List<Long> blockIds, long total) throws IOException {
-    UfsFileWrite out = ufs.openFileWrite(spec.fileId());
-    try {
-      ByteBuffer buf = ByteBuffer.allocate(1 << 20);
-      long copied = 0;
-      for (long id : blockIds) {
-        try (BlockStore.ReadHandle h = store.openForRead(id, false)) {
-          long pos = 0;
-          long len = h.meta().length();
-          while (pos < len) {
-            buf.clear().limit((int) Math.min(buf.capacity(), len - pos));
-            int n = h.channel().read(buf, pos);
-            if (n < 0) {
-              throw new IOException("Block " + id + " of " + describe() + " ended at " + pos + " of " + len);
-            }
-            pos += n;
-            buf.flip();
-            out.write(buf);
-          }
-          copied += len;
-        }
-      }
-      if (copied != total) {
-        throw new IOException(describe() + ": its blocks hold " + copied + " bytes, " + total + " were appended");
-      }
-      out.complete();
-    } catch (IOException | RuntimeException e) {
-      out.abort();
-      throw e;
-    }
+    await(theirs, "UFS copy");
   }
 
   /** Drops what is not committed (temp blocks); with {@code committed}, the committed copies too. */
