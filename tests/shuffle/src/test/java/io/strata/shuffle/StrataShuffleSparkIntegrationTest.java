@@ -61,15 +61,14 @@ class StrataShuffleSparkIntegrationTest {
         (org.apache.spark.ShuffleDependency<?, ?, ?>) shuffled.dependencies().head();
     sc.sc().submitMapStage(dep).get();
     String dir = ShuffleLifecycle.dir(appId, dep.shuffleId());
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-    while (true) {
-      List<URIStatus> files = fs.listStatus(dir);
-      if ((files.size() == 4 && files.stream().allMatch(URIStatus::complete)) || System.nanoTime() > deadline) {
-        // Reachable until here: Spark's context cleaner unregisters (and Strata deletes) a collected shuffle.
-        java.lang.ref.Reference.reachabilityFence(shuffled);
-        return files;
-      }
-      Thread.sleep(20);
+    try {
+      return org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> fs.listStatus(dir), files -> files.size() == 4 && files.stream().allMatch(URIStatus::complete));
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      return fs.listStatus(dir); // the test names what is not complete
+    } finally {
+      // Reachable until here: Spark's context cleaner unregisters (and Strata deletes) a collected shuffle.
+      java.lang.ref.Reference.reachabilityFence(shuffled);
     }
   }
 

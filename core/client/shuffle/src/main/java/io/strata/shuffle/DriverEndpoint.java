@@ -117,14 +117,16 @@ final class DriverEndpoint implements RpcEndpoint {
         }
         @SuppressWarnings("unchecked")
         B1 unit = (B1) BoxedUnit.UNIT;
-        if (m instanceof GetSealed g && answeredAtOnce(g, context)) {
+        Sealed ready = m instanceof GetSealed g ? settled(g) : null;
+        if (ready != null && !ready.whole()) {
+          context.reply(ready); // small: answered on the dispatcher thread
           return unit;
         }
         try {
           pool.execute(() -> {
             try {
               context.reply(m instanceof Revive r ? lifecycle.revive(r.shuffleId(), r.partitionId(), r.epoch(),
-                  r.badWorkers()) : sealed((GetSealed) m));
+                  r.badWorkers()) : ready != null ? ready : sealed((GetSealed) m));
             } catch (Throwable t) {
               context.sendFailure(t);
             }
@@ -139,28 +141,28 @@ final class DriverEndpoint implements RpcEndpoint {
   }
 
   /**
-   * Answers a reader on the dispatcher thread when its partitions are sealed already and none was lost (no map
-   * output tracker lookup to do): once a seal round recorded their part, every reader of a stage is answered so.
-   * Once the whole shuffle is sealed with nothing lost, the pool answers instead, with every partition
-   * ({@link Sealed#whole}): each executor asks for that once per map output epoch.
+   * The answer to a reader whose partitions are sealed already, none lost (no map output tracker lookup to do), found
+   * without blocking; else null (the pool works it out, or answers with the failure). Once a seal round recorded
+   * their part, every reader of a stage is answered so; once the whole shuffle is sealed with nothing lost, the
+   * answer holds every partition ({@link Sealed#whole}, which each executor asks for once per map output epoch: a
+   * big message, which the caller has the pool send, off the dispatcher thread).
    */
-  private boolean answeredAtOnce(GetSealed g, RpcCallContext context) {
+  private Sealed settled(GetSealed g) {
     SealedShuffle all;
     SealedShuffle mine;
     try {
       all = lifecycle.sealedIfSettled(g.shuffleId(), 0, Integer.MAX_VALUE);
       mine = all != null ? all : lifecycle.sealedIfSettled(g.shuffleId(), g.start(), g.end());
     } catch (java.io.IOException e) {
-      return false; // the pool answers with the failure
+      return null;
     }
     if (all != null && all.lost().isEmpty()) {
-      return false; // the pool answers with the whole shuffle: a big message, serialized off the dispatcher thread
+      return Sealed.whole(all);
     }
     if (mine == null || mine.lost().stream().anyMatch(p -> p >= g.start() && p < g.end())) {
-      return false;
+      return null;
     }
-    context.reply(Sealed.of(mine, Map.of(), g.start(), g.end()));
-    return true;
+    return Sealed.of(mine, Map.of(), g.start(), g.end());
   }
 
   Sealed sealed(GetSealed g) throws java.io.IOException {
