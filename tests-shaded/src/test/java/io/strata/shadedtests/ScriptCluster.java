@@ -35,7 +35,11 @@ final class ScriptCluster implements AutoCloseable {
   private ScriptCluster(Path dir) throws IOException {
     this.dir = dir;
     this.masterPort = freePort();
-    this.workerPort = freePort();
+    int w = freePort();
+    while (Math.abs(w - masterPort) <= 2) { // the master's web port is its RPC port + 1
+      w = freePort();
+    }
+    this.workerPort = w;
     env.put("STRATA_MASTER_RPC_PORT", Integer.toString(masterPort));
     env.put("STRATA_WORKER_RPC_PORT", Integer.toString(workerPort));
     env.put("STRATA_LOGS_DIR", dir.resolve("logs").toString());
@@ -125,9 +129,34 @@ final class ScriptCluster implements AutoCloseable {
     }
   }
 
+  /**
+   * A free loopback port below the kernel's ephemeral range. The cluster binds it a second or two later, in another
+   * process, and a port of that range may meanwhile become the source port of some connection (the cluster's own
+   * clients included): a worker once failed to start on one so ("Failed to bind to address /127.0.0.1:32863").
+   */
   static int freePort() throws IOException {
+    int below = ephemeralLow();
+    java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+    for (int attempt = 0; attempt < 100 && below > 10_000; attempt++) {
+      int port = random.nextInt(10_000, below);
+      try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
+        return port;
+      } catch (IOException inUse) {
+        // another one
+      }
+    }
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
       return s.getLocalPort();
+    }
+  }
+
+  /** The first port of the kernel's ephemeral range (Linux's default when it cannot be read). */
+  private static int ephemeralLow() {
+    try {
+      return Integer.parseInt(Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim()
+          .split("\\s+")[0]);
+    } catch (IOException | RuntimeException e) {
+      return 32_768;
     }
   }
 }
