@@ -133,6 +133,8 @@ final class ScriptCluster implements AutoCloseable {
    * A free loopback port below the kernel's ephemeral range. The cluster binds it a second or two later, in another
    * process, and a port of that range may meanwhile become the source port of some connection (the cluster's own
    * clients included): a worker once failed to start on one so ("Failed to bind to address /127.0.0.1:32863").
+   * The same as {@code io.strata.minicluster.FreePorts} of the tests module, which this module must not depend on
+   * (it sees only the shaded client).
    */
   static int freePort() throws IOException {
     int below = ephemeralLow();

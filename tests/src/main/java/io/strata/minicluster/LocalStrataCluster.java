@@ -9,8 +9,6 @@ import io.strata.worker.WorkerKeys;
 import io.strata.worker.WorkerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
-import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -43,7 +41,7 @@ public final class LocalStrataCluster implements AutoCloseable {
     this.spec = spec;
     this.baseDir = spec.baseDir != null ? spec.baseDir
         : Files.createTempDirectory(Path.of(spec.tmpRoot), "strata-minicluster-");
-    this.masterPort = spec.masterPort != 0 ? spec.masterPort : freePort();
+    this.masterPort = spec.masterPort != 0 ? spec.masterPort : FreePorts.loopback();
   }
 
   public static Builder builder() {
@@ -97,12 +95,6 @@ public final class LocalStrataCluster implements AutoCloseable {
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
-    }
-  }
-
   /** Starts the master and the workers and waits until every worker is registered. */
   public LocalStrataCluster start() throws IOException {
     Map<String, String> c = new HashMap<>();
@@ -134,7 +126,7 @@ public final class LocalStrataCluster implements AutoCloseable {
   /** Starts one more worker with its own port and dir, and these settings on top; returns its index. */
   public int addWorker(Map<String, String> overrides) throws IOException {
     int i = workerConfs.size();
-    int port = spec.firstWorkerPort != 0 ? spec.firstWorkerPort + i * spec.workerPortStep : freePort();
+    int port = spec.firstWorkerPort != 0 ? spec.firstWorkerPort + i * spec.workerPortStep : FreePorts.loopback();
     Map<String, String> w = new HashMap<>(baseConf.explicitValues());
     w.put(WorkerKeys.RPC_PORT.name(), Integer.toString(port));
     String dirs = spec.conf.get(WorkerKeys.TIER0_DIRS.name());

@@ -11,8 +11,6 @@ import io.strata.common.conf.StrataConf;
 import io.strata.master.MasterProcess;
 import io.strata.worker.WorkerProcess;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -58,12 +56,6 @@ class MasterFailoverIntegrationTest {
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
-    }
-  }
-
   private Map<String, String> common() {
     Map<String, String> c = new HashMap<>();
     c.put("strata.zookeeper.address", zk.getConnectString());
@@ -89,9 +81,9 @@ class MasterFailoverIntegrationTest {
   @Test
   void closingTheLeader_duringLoad_standbyTakesOver_andNoAcknowledgedWriteIsLost() throws Exception {
     zk = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, -1, -1, null, "127.0.0.1"), true);
-    MasterProcess a = master(freePort());
+    MasterProcess a = master(io.strata.minicluster.FreePorts.loopback());
     await().atMost(Duration.ofSeconds(20)).until(a::isLeading);
-    MasterProcess b = master(freePort());
+    MasterProcess b = master(io.strata.minicluster.FreePorts.loopback());
     assertThat(b.isLeading()).isFalse();
 
     Map<String, String> wc = common();

@@ -14,8 +14,6 @@ import io.strata.common.exception.UnavailableException;
 import io.strata.master.MasterProcess;
 import io.strata.worker.WorkerProcess;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -66,12 +64,6 @@ class MasterHaIntegrationTest {
     zk.close();
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
-    }
-  }
-
   /** What every process of the cluster shares; no discovery setting (see {@link #viaZooKeeper}). */
   private Map<String, String> base() {
     Map<String, String> c = new HashMap<>();
@@ -103,7 +95,7 @@ class MasterHaIntegrationTest {
   private List<MasterProcess> masters(int n) throws IOException {
     List<MasterProcess> ms = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      ms.add(master(freePort()));
+      ms.add(master(io.strata.minicluster.FreePorts.loopback()));
     }
     return ms;
   }

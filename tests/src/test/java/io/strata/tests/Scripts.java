@@ -1,8 +1,6 @@
 package io.strata.tests;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -78,10 +76,8 @@ final class Scripts {
     return Long.parseLong(Files.readString(tmp.resolve("data/pids/master.pid")).trim());
   }
 
-  /** A free port on loopback. */
+  /** A free port on loopback, below the ephemeral range ({@link io.strata.minicluster.FreePorts}). */
   static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
-    }
+    return io.strata.minicluster.FreePorts.loopback();
   }
 }

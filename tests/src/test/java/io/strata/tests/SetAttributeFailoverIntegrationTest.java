@@ -10,8 +10,6 @@ import io.strata.client.options.SetAttributeOptions;
 import io.strata.common.conf.StrataConf;
 import io.strata.master.MasterProcess;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -48,12 +46,6 @@ class SetAttributeFailoverIntegrationTest {
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
-    }
-  }
-
   private Map<String, String> base() {
     Map<String, String> c = new HashMap<>();
     c.put("strata.master.journal.dir", tmp.resolve("journal").toString());
@@ -82,7 +74,7 @@ class SetAttributeFailoverIntegrationTest {
   @Test
   void attributesSetOnTheLeader_areServedByTheStandby_afterItTakesOver() throws Exception {
     zk = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, -1, -1, null, "127.0.0.1"), true);
-    List<MasterProcess> ms = List.of(master(freePort()), master(freePort()));
+    List<MasterProcess> ms = List.of(master(io.strata.minicluster.FreePorts.loopback()), master(io.strata.minicluster.FreePorts.loopback()));
     await().atMost(WAIT).until(() -> ms.stream().filter(MasterProcess::isLeading).count() == 1);
     MasterProcess leader = ms.get(0).isLeading() ? ms.get(0) : ms.get(1);
     MasterProcess standby = leader == ms.get(0) ? ms.get(1) : ms.get(0);

@@ -176,15 +176,15 @@ class ShufflePartitionFilesIntegrationTest {
     PushClient good = pusher("app-one", 1, locs);
     for (int i = 0; i < 40; i++) {
       byte[] b = batch(0, 0, i);
-      good.push(0, 0, 501, b, 0, b.length);
+      good.push(0, 0, 501, b, 0, b.length, i == 39);
     }
     good.finish();
-    // The same batch (map 0, attempt 501, batch id 3) applied twice, as a retried push does.
+    // The same batch (map 0, attempt 501, its fourth) applied twice, as a retried push does.
     byte[] b = batch(0, 0, 3);
     PushRequest dup = PushRequest.newBuilder().setAppId("app-one").setShuffleId(1).addBatches(
         PushBatchProto.newBuilder().setPartitionId(0).setFileId(locs.get(0).fileId()).setMapIndex(0)
-            .setAttemptId(501).setBatchId(3).setLength(b.length).setCrc32C(BatchHeader.crc32c(b, 0, b.length))
-            .setData(ByteString.copyFrom(b))).build();
+            .setAttemptId(501).setBatchId(BatchHeader.batchId(3, false)).setLength(b.length)
+            .setCrc32C(BatchHeader.crc32c(b, 0, b.length)).setData(ByteString.copyFrom(b))).build();
     assertThat(stub(locs.get(0).primaryPort()).push(dup).getStatus()).isEqualTo(PushResponse.Status.OK);
     SealedShuffle sealed = lifecycle.seal(1);
     List<String> got = read(sealed.files().get(0), Map.of(0, 501L));
@@ -192,8 +192,72 @@ class ShufflePartitionFilesIntegrationTest {
     try (PartitionReader r = new PartitionReader(fs, sealed.files().get(0), Map.of(0, 501L))) {
       r.forEachRemaining(x -> { });
       assertThat(r.batchesSkipped()).isEqualTo(21); // 20 of attempt 500, one duplicate
+      assertThat(r.missing(Set.of(0))).as("attempt 501's 40 batches, the last marked").isNull();
+    }
+    // The failed attempt's batches alone would be a partial map: they have no last batch.
+    try (PartitionReader r = new PartitionReader(fs, sealed.files().get(0), Map.of(0, 500L))) {
+      r.forEachRemaining(x -> { });
+      assertThat(r.missing(Set.of(0))).contains("hold 20 batches of map 0 (attempt 500) but not that attempt's last");
     }
     assertThat(read(sealed.files().get(1), Map.of(0, 501L))).isEmpty();
+  }
+
+  /**
+   * A reader knows whether it has every batch of a map: the last batch of each map attempt and partition is marked
+   * and numbered ({@link BatchHeader#batchId}). Batches that never reached a file (pushed here straight to the
+   * worker with numbers left out, as a lost batch would leave them) are named; a writer whose last batch went out
+   * unmarked ends the partition with an empty marked batch, which readers count and do not return.
+   */
+  @Test
+  @Order(2)
+  void readers_tellAMapWithABatchMissing_fromOneWithAllItsBatches() throws Exception {
+    List<PartitionLocation> locs = lifecycle.register("app-whole", 3, 1);
+    PartitionLocation l = locs.get(0);
+    var primary = stub(l.primaryPort());
+    // Map 0 (attempt 10): its batches 0 and 2 (the last) arrive, 1 does not. Map 1 (attempt 11): only batch 0.
+    int[][] pushed = {{0, 10, BatchHeader.batchId(0, false)}, {0, 10, BatchHeader.batchId(2, true)},
+        {1, 11, BatchHeader.batchId(0, false)}};
+    for (int[] x : pushed) {
+      byte[] b = batch(x[0], 0, x[2]);
+      PushRequest.Builder r = one("app-whole", 3, l, b, BatchHeader.crc32c(b, 0, b.length));
+      r.setBatches(0, r.getBatches(0).toBuilder().setMapIndex(x[0]).setAttemptId(x[1]).setBatchId(x[2]));
+      assertThat(primary.push(r.build()).getStatus()).isEqualTo(PushResponse.Status.OK);
+    }
+    // Map 2 (attempt 12) through the pusher: two batches, neither marked, then the end of its partitions.
+    PushClient p = pusher("app-whole", 3, locs);
+    for (int i = 0; i < 2; i++) {
+      byte[] b = batch(2, 0, i);
+      p.push(0, 2, 12, b, 0, b.length);
+    }
+    p.endPartitions(2, 12);
+    p.endPartitions(2, 12); // nothing more: the partition has its last batch
+    p.finish();
+    assertThatThrownBy(() -> p.push(0, 2, 12, new byte[1], 0, 1)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("already had map 2's last batch");
+    List<String> files = lifecycle.seal(3).files().get(0);
+    assertThat(fs.getStatus(files.get(0)).length()).as("six batches, one of them empty").isEqualTo(
+        6L * BatchHeader.BYTES + batch(0, 0, 0).length + batch(0, 0, 5).length + batch(1, 0, 0).length
+            + batch(2, 0, 0).length + batch(2, 0, 1).length);
+    Map<Integer, Long> attempts = Map.of(0, 10L, 1, 11L, 2, 12L, 3, 13L);
+    try (PartitionReader r = new PartitionReader(fs, files, attempts)) {
+      List<String> got = new ArrayList<>();
+      r.forEachRemaining(b -> got.add(new String(b, StandardCharsets.UTF_8)));
+      assertThat(got).hasSize(5).doesNotContain("");
+      assertThat(r.batchesKept()).isEqualTo(6); // and the end mark
+      // Each map's own trouble, named (the maps are checked in order).
+      assertThat(r.missing(Set.of(0))).contains("hold 2 distinct batches of map 0 (attempt 10), whose last "
+          + "batch says it pushed 3");
+    }
+    try (PartitionReader r = new PartitionReader(fs, files, Map.of(1, 11L, 2, 12L, 3, 13L))) {
+      r.forEachRemaining(b -> { });
+      assertThat(r.missing(Set.of(2))).contains("hold 1 batches of map 1 (attempt 11) but not that attempt's last");
+    }
+    try (PartitionReader r = new PartitionReader(fs, files, Map.of(2, 12L, 3, 13L))) {
+      r.forEachRemaining(b -> { });
+      assertThat(r.missing(Set.of(2))).isNull();
+      assertThat(r.missing(Set.of(2, 3))).contains("map 3 (attempt 13) reported bytes for it, but its sealed files "
+          + "hold no batch of that attempt");
+    }
   }
 
   private static ShuffleWorkerServiceGrpc.ShuffleWorkerServiceBlockingStub stub(int port) {

@@ -71,6 +71,18 @@ final class DriverEndpoint implements RpcEndpoint {
     }
   }
 
+  /**
+   * The answer when every thread of the endpoint's pool is busy and its queue full: the asker pauses and asks again
+   * ({@link StrataShuffleManager#ask}) rather than failing its task.
+   */
+  static final class Busy extends java.io.IOException {
+    private static final long serialVersionUID = 1L;
+
+    Busy(String message) {
+      super(message);
+    }
+  }
+
   private final RpcEnv rpcEnv;
   private final ShuffleLifecycle lifecycle;
   /** Most requests (revives, seals) worked on at once, and queued behind them; past both, refused. */
@@ -132,8 +144,8 @@ final class DriverEndpoint implements RpcEndpoint {
             }
           });
         } catch (java.util.concurrent.RejectedExecutionException e) {
-          context.sendFailure(new java.io.IOException("The Strata shuffle driver is busy: " + THREADS
-              + " requests in progress and " + QUEUED_MAX + " queued; ask again", e));
+          context.sendFailure(new Busy("The Strata shuffle driver is busy: " + THREADS + " requests in progress and "
+              + QUEUED_MAX + " queued; ask again"));
         }
         return unit;
       }

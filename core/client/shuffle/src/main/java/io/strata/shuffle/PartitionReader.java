@@ -21,7 +21,8 @@ import java.util.Set;
  * Reads the batches of sealed partition files, in file order, keeping only those of each map's
  * successful attempt ({@code attempts}: map index to attempt id) and the first of each (map index, batch
  * id): batches of failed or speculative attempts and batches a retried push applied twice are skipped.
- * Every batch's CRC32C is checked. The files are normal Strata files: the client reads the nearest copy
+ * Every batch's CRC32C is checked, and {@link #missing} tells whether the batches kept are all of each map's
+ * (empty batches, a partition's end marks, are counted and not returned). The files are normal Strata files: the client reads the nearest copy
  * and fails over to the other copy or the under file system.
  *
  * <p>Not thread-safe: one reader task.
@@ -32,7 +33,8 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
   private final Map<Integer, Long> attempts;
   private final Map<String, URIStatus> statuses;
   private final Set<Long> seen = new HashSet<>();
-  private final Set<Integer> mapsKept = new HashSet<>();
+  /** Per map index: distinct batches kept, and the number of batches its last one says it pushed (0: not seen). */
+  private final Map<Integer, int[]> kept = new java.util.HashMap<>();
   private DataInputStream in;
   private String current;
   private byte[] next;
@@ -118,7 +120,14 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
         continue;
       }
       batchesKept++;
-      mapsKept.add(h.mapIndex());
+      int[] k = kept.computeIfAbsent(h.mapIndex(), m -> new int[2]);
+      k[0]++;
+      if (h.last()) {
+        k[1] = h.sequence() + 1;
+      }
+      if (data.length == 0) {
+        continue; // a partition's end mark: nothing to read
+      }
       return data;
     }
   }
@@ -136,9 +145,30 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
     return batchesSkipped;
   }
 
-  /** The map indexes of which a batch was kept so far. */
-  public Set<Integer> mapsKept() {
-    return java.util.Collections.unmodifiableSet(mapsKept);
+  /**
+   * Once every file is read: why the batches kept miss some of a map's, or null when none misses any. Checked
+   * are the maps in {@code expected} (their successful attempts reported bytes for this partition) and every map
+   * a batch was kept of: each needs its last batch and as many distinct batches as that one's number says.
+   */
+  public String missing(Set<Integer> expected) {
+    Set<Integer> maps = new java.util.TreeSet<>(expected);
+    maps.addAll(kept.keySet());
+    for (int m : maps) {
+      int[] k = kept.get(m);
+      if (k == null) {
+        return "map " + m + " (attempt " + attempts.get(m) + ") reported bytes for it, but its sealed files hold no "
+            + "batch of that attempt";
+      }
+      if (k[1] == 0) {
+        return "its sealed files hold " + k[0] + " batches of map " + m + " (attempt " + attempts.get(m)
+            + ") but not that attempt's last one";
+      }
+      if (k[0] != k[1]) {
+        return "its sealed files hold " + k[0] + " distinct batches of map " + m + " (attempt " + attempts.get(m)
+            + "), whose last batch says it pushed " + k[1];
+      }
+    }
+    return null;
   }
 
   @Override

@@ -30,7 +30,8 @@ import java.util.concurrent.TimeUnit;
  * there, avoiding the worker whose hop failed (the primary's replica when the primary's answer names it,
  * else the primary); a sealed or unknown partition, or one whose replica's hop failed (the pair takes no more
  * batches then), is revived at once. Retried batches keep their batch ids, so a
- * batch applied twice is dropped by readers. Bad input answers (INVALID_ARGUMENT, DATA_LOSS) fail the
+ * batch applied twice is dropped by readers. Batch ids count per partition and mark the attempt's last
+ * batch there ({@link BatchHeader#batchId}), so a reader can tell it has all of them. Bad input answers (INVALID_ARGUMENT, DATA_LOSS) fail the
  * attempt.
  *
  * <p>Thread-safety: {@link #push} and {@link #finish} from one task thread; answers arrive on gRPC threads
@@ -58,7 +59,10 @@ public final class PushClient {
   private final Map<String, List<Item>> pending = new LinkedHashMap<>();
   private final Map<String, Long> pendingBytes = new HashMap<>();
   private final long[] pushedBytes;
-  private int nextBatchId;
+  /** Per partition: batches pushed so far (the next one's number). */
+  private final int[] batches;
+  /** Per partition: whether its last batch was pushed (no more may follow). */
+  private final boolean[] ended;
   private int outstanding;
   private IOException failure;
   private long revives;
@@ -74,17 +78,34 @@ public final class PushClient {
     this.retryPool = retryPool;
     this.permits = new Semaphore(settings.maxInFlight());
     this.pushedBytes = new long[locations.length];
+    this.batches = new int[locations.length];
+    this.ended = new boolean[locations.length];
   }
 
-  /** Queues one batch of {@code partitionId} (the bytes are copied); sends when its worker's request is full. */
+  /** Queues one batch of {@code partitionId}, not its last (see {@link #push(int, int, long, byte[], int, int, boolean)}). */
   public void push(int partitionId, int mapIndex, long attemptId, byte[] data, int off, int len) throws IOException {
+    push(partitionId, mapIndex, attemptId, data, off, len, false);
+  }
+
+  /**
+   * Queues one batch of {@code partitionId} (the bytes are copied), marked as the attempt's last for the partition
+   * when {@code last}; sends when its worker's request is full. IllegalStateException after the partition's last.
+   */
+  public void push(int partitionId, int mapIndex, long attemptId, byte[] data, int off, int len, boolean last)
+      throws IOException {
     checkFailure();
+    if (ended[partitionId]) {
+      throw new IllegalStateException("Partition " + partitionId + " of shuffle " + shuffleId + " already had map "
+          + mapIndex + "'s last batch");
+    }
+    int batchId = BatchHeader.batchId(batches[partitionId]++, last);
+    ended[partitionId] = last;
     PartitionLocation loc;
     synchronized (this) {
       loc = locations[partitionId];
     }
     PushBatchProto b = PushBatchProto.newBuilder().setPartitionId(partitionId).setFileId(loc.fileId())
-        .setMapIndex(mapIndex).setAttemptId(attemptId).setBatchId(nextBatchId++).setLength(len)
+        .setMapIndex(mapIndex).setAttemptId(attemptId).setBatchId(batchId).setLength(len)
         .setCrc32C(BatchHeader.crc32c(data, off, len)).setData(ByteString.copyFrom(data, off, len)).build();
     pushedBytes[partitionId] += len;
     String worker = loc.primary();
@@ -92,6 +113,18 @@ public final class PushClient {
     long bytes = pendingBytes.merge(worker, (long) len, Long::sum);
     if (bytes >= settings.requestBytes()) {
       sendPending(worker);
+    }
+  }
+
+  /**
+   * Ends every partition this attempt pushed to without marking a batch last, with an empty batch marked last,
+   * so readers can tell they have all its batches (call once the attempt has no more to push).
+   */
+  public void endPartitions(int mapIndex, long attemptId) throws IOException {
+    for (int p = 0; p < batches.length; p++) {
+      if (batches[p] > 0 && !ended[p]) {
+        push(p, mapIndex, attemptId, new byte[0], 0, 0, true);
+      }
     }
   }
 

@@ -212,8 +212,53 @@ public final class StrataShuffleManager implements ShuffleManager {
     }
   }
 
+  /** Tries of an ask the driver answers busy ({@link DriverEndpoint.Busy}), and the first pause between them. */
+  static final int BUSY_TRIES = 8;
+  static final long BUSY_PAUSE_MS = 100;
+
+  /** Asks the driver's endpoint; while it answers busy, asks again after a growing pause (about 13 s in all). */
   <T> T ask(Object message, Class<T> reply) {
-    return driver().askSync(message, scala.reflect.ClassTag$.MODULE$.apply(reply));
+    return whileBusy(() -> driver().askSync(message, scala.reflect.ClassTag$.MODULE$.apply(reply)), BUSY_TRIES,
+        BUSY_PAUSE_MS);
+  }
+
+  /**
+   * {@code ask}'s answer; an answer of {@link DriverEndpoint.Busy} (anywhere in the cause chain: Spark wraps what the
+   * endpoint sends) is asked again after a pause that starts at {@code firstPauseMs} and doubles up to 4 s (each
+   * between half and all of it, so many askers spread out), {@code tries} times in all; then, or on any other
+   * failure, the failure is thrown.
+   */
+  static <T> T whileBusy(java.util.function.Supplier<T> ask, int tries, long firstPauseMs) {
+    for (int i = 1; ; i++) {
+      try {
+        return ask.get();
+      } catch (Exception e) { // Spark's RPC throws SparkException, checked in Java, from Scala
+        if (i >= tries || !busy(e)) {
+          throw StrataShuffleManager.<RuntimeException>sneaky(e);
+        }
+        long pause = Math.min(4_000, firstPauseMs << Math.min(i - 1, 20));
+        try {
+          Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(pause / 2, pause + 1));
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw StrataShuffleManager.<RuntimeException>sneaky(e);
+        }
+      }
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> T sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  private static boolean busy(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof DriverEndpoint.Busy) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

@@ -124,7 +124,7 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
             }
             if (reader != null) {
               reader.close();
-              checkWhole(partition, reader.mapsKept());
+              checkWhole(partition, reader);
               reader = null;
             }
             if (!parts.hasNext()) {
@@ -141,18 +141,17 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
       }
 
       /**
-       * Every map whose successful attempt reported bytes for the partition must have had a batch kept from its
-       * files: else they miss data (a seal kept from before a map ran again, or data lost unnoticed), and Spark
-       * must run the map stage again rather than take a partial partition.
+       * Every map whose successful attempt reported bytes for the partition must have had all its batches there
+       * kept from its files ({@link PartitionReader#missing}): else they miss data (a seal kept from before a map
+       * ran again, or data lost unnoticed), and Spark must run the map stage again rather than take a partial
+       * partition.
        */
-      private void checkWhole(int p, Set<Integer> kept) {
-        for (int m : expected.getOrDefault(p, Set.of())) {
-          if (!kept.contains(m)) {
-            manager.forgetSeal(shuffleId);
-            throw sneaky(fetchFailed(p, "map " + m + " (attempt " + attempts.get(m) + ") reported bytes for it, but "
-                + "its sealed files " + sealed.files().getOrDefault(p, List.of()) + " hold no batch of that attempt",
-                null));
-          }
+      private void checkWhole(int p, PartitionReader r) {
+        String missing = r.missing(expected.getOrDefault(p, Set.of()));
+        if (missing != null) {
+          manager.forgetSeal(shuffleId);
+          throw sneaky(fetchFailed(p, missing + " (sealed files " + sealed.files().getOrDefault(p, List.of()) + ")",
+              null));
         }
       }
 

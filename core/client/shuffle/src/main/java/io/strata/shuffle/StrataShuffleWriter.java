@@ -26,7 +26,8 @@ import scala.reflect.ClassTag;
 /**
  * One map attempt's writer: records (combined first when the dependency combines on the map side) are
  * serialized into one buffer per reduce partition; a buffer past {@code spark.strata.shuffle.writer.batch.size}
- * is compressed with Spark's codec and pushed as one batch, and while all buffers together pass
+ * is compressed with Spark's codec and pushed as one batch (the last of each partition marked so, an empty one when
+ * the partition's last went out before the records ended, so readers know they have every batch), and while all buffers together pass
  * {@code spark.strata.shuffle.writer.buffer.max} the largest is pushed. The buffers live within the task's
  * execution memory: the writer is a Spark {@link MemoryConsumer} ({@link Budget}) that asks the task's memory
  * manager for each further {@link #GRANT} its buffers need, pushes its largest buffers when the grant falls
@@ -128,9 +129,10 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     metrics.incRecordsWritten(count);
     for (int p = 0; p < streams.length; p++) {
       if (streams[p] != null) {
-        flush(p);
+        flush(p, true);
       }
     }
+    pusher.endPartitions(context.partitionId(), mapId); // those whose last batch went before the records ended
     budget.release();
     pusher.finish();
     metrics.incWriteTime(System.nanoTime() - start);
@@ -176,15 +178,20 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
 
   /** Compresses partition {@code p}'s buffer and pushes it as one batch. */
   private void flush(int p) throws IOException {
+    flush(p, false);
+  }
+
+  /** Compresses partition {@code p}'s buffer and pushes it as one batch, marked the map's last for it if {@code last}. */
+  private void flush(int p, boolean last) throws IOException {
     flushing = true;
     try {
-      push(p);
+      push(p, last);
     } finally {
       flushing = false;
     }
   }
 
-  private void push(int p) throws IOException {
+  private void push(int p, boolean last) throws IOException {
     streams[p].close(); // ends the serialization stream: a batch is read back on its own
     byte[] bytes = raw[p].toByteArray();
     buffered -= bytes.length;
@@ -195,7 +202,7 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       c.write(bytes);
     }
     byte[] batch = out.toByteArray();
-    pusher.push(p, context.partitionId(), mapId, batch, 0, batch.length);
+    pusher.push(p, context.partitionId(), mapId, batch, 0, batch.length, last);
     compressed[p] += batch.length;
     metrics.incBytesWritten(batch.length);
   }
