@@ -1,5 +1,6 @@
 package io.strata.bench;
 
+import io.strata.minicluster.ClusterProcess;
 import io.strata.minicluster.LocalStrataCluster;
 import io.strata.shuffle.StrataShuffleManager;
 import java.util.ArrayList;
@@ -17,8 +18,8 @@ import scala.Tuple2;
 
 /**
  * {@code bin/strata bench shuffle}: the same Spark jobs (reduceByKey, groupByKey) at each shape (maps x
- * reduces) with Spark's built-in sort shuffle and with StrataShuffleManager on an in-process Strata cluster
- * of two workers (loopback, ephemeral ports), in one run: each repeat runs every job and shape in one
+ * reduces) with Spark's built-in sort shuffle and with StrataShuffleManager on a Strata cluster of two workers
+ * (loopback, ephemeral ports; in the bench's JVM, or in one of its own with {@code --cluster process}), in one run: each repeat runs every job and shape in one
  * SparkContext per shuffle, the built-in one first in even repeats and Strata's first in odd ones, after
  * {@code --warmup} untimed rounds of both (the first jobs of a JVM pay for compiling Spark's and Strata's code,
  * which would land on whichever shuffle ran first). Prints
@@ -31,7 +32,9 @@ public final class ShuffleBench {
   private static final String USAGE = "Usage: strata bench shuffle [--repeats N (>= 2, default 2)]"
       + " [--shapes MxR,... (default 8x50,32x1000)] [--records N per map task (default 50000)]"
       + " [--spark-master M (default local[2])] [--stages true|false (default false): each job's stage times on stderr]"
-      + " [--warmup N untimed rounds of both shuffles first (default 1)]";
+      + " [--warmup N untimed rounds of both shuffles first (default 1)]"
+      + " [--cluster in-process|process (default in-process): the Strata cluster in the bench's JVM, or in one of its"
+      + " own]";
   private static final List<String> JOBS = List.of("reduceByKey", "groupByKey");
 
   private ShuffleBench() {
@@ -44,6 +47,7 @@ public final class ShuffleBench {
     String sparkMaster = "local[2]";
     boolean stages = false;
     int warmup = 1;
+    boolean clusterProcess = false;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.equals("-h") || a.equals("--help")) {
@@ -61,6 +65,14 @@ public final class ShuffleBench {
         case "--spark-master" -> sparkMaster = v;
         case "--stages" -> stages = bool(a, v);
         case "--warmup" -> warmup = nonNegative(a, v);
+        case "--cluster" -> clusterProcess = switch (v) {
+          case "process" -> true;
+          case "in-process" -> false;
+          default -> {
+            fail("--cluster must be process or in-process, got '" + v + "'");
+            yield false;
+          }
+        };
         default -> fail("unknown option " + a);
       }
     }
@@ -71,14 +83,7 @@ public final class ShuffleBench {
     // "job maps reduces" -> [built-in mean seconds, Strata's]; -> every answer either shuffle gave
     Map<String, double[]> seconds = new LinkedHashMap<>();
     Map<String, Set<Long>> answers = new HashMap<>();
-    // The cluster's keys may be set for a run as JVM system properties (STRATA_JAVA_OPTS="-Dstrata.worker....=...").
-    LocalStrataCluster.Builder builder = LocalStrataCluster.builder().workers(2);
-    for (String k : System.getProperties().stringPropertyNames()) {
-      if (k.startsWith("strata.")) {
-        builder.set(k, System.getProperty(k));
-      }
-    }
-    try (LocalStrataCluster cluster = builder.build().start()) {
+    try (Cluster cluster = Cluster.start(clusterProcess)) {
       for (int rep = -warmup; rep < repeats; rep++) {
         boolean timed = rep >= 0;
         boolean strataFirst = rep >= 0 && rep % 2 == 1;
@@ -124,6 +129,35 @@ public final class ShuffleBench {
       double s = e.getValue()[1];
       System.out.printf("bench shuffle job=%s maps=%s reduces=%s builtin_s=%.3f strata_s=%.3f ratio=%.3f"
           + " equal=%s%n", k[0], k[1], k[2], b, s, s / b, answers.get(e.getKey()).size() == 1);
+    }
+  }
+
+  /**
+   * The Strata cluster the jobs use: two workers, in the bench's own JVM (the default) or in one of its own
+   * ({@link ClusterProcess}: its compiler, heap and collector apart from Spark's, as a deployed cluster's are, and a
+   * profile of either JVM shows one side; the job times moved within this machine's noise either way). Its keys may
+   * be set for a run as JVM system properties (STRATA_JAVA_OPTS="-Dstrata.worker....=..."), which the child JVM
+   * gets too.
+   */
+  private record Cluster(int masterPort, AutoCloseable running) implements AutoCloseable {
+    static Cluster start(boolean ownProcess) throws java.io.IOException {
+      if (ownProcess) {
+        ClusterProcess p = ClusterProcess.start(2);
+        return new Cluster(p.masterPort(), p);
+      }
+      LocalStrataCluster.Builder builder = LocalStrataCluster.builder().workers(2);
+      for (String k : System.getProperties().stringPropertyNames()) {
+        if (k.startsWith("strata.")) {
+          builder.set(k, System.getProperty(k));
+        }
+      }
+      LocalStrataCluster c = builder.build().start();
+      return new Cluster(c.masterPort(), c);
+    }
+
+    @Override
+    public void close() throws Exception {
+      running.close();
     }
   }
 
