@@ -42,9 +42,44 @@ final class MasterBatches {
     return targetCalls.call(req);
   }
 
-  /** Batched calls sent so far: {commit batches, commits in them, target batches, targets in them}. */
+  /**
+   * Commits several blocks, sent now on this thread in batched calls of at most {@link #BATCH_MAX} (not through the
+   * batcher: the caller has the batch already); an outcome per request, in order.
+   */
+  List<CallBatcher.Outcome<Boolean>> commits(List<CommitBlockRequest> reqs) {
+    return inRuns(reqs, this::commitBatch, 0);
+  }
+
+  /** Where to write several files' UFS copies, asked as {@link #commits} sends commits. */
+  List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> targets(List<GetUfsWriteTargetRequest> reqs) {
+    return inRuns(reqs, this::targetBatch, 2);
+  }
+
+  /** Sends {@code reqs} in runs of at most {@link #BATCH_MAX}, counted at {@code direct[counter]} and the next. */
+  private <Q, A> List<CallBatcher.Outcome<A>> inRuns(List<Q> reqs,
+      java.util.function.Function<List<Q>, List<CallBatcher.Outcome<A>>> send, int counter) {
+    List<CallBatcher.Outcome<A>> out = new ArrayList<>(reqs.size());
+    for (int i = 0; i < reqs.size(); i += BATCH_MAX) {
+      List<Q> run = reqs.subList(i, Math.min(reqs.size(), i + BATCH_MAX));
+      out.addAll(send.apply(run));
+      direct[counter].increment();
+      direct[counter + 1].add(run.size());
+    }
+    return out;
+  }
+
+  /** Calls sent by {@link #commits} and {@link #targets}, counted as {@link #counts} counts them. */
+  private final java.util.concurrent.atomic.LongAdder[] direct = {new java.util.concurrent.atomic.LongAdder(),
+      new java.util.concurrent.atomic.LongAdder(), new java.util.concurrent.atomic.LongAdder(),
+      new java.util.concurrent.atomic.LongAdder()};
+
+  /**
+   * Batched calls sent so far, through the batcher and for callers with a batch of their own: {commit batches, commits
+   * in them, target batches, targets in them}.
+   */
   long[] counts() {
-    return new long[] {commitCalls.batches(), commitCalls.calls(), targetCalls.batches(), targetCalls.calls()};
+    return new long[] {commitCalls.batches() + direct[0].sum(), commitCalls.calls() + direct[1].sum(),
+        targetCalls.batches() + direct[2].sum(), targetCalls.calls() + direct[3].sum()};
   }
 
   static final int BATCH_MAX = 500;

@@ -382,6 +382,24 @@ final class MasterSync implements StoreEvents, MasterClient {
   }
 
   @Override
+  public Map<Long, UfsTarget> ufsWriteTargets(List<Long> fileIds) throws StrataException {
+    List<GetUfsWriteTargetRequest> reqs = new ArrayList<>(fileIds.size());
+    for (long id : fileIds) {
+      reqs.add(GetUfsWriteTargetRequest.newBuilder().setFileId(id).setWorkerId(workerId).setWorkerToken(workerToken)
+          .build());
+    }
+    List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> got = batches.targets(reqs);
+    Map<Long, UfsTarget> out = new java.util.HashMap<>();
+    for (int i = 0; i < got.size(); i++) {
+      GetUfsWriteTargetResponse res = got.get(i).answer();
+      if (got.get(i).error() == null) {
+        out.put(fileIds.get(i), new UfsTarget(res.getUfsUri(), res.getUfsOptionsMap()));
+      }
+    }
+    return out;
+  }
+
+  @Override
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
     GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId)
         .setWorkerId(workerId).setWorkerToken(workerToken).build();
@@ -427,6 +445,90 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** A copy that replaces the copy of the worker at {@code replaces} ("host:port"; see {@link io.strata.worker.rpc.Committer}). */
   public void commitReplacing(long blockId, long length, String tier, String replaces) throws StrataException {
     commitAtMaster(blockId, length, tier, false, replaces);
+  }
+
+  /**
+   * Commits at the master blocks committed in the store (a shuffle seal's), in batched calls sent on this thread, with
+   * the bookkeeping of {@link #commitAtMaster} for each block and no lock held across the calls: per commit, in
+   * order, null when the master took it, else why not.
+   */
+  public List<Exception> commitAll(List<io.strata.worker.rpc.Committer.Commit> commits) {
+    List<Exception> out = new ArrayList<>(java.util.Collections.nCopies(commits.size(), (Exception) null));
+    Registration reg = registration;
+    long id = reg.id();
+    if (id < 0) {
+      for (int i = 0; i < commits.size(); i++) {
+        out.set(i, new UnavailableException("This worker is not registered with the master yet; retry shortly"));
+      }
+      return out;
+    }
+    long beatsAtStart;
+    synchronized (this) {
+      for (io.strata.worker.rpc.Committer.Commit c : commits) {
+        removed.removeIf(r -> r[1] == c.blockId());
+        committing.merge(c.blockId(), 1, Integer::sum);
+        if ((beats & 1) == 1) {
+          overlapped.add(c.blockId());
+        }
+      }
+      beatsAtStart = beats;
+    }
+    boolean[] ok = new boolean[commits.size()];
+    try {
+      BlockStore s = store;
+      List<CommitBlockRequest> reqs = new ArrayList<>(commits.size());
+      List<Integer> sent = new ArrayList<>(commits.size());
+      for (int i = 0; i < commits.size(); i++) {
+        io.strata.worker.rpc.Committer.Commit c = commits.get(i);
+        try {
+          if (s != null) {
+            s.get(c.blockId()); // removed before this commit started (its removal was just dropped): do not commit
+          }
+        } catch (StrataException e) {
+          out.set(i, e);
+          continue;
+        }
+        reqs.add(CommitBlockRequest.newBuilder().setWorkerId(id).setWorkerToken(reg.token()).setBlockId(c.blockId())
+            .setLength(c.length()).setTier(c.tier()).setReplaces(c.replaces() == null ? "" : c.replaces()).build());
+        sent.add(i);
+      }
+      List<CallBatcher.Outcome<Boolean>> got = batches.commits(reqs);
+      for (int k = 0; k < sent.size(); k++) {
+        int i = sent.get(k);
+        out.set(i, got.get(k).error());
+        ok[i] = got.get(k).error() == null;
+      }
+    } catch (RuntimeException e) {
+      for (int i = 0; i < commits.size(); i++) {
+        if (out.get(i) == null) {
+          out.set(i, e);
+        }
+      }
+    } finally {
+      boolean[] gone = new boolean[commits.size()];
+      for (int i = 0; i < commits.size(); i++) {
+        gone[i] = !ok[i] && store != null && !storeHas(commits.get(i).blockId()); // asked before the leaf monitor
+      }
+      synchronized (this) {
+        for (int i = 0; i < commits.size(); i++) {
+          io.strata.worker.rpc.Committer.Commit c = commits.get(i);
+          committing.computeIfPresent(c.blockId(), (k, n) -> n == 1 ? null : n - 1);
+          if (gone[i]) {
+            removed.add(new long[] {++removalSeq, c.blockId()}); // give back a removal the start may have dropped
+          }
+          if (ok[i] && (beatsAtStart != beats || (beats & 1) == 1)) {
+            moved.put(c.blockId(), BlockReportProto.newBuilder().setBlockId(c.blockId()).setLength(c.length())
+                .setTier(c.tier()).build());
+          }
+        }
+      }
+    }
+    for (int i = 0; i < commits.size(); i++) {
+      if (ok[i]) {
+        pins.committed(commits.get(i).blockId(), store);
+      }
+    }
+    return out;
   }
 
   /**

@@ -161,6 +161,11 @@ public final class WorkerProcess implements AutoCloseable {
       public void commitReplacing(long id, long len, String tier, String replaces) throws StrataException {
         sync.commitReplacing(id, len, tier, replaces); // a replica sealed in place of its failed primary
       }
+
+      @Override
+      public java.util.List<Exception> commitAll(java.util.List<Commit> commits) {
+        return sync.commitAll(commits); // a shuffle seal's blocks, in one call
+      }
     }, ufs, "worker-" + wantPort);
     server = new GrpcServer("worker", bind, wantPort, maxMessage, GrpcServer.Limits.from(conf),
         List.of(shuffle.service().bindService(), ServerInterceptors.intercept(dataService = new BlockWorkerService(deferred,
@@ -388,6 +393,11 @@ public final class WorkerProcess implements AutoCloseable {
     @Override
     public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
       return sync().ufsWriteTarget(fileId);
+    }
+
+    @Override
+    public java.util.Map<Long, UfsTarget> ufsWriteTargets(java.util.List<Long> fileIds) throws StrataException {
+      return sync().ufsWriteTargets(fileIds);
     }
 
     @Override

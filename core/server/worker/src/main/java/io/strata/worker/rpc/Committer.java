@@ -13,6 +13,30 @@ import java.io.IOException;
 public interface Committer {
   void commit(long blockId, long length, String tier) throws StrataException;
 
+  /** A master commit of a block committed in the store; {@code replaces}: see {@link #commitReplacing} (null: none). */
+  record Commit(long blockId, long length, String tier, String replaces) {}
+
+  /**
+   * Commits at the master blocks already committed in the store, in as few calls as it can (by default one per
+   * block); per commit, in order, null when the master took it, else why not. Does not touch the store.
+   */
+  default java.util.List<Exception> commitAll(java.util.List<Commit> commits) {
+    java.util.List<Exception> out = new java.util.ArrayList<>(commits.size());
+    for (Commit c : commits) {
+      try {
+        if (c.replaces() != null && !c.replaces().isEmpty()) {
+          commitReplacing(c.blockId(), c.length(), c.tier(), c.replaces());
+        } else {
+          commit(c.blockId(), c.length(), c.tier());
+        }
+        out.add(null);
+      } catch (StrataException | RuntimeException e) {
+        out.add(e);
+      }
+    }
+    return out;
+  }
+
   /**
    * Commits a copy that replaces the copy of the worker at {@code replaces} ("host:port"): the master drops that
    * worker's location of the block and has it remove its copy (a shuffle replica sealed in place of its failed

@@ -429,15 +429,28 @@ final class PartitionFile {
   }
 
   /**
-   * Seals this copy: stops appends, checks it against {@code expect} (the primary's seal, when this is a
-   * replica committing beside it: another length or CRC drops this copy instead), commits its blocks here
-   * and at the master (with {@code inPlaceOf}, "host:port" of the failed primary this replica is sealed in place
-   * of, null otherwise: each commit replaces that primary's copy), and with {@code writeThrough} writes the
-   * file's under file system copy from them. The commit happens once (a later call gets its result or failure); the write-through once it is
-   * asked for. Blocks the calling thread (a seal pool thread) for the master commits and the UFS write.
+   * A seal of this copy, in three steps, which a seal of many copies takes one at a time so that it commits all their
+   * blocks at the master in one call ({@link ShuffleStore#seal}): {@link #sealLocally} stops appends, checks this copy
+   * against the primary's seal when it is a replica committing beside it (another length or CRC drops this copy
+   * instead) and commits its blocks in the store; the caller commits them at the master (in place of a failed
+   * primary: each commit then replaces that primary's copy) and tells {@link #committedAtMaster} the answer;
+   * {@link #finish} waits for the seal and writes the file's under file system copy from the blocks. The commit
+   * happens once (a later seal gets its result or failure); the write-through once it is asked for.
    */
-  Seal seal(Committer committer, UfsOperations ufs, boolean writeThrough, Seal expect, String inPlaceOf)
-      throws IOException {
+  /**
+   * A seal's first step, here only: this copy's seal ({@code mine}, null when another caller's seal came first), the
+   * blocks it committed in the store, and the master commits they need ({@code commits}: empty when there is nothing
+   * to commit there, or this caller's seal failed already). {@code outcome} completes with the seal.
+   */
+  record Local(CompletableFuture<Seal> outcome, CompletableFuture<Seal> mine, Seal seal,
+      List<Committer.Commit> commits) {}
+
+  /**
+   * Stops appends and, unless another caller's seal came first, checks this copy against {@code expect} and commits
+   * its blocks in the store (not at the master: {@link #committedAtMaster}). A failure here fails the seal at once,
+   * with every block removed again. Blocks for the store's commits (renames, checksum files).
+   */
+  Local sealLocally(Seal expect, String inPlaceOf) {
     CompletableFuture<Seal> mine = null;
     CompletableFuture<Seal> theirs;
     List<BlockStore.TempBlock> blocks = null;
@@ -461,22 +474,14 @@ final class PartitionFile {
       theirs = sealed;
       unplaced = takeParked(); // the gap before them stays: this copy is shorter than its primary's
     }
-    fail(unplaced, new FailedPreconditionException(describe() + " was sealed before the batches before this "
-        + "one arrived"));
-    if (mine != null) {
-      commit(mine, committer, blocks, new Seal(total, crcNow), expect, inPlaceOf);
+    if (mine == null) {
+      failParked(unplaced);
+      return new Local(theirs, null, null, List.of());
     }
-    Seal done = await(theirs, "seal");
-    if (writeThrough) {
-      writeThroughOnce(ufs, done);
-    }
-    return done;
-  }
-
-  private void commit(CompletableFuture<Seal> mine, Committer committer, List<BlockStore.TempBlock> blocks,
-      Seal mineSeal, Seal expect, String inPlaceOf) {
-    List<Long> done = new ArrayList<>();
+    Seal mineSeal = new Seal(total, crcNow);
+    List<Committer.Commit> commits = new ArrayList<>(blocks.size());
     try {
+      failParked(unplaced);
       if (broken != null) {
         throw new FailedPreconditionException(describe() + " cannot be sealed: it is broken ("
             + broken.getMessage() + ")", broken);
@@ -488,27 +493,75 @@ final class PartitionFile {
       }
       commitAttempted = true;
       for (BlockStore.TempBlock t : blocks) {
+        BlockStore.BlockMeta meta = store.commit(t);
         // In place of a failed primary: the master drops that primary's copy (listed or not) for good.
-        committer.commitTemp(store, t, inPlaceOf);
-        done.add(t.blockId());
+        commits.add(new Committer.Commit(meta.blockId(), meta.length(), meta.tier(), inPlaceOf));
       }
-      mine.complete(mineSeal);
     } catch (IOException | RuntimeException e) {
-      for (BlockStore.TempBlock t : blocks) {
-        store.abort(t); // a no-op for those committed
-      }
-      // Those committed go too (the master hears at the next heartbeat): a copy sealed elsewhere in this one's
-      // place (its replica's) commits blocks of the same ids, and must not be listed beside part of this one.
-      for (long id : done) {
-        try {
-          store.remove(id);
-        } catch (IOException re) {
-          LOG.warn("Block {} of {}, committed before its seal failed, cannot be removed: {}", id, describe(),
-              re.toString());
-        }
-      }
-      mine.completeExceptionally(e);
+      unseal(mine, blocks, commits, e);
+      return new Local(theirs, mine, mineSeal, List.of());
     }
+    if (commits.isEmpty()) {
+      mine.complete(mineSeal); // nothing appended: nothing to commit at the master
+    }
+    return new Local(theirs, mine, mineSeal, commits);
+  }
+
+  private void failParked(List<Parked> unplaced) {
+    fail(unplaced, new FailedPreconditionException(describe() + " was sealed before the batches before this "
+        + "one arrived"));
+  }
+
+  /**
+   * A seal's second step: the master's answer to its commits ({@code failure}: null when every one was taken, else
+   * the first refusal). A refused seal fails with every block of this copy removed again here.
+   */
+  void committedAtMaster(Local l, Exception failure) {
+    if (l.mine() == null || l.mine().isDone()) {
+      return;
+    }
+    if (failure == null) {
+      l.mine().complete(l.seal());
+      return;
+    }
+    List<BlockStore.TempBlock> blocks;
+    synchronized (this) {
+      blocks = new ArrayList<>(temps);
+    }
+    unseal(l.mine(), blocks, l.commits(), failure);
+  }
+
+  /**
+   * Fails a seal: aborts the temp blocks and removes those committed in the store (the master hears at the next
+   * heartbeat: a copy sealed elsewhere in this one's place, its replica's, commits blocks of the same ids, and must
+   * not be listed beside part of this one).
+   */
+  private void unseal(CompletableFuture<Seal> mine, List<BlockStore.TempBlock> blocks, List<Committer.Commit> done,
+      Exception e) {
+    for (BlockStore.TempBlock t : blocks) {
+      store.abort(t); // a no-op for those committed
+    }
+    for (Committer.Commit c : done) {
+      try {
+        store.remove(c.blockId());
+      } catch (IOException re) {
+        LOG.warn("Block {} of {}, committed before its seal failed, cannot be removed: {}", c.blockId(), describe(),
+            re.toString());
+      }
+    }
+    mine.completeExceptionally(e);
+  }
+
+  /**
+   * A seal's last step: waits for the seal (this caller's or another's) and, with {@code writeThrough}, writes the
+   * UFS copy once. Blocks for the UFS write.
+   */
+  Seal finish(Local l, UfsOperations ufs, boolean writeThrough) throws IOException {
+    Seal done = await(l.outcome(), "seal");
+    if (writeThrough) {
+      writeThroughOnce(ufs, done);
+    }
+    return done;
   }
 
   /** Waits for another caller's seal or UFS copy of this copy ({@code what}); its failure is thrown here. */

@@ -234,48 +234,165 @@ public final class ShuffleStore {
           + "expects no lengths: " + fileIds.size() + " file ids, " + inPlaceOf.size() + " primaries, "
           + expectLengths.size() + " lengths");
     }
-    List<java.util.concurrent.CompletableFuture<Sealed>> each = new ArrayList<>(fileIds.size());
-    for (int i = 0; i < fileIds.size(); i++) {
+    // In three steps, so the master hears of every copy's blocks in one call rather than one per file (the calls of
+    // sixteen seal threads batch only partly): each copy is committed in the store on the seal threads; the blocks
+    // at the master, by this thread; then the seals end (the UFS copies written) on the seal threads again. The
+    // files' UFS targets are asked in one master call by this thread while the seal threads commit.
+    int n = fileIds.size();
+    TargetsAhead targets = writeThrough && n > 1 ? new TargetsAhead(ufs) : null;
+    UfsOperations copies = targets != null ? targets : ufs;
+    PartitionFile[] files = new PartitionFile[n];
+    Sealed[] refused = new Sealed[n];
+    List<java.util.concurrent.CompletableFuture<PartitionFile.Local>> locals = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
       long id = fileIds.get(i);
       PartitionFile.Seal expect = expectLengths.isEmpty() ? null
           : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
       PartitionFile p = partitions.get(id);
+      java.util.concurrent.CompletableFuture<PartitionFile.Local> local = null;
       if (p == null || !p.spec().appId().equals(appId) || p.spec().shuffleId() != shuffleId) {
-        each.add(java.util.concurrent.CompletableFuture.completedFuture(Sealed.failed(id, "Unknown shuffle "
-            + "partition: file " + id + " of shuffle " + shuffleId + " of " + appId + " is not open on this worker")));
+        refused[i] = Sealed.failed(id, "Unknown shuffle partition: file " + id + " of shuffle " + shuffleId + " of "
+            + appId + " is not open on this worker");
+      } else {
+        files[i] = p;
+        String replaces = inPlaceOf.isEmpty() || inPlaceOf.get(i).isEmpty() ? null : inPlaceOf.get(i);
+        try {
+          local = java.util.concurrent.CompletableFuture.supplyAsync(() -> p.sealLocally(expect, replaces), sealFiles);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          refused[i] = Sealed.failed(id, "The worker is stopping: cannot seal " + p.describe());
+        }
+      }
+      locals.add(local != null ? local : java.util.concurrent.CompletableFuture.completedFuture(null));
+    }
+    if (targets != null) {
+      targets.ask(fileIds);
+    }
+    PartitionFile.Local[] local = new PartitionFile.Local[n];
+    List<Committer.Commit> commits = new ArrayList<>();
+    List<Integer> owners = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      local[i] = get(locals.get(i), shuffleId, appId);
+      if (local[i] != null) {
+        for (Committer.Commit c : local[i].commits()) {
+          commits.add(c);
+          owners.add(i);
+        }
+      }
+    }
+    List<Exception> answers = commits.isEmpty() ? List.of() : committer.commitAll(commits);
+    Exception[] refusal = new Exception[n];
+    for (int k = 0; k < commits.size(); k++) {
+      int i = owners.get(k);
+      if (answers.get(k) != null && refusal[i] == null) {
+        refusal[i] = answers.get(k);
+      }
+    }
+    List<java.util.concurrent.CompletableFuture<Sealed>> each = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      long id = fileIds.get(i);
+      PartitionFile p = files[i];
+      PartitionFile.Local l = local[i];
+      if (l == null) {
+        each.add(java.util.concurrent.CompletableFuture.completedFuture(refused[i]));
         continue;
       }
+      if (!l.commits().isEmpty()) {
+        p.committedAtMaster(l, refusal[i]);
+      }
+      PartitionFile.Seal expect = expectLengths.isEmpty() ? null
+          : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
       java.util.concurrent.CompletableFuture<Sealed> f;
       try {
-        String replaces = inPlaceOf.isEmpty() || inPlaceOf.get(i).isEmpty() ? null : inPlaceOf.get(i);
-        f = java.util.concurrent.CompletableFuture.supplyAsync(() -> sealOne(id, p, writeThrough, expect, replaces),
+        f = java.util.concurrent.CompletableFuture.supplyAsync(() -> sealOne(id, p, l, copies, writeThrough, expect),
             sealFiles);
       } catch (java.util.concurrent.RejectedExecutionException e) {
-        f = java.util.concurrent.CompletableFuture.completedFuture(Sealed.failed(id, "The worker is stopping: "
-            + "cannot seal " + p.describe()));
+        f = java.util.concurrent.CompletableFuture.completedFuture(sealOne(id, p, l, copies, writeThrough, expect));
       }
       each.add(f);
     }
-    List<Sealed> out = new ArrayList<>(each.size());
+    List<Sealed> out = new ArrayList<>(n);
     for (java.util.concurrent.CompletableFuture<Sealed> f : each) {
-      try {
-        out.add(f.get());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new io.strata.common.exception.UnavailableException("Interrupted sealing shuffle partitions of shuffle "
-            + shuffleId + " of " + appId);
-      } catch (java.util.concurrent.ExecutionException e) {
-        throw new IllegalStateException("A partition seal threw instead of reporting", e.getCause()); // sealOne reports
-      }
+      out.add(get(f, shuffleId, appId));
     }
     return out;
   }
 
-  /** Seals one copy on a {@code sealFiles} thread; a failure is reported in the answer. */
-  private Sealed sealOne(long id, PartitionFile p, boolean writeThrough, PartitionFile.Seal expect,
-      String inPlaceOf) {
+  /** A seal step's result; the steps report their failures rather than throw them. */
+  private static <T> T get(java.util.concurrent.CompletableFuture<T> f, int shuffleId, String appId)
+      throws StrataException {
     try {
-      PartitionFile.Seal done = p.seal(committer, ufs, writeThrough, expect, inPlaceOf);
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new io.strata.common.exception.UnavailableException("Interrupted sealing shuffle partitions of shuffle "
+          + shuffleId + " of " + appId);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IllegalStateException("A partition seal threw instead of reporting", e.getCause());
+    }
+  }
+
+  /**
+   * The UFS operations of one seal request whose files' targets its thread asks the master for in one call
+   * ({@link #ask}) while the seal threads commit: a file's copy opens at its target once the answer is in (or alone,
+   * as without, when the master named none for it or the call failed). The rest goes to the worker's own.
+   */
+  private static final class TargetsAhead implements UfsOperations {
+    private final UfsOperations ufs;
+    private final java.util.concurrent.CompletableFuture<Map<Long, io.strata.worker.ufs.MasterClient.UfsTarget>>
+        answer = new java.util.concurrent.CompletableFuture<>();
+
+    TargetsAhead(UfsOperations ufs) {
+      this.ufs = ufs;
+    }
+
+    /** Asks for the targets of {@code fileIds}; blocks for the master call. */
+    void ask(List<Long> fileIds) {
+      Map<Long, io.strata.worker.ufs.MasterClient.UfsTarget> got = Map.of();
+      try {
+        got = ufs.ufsWriteTargets(fileIds);
+      } catch (StrataException | RuntimeException e) {
+        // each file asks alone, and gets its own answer
+      } finally {
+        answer.complete(got); // whatever happened: the seal threads wait for it
+      }
+    }
+
+    @Override
+    public io.strata.worker.ufs.UfsFileWrite openFileWrite(long fileId) throws StrataException {
+      io.strata.worker.ufs.MasterClient.UfsTarget t = answer.join().get(fileId);
+      return t != null ? ufs.openFileWrite(fileId, t) : ufs.openFileWrite(fileId);
+    }
+
+    @Override
+    public void readThrough(long blockId, long offset, long length, boolean noCache,
+        io.strata.worker.ufs.ReadSink sink) {
+      ufs.readThrough(blockId, offset, length, noCache, sink);
+    }
+
+    @Override
+    public void readUfsOnly(long blockId, long offset, long length, io.strata.worker.ufs.ReadSink sink) {
+      ufs.readUfsOnly(blockId, offset, length, sink);
+    }
+
+    @Override
+    public void announce(long blockId) {
+      ufs.announce(blockId);
+    }
+
+    @Override
+    public boolean cacheBlock(long blockId) throws StrataException {
+      return ufs.cacheBlock(blockId);
+    }
+  }
+
+  /**
+   * Ends the seal of one copy on a {@code sealFiles} thread (its seal, this request's or another's, awaited, and the
+   * UFS copy written); a failure is reported in the answer.
+   */
+  private Sealed sealOne(long id, PartitionFile p, PartitionFile.Local l, UfsOperations copies, boolean writeThrough,
+      PartitionFile.Seal expect) {
+    try {
+      PartitionFile.Seal done = p.finish(l, copies, writeThrough);
       sealed.increment();
       sealedBytes.add(done.length());
       return new Sealed(id, done.length(), done.crc32c(), null, false, false);

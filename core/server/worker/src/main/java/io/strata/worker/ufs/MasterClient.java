@@ -17,6 +17,22 @@ public interface MasterClient {
   /** Where to write the UFS copy of file {@code fileId}, being written CACHE_THROUGH or THROUGH. */
   UfsTarget ufsWriteTarget(long fileId) throws StrataException;
 
+  /**
+   * Where to write the UFS copies of several files, asked together: the target of each file the master named one
+   * for (a file it refused is left out, and asking for it alone gives the reason).
+   */
+  default Map<Long, UfsTarget> ufsWriteTargets(List<Long> fileIds) throws StrataException {
+    Map<Long, UfsTarget> out = new java.util.HashMap<>();
+    for (long id : fileIds) {
+      try {
+        out.put(id, ufsWriteTarget(id));
+      } catch (StrataException e) {
+        // left out: the caller asks alone and gets the reason
+      }
+    }
+    return out;
+  }
+
   /** Tells the master this worker holds a new committed block; throws the master's error. */
   void commitBlock(long blockId, long length, String tier) throws StrataException;
 

@@ -44,7 +44,12 @@ final class UfsFileWriter implements UfsFileWrite {
   /** Asks the master where file {@code fileId} goes and creates it there. Blocks for an RPC and a UFS create. */
   static UfsFileWriter open(MasterClient master, UfsManager ufs, long fileId,
       java.util.concurrent.atomic.LongAdder bytesWritten) throws StrataException {
-    UfsTarget t = master.ufsWriteTarget(fileId);
+    return open(master.ufsWriteTarget(fileId), ufs, fileId, bytesWritten);
+  }
+
+  /** Creates file {@code fileId}'s copy at {@code t}, the target the master named for it. Blocks for a UFS create. */
+  static UfsFileWriter open(UfsTarget t, UfsManager ufs, long fileId,
+      java.util.concurrent.atomic.LongAdder bytesWritten) throws StrataException {
     String doing = "Creating the under file system file " + t.uri() + " of file " + fileId;
     try {
       UnderFileSystem fs = ufs.get(t.uri(), t.options());

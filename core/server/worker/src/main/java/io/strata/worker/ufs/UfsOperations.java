@@ -25,6 +25,20 @@ public interface UfsOperations {
   UfsFileWrite openFileWrite(long fileId) throws StrataException;
 
   /**
+   * Where the master would have several files' UFS copies written, asked in one call (see
+   * {@link MasterClient#ufsWriteTargets}); a file left out is opened alone. Blocks for the call.
+   */
+  default java.util.Map<Long, MasterClient.UfsTarget> ufsWriteTargets(java.util.List<Long> fileIds)
+      throws StrataException {
+    return java.util.Map.of();
+  }
+
+  /** As {@link #openFileWrite(long)}, at {@code target}, which the master named for this file already. */
+  default UfsFileWrite openFileWrite(long fileId, MasterClient.UfsTarget target) throws StrataException {
+    return openFileWrite(fileId);
+  }
+
+  /**
    * Tells the master again, in the background, that this worker holds block {@code blockId} (a client
    * read a copy the master did not list); failures are only logged.
    */

@@ -87,6 +87,17 @@ public final class WorkerUfs implements UfsOperations, Closeable {
   }
 
   @Override
+  public java.util.Map<Long, MasterClient.UfsTarget> ufsWriteTargets(java.util.List<Long> fileIds)
+      throws StrataException {
+    return master.ufsWriteTargets(fileIds);
+  }
+
+  @Override
+  public UfsFileWrite openFileWrite(long fileId, MasterClient.UfsTarget target) throws StrataException {
+    return UfsFileWriter.open(target, ufs, fileId, ufsBytesWritten);
+  }
+
+  @Override
   public boolean cacheBlock(long blockId) throws StrataException {
     return cache.submit(blockId);
   }
