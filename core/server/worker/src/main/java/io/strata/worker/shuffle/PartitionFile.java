@@ -1,7 +1,6 @@
 package io.strata.worker.shuffle;
 
 import io.strata.common.exception.FailedPreconditionException;
-import io.strata.common.id.BlockId;
 import io.strata.common.shuffle.BatchHeader;
 import io.strata.worker.rpc.Committer;
 import io.strata.worker.store.BlockStore;
@@ -17,7 +16,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One worker's copy of one shuffle partition file: an append-only sequence of batches (a
  * {@link BatchHeader} then its data) kept in the block store as temp blocks of the Strata file the driver
- * created (block {@code i} of file {@code fileId} is {@code BlockId.of(fileId, i)}; a batch may straddle
+ * created ({@link PartitionBlocks}) (block {@code i} of file {@code fileId} is {@code BlockId.of(fileId, i)}; a batch may straddle
  * two blocks). Blocks land where the store puts new blocks (the top tier with room, evicting or moving
  * others down), like any write. The blocks are held ({@link BlockStore.TempBlock#hold}): a partition idle
  * for longer than {@code strata.worker.temp.block.timeout} between pushes keeps them; they live as long as
@@ -25,8 +24,16 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Invariants: header and data of a batch are appended under this object's lock, so batches never
  * interleave; an append that fails part-way (no room, a dir failure) marks the copy broken: later appends
- * and the seal fail, the driver uses the other copy (or Spark recomputes the stage). After {@link #seal}
- * starts, no append is accepted. The seal itself (master commits, the UFS copy) runs without the lock.
+ * and the seal fail, the driver uses the other copy (or Spark recomputes the stage). After a seal starts, no
+ * append is accepted. The seal's commits and UFS copy run without the lock.
+ *
+ * <p>The seal, in three steps, so that a seal of many copies commits all their blocks at the master in one call
+ * ({@link ShuffleStore#seal}): {@link #sealLocally} stops appends, checks this copy against the primary's seal when
+ * it is a replica committing beside it (another length or CRC drops this copy instead) and commits its blocks in the
+ * store; the caller commits them at the master (in place of a failed primary: each commit then replaces that
+ * primary's copy) and tells {@link #committedAtMaster} the answer; {@link #finish} waits for the seal and writes the
+ * file's under file system copy from the blocks. The commit happens once (a later seal gets its result or failure);
+ * the write-through once it is asked for.
  *
  * <p>Replicas: a primary appends at the end ({@link #append}) and forwards each batch with the offset it got; a
  * replica appends it at that offset ({@link #appendAt}), so the two copies are alike byte for byte (the replica's
@@ -39,24 +46,10 @@ import org.slf4j.LoggerFactory;
  */
 final class PartitionFile {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionFile.class);
-  /**
-   * Batches up to this many bytes are appended with their header in one write; a copy's write-behind buffer holds
-   * at most this many.
-   */
-  private static final int COALESCE_MAX = 64 << 10;
-  /**
-   * Room reserved in a block at a time for the write-behind buffer's batches: what the buffer holds at most, so a
-   * thousand partitions hold no more reserved ahead than they could buffer.
-   */
-  private static final long GRANT_STEP = COALESCE_MAX;
   private final ShuffleStore.PartitionSpec spec;
   private final BlockStore store;
-  private final AppendBuffers buffers;
-  /** Write-behind: batches appended (acknowledged) and not yet written to the current block, or null. Guarded by this. */
-  private ByteBuffer pending;
-  /** The room the current block holds reserved, as its last grant answered (0 before one). Guarded by this. */
-  private long granted;
-  private final List<BlockStore.TempBlock> temps = new ArrayList<>();
+  /** This copy's bytes: its temp blocks and write-behind buffer. Guarded by this. */
+  private final PartitionBlocks bytes;
   private long length;
   private long batches;
   private IOException broken;
@@ -77,7 +70,7 @@ final class PartitionFile {
   PartitionFile(ShuffleStore.PartitionSpec spec, BlockStore store, AppendBuffers buffers) {
     this.spec = spec;
     this.store = store;
-    this.buffers = buffers;
+    this.bytes = new PartitionBlocks(spec, store, buffers, describe());
   }
 
   ShuffleStore.PartitionSpec spec() {
@@ -251,26 +244,15 @@ final class PartitionFile {
   }
 
   /**
-   * Header then data, into the write-behind buffer when it takes them ({@link #buffer}), else written through
-   * after what the buffer holds; marks the copy broken when a write fails part-way.
+   * Header then data, into this copy's blocks ({@link PartitionBlocks#append}); marks the copy broken when a write
+   * fails part-way.
    */
   private void appendNow(BatchHeader header, ByteBuffer data) throws IOException {
     try {
       ByteBuffer head = header.toBuffer();
       crc.update(head.duplicate());
       crc.update(data.duplicate());
-      if (!buffer(head, data)) {
-        flush();
-        if (data.remaining() <= COALESCE_MAX) {
-          // One write instead of two: on a small batch the system call, not the copy, is the cost.
-          ByteBuffer one = ByteBuffer.allocate(head.remaining() + data.remaining());
-          one.put(head).put(data.duplicate()).flip();
-          write(one);
-        } else {
-          write(head);
-          write(data.duplicate());
-        }
-      }
+      bytes.append(head, data);
     } catch (IOException | RuntimeException e) {
       broken = e instanceof IOException io ? io : new IOException(e);
       throw broken;
@@ -279,118 +261,13 @@ final class PartitionFile {
     batches++;
   }
 
-  /**
-   * Write-behind: keeps a small batch in this copy's buffer (at most {@link #COALESCE_MAX} bytes, out of the
-   * worker's {@link AppendBuffers}) instead of writing it now, so the many small batches a partition gets (one
-   * per map task and push) reach its block in a few writes: when the buffer fills, before a batch written through,
-   * and at the seal. A batch is only kept when its room in the current block is reserved already (granted through
-   * the store's accounting, a step at a time), so writing it later cannot fail for space: once acknowledged it is
-   * in the store's hands as much as an appended one. Returns false, keeping nothing, when the batch is too big,
-   * would end past the current block, or finds no room in the budget or the store.
-   */
-  private boolean buffer(ByteBuffer head, ByteBuffer data) throws IOException {
-    int n = head.remaining() + data.remaining();
-    if (n > COALESCE_MAX) {
-      return false;
-    }
-    if (pending != null && pending.position() + n > COALESCE_MAX) {
-      flush();
-    }
-    BlockStore.TempBlock current = currentBlock();
-    long end = current.length() + (pending == null ? 0 : pending.position()) + n;
-    if (end > spec.blockSize()) {
-      return false;
-    }
-    if (end > granted && !grant(current, end)) {
-      return false; // no room made: written through, where the append itself fails if there is none
-    }
-    int needed = (pending == null ? 0 : pending.position()) + n;
-    if (pending == null || pending.capacity() < needed) {
-      int capacity = Math.min(COALESCE_MAX, Math.max(needed, pending == null ? 4096 : pending.capacity() * 2));
-      if (!buffers.take(capacity - (pending == null ? 0 : pending.capacity()))) {
-        return false;
-      }
-      ByteBuffer bigger = ByteBuffer.allocate(capacity);
-      if (pending != null) {
-        pending.flip();
-        bigger.put(pending);
-      }
-      pending = bigger;
-    }
-    pending.put(head).put(data.duplicate());
-    return true;
-  }
-
-  /**
-   * Reserves room in {@code current} up to {@code end} at least: a step ahead ({@link #GRANT_STEP}), else just
-   * what is needed. False when the store cannot make that room.
-   */
-  private boolean grant(BlockStore.TempBlock current, long end) {
-    // A batch written through reserved room as it went, unknown to granted: the block holds at least its length.
-    long have = Math.max(granted, current.length());
-    for (long ask : new long[] {Math.max(GRANT_STEP, end - have), end - have}) {
-      try {
-        granted = current.grant(ask);
-        if (end <= granted) {
-          return true;
-        }
-      } catch (UnsupportedOperationException | io.strata.common.exception.StrataException e) {
-        // not this much room: try for less, then give up
-      }
-    }
-    return false;
-  }
-
-  /** Writes what the write-behind buffer holds to the current block (where its room was reserved). */
+  /** Writes what the write-behind buffer holds; marks the copy broken when that fails. */
   private void flush() throws IOException {
-    if (pending == null || pending.position() == 0) {
-      return;
-    }
-    pending.flip();
     try {
-      write(pending);
+      bytes.flush();
     } catch (IOException | RuntimeException e) {
       broken = e instanceof IOException io ? io : new IOException(e);
       throw broken;
-    } finally {
-      pending.clear();
-    }
-  }
-
-  /** Gives the write-behind buffer's heap back to the budget (sealed or dropped). */
-  private void releaseBuffer() {
-    if (pending != null) {
-      buffers.giveBack(pending.capacity());
-      pending = null;
-    }
-  }
-
-  /** The block appends go to now: the last temp block, or a new one when there is none or it is full. */
-  private BlockStore.TempBlock currentBlock() throws IOException {
-    BlockStore.TempBlock current = temps.isEmpty() ? null : temps.get(temps.size() - 1);
-    if (current == null || current.length() >= spec.blockSize()) {
-      if (temps.size() > BlockId.MAX_INDEX) {
-        throw new FailedPreconditionException(describe() + " would need more than " + (BlockId.MAX_INDEX + 1)
-            + " blocks of " + spec.blockSize() + " bytes");
-      }
-      current = store.createTemp(BlockId.of(spec.fileId(), temps.size()), spec.blockSize());
-      // Appends come in bursts with gaps as long as the map stage's slowest task: the partition, not
-      // the idle reaper, decides the block's end (seal, drop, or the driver's lost lease).
-      current.hold();
-      temps.add(current);
-      granted = 0;
-    }
-    return current;
-  }
-
-  private void write(ByteBuffer b) throws IOException {
-    long blockSize = spec.blockSize();
-    while (b.hasRemaining()) {
-      BlockStore.TempBlock current = currentBlock();
-      int n = (int) Math.min(b.remaining(), blockSize - current.length());
-      ByteBuffer piece = b.slice(b.position(), n);
-      current.append(piece);
-      b.position(b.position() + n);
     }
   }
 
@@ -400,7 +277,7 @@ final class PartitionFile {
 
   /** Bytes written to this copy's blocks so far: {@link #length} less what the write-behind buffer holds (tests). */
   synchronized long writtenBytes() {
-    return temps.stream().mapToLong(BlockStore.TempBlock::length).sum();
+    return bytes.written();
   }
 
   synchronized long batches() {
@@ -428,15 +305,6 @@ final class PartitionFile {
     return sealed != null && sealed.isDone() && !sealed.isCompletedExceptionally() ? sealed.join() : null;
   }
 
-  /**
-   * A seal of this copy, in three steps, which a seal of many copies takes one at a time so that it commits all their
-   * blocks at the master in one call ({@link ShuffleStore#seal}): {@link #sealLocally} stops appends, checks this copy
-   * against the primary's seal when it is a replica committing beside it (another length or CRC drops this copy
-   * instead) and commits its blocks in the store; the caller commits them at the master (in place of a failed
-   * primary: each commit then replaces that primary's copy) and tells {@link #committedAtMaster} the answer;
-   * {@link #finish} waits for the seal and writes the file's under file system copy from the blocks. The commit
-   * happens once (a later seal gets its result or failure); the write-through once it is asked for.
-   */
   /**
    * A seal's first step, here only: this copy's seal ({@code mine}, null when another caller's seal came first), the
    * blocks it committed in the store, and the master commits they need ({@code commits}: empty when there is nothing
@@ -466,8 +334,8 @@ final class PartitionFile {
         } catch (IOException e) {
           // broken now: the commit below fails, naming it
         }
-        releaseBuffer();
-        blocks = new ArrayList<>(temps);
+        bytes.release();
+        blocks = bytes.temps();
         total = length;
         crcNow = (int) crc.getValue();
       }
@@ -526,7 +394,7 @@ final class PartitionFile {
     }
     List<BlockStore.TempBlock> blocks;
     synchronized (this) {
-      blocks = new ArrayList<>(temps);
+      blocks = bytes.temps();
     }
     unseal(l.mine(), blocks, l.commits(), failure);
   }
@@ -587,7 +455,7 @@ final class PartitionFile {
         mine = written;
       }
       theirs = written;
-      for (BlockStore.TempBlock t : temps) {
+      for (BlockStore.TempBlock t : bytes.temps()) {
         ids.add(t.blockId());
       }
     }
@@ -614,9 +482,9 @@ final class PartitionFile {
         sealed = CompletableFuture.failedFuture(new FailedPreconditionException(describe() + " was dropped"));
         written = CompletableFuture.failedFuture(new FailedPreconditionException(describe() + " was dropped"));
       }
-      blocks = new ArrayList<>(temps);
+      blocks = bytes.temps();
       unplaced = takeParked();
-      releaseBuffer();
+      bytes.release();
     }
     fail(unplaced, new FailedPreconditionException(describe() + " was dropped"));
     for (BlockStore.TempBlock t : blocks) {
