@@ -268,23 +268,45 @@ public final class ShuffleStore {
       targets.ask(fileIds);
     }
     PartitionFile.Local[] local = new PartitionFile.Local[n];
-    List<Committer.Commit> commits = new ArrayList<>();
-    List<Integer> owners = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      local[i] = get(locals.get(i), shuffleId, appId);
-      if (local[i] != null) {
-        for (Committer.Commit c : local[i].commits()) {
-          commits.add(c);
-          owners.add(i);
+    Exception[] refusal = new Exception[n];
+    boolean answered = false;
+    try {
+      List<Committer.Commit> commits = new ArrayList<>();
+      List<Integer> owners = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        local[i] = get(locals.get(i), shuffleId, appId);
+        if (local[i] != null) {
+          for (Committer.Commit c : local[i].commits()) {
+            commits.add(c);
+            owners.add(i);
+          }
         }
       }
-    }
-    List<Exception> answers = commits.isEmpty() ? List.of() : committer.commitAll(commits);
-    Exception[] refusal = new Exception[n];
-    for (int k = 0; k < commits.size(); k++) {
-      int i = owners.get(k);
-      if (answers.get(k) != null && refusal[i] == null) {
-        refusal[i] = answers.get(k);
+      List<Exception> answers;
+      try {
+        answers = commits.isEmpty() ? List.of() : committer.commitAll(commits);
+      } catch (RuntimeException e) {
+        answers = java.util.Collections.nCopies(commits.size(), e);
+      }
+      for (int k = 0; k < commits.size(); k++) {
+        int i = owners.get(k);
+        if (answers.get(k) != null && refusal[i] == null) {
+          refusal[i] = answers.get(k);
+        }
+      }
+      answered = true;
+    } finally {
+      // Every seal begun here ends, so no later seal of these copies waits for one for ever: with the master's answer,
+      // or, when this thread was interrupted first, failed with its blocks removed (once its store commits are done).
+      for (int i = 0; i < n; i++) {
+        PartitionFile p = files[i];
+        Exception why = answered ? refusal[i] : new io.strata.common.exception.UnavailableException("The seal of "
+            + (p == null ? "file " + fileIds.get(i) : p.describe()) + " was interrupted before its master commit");
+        locals.get(i).thenAccept(l -> {
+          if (l != null && !l.commits().isEmpty()) {
+            p.committedAtMaster(l, why);
+          }
+        });
       }
     }
     List<java.util.concurrent.CompletableFuture<Sealed>> each = new ArrayList<>(n);
@@ -295,9 +317,6 @@ public final class ShuffleStore {
       if (l == null) {
         each.add(java.util.concurrent.CompletableFuture.completedFuture(refused[i]));
         continue;
-      }
-      if (!l.commits().isEmpty()) {
-        p.committedAtMaster(l, refusal[i]);
       }
       PartitionFile.Seal expect = expectLengths.isEmpty() ? null
           : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
