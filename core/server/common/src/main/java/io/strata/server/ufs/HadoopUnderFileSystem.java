@@ -64,21 +64,20 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
     Path p = new Path(path);
     org.apache.hadoop.fs.RawLocalFileSystem raw = plainLocal();
     if (raw != null) {
-      // One stat for what Strata takes of a local file's status (name, kind, length, modification time), where
-      // Hadoop's local getFileStatus makes five and builds qualified Paths (a master completing a file looks twice),
-      // and a miss (a create of a new name looks first) without Hadoop's FileNotFoundException. Links followed,
-      // as Hadoop's java.io.File-based status does.
+      // Two stats for what Strata takes of a local file's status (name, kind, length, modification time), where
+      // Hadoop's local getFileStatus makes five and builds qualified Paths (a master completing a file looks twice);
+      // a miss (a create of a new name looks first) is one stat, with no exception built (Hadoop's
+      // FileNotFoundException, or NIO's NoSuchFileException). Links followed, as Hadoop's java.io.File-based status
+      // does.
+      java.io.File f = raw.pathToFile(p);
+      if (!f.exists()) {
+        return null; // also a parent that is a file, or one this process may not search: absent, as for Hadoop
+      }
       java.nio.file.attribute.BasicFileAttributes a;
       try {
-        a = java.nio.file.Files.readAttributes(raw.pathToFile(p).toPath(),
-            java.nio.file.attribute.BasicFileAttributes.class);
+        a = java.nio.file.Files.readAttributes(f.toPath(), java.nio.file.attribute.BasicFileAttributes.class);
       } catch (java.nio.file.NoSuchFileException e) {
-        return null;
-      } catch (java.nio.file.FileSystemException e) {
-        if (!raw.pathToFile(p).exists()) {
-          return null; // a parent that is a file, or one this process may not search: absent, as for Hadoop
-        }
-        return toStatus(fs.getFileStatus(p));
+        return null; // removed since
       }
       return new UfsStatus(p.getName(), a.isDirectory(), a.isDirectory() ? 0 : a.size(),
           a.lastModifiedTime().toMillis(), 0, "", "");
