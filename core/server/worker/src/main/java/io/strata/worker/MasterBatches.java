@@ -61,7 +61,15 @@ final class MasterBatches {
     List<CallBatcher.Outcome<A>> out = new ArrayList<>(reqs.size());
     for (int i = 0; i < reqs.size(); i += BATCH_MAX) {
       List<Q> run = reqs.subList(i, Math.min(reqs.size(), i + BATCH_MAX));
-      out.addAll(send.apply(run));
+      try {
+        out.addAll(send.apply(run));
+      } catch (RuntimeException e) {
+        // This run's entries fail; the runs answered before keep their answers (their commits were taken).
+        StrataException failed = new io.strata.common.exception.InternalException("A batched call failed: " + e, e);
+        for (int k = 0; k < run.size(); k++) {
+          out.add(CallBatcher.Outcome.failed(failed));
+        }
+      }
       direct[counter].increment();
       direct[counter + 1].add(run.size());
     }

@@ -525,7 +525,11 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     for (int i = 0; i < commits.size(); i++) {
       if (ok[i]) {
-        pins.committed(commits.get(i).blockId(), store);
+        try {
+          pins.committed(commits.get(i).blockId(), store);
+        } catch (RuntimeException e) {
+          LOG.warn("Pinning committed block {} failed: {}", commits.get(i).blockId(), e.toString()); // it is committed
+        }
       }
     }
     return out;

@@ -368,6 +368,9 @@ final class PartitionFile {
     } catch (IOException | RuntimeException e) {
       unseal(mine, blocks, commits, e);
       return new Local(theirs, mine, mineSeal, List.of());
+    } catch (Error e) {
+      unseal(mine, blocks, commits, new IOException("Sealing " + describe() + " failed: " + e, e));
+      throw e;
     }
     if (commits.isEmpty()) {
       mine.complete(mineSeal); // nothing appended: nothing to commit at the master

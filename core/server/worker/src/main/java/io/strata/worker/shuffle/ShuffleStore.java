@@ -320,14 +320,11 @@ public final class ShuffleStore {
       }
       PartitionFile.Seal expect = expectLengths.isEmpty() ? null
           : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
-      java.util.concurrent.CompletableFuture<Sealed> f;
-      try {
-        f = java.util.concurrent.CompletableFuture.supplyAsync(() -> sealOne(id, p, l, copies, writeThrough, expect),
-            sealFiles);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
-        f = java.util.concurrent.CompletableFuture.completedFuture(sealOne(id, p, l, copies, writeThrough, expect));
-      }
-      each.add(f);
+      // Queued only once the copy's seal is settled: a seal thread never waits for another request's seal, which
+      // could need this pool's queued tasks to settle (this request's own seals are settled by now).
+      each.add(l.outcome().handle((done, failed) -> (Void) null)
+          .thenApplyAsync(v -> sealOne(id, p, l, copies, writeThrough, expect), sealFiles)
+          .exceptionally(e -> Sealed.failed(id, "The worker is stopping: cannot seal " + p.describe())));
     }
     List<Sealed> out = new ArrayList<>(n);
     for (java.util.concurrent.CompletableFuture<Sealed> f : each) {
