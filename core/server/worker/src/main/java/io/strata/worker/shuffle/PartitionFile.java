@@ -4,6 +4,7 @@ import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.shuffle.BatchHeader;
 import io.strata.worker.rpc.Committer;
 import io.strata.worker.store.BlockStore;
+import io.strata.worker.ufs.MasterClient;
 import io.strata.worker.ufs.UfsOperations;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -58,6 +59,8 @@ final class PartitionFile {
   private CompletableFuture<Void> written;
   /** Whether the seal began committing blocks (at the master too): set once, before the first commit. */
   private volatile boolean commitAttempted;
+  /** UFS copies of this copy begun so far (a failed one lets a later seal begin another). Guarded by this. */
+  private int writesBegun;
   /** A forwarded batch that came before the ones before it, with what waits for it to be appended. */
   private record Parked(BatchHeader header, ByteBuffer data, CompletableFuture<Void> applied) {}
   /** On a replica: forwarded batches waiting for the ones before them, by offset. Guarded by this. */
@@ -372,10 +375,7 @@ final class PartitionFile {
       unseal(mine, blocks, commits, new IOException("Sealing " + describe() + " failed: " + e, e));
       throw e;
     }
-    if (commits.isEmpty()) {
-      mine.complete(mineSeal); // nothing appended: nothing to commit at the master
-    }
-    return new Local(theirs, mine, mineSeal, commits);
+    return new Local(theirs, mine, mineSeal, commits); // published by committedAtMaster, even with nothing to commit
   }
 
   private void failParked(List<Parked> unplaced) {
@@ -384,8 +384,9 @@ final class PartitionFile {
   }
 
   /**
-   * A seal's second step: the master's answer to its commits ({@code failure}: null when every one was taken, else
-   * the first refusal). A refused seal fails with every block of this copy removed again here.
+   * A seal's second step, which publishes it: the master's answer to its commits ({@code failure}: null when every
+   * one was taken, or there were none, else the first refusal). A refused seal fails with every block of this copy
+   * removed again here.
    */
   void committedAtMaster(Local l, Exception failure) {
     if (l.mine() == null || l.mine().isDone()) {
@@ -427,10 +428,10 @@ final class PartitionFile {
    * A seal's last step: waits for the seal (this caller's or another's) and, with {@code writeThrough}, writes the
    * UFS copy once. Blocks for the UFS write.
    */
-  Seal finish(Local l, UfsOperations ufs, boolean writeThrough) throws IOException {
+  Seal finish(Local l, UfsOperations ufs, boolean writeThrough, MasterClient.UfsTarget target) throws IOException {
     Seal done = await(l.outcome(), "seal");
     if (writeThrough) {
-      writeThroughOnce(ufs, done);
+      writeThroughOnce(ufs, done, target);
     }
     return done;
   }
@@ -448,7 +449,7 @@ final class PartitionFile {
     }
   }
 
-  private void writeThroughOnce(UfsOperations ufs, Seal done) throws IOException {
+  private void writeThroughOnce(UfsOperations ufs, Seal done, MasterClient.UfsTarget target) throws IOException {
     CompletableFuture<Void> mine = null;
     CompletableFuture<Void> theirs;
     List<Long> ids = new ArrayList<>();
@@ -456,6 +457,11 @@ final class PartitionFile {
       if (written == null) {
         written = new CompletableFuture<>();
         mine = written;
+        if (writesBegun++ > 0) {
+          // The master names a new target each time it is asked and completes the file at the last one: a target
+          // asked before the seal was published is only this copy's first write's (later ones ask again).
+          target = null;
+        }
       }
       theirs = written;
       for (BlockStore.TempBlock t : bytes.temps()) {
@@ -464,7 +470,7 @@ final class PartitionFile {
     }
     if (mine != null) {
       try {
-        UfsCopy.write(store, ufs, spec.fileId(), ids, done.length(), describe());
+        UfsCopy.write(store, ufs, spec.fileId(), target, ids, done.length(), describe());
         mine.complete(null);
       } catch (IOException | RuntimeException e) {
         synchronized (this) {

@@ -236,11 +236,10 @@ public final class ShuffleStore {
     }
     // In three steps, so the master hears of every copy's blocks in one call rather than one per file (the calls of
     // sixteen seal threads batch only partly): each copy is committed in the store on the seal threads; the blocks
-    // at the master, by this thread; then the seals end (the UFS copies written) on the seal threads again. The
-    // files' UFS targets are asked in one master call by this thread while the seal threads commit.
+    // at the master, by this thread, which then asks the UFS write targets of the copies it sealed in one call too;
+    // then the seals end (the UFS copies written) on the seal threads again.
     int n = fileIds.size();
-    TargetsAhead targets = writeThrough && n > 1 ? new TargetsAhead(ufs) : null;
-    UfsOperations copies = targets != null ? targets : ufs;
+    Map<Long, io.strata.worker.ufs.MasterClient.UfsTarget> targets = Map.of();
     PartitionFile[] files = new PartitionFile[n];
     Sealed[] refused = new Sealed[n];
     List<java.util.concurrent.CompletableFuture<PartitionFile.Local>> locals = new ArrayList<>(n);
@@ -263,9 +262,6 @@ public final class ShuffleStore {
         }
       }
       locals.add(local != null ? local : java.util.concurrent.CompletableFuture.completedFuture(null));
-    }
-    if (targets != null) {
-      targets.ask(fileIds);
     }
     PartitionFile.Local[] local = new PartitionFile.Local[n];
     Exception[] refusal = new Exception[n];
@@ -294,6 +290,9 @@ public final class ShuffleStore {
           refusal[i] = answers.get(k);
         }
       }
+      // Asked before any of these seals is published (below): the master names a new target each time it is asked
+      // and completes a file at the last one, and until a seal is published nothing else can ask for its copy.
+      targets = writeThrough ? targetsOfSealed(fileIds, local, refusal) : Map.of();
       answered = true;
     } finally {
       // Every seal begun here ends, so no later seal of these copies waits for one for ever: with the master's answer,
@@ -303,8 +302,8 @@ public final class ShuffleStore {
         Exception why = answered ? refusal[i] : new io.strata.common.exception.UnavailableException("The seal of "
             + (p == null ? "file " + fileIds.get(i) : p.describe()) + " was interrupted before its master commit");
         locals.get(i).thenAccept(l -> {
-          if (l != null && !l.commits().isEmpty()) {
-            p.committedAtMaster(l, why);
+          if (l != null) {
+            p.committedAtMaster(l, why); // a copy with nothing to commit too: its seal is published here
           }
         });
       }
@@ -322,8 +321,9 @@ public final class ShuffleStore {
           : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
       // Queued only once the copy's seal is settled: a seal thread never waits for another request's seal, which
       // could need this pool's queued tasks to settle (this request's own seals are settled by now).
+      io.strata.worker.ufs.MasterClient.UfsTarget target = targets.get(id);
       each.add(l.outcome().handle((done, failed) -> (Void) null)
-          .thenApplyAsync(v -> sealOne(id, p, l, copies, writeThrough, expect), sealFiles)
+          .thenApplyAsync(v -> sealOne(id, p, l, target, writeThrough, expect), sealFiles)
           .exceptionally(e -> Sealed.failed(id, "The worker is stopping: cannot seal " + p.describe())));
     }
     List<Sealed> out = new ArrayList<>(n);
@@ -331,6 +331,29 @@ public final class ShuffleStore {
       out.add(get(f, shuffleId, appId));
     }
     return out;
+  }
+
+  /**
+   * The UFS write targets, in one master call, of the copies this request sealed (the first UFS write of each is
+   * this request's to begin); none when there is only one, or when the call fails (each copy then asks alone).
+   */
+  private Map<Long, io.strata.worker.ufs.MasterClient.UfsTarget> targetsOfSealed(List<Long> fileIds,
+      PartitionFile.Local[] local, Exception[] refusal) {
+    List<Long> mine = new ArrayList<>();
+    for (int i = 0; i < fileIds.size(); i++) {
+      // Not yet published (one whose store commits failed is settled already).
+      if (local[i] != null && local[i].mine() != null && refusal[i] == null && !local[i].mine().isDone()) {
+        mine.add(fileIds.get(i));
+      }
+    }
+    if (mine.size() < 2) {
+      return Map.of();
+    }
+    try {
+      return ufs.ufsWriteTargets(mine);
+    } catch (StrataException | RuntimeException e) {
+      return Map.of(); // each copy asks alone, and gets its own answer
+    }
   }
 
   /** A seal step's result; the steps report their failures rather than throw them. */
@@ -348,67 +371,13 @@ public final class ShuffleStore {
   }
 
   /**
-   * The UFS operations of one seal request whose files' targets its thread asks the master for in one call
-   * ({@link #ask}) while the seal threads commit: a file's copy opens at its target once the answer is in (or alone,
-   * as without, when the master named none for it or the call failed). The rest goes to the worker's own.
-   */
-  private static final class TargetsAhead implements UfsOperations {
-    private final UfsOperations ufs;
-    private final java.util.concurrent.CompletableFuture<Map<Long, io.strata.worker.ufs.MasterClient.UfsTarget>>
-        answer = new java.util.concurrent.CompletableFuture<>();
-
-    TargetsAhead(UfsOperations ufs) {
-      this.ufs = ufs;
-    }
-
-    /** Asks for the targets of {@code fileIds}; blocks for the master call. */
-    void ask(List<Long> fileIds) {
-      Map<Long, io.strata.worker.ufs.MasterClient.UfsTarget> got = Map.of();
-      try {
-        got = ufs.ufsWriteTargets(fileIds);
-      } catch (StrataException | RuntimeException e) {
-        // each file asks alone, and gets its own answer
-      } finally {
-        answer.complete(got); // whatever happened: the seal threads wait for it
-      }
-    }
-
-    @Override
-    public io.strata.worker.ufs.UfsFileWrite openFileWrite(long fileId) throws StrataException {
-      io.strata.worker.ufs.MasterClient.UfsTarget t = answer.join().get(fileId);
-      return t != null ? ufs.openFileWrite(fileId, t) : ufs.openFileWrite(fileId);
-    }
-
-    @Override
-    public void readThrough(long blockId, long offset, long length, boolean noCache,
-        io.strata.worker.ufs.ReadSink sink) {
-      ufs.readThrough(blockId, offset, length, noCache, sink);
-    }
-
-    @Override
-    public void readUfsOnly(long blockId, long offset, long length, io.strata.worker.ufs.ReadSink sink) {
-      ufs.readUfsOnly(blockId, offset, length, sink);
-    }
-
-    @Override
-    public void announce(long blockId) {
-      ufs.announce(blockId);
-    }
-
-    @Override
-    public boolean cacheBlock(long blockId) throws StrataException {
-      return ufs.cacheBlock(blockId);
-    }
-  }
-
-  /**
    * Ends the seal of one copy on a {@code sealFiles} thread (its seal, this request's or another's, awaited, and the
    * UFS copy written); a failure is reported in the answer.
    */
-  private Sealed sealOne(long id, PartitionFile p, PartitionFile.Local l, UfsOperations copies, boolean writeThrough,
-      PartitionFile.Seal expect) {
+  private Sealed sealOne(long id, PartitionFile p, PartitionFile.Local l,
+      io.strata.worker.ufs.MasterClient.UfsTarget target, boolean writeThrough, PartitionFile.Seal expect) {
     try {
-      PartitionFile.Seal done = p.finish(l, copies, writeThrough);
+      PartitionFile.Seal done = p.finish(l, ufs, writeThrough, target);
       sealed.increment();
       sealedBytes.add(done.length());
       return new Sealed(id, done.length(), done.crc32c(), null, false, false);

@@ -1,6 +1,7 @@
 package io.strata.worker.shuffle;
 
 import io.strata.worker.store.BlockStore;
+import io.strata.worker.ufs.MasterClient;
 import io.strata.worker.ufs.UfsFileWrite;
 import io.strata.worker.ufs.UfsOperations;
 import java.io.IOException;
@@ -19,11 +20,12 @@ final class UfsCopy {
 
   /**
    * Copies blocks {@code blockIds} of {@code store} (each read-locked while read) to the UFS file of
-   * {@code fileId}; {@code total} is the length they must add up to, {@code describe} names the copy in errors.
+   * {@code fileId}, at {@code target} (the master named it for this write already) or, when null, where the master
+   * names now; {@code total} is the length they must add up to, {@code describe} names the copy in errors.
    */
-  static void write(BlockStore store, UfsOperations ufs, long fileId, List<Long> blockIds, long total,
-      String describe) throws IOException {
-    UfsFileWrite out = ufs.openFileWrite(fileId);
+  static void write(BlockStore store, UfsOperations ufs, long fileId, MasterClient.UfsTarget target,
+      List<Long> blockIds, long total, String describe) throws IOException {
+    UfsFileWrite out = target != null ? ufs.openFileWrite(fileId, target) : ufs.openFileWrite(fileId);
     try {
       // Sized to the copy: most partition files are a few KiB, and zeroing a 1 MiB array for each was a quarter of
       // a seal thread's time in the UFS copy (async-profiler, 32x1000 shuffle bench).
