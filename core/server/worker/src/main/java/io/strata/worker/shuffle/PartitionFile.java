@@ -426,7 +426,8 @@ final class PartitionFile {
 
   /**
    * A seal's last step: waits for the seal (this caller's or another's) and, with {@code writeThrough}, writes the
-   * UFS copy once. Blocks for the UFS write.
+   * UFS copy once, at {@code target} when it is this copy's first write (a target the master named for it before the
+   * seal was published; null: where the master names when asked). Blocks for the UFS write.
    */
   Seal finish(Local l, UfsOperations ufs, boolean writeThrough, MasterClient.UfsTarget target) throws IOException {
     Seal done = await(l.outcome(), "seal");
