@@ -102,13 +102,8 @@ public final class ClusterProcess implements AutoCloseable {
 
   /** The child: {@code args[0]} workers; see the class comment. */
   public static void main(String[] args) throws Exception {
-    LocalStrataCluster.Builder builder = LocalStrataCluster.builder().workers(Integer.parseInt(args[0]));
-    for (String k : System.getProperties().stringPropertyNames()) {
-      if (k.startsWith("strata.")) {
-        builder.set(k, System.getProperty(k));
-      }
-    }
-    try (LocalStrataCluster cluster = builder.build().start()) {
+    try (LocalStrataCluster cluster = LocalStrataCluster.builder().workers(Integer.parseInt(args[0]))
+        .setStrataSystemProperties().build().start()) {
       System.out.println(READY + cluster.masterPort());
       System.out.flush();
       while (System.in.read() >= 0) {

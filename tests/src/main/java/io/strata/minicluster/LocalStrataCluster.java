@@ -90,6 +90,16 @@ public final class LocalStrataCluster implements AutoCloseable {
       return this;
     }
 
+    /** Sets every {@code strata.*} JVM system property as a key (a benchmark's run settings from its command line). */
+    public Builder setStrataSystemProperties() {
+      for (String k : System.getProperties().stringPropertyNames()) {
+        if (k.startsWith("strata.")) {
+          set(k, System.getProperty(k));
+        }
+      }
+      return this;
+    }
+
     public LocalStrataCluster build() throws IOException {
       return new LocalStrataCluster(this);
     }

@@ -145,13 +145,7 @@ public final class ShuffleBench {
         ClusterProcess p = ClusterProcess.start(2);
         return new Cluster(p.masterPort(), p);
       }
-      LocalStrataCluster.Builder builder = LocalStrataCluster.builder().workers(2);
-      for (String k : System.getProperties().stringPropertyNames()) {
-        if (k.startsWith("strata.")) {
-          builder.set(k, System.getProperty(k));
-        }
-      }
-      LocalStrataCluster c = builder.build().start();
+      LocalStrataCluster c = LocalStrataCluster.builder().workers(2).setStrataSystemProperties().build().start();
       return new Cluster(c.masterPort(), c);
     }
 

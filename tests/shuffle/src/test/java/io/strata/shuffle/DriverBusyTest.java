@@ -15,13 +15,9 @@ import org.junit.jupiter.api.Test;
 class DriverBusyTest {
   /** What Spark's askSync throws (a checked exception in Java, thrown from Scala), as the supplier's failure. */
   private static RuntimeException busyAnswer() {
-    return sneaky(new SparkException("Exception thrown in awaitResult: ", new DriverEndpoint.Busy("The Strata shuffle "
-        + "driver is busy: 8 requests in progress and 4096 queued; ask again")));
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
-    throw (T) t;
+    return StrataShuffleReader.sneaky(new SparkException("Exception thrown in awaitResult: ",
+        new DriverEndpoint.Busy("The Strata shuffle driver is busy: 8 requests in progress and 4096 queued; "
+            + "ask again")));
   }
 
   @Test
@@ -52,8 +48,8 @@ class DriverBusyTest {
     asked.set(0);
     assertThatThrownBy(() -> StrataShuffleManager.whileBusy(() -> {
       asked.incrementAndGet();
-      throw sneaky(new SparkException("Exception thrown in awaitResult: ", new java.io.IOException("Shuffle 3 is "
-          + "not registered")));
+      throw StrataShuffleReader.sneaky(new SparkException("Exception thrown in awaitResult: ",
+          new java.io.IOException("Shuffle 3 is not registered")));
     }, 4, 1)).hasRootCauseMessage("Shuffle 3 is not registered");
     assertThat(asked).hasValue(1);
   }

@@ -234,22 +234,17 @@ public final class StrataShuffleManager implements ShuffleManager {
         return ask.get();
       } catch (Exception e) { // Spark's RPC throws SparkException, checked in Java, from Scala
         if (i >= tries || !busy(e)) {
-          throw StrataShuffleManager.<RuntimeException>sneaky(e);
+          throw StrataShuffleReader.sneaky(e);
         }
         long pause = Math.min(4_000, firstPauseMs << Math.min(i - 1, 20));
         try {
           Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(pause / 2, pause + 1));
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
-          throw StrataShuffleManager.<RuntimeException>sneaky(e);
+          throw StrataShuffleReader.sneaky(e);
         }
       }
     }
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <T extends Throwable> T sneaky(Throwable t) throws T {
-    throw (T) t;
   }
 
   private static boolean busy(Throwable t) {

@@ -184,9 +184,13 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
     return sneaky(f);
   }
 
-  /** FetchFailedException is checked in Java, but Spark's task runner looks for it thrown from iterators. */
+  /**
+   * Throws {@code t} unchecked (the caller writes {@code throw sneaky(t)}): FetchFailedException and Spark's
+   * SparkException are checked in Java, but Spark throws the one from its RPC calls and looks for the other thrown
+   * from iterators.
+   */
   @SuppressWarnings("unchecked")
-  private static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
+  static <T extends Throwable> RuntimeException sneaky(Throwable t) throws T {
     throw (T) t;
   }
 }

@@ -243,9 +243,10 @@ public final class ShuffleStore {
     PartitionFile[] files = new PartitionFile[n];
     Sealed[] refused = new Sealed[n];
     List<java.util.concurrent.CompletableFuture<PartitionFile.Local>> locals = new ArrayList<>(n);
+    PartitionFile.Seal[] expects = new PartitionFile.Seal[n];
     for (int i = 0; i < n; i++) {
       long id = fileIds.get(i);
-      PartitionFile.Seal expect = expectLengths.isEmpty() ? null
+      PartitionFile.Seal expect = expects[i] = expectLengths.isEmpty() ? null
           : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
       PartitionFile p = partitions.get(id);
       java.util.concurrent.CompletableFuture<PartitionFile.Local> local = null;
@@ -317,8 +318,7 @@ public final class ShuffleStore {
         each.add(java.util.concurrent.CompletableFuture.completedFuture(refused[i]));
         continue;
       }
-      PartitionFile.Seal expect = expectLengths.isEmpty() ? null
-          : new PartitionFile.Seal(expectLengths.get(i), expectCrcs.get(i));
+      PartitionFile.Seal expect = expects[i];
       // Queued only once the copy's seal is settled: a seal thread never waits for another request's seal, which
       // could need this pool's queued tasks to settle (this request's own seals are settled by now).
       io.strata.worker.ufs.MasterClient.UfsTarget target = targets.get(id);
