@@ -32,6 +32,8 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
   private final Iterator<String> files;
   private final Map<Integer, Long> attempts;
   private final Map<String, URIStatus> statuses;
+  /** A file's bytes read ahead when there are some ({@link PartitionPrefetch#take}), else null. */
+  private final java.util.function.BiFunction<String, URIStatus, byte[]> readAhead;
   private final Set<Long> seen = new HashSet<>();
   /** Per map index: distinct batches kept, and the number of batches its last one says it pushed (0: not seen). */
   private final Map<Integer, int[]> kept = new java.util.HashMap<>();
@@ -41,6 +43,7 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
   private long bytesRead;
   private long batchesKept;
   private long batchesSkipped;
+  private long filesReadAhead;
 
   public PartitionReader(FileSystem fs, List<String> files, Map<Integer, Long> attempts) {
     this(fs, files, Map.of(), attempts);
@@ -49,6 +52,13 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
   /** With {@code statuses} (with blocks) of some of the files, by path: those open without a master call. */
   public PartitionReader(FileSystem fs, List<String> files, Map<String, URIStatus> statuses,
       Map<Integer, Long> attempts) {
+    this(fs, files, statuses, attempts, (path, status) -> null);
+  }
+
+  /** As above; a file with a status whose bytes {@code readAhead} has is read from them instead of opened. */
+  PartitionReader(FileSystem fs, List<String> files, Map<String, URIStatus> statuses, Map<Integer, Long> attempts,
+      java.util.function.BiFunction<String, URIStatus, byte[]> readAhead) {
+    this.readAhead = readAhead;
     this.fs = fs;
     this.files = files.iterator();
     this.statuses = statuses;
@@ -86,10 +96,16 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
         }
         current = files.next();
         URIStatus known = statuses.get(current);
-        FileInStream s = known == null ? fs.openFile(current) : fs.openFile(known, OpenFileOptions.defaults());
-        // Sized to the file: a reduce task of a thousand-partition shuffle reads files of a few KiB.
-        in = new DataInputStream(new java.io.BufferedInputStream(s, (int) Math.max(8192, Math.min(1 << 20,
-            s.length()))));
+        byte[] ahead = known == null ? null : readAhead.apply(current, known);
+        if (ahead != null) {
+          filesReadAhead++;
+          in = new DataInputStream(new java.io.ByteArrayInputStream(ahead));
+        } else {
+          FileInStream s = known == null ? fs.openFile(current) : fs.openFile(known, OpenFileOptions.defaults());
+          // Sized to the file: a reduce task of a thousand-partition shuffle reads files of a few KiB.
+          in = new DataInputStream(new java.io.BufferedInputStream(s, (int) Math.max(8192, Math.min(1 << 20,
+              s.length()))));
+        }
       }
       int got = in.read(head, 0, 1);
       if (got < 0) {
@@ -143,6 +159,11 @@ public final class PartitionReader implements Iterator<byte[]>, AutoCloseable {
 
   public long batchesSkipped() {
     return batchesSkipped;
+  }
+
+  /** Files whose bytes were read ahead ({@link PartitionPrefetch}) instead of opened here. */
+  public long filesReadAhead() {
+    return filesReadAhead;
   }
 
   /**

@@ -17,7 +17,7 @@ import org.apache.spark.SparkConf;
  */
 public record StrataShuffleConf(String master, boolean fallback, boolean replicate, long partitionBlockSize,
     long batchBytes, long bufferBytes, long requestBytes, int maxInFlight, int retries, long rpcTimeoutMs,
-    boolean sealAtStageEnd, Map<String, String> strata) {
+    boolean sealAtStageEnd, PartitionPrefetch.Settings readAhead, Map<String, String> strata) {
 
   /** One key: name, default, doc (the docs list them; see docs/SHUFFLE.md). */
   public record Key<T>(String name, String defaultValue, String doc, Function<String, T> parser) {
@@ -61,8 +61,17 @@ public record StrataShuffleConf(String master, boolean fallback, boolean replica
       "start sealing a shuffle's partition files when its map stage ends (false: when its first reader asks)",
       Boolean::parseBoolean);
 
+  public static final Key<Integer> READ_AHEAD_PARTITIONS = new Key<>("spark.strata.shuffle.read.ahead.partitions",
+      "16", "partitions after its own whose small sealed files a reduce task's executor reads ahead, once the "
+      + "shuffle is sealed whole (0: none)", Integer::parseInt);
+  public static final Key<Long> READ_AHEAD_MAX = new Key<>("spark.strata.shuffle.read.ahead.max", "32MB",
+      "bytes of partition files an executor holds read ahead at most", ValueParser::parseBytes);
+  public static final Key<Long> READ_AHEAD_FILE_MAX = new Key<>("spark.strata.shuffle.read.ahead.file.max", "1MB",
+      "largest partition file read ahead (a larger one its reader opens and streams itself)", ValueParser::parseBytes);
+
   public static final List<Key<?>> ALL = List.of(MASTER, FALLBACK, REPLICATE, PARTITION_BLOCK_SIZE, BATCH_SIZE,
-      BUFFER_MAX, REQUEST_SIZE, INFLIGHT_MAX, RETRIES, RPC_TIMEOUT, SEAL_AT_STAGE_END);
+      BUFFER_MAX, REQUEST_SIZE, INFLIGHT_MAX, RETRIES, RPC_TIMEOUT, SEAL_AT_STAGE_END, READ_AHEAD_PARTITIONS,
+      READ_AHEAD_MAX, READ_AHEAD_FILE_MAX);
 
   private static final String PASS_THROUGH = "spark.strata.conf.";
 
@@ -74,13 +83,19 @@ public record StrataShuffleConf(String master, boolean fallback, boolean replica
     StrataShuffleConf c = new StrataShuffleConf(MASTER.get(conf), FALLBACK.get(conf), REPLICATE.get(conf),
         PARTITION_BLOCK_SIZE.get(conf), BATCH_SIZE.get(conf), BUFFER_MAX.get(conf), REQUEST_SIZE.get(conf),
         INFLIGHT_MAX.get(conf), RETRIES.get(conf), RPC_TIMEOUT.get(conf), SEAL_AT_STAGE_END.get(conf),
-        Map.copyOf(strata));
+        new PartitionPrefetch.Settings(READ_AHEAD_PARTITIONS.get(conf), READ_AHEAD_MAX.get(conf),
+            READ_AHEAD_FILE_MAX.get(conf)), Map.copyOf(strata));
     if (c.master.isEmpty()) {
       throw new IllegalArgumentException(MASTER.name() + " is not set: " + MASTER.doc());
     }
     if (c.maxInFlight < 1 || c.retries < 0 || c.batchBytes < 1 || c.bufferBytes < c.batchBytes) {
       throw new IllegalArgumentException("Bad Strata shuffle settings: " + INFLIGHT_MAX.name() + " >= 1, "
           + RETRIES.name() + " >= 0, " + BATCH_SIZE.name() + " >= 1 and <= " + BUFFER_MAX.name() + " are needed");
+    }
+    if (c.readAhead.ahead() < 0 || c.readAhead.maxBytes() < 0 || c.readAhead.fileMaxBytes() < 0
+        || c.readAhead.fileMaxBytes() > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("Bad Strata shuffle settings: " + READ_AHEAD_PARTITIONS.name() + ", "
+          + READ_AHEAD_MAX.name() + " >= 0 and " + READ_AHEAD_FILE_MAX.name() + " between 0 and 2GB are needed");
     }
     return c;
   }

@@ -65,7 +65,8 @@ public final class StrataShuffleManager implements ShuffleManager {
     this(sparkConf, SparkEnv.get() == null || "driver".equals(SparkEnv.get().executorId()));
   }
 
-  private record Clients(FileSystem fs, ShuffleChannels channels, ScheduledExecutorService retryPool) {}
+  private record Clients(FileSystem fs, ShuffleChannels channels, ScheduledExecutorService retryPool,
+      PartitionPrefetch readAhead) {}
 
   /**
    * Makes {@code make}'s value once: the first caller makes it with no lock held (it may call the master or
@@ -113,7 +114,14 @@ public final class StrataShuffleManager implements ShuffleManager {
         t.setDaemon(true);
         return t;
       });
-      return new Clients(fs, new ShuffleChannels(fs.conf().get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE)), retryPool);
+      // Two threads: files read ahead are small, each read mostly a round trip to a worker.
+      java.util.concurrent.ExecutorService readPool = Executors.newFixedThreadPool(2, r -> {
+        Thread t = new Thread(r, "strata-shuffle-read-ahead");
+        t.setDaemon(true);
+        return t;
+      });
+      return new Clients(fs, new ShuffleChannels(fs.conf().get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE)), retryPool,
+          new PartitionPrefetch(fs, conf.readAhead(), readPool));
     });
   }
 
@@ -127,6 +135,11 @@ public final class StrataShuffleManager implements ShuffleManager {
 
   ScheduledExecutorService retryPool() {
     return clients().retryPool();
+  }
+
+  /** This process's read-ahead of small partition files. */
+  PartitionPrefetch readAhead() {
+    return clients().readAhead();
   }
 
   StrataShuffleConf conf() {
@@ -199,6 +212,19 @@ public final class StrataShuffleManager implements ShuffleManager {
     synchronized (knownSeals) {
       knownSeals.remove(shuffleId);
     }
+    Clients c = madeClients();
+    if (c != null) {
+      c.readAhead().forget(shuffleId);
+    }
+  }
+
+  /** The clients if they were made, without making them. */
+  private Clients madeClients() {
+    CompletableFuture<Clients> made;
+    synchronized (this) {
+      made = clients;
+    }
+    return made == null ? null : made.getNow(null);
   }
 
   /**
@@ -389,12 +415,9 @@ public final class StrataShuffleManager implements ShuffleManager {
       l.removeApp(app);
       l.close();
     }
-    CompletableFuture<Clients> made;
-    synchronized (this) {
-      made = clients;
-    }
-    Clients c = made == null ? null : made.getNow(null); // one being made still: its process is going anyway
+    Clients c = madeClients(); // one being made still: its process is going anyway
     if (c != null) {
+      c.readAhead().close();
       c.retryPool().shutdownNow();
       c.channels().close();
       try {

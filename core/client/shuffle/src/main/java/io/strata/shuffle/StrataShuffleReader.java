@@ -88,6 +88,8 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
       }
     }
     metrics.incFetchWaitTime((System.nanoTime() - waitStart) / 1_000_000);
+    PartitionPrefetch ahead = manager.readAhead();
+    ahead.started(shuffleId, sealed, start, end);
     List<Integer> partitions = new ArrayList<>();
     for (int p = start; p < end; p++) {
       Set<Long> suspect = sealed.suspects().get(p);
@@ -132,7 +134,8 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
             }
             partition = parts.next();
             List<String> files = sealed.files().getOrDefault(partition, List.of());
-            reader = new PartitionReader(manager.fs(), files, sealed.statuses(), attempts);
+            reader = new PartitionReader(manager.fs(), files, sealed.statuses(), attempts,
+                (path, status) -> ahead.take(shuffleId, path, status));
           }
           return true;
         } catch (IOException | UncheckedIOException e) {
