@@ -1,13 +1,11 @@
 package io.strata.master.file;
 
-import io.strata.common.exception.NotFoundException;
+import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.StrataException;
-import io.strata.common.id.BlockId;
-import io.strata.common.path.StrataPath;
+import io.strata.master.MasterKeys;
 import io.strata.master.block.BlockMaster;
 import io.strata.master.block.BlockReport;
 import io.strata.master.block.BlockState;
-import io.strata.master.block.FileLookup;
 import io.strata.master.block.StorageDirState;
 import io.strata.master.file.MasterReplies.BlockSource;
 import io.strata.master.file.MasterReplies.FreeResult;
@@ -31,37 +29,39 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The master's domain facade for clients and workers: it builds the parts and hands each call to the one
- * that owns it: namespace changes ({@link NamespaceChanges}) and reads ({@link NamespaceReads}) on the
- * {@link InodeTree}, file completion and block commits ({@link FileCompletion}), the worker protocol
- * ({@link WorkerProtocol}), mounts, leases, cache policies and persistence, journal replay and
- * checkpoints ({@link MasterRecovery}). Together they keep the rules that join the namespace, the
- * {@link BlockMaster} and the under file systems (a file completes only when all its blocks are committed with the right
- * lengths, and, written through, once its UFS copy is in place; a deleted file's blocks are removed from
- * workers and its UFS copy deleted; a complete file accepts no new blocks unless it is persisted, when
- * workers may cache its blocks again).
+ * that owns it: namespace changes ({@link NamespaceChanges}), their retries by request id
+ * ({@link NamespaceRetries}) and reads ({@link NamespaceReads}) on the {@link InodeTree}, file completion
+ * and block commits ({@link FileCompletion}), the worker protocol ({@link WorkerProtocol}), the block
+ * master's questions about files ({@link TreeFileLookup}), mounts ({@link MountOperations}), leases
+ * ({@link LeaseRecovery}), cache policies ({@link CachePolicies}) and persistence ({@link PersistScheduler}),
+ * journal replay and checkpoints ({@link MasterRecovery}). Together they keep the rules that join the
+ * namespace, the {@link BlockMaster} and the under file systems (a file completes only when all its blocks
+ * are committed with the right lengths, and, written through, once its UFS copy is in place; a deleted
+ * file's blocks are removed from workers and its UFS copy deleted; a complete file accepts no new blocks
+ * unless it is persisted, when workers may cache its blocks again). Of its own it keeps only the journal
+ * flush that every call waits for before it answers (a batch of creates or completes shares one).
  *
  * <p>UFS calls are made outside the tree's lock, before the namespace change they precede (a delete
  * deletes the UFS copy first, so a failure changes nothing in Strata). Without a {@link UfsConfig} (unit
- * tests of the namespace) there is no mount and nothing is ever persisted. Thread-safe.
+ * tests of the namespace) there is no mount and nothing is ever persisted. Thread-safe; lock order at
+ * {@link #commitLock}.
  */
 public final class FileSystemMaster {
   private static final Logger LOG = LoggerFactory.getLogger(FileSystemMaster.class);
 
-  private final Clock clock;
   private final InodeTree tree;
   private final BlockMaster blocks;
-  private final long maxBlockSize;
   /**
-   * Orders block commits against the complete, delete, free, unmount and checkpoint of the same file.
-   * Lock order (docs/ARCHITECTURE.md, "Concurrency"): this, then the tree's lock, then the block master's
-   * monitor, then the leaves (mount table, persist scheduler, journal). Never held across a UFS call.
+   * Orders block commits against the complete, delete, free, unmount, lease recovery, UFS-sync removal
+   * and checkpoint of the same file; shared by the parts that do those. Lock order (docs/ARCHITECTURE.md,
+   * "Concurrency"): this, then the tree's lock, then the block master's monitor, then the leaves (mount
+   * table, persist scheduler, leases, request ids, journal). Never held across an RPC, a UFS call or a
+   * wait for the journal.
    */
   private final Object commitLock = new Object();
   /** Appended to by the tree and block commits; null when running without a journal (unit tests). */
   private final Journal journal;
   private final MountTable mounts = new MountTable();
-  private final UfsConfig ufsConf;
-  private final MetadataSync sync;
   private final PersistScheduler persister;
   private final MountOperations mountOps;
   private final CachePolicies policies;
@@ -69,11 +69,10 @@ public final class FileSystemMaster {
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
   /** Write leases of incomplete files and their recovery. */
   private final LeaseRecovery leaseRecovery;
-  private final WorkerAccess workerAccess = new WorkerAccess();
-  private volatile MountGuard mountGuard = MountGuard.NONE;
   /** The tree's journal sink: tags the operations of calls with request ids, and answers their retries. */
   private final IdempotentCalls calls;
   private final NamespaceChanges changes;
+  private final NamespaceRetries retries;
   private final NamespaceReads reads;
   private final FileCompletion completion;
   private final WorkerProtocol workers;
@@ -91,41 +90,24 @@ public final class FileSystemMaster {
 
   /** With under file systems: {@code ufs} names the root mount and the clients. */
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize, Journal journal, UfsConfig ufs) {
-    this.clock = clock;
     this.journal = journal;
+    StrataConf defaults = StrataConf.defaults();
     this.calls = new IdempotentCalls(journal == null ? JournalSink.NONE : journal, clock,
-        new RequestIdTable(io.strata.common.conf.StrataConf.defaults().get(
-            io.strata.master.MasterKeys.REQUEST_IDS_PER_CLIENT_MAX),
-            io.strata.common.conf.StrataConf.defaults().get(io.strata.master.MasterKeys.REQUEST_IDS_MAX),
-            io.strata.common.conf.StrataConf.defaults().get(io.strata.master.MasterKeys.REQUEST_IDS_RETENTION)));
+        new RequestIdTable(defaults.get(MasterKeys.REQUEST_IDS_PER_CLIENT_MAX),
+            defaults.get(MasterKeys.REQUEST_IDS_MAX), defaults.get(MasterKeys.REQUEST_IDS_RETENTION)));
     this.tree = new InodeTree(clock, calls);
-    this.blocks = new BlockMaster(clock, workerTimeout, new FileLookup() {
-      @Override
-      public FileState stateOf(long fileId) {
-        return fileState(fileId);
-      }
-
-      @Override
-      public long cacheableLength(long blockId) {
-        return FileSystemMaster.this.cacheableLength(blockId);
-      }
-
-      @Override
-      public <T> T whileUnchanged(java.util.function.Supplier<T> action) {
-        return tree.whileFrozen(action);
-      }
-    });
-    this.maxBlockSize = maxBlockSize;
-    this.ufsConf = ufs;
+    this.blocks = new BlockMaster(clock, workerTimeout, new TreeFileLookup(tree));
     if (ufs != null && ufs.rootMount() != null) {
       mounts.add(ufs.rootMount());
     }
     UfsManager manager = ufs == null ? new UfsManager() : ufs.manager();
-    this.sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
+    MetadataSync sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
         commitLock, this::removeBlocksOf);
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs);
-    this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync);
+    this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, new WorkerAccess(), ufsWriteTargets);
+    this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
+        workers::storageDirs);
     this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, clock, commitLock, this::removeBlocksOf, this::sync,
         ufsWriteTargets);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
@@ -135,7 +117,7 @@ public final class FileSystemMaster {
     this.reads = new NamespaceReads(tree, blocks, mounts, sync);
     this.completion = new FileCompletion(tree, blocks, mounts, sync, commitLock, ufsWriteTargets, journal,
         this::sync);
-    this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, workerAccess, ufsWriteTargets);
+    this.retries = new NamespaceRetries(calls, leaseRecovery, tree, mounts, this::sync);
     this.recovery = new MasterRecovery(tree, blocks, mounts, calls, journal, commitLock);
   }
 
@@ -197,28 +179,7 @@ public final class FileSystemMaster {
     return tree;
   }
 
-  private FileLookup.FileState fileState(long fileId) {
-    FileInfo f = tree.getFile(fileId);
-    if (f == null) {
-      return FileLookup.FileState.MISSING;
-    }
-    return f.complete() ? FileLookup.FileState.COMPLETE : FileLookup.FileState.INCOMPLETE;
-  }
-
-  private long cacheableLength(long blockId) {
-    FileInfo f = tree.getFile(BlockId.fileId(blockId));
-    if (f == null || !f.complete() || !f.persisted()) {
-      return -1;
-    }
-    return f.blockLength(BlockId.index(blockId));
-  }
-
   // ---- mounts ----
-
-  /** The snapshot with its UFS path and mount flag. */
-  private FileInfo withUfs(FileInfo f) throws StrataException {
-    return mounts.withUfs(f);
-  }
 
   public List<MountTable.MountInfo> mountTable() {
     return mounts.list();
@@ -226,37 +187,13 @@ public final class FileSystemMaster {
 
   /** The rules a mount must meet beyond the namespace's (Strata's own dirs, unsafe options). */
   public void setMountGuard(MountGuard guard) {
-    this.mountGuard = guard;
-  }
-
-  /** How long a writer may go without renewing before its incomplete files are recovered. */
-  public void setLeaseTimeout(Duration timeout) {
-    leaseRecovery.setTimeout(timeout);
+    mountOps.setGuard(guard);
   }
 
   /** See {@link MountOperations#mount}; first the {@link MountGuard}'s rules. */
   public void mount(String path, String ufsUri, boolean readOnly, boolean shared, Map<String, String> options)
       throws StrataException {
-    StrataPath p = StrataPath.of(path);
-    if (!p.isRoot()) {
-      UfsTempNames.refuseUserName(path, p.name());
-    }
-    if (ufsConf != null) {
-      mountGuard.checkMount(path, ufsUri, UfsManager.normalize(ufsUri, ufsConf.home()), options, workerDirs());
-    }
     mountOps.mount(path, ufsUri, readOnly, shared, options);
-  }
-
-  /** The storage dirs registered workers reported (a mount may not overlap them). */
-  private List<String> workerDirs() {
-    List<String> out = new ArrayList<>();
-    for (io.strata.master.block.WorkerState w : blocks.liveWorkers()) {
-      w.dirs().forEach(d -> out.add(d.path()));
-    }
-    for (io.strata.master.block.WorkerState w : blocks.lostWorkers()) {
-      w.dirs().forEach(d -> out.add(d.path()));
-    }
-    return out;
   }
 
   /** See {@link MountOperations#unmount}. */
@@ -264,8 +201,7 @@ public final class FileSystemMaster {
     mountOps.unmount(path);
   }
 
-
-  // ---- namespace ----
+  // ---- namespace changes (see NamespaceChanges) ----
 
   public FileInfo createFile(String path, long blockSize, boolean recursive, int mode) throws StrataException {
     return createFile(path, blockSize, recursive, mode, WriteType.MUST_CACHE);
@@ -288,49 +224,6 @@ public final class FileSystemMaster {
     return changes.createFile(path, blockSize, recursive, mode, writeType, clientId, owner);
   }
 
-  /**
-   * Completes a file. Written through (CACHE_THROUGH, THROUGH), its UFS copy must be there with the same
-   * length: it is renamed into place and the file completes PERSISTED; ASYNC_THROUGH completes
-   * TO_BE_PERSISTED; MUST_CACHE NOT_PERSISTED.
-   */
-  public FileInfo completeFile(String path, long fileId, long length) throws StrataException {
-    return completeFile(path, fileId, length, false);
-  }
-
-  /** See {@link FileCompletion#completeFile}. */
-  public FileInfo completeFile(String path, long fileId, long length, boolean ufsWritten) throws StrataException {
-    return completion.completeFile(path, fileId, length, ufsWritten);
-  }
-
-  /** See {@link FileCompletion#commitBlock}. */
-  public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
-    completion.commitBlock(workerId, blockId, length, tier, false, "");
-  }
-
-  /**
-   * See {@link FileCompletion#commitBlock}; {@code announce}: a copy committed before, said again; {@code replaces}:
-   * "host:port" of a worker whose copy this one replaces (empty: none).
-   */
-  public void commitBlock(long workerId, long blockId, long length, String tier, boolean announce, String replaces)
-      throws StrataException {
-    completion.commitBlock(workerId, blockId, length, tier, announce, replaces);
-  }
-
-  /** One block a worker committed, for {@link #commitBlocks}. */
-  public record BlockCommit(long blockId, long length, String tier, boolean announce, String replaces) {}
-
-  /** See {@link FileCompletion#commitBlocks}. */
-  public List<StrataException> commitBlocks(long workerId, List<BlockCommit> commits)
-      throws StrataException {
-    return completion.commitBlocks(workerId, commits);
-  }
-
-  /** See {@link WorkerProtocol#reportCorruptBlock}. */
-  public boolean reportCorruptBlock(long blockId, io.strata.common.net.WorkerAddress worker, long offset,
-      String reason) throws StrataException {
-    return workers.reportCorruptBlock(blockId, worker, offset, reason);
-  }
-
   public FileInfo createDirectory(String path, boolean recursive, boolean allowExists, int mode)
       throws StrataException {
     return createDirectory(path, recursive, allowExists, mode, WriteType.MUST_CACHE);
@@ -347,6 +240,30 @@ public final class FileSystemMaster {
       String owner) throws StrataException {
     return changes.createDirectory(path, recursive, allowExists, mode, writeType, owner);
   }
+
+  public void delete(String path, boolean recursive) throws StrataException {
+    delete(path, recursive, false);
+  }
+
+  /**
+   * Deletes a path; unless {@code strataOnly}, its UFS copy first (a UFS failure changes nothing here).
+   * Mount points and paths holding mounts are refused: unmount them.
+   */
+  public void delete(String path, boolean recursive, boolean strataOnly) throws StrataException {
+    delete(path, recursive, strataOnly, 0);
+  }
+
+  /** As above; a non-zero {@code fileId} deletes only while the path is still that file. */
+  public void delete(String path, boolean recursive, boolean strataOnly, long fileId) throws StrataException {
+    changes.delete(path, recursive, strataOnly, fileId);
+  }
+
+  /** Renames in Strata and, when the source exists in the UFS, there too (within one mount only). */
+  public void rename(String src, String dst) throws StrataException {
+    changes.rename(src, dst);
+  }
+
+  // ---- namespace reads (see NamespaceReads) ----
 
   public FileInfo getStatus(String path) throws StrataException {
     return getStatus(path, -1);
@@ -387,29 +304,46 @@ public final class FileSystemMaster {
     return reads.exists(path);
   }
 
-  public void delete(String path, boolean recursive) throws StrataException {
-    delete(path, recursive, false);
+  // ---- completion and block commits (see FileCompletion) ----
+
+  /**
+   * Completes a file. Written through (CACHE_THROUGH, THROUGH), its UFS copy must be there with the same
+   * length: it is renamed into place and the file completes PERSISTED; ASYNC_THROUGH completes
+   * TO_BE_PERSISTED; MUST_CACHE NOT_PERSISTED.
+   */
+  public FileInfo completeFile(String path, long fileId, long length) throws StrataException {
+    return completeFile(path, fileId, length, false);
+  }
+
+  /** See {@link FileCompletion#completeFile}. */
+  public FileInfo completeFile(String path, long fileId, long length, boolean ufsWritten) throws StrataException {
+    return completion.completeFile(path, fileId, length, ufsWritten);
+  }
+
+  /** See {@link FileCompletion#commitBlock}. */
+  public void commitBlock(long workerId, long blockId, long length, String tier) throws StrataException {
+    completion.commitBlock(workerId, blockId, length, tier, false, "");
   }
 
   /**
-   * Deletes a path; unless {@code strataOnly}, its UFS copy first (a UFS failure changes nothing here).
-   * Mount points and paths holding mounts are refused: unmount them.
+   * See {@link FileCompletion#commitBlock}; {@code announce}: a copy committed before, said again; {@code replaces}:
+   * "host:port" of a worker whose copy this one replaces (empty: none).
    */
-  public void delete(String path, boolean recursive, boolean strataOnly) throws StrataException {
-    delete(path, recursive, strataOnly, 0);
+  public void commitBlock(long workerId, long blockId, long length, String tier, boolean announce, String replaces)
+      throws StrataException {
+    completion.commitBlock(workerId, blockId, length, tier, announce, replaces);
   }
 
-  /** As above; a non-zero {@code fileId} deletes only while the path is still that file. */
-  public void delete(String path, boolean recursive, boolean strataOnly, long fileId) throws StrataException {
-    changes.delete(path, recursive, strataOnly, fileId);
+  /** One block a worker committed, for {@link #commitBlocks}. */
+  public record BlockCommit(long blockId, long length, String tier, boolean announce, String replaces) {}
+
+  /** See {@link FileCompletion#commitBlocks}. */
+  public List<StrataException> commitBlocks(long workerId, List<BlockCommit> commits)
+      throws StrataException {
+    return completion.commitBlocks(workerId, commits);
   }
 
-  /** Renames in Strata and, when the source exists in the UFS, there too (within one mount only). */
-  public void rename(String src, String dst) throws StrataException {
-    changes.rename(src, dst);
-  }
-
-  // ---- retries of non-idempotent calls (request ids, see IdempotentCalls) ----
+  // ---- calls named by request ids (see NamespaceRetries); a batch of them shares one journal flush ----
 
   /** {@link #createFile(String, long, boolean, int, WriteType, String)}, answered once per request id. */
   public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
@@ -420,22 +354,14 @@ public final class FileSystemMaster {
   /** {@link #createFile(String, long, boolean, int, WriteType, String, String)}, answered once per request id. */
   public FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
       String clientId, String owner, RequestId id) throws StrataException {
-    return calls.run(id, e -> e instanceof JournalEntry.CreateFile c && c.path().equals(path),
-        e -> ((JournalEntry.CreateFile) e).id(),
-        () -> createFile(path, blockSize, recursive, mode, writeType, clientId, owner), first -> {
-          FileInfo f = answerOf(first, path, "created");
-          if (!f.complete()) {
-            leaseRecovery.created(clientId, f.id()); // a new leader learns the writer's lease here
-          }
-          return f;
-        });
+    return retries.create(path, clientId, id,
+        () -> createFile(path, blockSize, recursive, mode, writeType, clientId, owner));
   }
 
   /** {@link #completeFile(String, long, long, boolean)}, answered once per request id. */
   public FileInfo completeFile(String path, long fileId, long length, boolean ufsWritten, RequestId id)
       throws StrataException {
-    return calls.run(id, e -> e instanceof JournalEntry.CompleteFile, e -> ((JournalEntry.CompleteFile) e).id(),
-        () -> completeFile(path, fileId, length, ufsWritten), first -> answerOf(first, path, "completed"));
+    return retries.complete(path, id, () -> completeFile(path, fileId, length, ufsWritten));
   }
 
   /** One entry of {@link #createFiles}: as {@link #createFile(String, long, boolean, int, WriteType, String, String, RequestId)}. */
@@ -452,15 +378,8 @@ public final class FileSystemMaster {
     List<Outcome> out = new ArrayList<>(entries.size());
     for (CreateEntry c : entries) {
       try {
-        out.add(new Outcome(calls.run(c.id(), e -> e instanceof JournalEntry.CreateFile f && f.path().equals(c.path()),
-            e -> ((JournalEntry.CreateFile) e).id(), () -> changes.createFileUnflushed(c.path(), c.blockSize(),
-                c.recursive(), c.mode(), c.writeType(), c.clientId(), c.owner()), first -> {
-              FileInfo f = answerOf(first, c.path(), "created");
-              if (!f.complete()) {
-                leaseRecovery.created(c.clientId(), f.id()); // a new leader learns the writer's lease here
-              }
-              return f;
-            }), null));
+        out.add(new Outcome(retries.create(c.path(), c.clientId(), c.id(), () -> changes.createFileUnflushed(
+            c.path(), c.blockSize(), c.recursive(), c.mode(), c.writeType(), c.clientId(), c.owner())), null));
       } catch (StrataException e) {
         out.add(new Outcome(null, e));
       }
@@ -486,9 +405,8 @@ public final class FileSystemMaster {
     List<StrataException> errors = new ArrayList<>(entries.size());
     for (CompleteEntry c : entries) {
       try {
-        applied.add(calls.run(c.id(), e -> e instanceof JournalEntry.CompleteFile,
-            e -> ((JournalEntry.CompleteFile) e).id(), () -> completion.apply(c.path(), c.fileId(), c.length(), false),
-            first -> new FileCompletion.Applied(answerOf(first, c.path(), "completed"), false)));
+        applied.add(retries.completeApplied(c.path(), c.id(),
+            () -> completion.apply(c.path(), c.fileId(), c.length(), false)));
         errors.add(null);
       } catch (StrataException e) {
         applied.add(null);
@@ -510,39 +428,12 @@ public final class FileSystemMaster {
   /** {@link #delete(String, boolean, boolean, long)}, applied once per request id. */
   public void delete(String path, boolean recursive, boolean strataOnly, long fileId, RequestId id)
       throws StrataException {
-    calls.run(id, e -> e instanceof JournalEntry.Delete d && d.path().equals(path), e -> 0, () -> {
-      delete(path, recursive, strataOnly, fileId);
-      return null;
-    }, first -> {
-      sync();
-      return null;
-    });
+    retries.delete(path, id, () -> delete(path, recursive, strataOnly, fileId));
   }
 
   /** {@link #rename(String, String)}, applied once per request id. */
   public void rename(String src, String dst, RequestId id) throws StrataException {
-    calls.run(id, e -> e instanceof JournalEntry.Rename r && r.src().equals(src) && r.dst().equals(dst), e -> 0,
-        () -> {
-          rename(src, dst);
-          return null;
-        }, first -> {
-          sync();
-          return null;
-        });
-  }
-
-  /**
-   * The file a retried create or complete answers with: as it is now (the first attempt's own reply is
-   * not kept; its inode is). Waits for the first attempt's entries to be durable, as that attempt would.
-   */
-  private FileInfo answerOf(JournalEntry.RequestDone first, String path, String did) throws StrataException {
-    sync();
-    FileInfo f = tree.getFile(first.inodeId());
-    if (f == null) {
-      throw new NotFoundException("Cannot answer the retry of " + new RequestId(first.clientId(), first.callId())
-          + ": the file it " + did + " at " + path + " (inode " + first.inodeId() + ") no longer exists");
-    }
-    return withUfs(f);
+    retries.rename(src, dst, id, () -> rename(src, dst));
   }
 
   // ---- free, pin, TTL, persist ----
@@ -560,12 +451,12 @@ public final class FileSystemMaster {
 
   /** See {@link CachePolicies#setAttribute}. */
   public FileInfo setAttribute(String path, AttributeChange change) throws StrataException {
-    return withUfs(policies.setAttribute(path, change));
+    return mounts.withUfs(policies.setAttribute(path, change));
   }
 
   /** See {@link CachePolicies#scheduleAsyncPersistence}. */
   public FileInfo scheduleAsyncPersistence(String path) throws StrataException {
-    return withUfs(policies.scheduleAsyncPersistence(path));
+    return mounts.withUfs(policies.scheduleAsyncPersistence(path));
   }
 
   /** Applies the TTLs that ran out (the master's background thread); see {@link CachePolicies#ttlTick}. */
@@ -589,7 +480,6 @@ public final class FileSystemMaster {
       persister.tick();
     }
   }
-
 
   // ---- worker protocol (see WorkerProtocol) ----
 
@@ -642,7 +532,18 @@ public final class FileSystemMaster {
     return workers.ufsWriteTarget(fileId);
   }
 
+  /** See {@link WorkerProtocol#reportCorruptBlock}. */
+  public boolean reportCorruptBlock(long blockId, io.strata.common.net.WorkerAddress worker, long offset,
+      String reason) throws StrataException {
+    return workers.reportCorruptBlock(blockId, worker, offset, reason);
+  }
+
   // ---- write leases ----
+
+  /** How long a writer may go without renewing before its incomplete files are recovered. */
+  public void setLeaseTimeout(Duration timeout) {
+    leaseRecovery.setTimeout(timeout);
+  }
 
   /** See {@link LeaseRecovery#renewLease}. */
   public List<Long> renewLease(String clientId, List<Long> fileIds) throws StrataException {

@@ -15,14 +15,15 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Mounting and unmounting under file systems: the rules a mount point and its UFS must meet (checked
- * against the tree, the mount table and the UFS itself), then one journaled operation that creates the
- * mount point and records the mount (or deletes what Strata holds under it and the mount). The file
- * system master owns it and delegates to it.
+ * Mounting and unmounting under file systems: the rules a mount point and its UFS must meet (the
+ * {@link MountGuard}'s, then those checked against the tree, the mount table and the UFS itself), then
+ * one journaled operation that creates the mount point and records the mount (or deletes what Strata
+ * holds under it and the mount). The file system master owns it and delegates to it.
  *
  * <p>Thread-safe: the tree and the mount table are; the commit lock orders an unmount against block
  * commits, as a delete does.
@@ -43,9 +44,12 @@ final class MountOperations {
   private final Object commitLock;
   private final Consumer<List<Long>> removeBlocks;
   private final Flush flush;
+  /** The storage dirs registered workers reported (a mount may not overlap them). */
+  private final Supplier<List<String>> workerDirs;
+  private volatile MountGuard guard = MountGuard.NONE;
 
   MountOperations(InodeTree tree, MountTable mounts, MetadataSync sync, UfsConfig conf, Object commitLock,
-      Consumer<List<Long>> removeBlocks, Flush flush) {
+      Consumer<List<Long>> removeBlocks, Flush flush, Supplier<List<String>> workerDirs) {
     this.tree = tree;
     this.mounts = mounts;
     this.sync = sync;
@@ -53,19 +57,30 @@ final class MountOperations {
     this.commitLock = commitLock;
     this.removeBlocks = removeBlocks;
     this.flush = flush;
+    this.workerDirs = workerDirs;
+  }
+
+  /** The rules a mount must meet beyond the namespace's (Strata's own dirs, unsafe options). */
+  void setGuard(MountGuard guard) {
+    this.guard = guard;
   }
 
   /**
-   * Mounts {@code ufsUri} at {@code path}: the path must not be a mount point already nor hold anything
+   * Mounts {@code ufsUri} at {@code path}: its name must not be one of Strata's temporary UFS names, and the
+   * {@link MountGuard}'s rules come first; the path must not be a mount point already nor hold anything
    * but an empty directory; its parent must exist; the UFS must be reachable, an existing directory, and
    * overlap no other mount's UFS.
    */
   void mount(String path, String ufsUri, boolean readOnly, boolean shared, Map<String, String> options)
       throws StrataException {
     StrataPath p = StrataPath.of(path);
+    if (!p.isRoot()) {
+      UfsTempNames.refuseUserName(path, p.name());
+    }
     if (conf == null) {
       throw new FailedPreconditionException("Cannot mount at " + path + ": this master has no under file systems");
     }
+    guard.checkMount(path, ufsUri, UfsManager.normalize(ufsUri, conf.home()), options, workerDirs.get());
     if (p.isRoot()) {
       throw new InvalidArgumentException("Cannot mount at /: the root mount comes from "
           + "strata.master.mount.table.root.ufs");

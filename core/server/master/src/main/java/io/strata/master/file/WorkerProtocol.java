@@ -12,6 +12,7 @@ import io.strata.master.block.BlockReport;
 import io.strata.master.block.BlockState;
 import io.strata.master.block.HeartbeatResult;
 import io.strata.master.block.StorageDirState;
+import io.strata.master.block.WorkerState;
 import io.strata.master.file.MasterReplies.BlockSource;
 import io.strata.master.file.MasterReplies.PersistResult;
 import io.strata.master.file.MasterReplies.UfsSource;
@@ -27,7 +28,8 @@ import java.util.Map;
 /**
  * The master's answers to workers: heartbeats (the block master's part, then persist commands, the pin
  * list when it changed, and blocks the worker may evict), registrations, worker tokens, where a worker
- * finds a block (its copies, its UFS range), where it writes a file's UFS copy, and corrupt-copy reports.
+ * finds a block (its copies, its UFS range), where it writes a file's UFS copy, corrupt-copy reports, and
+ * the storage dirs workers reported (which no mount may overlap).
  *
  * <p>Thread-safe; it keeps no state of its own beyond what it shares with the master (the write targets).
  */
@@ -53,6 +55,18 @@ final class WorkerProtocol {
     this.persister = persister;
     this.workerAccess = workerAccess;
     this.ufsWriteTargets = ufsWriteTargets;
+  }
+
+  /** The storage dirs registered workers reported, live or lost. */
+  List<String> storageDirs() {
+    List<String> out = new ArrayList<>();
+    for (WorkerState w : blocks.liveWorkers()) {
+      w.dirs().forEach(d -> out.add(d.path()));
+    }
+    for (WorkerState w : blocks.lostWorkers()) {
+      w.dirs().forEach(d -> out.add(d.path()));
+    }
+    return out;
   }
 
   /**
