@@ -82,8 +82,9 @@ class PartitionPrefetchIntegrationTest {
     return new PartitionPrefetch(fs, new PartitionPrefetch.Settings(ahead, maxBytes, 1024), pool);
   }
 
-  private void awaitReads(long count) {
-    await().atMost(Duration.ofSeconds(20)).until(() -> pool.getCompletedTaskCount() >= count);
+  /** Waits until the pool went through {@code count} reads ahead in all. */
+  private static void awaitReads(PartitionPrefetch ahead, long count) {
+    await().atMost(Duration.ofSeconds(20)).until(() -> ahead.readsEnded() >= count);
   }
 
   /** Reads partition {@code p} as a reduce task does, taking what was read ahead; returns its records. */
@@ -113,7 +114,8 @@ class PartitionPrefetchIntegrationTest {
   void readersOfTheNextPartitions_takeTheirFilesReadAhead_byteForByte() throws Exception {
     PartitionPrefetch ahead = prefetch(4, 1 << 20);
     ahead.started(1, sealed, 0, 1);
-    awaitReads(4); // partitions 1-4, not the begun 0
+    assertThat(ahead.readsPlanned()).isEqualTo(4); // partitions 1-4, not the begun 0
+    awaitReads(ahead, 4);
     assertThat(ahead.reserved()).isEqualTo(fileBytes(1) + fileBytes(2) + fileBytes(3) + fileBytes(4));
     long[] readAhead = new long[1];
     assertThat(read(ahead, 1, 0, readAhead)).containsExactly(text(0));
@@ -124,8 +126,10 @@ class PartitionPrefetchIntegrationTest {
     }
     assertThat(readAhead[0]).isEqualTo(4);
     assertThat(ahead.counts(1)).containsExactly(4, 0);
-    // Partition 5 onwards were read ahead by the later begins; 7's file is too big to be, so its reader opens it.
-    awaitReads(4 + 3); // 5, 6 and 8
+    // The window was topped up once half of it was begun (at 2: 5 and 6; at 4: 7 and 8); 7's file is too big to be
+    // read ahead, so its reader opens it.
+    assertThat(ahead.readsPlanned()).isEqualTo(4 + 3);
+    awaitReads(ahead, 4 + 3);
     readAhead[0] = 0;
     for (int p = 5; p <= 8; p++) {
       ahead.started(1, sealed, p, p + 1);
@@ -152,7 +156,7 @@ class PartitionPrefetchIntegrationTest {
     String p11 = sealed.files().get(11).get(0);
     assertThat(ahead.take(2, p11, sealed.statuses().get(p11))).isNull(); // not started: cancelled
     hold.countDown();
-    awaitReads(3);
+    awaitReads(ahead, 2);
     String p12 = sealed.files().get(12).get(0);
     URIStatus s12 = sealed.statuses().get(p12);
     URIStatus other = new URIStatus(s12.id() + 1, s12.path(), s12.name(), false, s12.length(), s12.blockSize(),
@@ -171,13 +175,13 @@ class PartitionPrefetchIntegrationTest {
     long one = fileBytes(20);
     PartitionPrefetch ahead = prefetch(8, 3 * one);
     ahead.started(3, sealed, 20, 21);
-    awaitReads(3);
+    awaitReads(ahead, 3);
     assertThat(ahead.reserved()).isEqualTo(3 * one); // 21-23 of 21-28
     long[] readAhead = new long[1];
     ahead.started(3, sealed, 21, 22);
     assertThat(read(ahead, 3, 21, readAhead)).containsExactly(text(21));
     ahead.started(3, sealed, 22, 23); // 21's bytes went to its reader: 24 fits now
-    awaitReads(4);
+    awaitReads(ahead, 4);
     assertThat(ahead.reserved()).isEqualTo(3 * one);
     for (int p = 22; p <= 24; p++) {
       ahead.started(3, sealed, p, p + 1);
@@ -191,24 +195,21 @@ class PartitionPrefetchIntegrationTest {
     PartitionPrefetch ahead = prefetch(4, 1 << 20);
     long[] readAhead = new long[1];
     int p = 0;
-    long reads = 0;
     // Runs partitions 0, 3, 6, ...: two of every three read ahead are run "elsewhere".
     for (; p < PARTITIONS - 6 && ahead.counts(4)[1] < PartitionPrefetch.WASTE_MIN + 4; p += 3) {
-      long before = pool.getTaskCount();
       ahead.started(4, sealed, p, p + 1);
-      reads += pool.getTaskCount() - before;
-      awaitReads(reads);
+      awaitReads(ahead, ahead.readsPlanned());
       assertThat(read(ahead, 4, p, readAhead)).containsExactly(text(p));
     }
     long[] counts = ahead.counts(4);
     assertThat(counts[1]).isGreaterThanOrEqualTo(PartitionPrefetch.WASTE_MIN).isGreaterThan(counts[0]);
     assertThat(ahead.reserved()).isZero();
-    long before = pool.getTaskCount();
+    long before = ahead.readsPlanned();
     ahead.started(4, sealed, p, p + 1);
-    assertThat(pool.getTaskCount()).isEqualTo(before); // off for this shuffle
+    assertThat(ahead.readsPlanned()).isEqualTo(before); // off for this shuffle
     assertThat(read(ahead, 4, p, readAhead)).containsExactly(text(p));
     // Another shuffle is read ahead all the same.
     ahead.started(5, sealed, 0, 1);
-    assertThat(pool.getTaskCount()).isEqualTo(before + 4);
+    assertThat(ahead.readsPlanned()).isEqualTo(before + 4);
   }
 }

@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * An executor's read-ahead of small sealed partition files, so a reduce task finds its file's bytes already here
  * instead of waiting for the open's round trips to a worker. When a reader of partitions [start, end) begins with
  * the whole shuffle's seal ({@link DriverEndpoint.Sealed#whole}), the files of the next
- * {@link Settings#ahead} partitions that no reader here has begun are read on this class's pool, each at most
+ * {@link Settings#ahead} partitions that no reader here has begun are read on this class's pool (topped up in one
+ * task once half of that window was begun), each at most
  * {@link Settings#fileMaxBytes}, all of them together at most {@link Settings#maxBytes} (reserved before a read
  * starts). A reader {@link #take}s a file's bytes only when they were read from the same file (id and length) it
  * was told of; a read not started yet is cancelled and the reader opens the file itself, as it also does when the
@@ -87,6 +88,9 @@ final class PartitionPrefetch implements AutoCloseable {
   private final Map<Integer, Shuffle> shuffles = new HashMap<>();
   /** Bytes of the reads held in {@link Shuffle#reads}. */
   private long reserved;
+  /** Reads handed to the pool, and those the pool went through (read, failed or found cancelled). */
+  private final java.util.concurrent.atomic.AtomicLong planned = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong ended = new java.util.concurrent.atomic.AtomicLong();
 
   PartitionPrefetch(FileSystem fs, Settings settings, ExecutorService pool) {
     this.fs = fs;
@@ -130,6 +134,11 @@ final class PartitionPrefetch implements AutoCloseable {
       if (s.off) {
         return;
       }
+      // Topped up only once half the window was used, so the pool is woken once per half window, not per task:
+      // waking a thread is a system call that costs a task about as much as the read it spares on this kind of VM.
+      if (s.considered - (end - 1) > settings.ahead() / 2) {
+        return;
+      }
       int last = end - 1 + settings.ahead();
       for (int p = Math.max(s.considered + 1, end); p <= last; p++) {
         if (!s.begun.get(p) && !plan(s, p, toRead)) {
@@ -138,10 +147,14 @@ final class PartitionPrefetch implements AutoCloseable {
         s.considered = p;
       }
     }
-    for (Read r : toRead) {
-      try {
-        pool.execute(() -> read(r));
-      } catch (RejectedExecutionException e) { // closing: the reader opens the file itself
+    if (toRead.isEmpty()) {
+      return;
+    }
+    planned.addAndGet(toRead.size());
+    try {
+      pool.execute(() -> toRead.forEach(this::read)); // in partition order, the order tasks take them
+    } catch (RejectedExecutionException e) { // closing: the readers open their files themselves
+      for (Read r : toRead) {
         r.state.set(Read.CANCELLED);
         r.bytes.completeExceptionally(e);
       }
@@ -176,6 +189,14 @@ final class PartitionPrefetch implements AutoCloseable {
   }
 
   private void read(Read r) {
+    try {
+      readNow(r);
+    } finally {
+      ended.incrementAndGet();
+    }
+  }
+
+  private void readNow(Read r) {
     if (!r.state.compareAndSet(Read.NEW, Read.RUNNING)) {
       return;
     }
@@ -233,6 +254,16 @@ final class PartitionPrefetch implements AutoCloseable {
   /** Bytes held or being read ahead (tests). */
   synchronized long reserved() {
     return reserved;
+  }
+
+  /** Reads handed to the pool so far (tests). */
+  long readsPlanned() {
+    return planned.get();
+  }
+
+  /** Reads the pool went through so far: read, failed, or found cancelled (tests). */
+  long readsEnded() {
+    return ended.get();
   }
 
   /** Files of a shuffle taken from here, and read ahead for nothing (tests). */
