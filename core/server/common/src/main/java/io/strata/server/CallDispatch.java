@@ -17,7 +17,9 @@ import org.slf4j.LoggerFactory;
  * Where a call's callbacks run on a server whose transport runs them inline (gRPC's direct executor):
  * methods named in {@code inline} stay on the transport thread (they answer from memory and never wait,
  * or hand their blocking part off themselves); every other method's callbacks are queued, in order, on
- * the bounded handler pool ({@link RpcAdmission}), one at a time per call, in the call's gRPC context.
+ * the bounded handler pool ({@link RpcAdmission}), one at a time per call, in the call's gRPC context: a unary
+ * call wakes a pool thread once (its message and readiness wait for its half-close), and its completion runs on
+ * the transport thread when nothing of the call is left on the pool.
  * So a getStatus costs no thread hand-off, while anything that may wait (the journal, a monitor held
  * across a block report, a UFS) never holds a transport thread. Must be the outermost interceptor, so the
  * admission interceptor's saturation check runs on the pool thread.
@@ -45,10 +47,17 @@ final class CallDispatch implements ServerInterceptor {
     // Starting a unary or server-streaming call runs no service code (that is onHalfClose), so it may stay
     // here; the master, the only server with inline methods, has no client-streaming ones.
     ServerCall.Listener<Q> inner = next.startCall(call, headers);
+    // A unary call's message and readiness only wait for its half-close (or cancel, or completion), one of which
+    // always follows them: queued without waking a pool thread, so the call costs one hand-off, not two or three.
+    boolean unary = call.getMethodDescriptor().getType() == io.grpc.MethodDescriptor.MethodType.UNARY;
     return new ServerCall.Listener<>() {
       @Override
       public void onMessage(Q message) {
-        serial.execute(() -> inner.onMessage(message));
+        if (unary) {
+          serial.enqueue(() -> inner.onMessage(message));
+        } else {
+          serial.execute(() -> inner.onMessage(message));
+        }
       }
 
       @Override
@@ -63,12 +72,18 @@ final class CallDispatch implements ServerInterceptor {
 
       @Override
       public void onComplete() {
-        serial.execute(inner::onComplete);
+        // The call's answer is sent; its completion callbacks only observe that. Run here when no callback of the
+        // call is queued or running, sparing a pool thread's wake-up per call.
+        serial.runHereIfIdle(inner::onComplete);
       }
 
       @Override
       public void onReady() {
-        serial.execute(inner::onReady);
+        if (unary) {
+          serial.enqueue(inner::onReady);
+        } else {
+          serial.execute(inner::onReady);
+        }
       }
     };
   }
@@ -92,6 +107,32 @@ final class CallDispatch implements ServerInterceptor {
       schedule();
     }
 
+    /** Queues a callback to run when the next one {@link #execute}d does (a callback that always follows it). */
+    void enqueue(Runnable callback) {
+      queue.add(callback);
+    }
+
+    /**
+     * Runs the callback on this thread when none of the call's is queued or running (so the order holds), else
+     * queues it as {@link #execute} does.
+     */
+    void runHereIfIdle(Runnable callback) {
+      if (!queue.isEmpty() || !scheduled.compareAndSet(false, true)) {
+        execute(callback);
+        return;
+      }
+      Context previous = context.attach();
+      try {
+        runOne(callback);
+      } finally {
+        context.detach(previous);
+        scheduled.set(false);
+      }
+      if (!queue.isEmpty()) {
+        schedule(); // a callback queued while this one ran
+      }
+    }
+
     private void schedule() {
       if (scheduled.compareAndSet(false, true)) {
         try {
@@ -103,22 +144,26 @@ final class CallDispatch implements ServerInterceptor {
       }
     }
 
+    private void runOne(Runnable r) {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        LOG.error("RPC callback of {} failed", call.getMethodDescriptor().getFullMethodName(), e);
+        try {
+          call.close(Status.INTERNAL.withDescription("Unexpected server error: " + e), new Metadata());
+        } catch (IllegalStateException alreadyClosed) {
+          // nothing more to tell the client
+        }
+      }
+    }
+
     @Override
     public void run() {
       Context previous = context.attach();
       try {
         Runnable r;
         while ((r = queue.poll()) != null) {
-          try {
-            r.run();
-          } catch (RuntimeException e) {
-            LOG.error("RPC callback of {} failed", call.getMethodDescriptor().getFullMethodName(), e);
-            try {
-              call.close(Status.INTERNAL.withDescription("Unexpected server error: " + e), new Metadata());
-            } catch (IllegalStateException alreadyClosed) {
-              // nothing more to tell the client
-            }
-          }
+          runOne(r);
         }
       } finally {
         context.detach(previous);

@@ -326,6 +326,11 @@ public final class GrpcServer implements AutoCloseable {
     return executor.refused();
   }
 
+  /** Tasks the handler pool has run so far (tests: how many hand-offs calls cost). */
+  long tasksRun() {
+    return executor.tasksRun();
+  }
+
   /** Tasks waiting in the handler pool's queue now. */
   public int queuedTasks() {
     return executor.queued();

@@ -75,6 +75,11 @@ final class RpcAdmission implements Executor {
     return refused.get();
   }
 
+  /** Tasks the pool has run so far. */
+  long tasksRun() {
+    return pool.getCompletedTaskCount();
+  }
+
   /** Tasks waiting for a thread now. */
   int queued() {
     return pool.getQueue().size();

@@ -176,6 +176,61 @@ class GrpcServerBoundsTest {
     }
   }
 
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void aUnaryCallOnAServerWithInlineMethods_costsOneHandOff_andItsCompletionRunsAfterItsHandler() throws Exception {
+    MethodDescriptor<byte[], byte[]> echo = method("Echo");
+    MethodDescriptor<byte[], byte[]> now = method("Now");
+    java.util.concurrent.atomic.AtomicBoolean handling = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicInteger handled = new AtomicInteger();
+    AtomicInteger completed = new AtomicInteger();
+    AtomicInteger completedOnPool = new AtomicInteger();
+    AtomicInteger overlapped = new AtomicInteger();
+    ServerServiceDefinition service = ServerServiceDefinition.builder("test.Blocking")
+        .addMethod(echo, ServerCalls.asyncUnaryCall((req, out) -> {
+          handling.set(true);
+          ((io.grpc.stub.ServerCallStreamObserver<byte[]>) out).setOnCloseHandler(() -> {
+            if (handling.get()) {
+              overlapped.incrementAndGet();
+            }
+            if (Thread.currentThread().getName().startsWith("once-rpc-")) {
+              completedOnPool.incrementAndGet();
+            }
+            completed.incrementAndGet();
+          });
+          handled.incrementAndGet();
+          out.onNext(req);
+          out.onCompleted();
+          handling.set(false);
+        }))
+        .addMethod(now, ServerCalls.asyncUnaryCall((req, out) -> {
+          out.onNext(req);
+          out.onCompleted();
+        })).build();
+    GrpcServer server = new GrpcServer("once", "127.0.0.1", 0, 1 << 20, GrpcServer.Limits.DEFAULTS, List.of(service),
+        java.util.Set.of(now.getFullMethodName())).start();
+    ManagedChannel ch = GrpcChannels.forAddress("127.0.0.1", server.port(), 1 << 20);
+    try {
+      int calls = 50;
+      for (int i = 0; i < calls; i++) {
+        assertThat(ClientCalls.blockingUnaryCall(ch, echo, CallOptions.DEFAULT, new byte[] {(byte) i}))
+            .containsExactly((byte) i);
+      }
+      await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(completed).hasValue(calls));
+      // The message and readiness wait for the half-close: one pool task per call. A completion runs on the
+      // transport thread when nothing of its call is on the pool; else it is queued, and the pool runs it in the
+      // handler's task or as one more task after it.
+      await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(server.tasksRun())
+          .isBetween((long) calls, (long) calls + completedOnPool.get()));
+      assertThat(handled).hasValue(calls);
+      assertThat(overlapped).hasValue(0);
+      assertThat(completedOnPool.get()).isLessThan(calls);
+    } finally {
+      GrpcChannels.close(ch);
+      server.close();
+    }
+  }
+
   private static long serverThreads() {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(t -> t.getName().startsWith("bounded-rpc-") && !t.getName().startsWith("bounded-rpc-refuse")).count();
