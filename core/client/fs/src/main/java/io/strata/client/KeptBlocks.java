@@ -57,7 +57,7 @@ final class KeptBlocks {
         return null;
       }
       ShortCircuitClient.OpenBlock opened = context.shortCircuit().open(chosen, block.blockId(), promote,
-          FileInStream.inlineMax(context, block));
+          BlockCopies.inlineMax(context, block));
       if (opened == null) {
         return null;
       }
