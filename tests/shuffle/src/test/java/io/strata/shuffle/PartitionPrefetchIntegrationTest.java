@@ -191,6 +191,27 @@ class PartitionPrefetchIntegrationTest {
   }
 
   @Test
+  void anEqualSeal_keepsWhatWasReadAhead_aNewSealOfTheShuffle_dropsIt() throws Exception {
+    PartitionPrefetch ahead = prefetch(4, 1 << 20);
+    ahead.started(6, sealed, 30, 31);
+    awaitReads(ahead, 4); // 31-34
+    // Another reader's answer: equal, another object (readers ask side by side as the seal ends).
+    DriverEndpoint.Sealed same = new DriverEndpoint.Sealed(new HashMap<>(sealed.files()), sealed.statuses(), Map.of(),
+        true);
+    ahead.started(6, same, 31, 32);
+    long[] readAhead = new long[1];
+    assertThat(read(ahead, 6, 31, readAhead)).containsExactly(text(31));
+    assertThat(readAhead[0]).isEqualTo(1);
+    // The map stage ran again and its seal names other files: what was read of the old one is dropped unread.
+    Map<Integer, List<String>> moved = new HashMap<>(sealed.files());
+    moved.put(33, sealed.files().get(40));
+    ahead.started(6, new DriverEndpoint.Sealed(moved, sealed.statuses(), Map.of(), true), 32, 33);
+    String p32 = sealed.files().get(32).get(0); // read ahead of the old seal; begun, so not read for the new one
+    assertThat(ahead.take(6, p32, sealed.statuses().get(p32))).isNull();
+    assertThat(ahead.counts(6)).containsExactly(0, 0); // a new seal counts from nothing
+  }
+
+  @Test
   void anExecutorRunningAThirdOfThePartitions_stopsReadingAhead() throws Exception {
     PartitionPrefetch ahead = prefetch(4, 1 << 20);
     long[] readAhead = new long[1];

@@ -109,7 +109,9 @@ final class PartitionPrefetch implements AutoCloseable {
     List<Read> toRead = new ArrayList<>();
     synchronized (this) {
       Shuffle s = shuffles.get(shuffleId);
-      if (s == null || s.sealed != whole) { // a new seal (the map stage ran again): nothing of the old one holds
+      // A new seal (the map stage ran again): nothing of the old one holds. Readers that asked side by side as the
+      // seal ended hold equal answers in different objects; a taken file is checked against its status anyway.
+      if (s == null || (s.sealed != whole && !s.sealed.files().equals(whole.files()))) {
         if (s != null) {
           dropAll(s);
         }
