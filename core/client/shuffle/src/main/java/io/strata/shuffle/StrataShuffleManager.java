@@ -137,6 +137,18 @@ public final class StrataShuffleManager implements ShuffleManager {
     return clients().retryPool();
   }
 
+  private volatile BatchCodecs batchCodecs;
+
+  /** The codecs map tasks compress batches with (made once: Spark's configuration does not change). */
+  BatchCodecs batchCodecs() {
+    BatchCodecs c = batchCodecs;
+    if (c == null) {
+      c = new BatchCodecs(SparkEnv.get().conf()); // made twice at worst, by tasks starting together
+      batchCodecs = c;
+    }
+    return c;
+  }
+
   /** This process's read-ahead of small partition files. */
   PartitionPrefetch readAhead() {
     return clients().readAhead();

@@ -6,9 +6,7 @@ import java.io.OutputStream;
 import java.util.Set;
 import org.apache.spark.Partitioner;
 import org.apache.spark.ShuffleDependency;
-import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
-import org.apache.spark.io.CompressionCodec;
 import org.apache.spark.memory.MemoryConsumer;
 import org.apache.spark.memory.MemoryMode;
 import org.apache.spark.memory.TaskMemoryManager;
@@ -52,7 +50,7 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   private final TaskContext context;
   private final ShuffleWriteMetricsReporter metrics;
   private final SerializerInstance serializer;
-  private final CompressionCodec codec;
+  private final BatchCodecs codecs;
   private final Partitioner partitioner;
   private final PushClient pusher;
   private final ByteArrayOutputStream[] raw;
@@ -73,7 +71,7 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     this.metrics = metrics;
     ShuffleDependency<K, V, ?> dep = handle.dependency();
     this.serializer = dep.serializer().newInstance();
-    this.codec = CompressionCodec.createCodec(SparkEnv.get().conf());
+    this.codecs = manager.batchCodecs();
     this.partitioner = dep.partitioner();
     int n = partitioner.numPartitions();
     this.raw = new ByteArrayOutputStream[n];
@@ -198,7 +196,7 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     streams[p] = null;
     raw[p] = null;
     ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length / 2 + 64);
-    try (OutputStream c = codec.compressedOutputStream(out)) {
+    try (OutputStream c = codecs.forBatch(bytes.length).compressedOutputStream(out)) {
       c.write(bytes);
     }
     byte[] batch = out.toByteArray();
