@@ -18,9 +18,8 @@ final class BatchCodecs {
   static final int[] SMALL_BLOCKS = {1 << 10, 4 << 10, 16 << 10};
 
   private final CompressionCodec codec;
-  /** LZ4 with each of {@link #SMALL_BLOCKS}, or empty when the codec is not LZ4. */
+  /** LZ4 with the first of {@link #SMALL_BLOCKS} (those below the configured block), or empty when not LZ4. */
   private final CompressionCodec[] small;
-  private final int[] smallBlocks;
 
   BatchCodecs(SparkConf conf) {
     this.codec = CompressionCodec.createCodec(conf);
@@ -30,7 +29,6 @@ final class BatchCodecs {
       n++;
     }
     this.small = new CompressionCodec[n];
-    this.smallBlocks = java.util.Arrays.copyOf(SMALL_BLOCKS, n);
     for (int i = 0; i < n; i++) {
       small[i] = new LZ4CompressionCodec(conf.clone().set("spark.io.compression.lz4.blockSize",
           SMALL_BLOCKS[i] + "b"));
@@ -40,7 +38,7 @@ final class BatchCodecs {
   /** The codec for a batch of {@code length} bytes before compression. */
   CompressionCodec forBatch(int length) {
     for (int i = 0; i < small.length; i++) {
-      if (length <= smallBlocks[i]) {
+      if (length <= SMALL_BLOCKS[i]) {
         return small[i];
       }
     }

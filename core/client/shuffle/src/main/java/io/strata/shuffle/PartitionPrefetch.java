@@ -155,7 +155,15 @@ final class PartitionPrefetch implements AutoCloseable {
     planned.addAndGet(toRead.size());
     try {
       pool.execute(() -> toRead.forEach(this::read)); // in partition order, the order tasks take them
-    } catch (RejectedExecutionException e) { // closing: the readers open their files themselves
+    } catch (RejectedExecutionException e) { // closing, or its queue full: the readers open these files themselves
+      synchronized (this) {
+        Shuffle s = shuffles.get(shuffleId);
+        for (Read r : toRead) {
+          if (s != null && s.reads.remove(r.status.path(), r)) {
+            drop(r);
+          }
+        }
+      }
       for (Read r : toRead) {
         r.state.set(Read.CANCELLED);
         r.bytes.completeExceptionally(e);

@@ -114,12 +114,14 @@ public final class StrataShuffleManager implements ShuffleManager {
         t.setDaemon(true);
         return t;
       });
-      // Two threads: files read ahead are small, each read mostly a round trip to a worker.
-      java.util.concurrent.ExecutorService readPool = Executors.newFixedThreadPool(2, r -> {
-        Thread t = new Thread(r, "strata-shuffle-read-ahead");
-        t.setDaemon(true);
-        return t;
-      });
+      // Two threads: files read ahead are small, each read mostly a round trip to a worker. A task is a half
+      // window of reads; past 64 queued, what is planned is left to its readers.
+      java.util.concurrent.ExecutorService readPool = new java.util.concurrent.ThreadPoolExecutor(2, 2, 0,
+          java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64), r -> {
+            Thread t = new Thread(r, "strata-shuffle-read-ahead");
+            t.setDaemon(true);
+            return t;
+          });
       return new Clients(fs, new ShuffleChannels(fs.conf().get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE)), retryPool,
           new PartitionPrefetch(fs, conf.readAhead(), readPool));
     });
