@@ -101,6 +101,57 @@ class WorkerChannelPoolIntegrationTest {
     }
   }
 
+  /**
+   * A worker that refused a connection (stopped) and is back on its port is read from at once: the pooled
+   * channel whose connect failed, which gRPC would keep failing calls on for its reconnect backoff (a second,
+   * growing to minutes), is replaced at the next call. The block lives on that worker alone (MUST_CACHE),
+   * kept in its tier dir across the restart.
+   */
+  @Test
+  void workerBackOnItsPort_isReadFromAtOnce() throws IOException {
+    int victim = 3;
+    int port = cluster.worker(victim).rpcPort();
+    String path = null;
+    long offset = 0;
+    for (int f = 0; f < FILES && path == null; f++) {
+      for (FileBlockInfo b : cluster.client().getBlockLocations("/pool-" + f)) {
+        if (b.locations().size() == 1 && b.locations().get(0).address().rpcPort() == port) {
+          path = "/pool-" + f;
+          offset = b.offset();
+          break;
+        }
+      }
+    }
+    assertThat(path).as("a block held by worker " + victim + " only").isNotNull();
+    byte[] expected = java.util.Arrays.copyOfRange(DATA[path.charAt(6) - '0'], (int) offset, (int) offset + BLOCK);
+    // No retry: the read that finds the worker down fails at once, well within the channel's backoff.
+    FileSystemContext context = new FileSystemContext(readerConf(64, "10min")
+        .with(ClientKeys.BLOCK_READ_RETRY_MAX, 0));
+    try (FileSystem fs = FileSystem.create(context)) {
+      byte[] got = new byte[BLOCK];
+      try (FileInStream in = fs.openFile(path)) {
+        in.readFully(offset, got, 0, BLOCK);
+      }
+      assertThat(got).isEqualTo(expected);
+      cluster.stopWorker(victim);
+      try (FileInStream in = fs.openFile(path)) {
+        String p = path;
+        long at = offset;
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> in.readFully(at, got, 0, BLOCK))
+            .as("the only copy of " + p + " at " + at + " is down").isInstanceOf(IOException.class);
+      } finally {
+        cluster.restartWorker(victim);
+      }
+      byte[] again = new byte[BLOCK];
+      try (FileInStream in = fs.openFile(path)) {
+        in.readFully(offset, again, 0, BLOCK);
+      }
+      assertThat(again).isEqualTo(expected);
+    } finally {
+      context.close();
+    }
+  }
+
   @Test
   void sequentialReadsOverFourWorkers_keepAtMostTwoChannels_andStayByteExact() throws IOException {
     FileSystemContext context = new FileSystemContext(readerConf(2, "10min"));

@@ -456,6 +456,44 @@ class ShufflePartitionFilesIntegrationTest {
     }
   }
 
+  /**
+   * The driver keeps a channel per worker. A worker that refused a connection and came back on its port
+   * within gRPC's reconnect backoff (a second, growing to minutes) must be placed on again at once, not
+   * skipped as unreachable while the old channel keeps failing calls with the old error.
+   */
+  @Test
+  @Order(8)
+  void workerRestartedOnItsPort_isPlacedOnAgainAtOnce() throws Exception {
+    cluster.waitForWorkers(3, 30_000);
+    String back = "localhost:" + cluster.worker(1).rpcPort();
+    cluster.stopWorker(1);
+    try {
+      List<PartitionLocation> without = lifecycle.register("app-back", 23, 3); // refused by the stopped worker
+      assertThat(without).allSatisfy(l -> assertThat(List.of(l.primary(), l.replica())).doesNotContain(back));
+      lifecycle.unregister(23);
+    } finally {
+      cluster.restartWorker(1);
+    }
+    List<PartitionLocation> locs = lifecycle.register("app-back", 24, 3);
+    // Three partitions over three workers in turn: each worker is a primary once, with a replica.
+    assertThat(locs.stream().map(PartitionLocation::primary)).containsExactlyInAnyOrder(
+        back, "localhost:" + cluster.worker(0).rpcPort(), "localhost:" + cluster.worker(2).rpcPort());
+    assertThat(locs).allSatisfy(l -> assertThat(l.hasReplica()).isTrue());
+    PushClient p = pusher("app-back", 24, locs);
+    for (int part = 0; part < 3; part++) {
+      byte[] b = batch(0, part, part);
+      p.push(part, 0, 5, b, 0, b.length);
+    }
+    p.finish();
+    SealedShuffle sealed = lifecycle.seal(24);
+    assertThat(sealed.lost()).isEmpty();
+    for (int part = 0; part < 3; part++) {
+      assertThat(read(sealed.files().get(part), Map.of(0, 5L)))
+          .containsExactly(new String(batch(0, part, part), StandardCharsets.UTF_8));
+    }
+    lifecycle.unregister(24);
+  }
+
   @Test
   @Order(9)
   void partitionOfAFileDeletedWhileTheWorkerMissedTheNotice_isLetGoAtRegistration() throws Exception {

@@ -61,7 +61,9 @@ import org.slf4j.LoggerFactory;
  * <p>The transport is chosen when a worker's channel is made; the socket is probed with a plain connect
  * first, outside any lock. Retiring a channel is one compare-and-set of its in-flight count from 0 to -1,
  * so a call either got the channel before (and eviction skips it) or finds it retired and takes a new
- * one. Thread-safe; the monitor guards only map updates, never a connect or a wait.
+ * one. A channel whose last connect failed ({@link GrpcChannels#connectFailed}: in gRPC's reconnect
+ * backoff, failing calls at once) is replaced at its next call, so a worker restarted on its old address is
+ * used again at once. Thread-safe; the monitor guards only map updates, never a connect or a wait.
  */
 final class WorkerChannels implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerChannels.class);
@@ -170,6 +172,10 @@ final class WorkerChannels implements Closeable {
   private Pooled acquire(WorkerAddress worker) {
     while (true) {
       Pooled p = channels.get(worker);
+      if (p != null && GrpcChannels.connectFailed(p.channel)) {
+        retireFailed(worker, p); // a worker back on its old address is reached by a new channel now
+        p = null;
+      }
       if (p == null) {
         p = openPooled(worker);
         if (p == null) {
@@ -181,6 +187,19 @@ final class WorkerChannels implements Closeable {
         return p;
       }
       channels.remove(worker, p); // retired by eviction meanwhile: take a new one
+    }
+  }
+
+  /**
+   * Takes a channel whose last connect failed out of the pool: shut down now if no call is in flight on it,
+   * else by the last one to finish.
+   */
+  private void retireFailed(WorkerAddress worker, Pooled p) {
+    if (channels.remove(worker, p)) {
+      p.draining = true;
+      if (p.tryRetire()) {
+        p.channel.shutdown();
+      }
     }
   }
 

@@ -11,7 +11,8 @@ import java.util.Map;
 
 /**
  * One gRPC channel per worker ("host:port") for the shuffle service, opened on first use and closed by
- * {@link #close()}. Shared by a process's shuffle writers, readers and its driver-side lifecycle.
+ * {@link #close()}; one whose last connect failed is replaced at its next use
+ * ({@link GrpcChannels#connectFailed}). Shared by a process's shuffle writers, readers and its driver-side lifecycle.
  * Thread-safe.
  */
 public final class ShuffleChannels implements Closeable {
@@ -27,7 +28,9 @@ public final class ShuffleChannels implements Closeable {
     if (closed) {
       throw new IllegalStateException("The shuffle channels are closed");
     }
-    return channels.computeIfAbsent(host + ":" + port, k -> GrpcChannels.forAddress(host, port, maxMessageBytes));
+    // One whose connect failed is replaced: a worker back on its old port is reached at once.
+    return GrpcChannels.keptOrNew(channels, host + ":" + port, () -> GrpcChannels.forAddress(host, port,
+        maxMessageBytes));
   }
 
   ShuffleWorkerServiceGrpc.ShuffleWorkerServiceStub async(String host, int port) {

@@ -1,5 +1,6 @@
 package io.strata.common.grpc;
 
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import java.util.concurrent.TimeUnit;
@@ -78,6 +79,37 @@ public final class GrpcChannels {
         .withOption(io.netty.channel.ChannelOption.SO_RCVBUF, DOMAIN_SOCKET_BUFFER_BYTES)
         .overrideAuthority("localhost");
     return bulkData(b, maxMessageBytes, flowWindowBytes);
+  }
+
+  /**
+   * Whether the channel's last connect failed, so it is in TRANSIENT_FAILURE: there it fails every new call
+   * at once with that old error until a connect succeeds, and it tries again only when gRPC's reconnect
+   * backoff runs out (1 s, growing to 2 minutes; {@code resetConnectBackoff} starts a connect but the state
+   * stays failed until it succeeds). A peer restarted on the same address meanwhile would be shunned that
+   * long. Pools that keep channels to peers replace such a channel before a call, so the call waits for a
+   * connect of its own and how often a dead peer is tried is left to the callers' retry settings (keys),
+   * not to a backoff hidden in the channel. One read of the channel's state; thread-safe.
+   */
+  public static boolean connectFailed(ManagedChannel channel) {
+    return channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE;
+  }
+
+  /**
+   * The channel kept under {@code key} in {@code pool}, made by {@code make} (and kept) when there is none or
+   * the kept one's last connect failed ({@link #connectFailed}): that one is shut down, which returns at once
+   * and lets its calls in flight finish. For pools of channels to peers; the caller guards {@code pool}.
+   */
+  public static <K> ManagedChannel keptOrNew(java.util.Map<K, ManagedChannel> pool, K key,
+      java.util.function.Supplier<ManagedChannel> make) {
+    ManagedChannel ch = pool.get(key);
+    if (ch == null || connectFailed(ch)) {
+      if (ch != null) {
+        ch.shutdown();
+      }
+      ch = make.get();
+      pool.put(key, ch);
+    }
+    return ch;
   }
 
   /** Closes each channel as {@link #close(ManagedChannel)} does (a pool's, taken out of it under its lock). */

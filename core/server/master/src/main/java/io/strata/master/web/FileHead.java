@@ -60,6 +60,11 @@ final class FileHead implements AutoCloseable {
         throw new IllegalStateException("The web UI is closed");
       }
       ch = channels.get(w);
+      if (ch != null && GrpcChannels.connectFailed(ch)) { // a worker back on its old port is read at once
+        channels.remove(w);
+        evicted = ch;
+        ch = null;
+      }
       if (ch == null) {
         if (channels.size() >= maxChannels) {
           java.util.Iterator<ManagedChannel> eldest = channels.values().iterator();

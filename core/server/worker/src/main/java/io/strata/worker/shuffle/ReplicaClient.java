@@ -57,7 +57,9 @@ final class ReplicaClient implements PushPipeline.Forwarder, Closeable {
     if (closed) {
       throw new UnavailableException("The worker is stopping; not forwarding to replica " + peer);
     }
-    return channels.computeIfAbsent(peer, a -> GrpcChannels.forAddress(a.host(), a.rpcPort(), maxMessageBytes));
+    // One whose connect failed is replaced: a peer back on its old port is reached at once.
+    return GrpcChannels.keptOrNew(channels, peer, () -> GrpcChannels.forAddress(peer.host(), peer.rpcPort(),
+        maxMessageBytes));
   }
 
   @Override

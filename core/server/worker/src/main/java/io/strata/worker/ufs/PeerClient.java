@@ -53,7 +53,9 @@ final class PeerClient implements Closeable {
     if (closed) {
       throw new UnavailableException("The worker is stopping; not reading from worker " + peer);
     }
-    return channels.computeIfAbsent(peer, a -> GrpcChannels.forAddress(a.host(), a.rpcPort(), maxMessageBytes));
+    // One whose connect failed is replaced: a peer back on its old port is reached at once.
+    return GrpcChannels.keptOrNew(channels, peer, () -> GrpcChannels.forAddress(peer.host(), peer.rpcPort(),
+        maxMessageBytes));
   }
 
   /**
