@@ -141,6 +141,45 @@ class PartitionPrefetchIntegrationTest {
     assertThat(ahead.counts(1)).containsExactly(0, 0);
   }
 
+  /**
+   * A read ahead that ends in an Error (say, out of memory) rather than an exception is not left running for ever:
+   * the reader waiting for it opens the file itself. The Error is injected around the cluster's real client.
+   */
+  @Test
+  void aReadAheadEndingInAnError_leavesItsFileToItsReader() throws Exception {
+    String failing = sealed.files().get(21).get(0);
+    FileSystem faulty = (FileSystem) java.lang.reflect.Proxy.newProxyInstance(FileSystem.class.getClassLoader(),
+        new Class<?>[] {FileSystem.class}, (proxy, m, args) -> {
+          if (m.getName().equals("openFile") && args != null && args.length == 2 && args[0] instanceof URIStatus st
+              && st.path().equals(failing)) {
+            throw new AssertionError("injected: reading " + failing + " failed with an Error");
+          }
+          try {
+            return m.invoke(fs, args);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    pool = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
+    PartitionPrefetch ahead = new PartitionPrefetch(faulty, new PartitionPrefetch.Settings(2, 1 << 20, 1024), pool);
+    ahead.started(5, sealed, 20, 21); // 21 (its read fails with an Error) and 22, in one pool task
+    // The Error ends the pool's task (and its thread, as an uncaught Error does): 22's read never starts.
+    await().dontCatchUncaughtExceptions().atMost(Duration.ofSeconds(20)).until(() -> ahead.readsEnded() >= 1);
+    long[] readAhead = new long[1];
+    java.util.concurrent.Future<List<String>> got = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "reader-of-21");
+      t.setDaemon(true);
+      return t;
+    }).submit(() -> read(ahead, 5, 21, readAhead));
+    assertThat(got.get(20, TimeUnit.SECONDS)).containsExactly(text(21));
+    assertThat(readAhead[0]).as("opened by its reader").isZero();
+    assertThat(read(ahead, 5, 22, readAhead)).containsExactly(text(22));
+    assertThat(readAhead[0]).as("never started, so cancelled and opened by its reader").isZero();
+    assertThat(ahead.counts(5)).as("taken (21, whose read had run), wasted (22)").containsExactly(1L, 1L);
+    ahead.forget(5);
+    assertThat(ahead.reserved()).isZero();
+  }
+
   @Test
   void aFileWhoseStatusChanged_orWhoseReadHadNotStarted_isOpenedByItsReader() throws Exception {
     PartitionPrefetch ahead = prefetch(2, 1 << 20);

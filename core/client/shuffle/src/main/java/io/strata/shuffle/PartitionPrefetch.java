@@ -220,6 +220,9 @@ final class PartitionPrefetch implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       LOG.debug("Reading {} ahead failed; its reader opens it itself", r.status.path(), e);
       r.bytes.completeExceptionally(e);
+    } catch (Error e) {
+      r.bytes.completeExceptionally(e); // a reader waiting for it opens the file itself rather than waiting forever
+      throw e;
     }
   }
 

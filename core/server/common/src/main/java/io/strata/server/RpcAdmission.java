@@ -7,6 +7,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.StatusException;
 import io.strata.common.exception.ResourceExhaustedException;
+import io.strata.common.grpc.ChunkMarshaller;
 import io.strata.common.grpc.GrpcErrors;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Executor;
@@ -21,8 +22,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * of slow calls grows threads without bound. Here the pool has a fixed number of threads and a bounded
  * queue; a task that finds both full goes to a small overflow pool (two threads, a queue of 8192) that runs it with a "saturated" mark,
  * and {@link #interceptor()} turns a marked callback into RESOURCE_EXHAUSTED for that call (naming the
- * keys to raise) instead of running the handler. Cancel and completion callbacks always run, so a refused
- * call still releases what it held. Only when the overflow pool is full as well is a task rejected (gRPC
+ * keys to raise) instead of running the handler. A call refused after its handler started is ended for the
+ * handler as a cancel, and a message it will never see is released ({@link ChunkMarshaller}), so a refused
+ * call lets go of what it held. Only when the overflow pool is full as well is a task rejected (gRPC
  * then resets the stream).
  *
  * <p>Thread-safe. {@link #shutdownNow()} once, when the server stops.
@@ -112,6 +114,17 @@ final class RpcAdmission implements Executor {
         + ServerKeys.RPC_QUEUE_MAX.name() + "); retry later"));
   }
 
+  /**
+   * Lets go of a received message no handler will see: one parsed over the transport's buffers by a
+   * {@link ChunkMarshaller} (a block write's chunk) holds them until released.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static <Q> void dropped(io.grpc.MethodDescriptor<Q, ?> method, Q message) {
+    if (method.getRequestMarshaller() instanceof ChunkMarshaller chunks) {
+      chunks.release((com.google.protobuf.Message) message);
+    }
+  }
+
   /** Refuses callbacks the pool had no room for; must be the outermost interceptor. */
   ServerInterceptor interceptor() {
     return new ServerInterceptor() {
@@ -125,9 +138,15 @@ final class RpcAdmission implements Executor {
         }
         ServerCall.Listener<Q> inner = next.startCall(call, headers);
         return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(inner) {
+          /** Set (on the call's serialised callbacks) once this call is refused: the handler has heard its end. */
           private boolean closed;
 
-          /** True when this callback must not run: the call is refused (once) instead. */
+          /**
+           * True when this callback must not run: the call is refused (once) instead. A call refused after its
+           * handler started is ended for the handler too, as a cancel (a server-side close reaches a handler only
+           * as completion, which a streaming handler does not see), so it lets go of what it holds (a block
+           * being written); gRPC's own end of the call is then not passed on, so the handler hears one end.
+           */
           private boolean refuse() {
             if (closed) {
               return true;
@@ -138,12 +157,15 @@ final class RpcAdmission implements Executor {
             closed = true;
             StatusException s = saturated();
             call.close(s.getStatus(), s.getTrailers());
+            super.onCancel();
             return true;
           }
 
           @Override
           public void onMessage(Q message) {
-            if (!refuse()) {
+            if (refuse()) {
+              dropped(call.getMethodDescriptor(), message);
+            } else {
               super.onMessage(message);
             }
           }
@@ -152,6 +174,20 @@ final class RpcAdmission implements Executor {
           public void onHalfClose() {
             if (!refuse()) {
               super.onHalfClose();
+            }
+          }
+
+          @Override
+          public void onCancel() {
+            if (!closed) {
+              super.onCancel();
+            }
+          }
+
+          @Override
+          public void onComplete() {
+            if (!closed) {
+              super.onComplete();
             }
           }
 

@@ -107,6 +107,100 @@ class GrpcServerBoundsTest {
     }
   }
 
+  /**
+   * A stream whose handler started and which is refused mid-way (its next message finds every thread busy and
+   * the queue full) ends for its handler as a cancel, and the refused message, parsed over the transport's
+   * buffers by the zero-copy marshaller of block writes, is released: a block write refused so lets go of its
+   * temp block and leaks no transport memory.
+   */
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void aStreamRefusedMidWay_endsForItsHandler_andReleasesTheMessageItDropped() throws Exception {
+    io.strata.common.grpc.BlockDataMarshalling marshalling = new io.strata.common.grpc.BlockDataMarshalling();
+    MethodDescriptor<io.strata.proto.WriteBlockRequest, io.strata.proto.WriteBlockResponse> collect =
+        marshalling.writeBlock().toBuilder().setFullMethodName("test.Blocking/Collect").build();
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch holding = new CountDownLatch(1);
+    CountDownLatch firstSeen = new CountDownLatch(1);
+    CountDownLatch ended = new CountDownLatch(1);
+    List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ServerServiceDefinition service = ServerServiceDefinition.builder("test.Blocking")
+        .addMethod(collect, ServerCalls.asyncClientStreamingCall(out -> new io.grpc.stub.StreamObserver<>() {
+          @Override
+          public void onNext(io.strata.proto.WriteBlockRequest req) {
+            seen.add("message of " + req.getChunk().size());
+            marshalling.writeRequests().release(req);
+            firstSeen.countDown();
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            seen.add("error " + Status.fromThrowable(t).getCode());
+            ended.countDown();
+          }
+
+          @Override
+          public void onCompleted() {
+            seen.add("completed");
+            ended.countDown();
+          }
+        })).build();
+    GrpcServer.Limits limits = new GrpcServer.Limits(1, 1, 100, Duration.ofMinutes(1), Duration.ofSeconds(20),
+        Duration.ofSeconds(10), Duration.ofMinutes(30));
+    GrpcServer server = new GrpcServer("refusing", "127.0.0.1", 0, 1 << 20, limits, List.of(service)).start();
+    ManagedChannel ch = GrpcChannels.forAddress("127.0.0.1", server.port(), 1 << 20);
+    try {
+      io.grpc.stub.StreamObserver<io.strata.proto.WriteBlockRequest>[] stream = new io.grpc.stub.StreamObserver[1];
+      java.util.concurrent.CompletableFuture<Status> clientSaw = new java.util.concurrent.CompletableFuture<>();
+      stream[0] = ClientCalls.asyncClientStreamingCall(ch.newCall(collect, CallOptions.DEFAULT),
+          new io.grpc.stub.StreamObserver<io.strata.proto.WriteBlockResponse>() {
+            @Override
+            public void onNext(io.strata.proto.WriteBlockResponse value) {}
+
+            @Override
+            public void onError(Throwable t) {
+              clientSaw.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+              clientSaw.complete(Status.OK);
+            }
+          });
+      byte[] chunk = new byte[64 << 10];
+      stream[0].onNext(io.strata.proto.WriteBlockRequest.newBuilder()
+          .setChunk(com.google.protobuf.ByteString.copyFrom(chunk)).build());
+      assertThat(firstSeen.await(20, TimeUnit.SECONDS)).isTrue();
+      // The only thread held, the one queue slot taken: the stream's next message has no room.
+      CountDownLatch queuedRan = new CountDownLatch(1);
+      server.handOff(() -> {
+        holding.countDown();
+        try {
+          release.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }, e -> seen.add("hold refused"));
+      assertThat(holding.await(20, TimeUnit.SECONDS)).isTrue();
+      server.handOff(queuedRan::countDown, e -> seen.add("queued refused"));
+      assertThat(server.queuedTasks()).isEqualTo(1);
+      stream[0].onNext(io.strata.proto.WriteBlockRequest.newBuilder()
+          .setChunk(com.google.protobuf.ByteString.copyFrom(chunk)).build());
+      assertThat(clientSaw.get(20, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(ended.await(20, TimeUnit.SECONDS)).as("the handler heard the stream end").isTrue();
+      assertThat(seen).containsExactly("message of 65536", "error CANCELLED");
+      assertThat(marshalling.writeRequests().aliasedParses()).as("parsed over the transport's buffers").isEqualTo(2);
+      assertThat(marshalling.writeRequests().outstanding()).as("transport memory still held").isZero();
+      assertThat(server.refusedCalls()).isEqualTo(1);
+      release.countDown();
+      assertThat(queuedRan.await(20, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      release.countDown();
+      GrpcChannels.close(ch);
+      server.close();
+    }
+  }
+
   private static MethodDescriptor<byte[], byte[]> method(String name) {
     return WAIT.toBuilder().setFullMethodName("test.Blocking/" + name).build();
   }
