@@ -16,6 +16,7 @@ import io.strata.proto.PushBatchProto;
 import io.strata.proto.PushRequest;
 import io.strata.proto.PushResponse;
 import io.strata.proto.ShuffleWorkerServiceGrpc;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,8 +26,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -492,6 +495,71 @@ class ShufflePartitionFilesIntegrationTest {
           .containsExactly(new String(batch(0, part, part), StandardCharsets.UTF_8));
     }
     lifecycle.unregister(24);
+  }
+
+  /**
+   * An executor's pushers share one retry pool. Revives waiting on the driver (here: two that never get an
+   * answer until the end) must not hold back another task's retry: its push to a dead worker is revived to a live
+   * location and acknowledged while the other two still wait.
+   */
+  @Test
+  @Order(8)
+  void revivesWaitingOnTheDriver_leaveAnotherTasksRetryRunning() throws Exception {
+    java.util.concurrent.ScheduledThreadPoolExecutor pool = StrataShuffleManager.newRetryPool();
+    java.util.concurrent.ExecutorService finishing = Executors.newFixedThreadPool(3);
+    CountDownLatch driverAnswers = new CountDownLatch(1);
+    CountDownLatch waiting = new CountDownLatch(2);
+    int deadPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      deadPort = s.getLocalPort(); // closed again: connections to it are refused
+    }
+    try {
+      PartitionLocation live = lifecycle.register("app-pool", 25, 1).get(0);
+      PartitionLocation dead = new PartitionLocation(0, live.epoch(), live.fileId(), live.path(), live.blockSize(),
+          "localhost", deadPort, "", 0);
+      PushClient.Settings noRetry = new PushClient.Settings(4, 64 << 10, 0, 10_000);
+      List<java.util.concurrent.Future<?>> stuck = new ArrayList<>();
+      for (int map = 0; map < 2; map++) {
+        PushClient p = new PushClient(channels, "app-pool", 25, new PartitionLocation[] {dead}, (failed, bad) -> {
+          waiting.countDown();
+          try {
+            driverAnswers.await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          throw new IOException("no location from the driver");
+        }, noRetry, pool);
+        byte[] b = batch(map, 0, 1);
+        p.push(0, map, 1, b, 0, b.length);
+        stuck.add(finishing.submit(() -> {
+          p.finish();
+          return null;
+        }));
+      }
+      assertThat(waiting.await(20, TimeUnit.SECONDS)).as("both revives wait on the driver").isTrue();
+      PushClient other = new PushClient(channels, "app-pool", 25, new PartitionLocation[] {dead},
+          (failed, bad) -> live, noRetry, pool);
+      byte[] b = batch(2, 0, 1);
+      other.push(0, 2, 1, b, 0, b.length);
+      java.util.concurrent.Future<?> done = finishing.submit(() -> {
+        other.finish();
+        return null;
+      });
+      done.get(20, TimeUnit.SECONDS); // acknowledged by the live location while the other two still wait
+      assertThat(stuck).noneMatch(java.util.concurrent.Future::isDone);
+      driverAnswers.countDown();
+      for (java.util.concurrent.Future<?> f : stuck) {
+        assertThatThrownBy(() -> f.get(20, TimeUnit.SECONDS)).hasMessageContaining("no location from the driver");
+      }
+      SealedShuffle sealed = lifecycle.seal(25);
+      assertThat(read(sealed.files().get(0), Map.of(2, 1L)))
+          .containsExactly(new String(b, StandardCharsets.UTF_8));
+      lifecycle.unregister(25);
+    } finally {
+      driverAnswers.countDown();
+      finishing.shutdownNow();
+      pool.shutdownNow();
+    }
   }
 
   @Test

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
@@ -106,14 +105,32 @@ public final class StrataShuffleManager implements ShuffleManager {
     }
   }
 
+  /** Threads of an executor's push retry pool, at most (made as needed, let go after a minute idle). */
+  static final int RETRY_THREADS = 16;
+
+  /**
+   * The pool on which an executor's pushers resend after BACK_OFF and revive partitions after failures. A revive
+   * waits for the driver (which places new files), a resend for the pusher's room in flight, so each task's
+   * retries may hold a thread a while: enough threads that a few tasks' revives, waiting on the driver, leave the
+   * other tasks' retries running (with two, two revives stalled every pusher of the executor).
+   */
+  static java.util.concurrent.ScheduledThreadPoolExecutor newRetryPool() {
+    java.util.concurrent.ScheduledThreadPoolExecutor pool = new java.util.concurrent.ScheduledThreadPoolExecutor(
+        RETRY_THREADS, r -> {
+          Thread t = new Thread(r, "strata-shuffle-push-retry");
+          t.setDaemon(true);
+          return t;
+        });
+    pool.setKeepAliveTime(60, java.util.concurrent.TimeUnit.SECONDS);
+    pool.allowCoreThreadTimeOut(true);
+    pool.setRemoveOnCancelPolicy(true);
+    return pool;
+  }
+
   private Clients clients() {
     return once(() -> clients, f -> clients = f, () -> {
       FileSystem fs = FileSystem.Factory.get(conf.clientConf());
-      ScheduledExecutorService retryPool = Executors.newScheduledThreadPool(2, r -> {
-        Thread t = new Thread(r, "strata-shuffle-push-retry");
-        t.setDaemon(true);
-        return t;
-      });
+      ScheduledExecutorService retryPool = newRetryPool();
       // Two threads: files read ahead are small, each read mostly a round trip to a worker. A task is a half
       // window of reads; past 64 queued, what is planned is left to its readers.
       java.util.concurrent.ExecutorService readPool = new java.util.concurrent.ThreadPoolExecutor(2, 2, 0,
