@@ -77,6 +77,9 @@ public final class GrpcChannels {
         // A Unix socket's default buffers hold a fifth of a 1 MiB chunk (see the worker's GrpcServer).
         .withOption(io.netty.channel.ChannelOption.SO_SNDBUF, DOMAIN_SOCKET_BUFFER_BYTES)
         .withOption(io.netty.channel.ChannelOption.SO_RCVBUF, DOMAIN_SOCKET_BUFFER_BYTES)
+        // gRPC sets SO_KEEPALIVE on every connection, which a Unix socket lacks (Netty warned at each connect);
+        // an option given as null is removed (gRPC's keepalive pings still run over HTTP/2).
+        .withOption(io.netty.channel.ChannelOption.SO_KEEPALIVE, null)
         .overrideAuthority("localhost");
     return bulkData(b, maxMessageBytes, flowWindowBytes);
   }

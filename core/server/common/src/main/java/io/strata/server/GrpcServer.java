@@ -152,6 +152,9 @@ public final class GrpcServer implements AutoCloseable {
         // so each chunk costs several sender and receiver wake-ups where TCP loopback autotunes to megabytes.
         .withChildOption(io.netty.channel.ChannelOption.SO_SNDBUF, GrpcChannels.DOMAIN_SOCKET_BUFFER_BYTES)
         .withChildOption(io.netty.channel.ChannelOption.SO_RCVBUF, GrpcChannels.DOMAIN_SOCKET_BUFFER_BYTES)
+        // gRPC sets SO_KEEPALIVE on every accepted connection, which a Unix socket lacks (Netty warned at each);
+        // an option given as null is removed.
+        .withChildOption(io.netty.channel.ChannelOption.SO_KEEPALIVE, null)
         .addTransportFilter(new DomainSocketPeers(socket)), domainSocketCalls).build();
     try {
       s.start();
