@@ -197,6 +197,9 @@ class UfsShellIntegrationTest {
     assertThat(out).contains(" on / (readonly=false, shared=false)");
     Path other = Files.createDirectories(local.resolve("other"));
     assertThat(run("fs", "mount", "--readonly", other.toString(), "/m")).isEqualTo(1); // arguments swapped
+    assertThat(run("fs", "mount", "/m", local.resolve("nonexistent").toString())).isEqualTo(1);
+    assertThat(err).as("the UFS side is named, not the Strata path").contains("does not exist in the under file system")
+        .doesNotContain("No such file or directory");
     assertThat(run("fs", "mount", "--readonly", "/m", other.toString())).as(err).isEqualTo(0);
     assertThat(run("fs", "mount")).isEqualTo(0);
     assertThat(out).contains(" on /m (readonly=true, shared=false)");

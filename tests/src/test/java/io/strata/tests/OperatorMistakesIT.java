@@ -65,7 +65,8 @@ class OperatorMistakesIT {
     assertThat(r.exit()).as(r.out()).isEqualTo(1);
     assertThat(r.out()).doesNotContain("Started master");
     assertThat(r.err()).startsWith("Cannot start the master: The master cannot listen on 127.0.0.1:"
-        + env.get("STRATA_MASTER_RPC_PORT") + " (is another master or bin/strata-start.sh local running?)");
+        + env.get("STRATA_MASTER_RPC_PORT") + ": the port is in use (is another master or bin/strata-start.sh "
+        + "local running? strata.master.rpc.port sets the port, strata.master.bind.host the host)");
     assertThat(r.err().lines()).hasSize(1);
     assertClusterStillWorks("/after-same-port");
   }

@@ -246,7 +246,7 @@ class FailedOperationIntegrationTest {
 
   @Test
   void mount_ofAMissingUfsDir() throws Exception {
-    failsWithoutSideEffects(NotFoundException.class,
+    failsWithoutSideEffects(FailedPreconditionException.class,
         () -> fs.mount(dir + "/m", otherUfs.resolve("missing").toUri().toString(), MountOptions.defaults()));
   }
 

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.strata.client.FileSystem;
 import io.strata.client.options.MountOptions;
-import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.minicluster.LocalStrataCluster;
 import io.strata.server.ufs.UfsManager;
@@ -103,7 +102,8 @@ class UfsBoundsIntegrationTest {
     String missing = cluster.baseDir().resolve("no-such-dir").toString();
     Map<String, String> options = Map.of("strata.test.option", "refused");
     assertThatThrownBy(() -> fs.mount("/missing", missing, MountOptions.defaults().withProperties(options)))
-        .isInstanceOf(NotFoundException.class);
+        .isInstanceOf(io.strata.common.exception.FailedPreconditionException.class)
+        .hasMessageContaining("does not exist in the under file system");
     assertThat(clients().openClients()).isEqualTo(before);
     // a mount that is accepted keeps its client
     java.nio.file.Path dir = java.nio.file.Files.createDirectories(cluster.baseDir().resolve("real-dir"));

@@ -47,8 +47,8 @@ final class CacheCommands {
   }
 
   @Command(name = "load", description = {
-      "Cache every block of files (all files under directories), reading missing ones from the under",
-      "file system. Prints Loaded PATH for each file."})
+      "Cache every block of files, reading missing ones from the under file system.",
+      "All files under directories. Prints Loaded PATH for each file."})
   static final class Load extends FsSubcommand {
     @Parameters(paramLabel = "PATH", arity = "1..*")
     List<String> paths;
@@ -116,8 +116,9 @@ final class CacheCommands {
   }
 
   @Command(name = "setTtl", description = {
-      "Give a file or directory a time to live, counted from its creation; when it runs out the",
-      "action happens (DELETE: the file goes; FREE: its cached blocks go). Prints the TTL set."})
+      "Give a file or directory a time to live, counted from its creation.",
+      "When it runs out the action happens (DELETE: the file goes; FREE: its cached blocks go).",
+      "Prints the TTL set."})
   static final class SetTtl extends FsSubcommand {
     @Option(names = "--action", paramLabel = "FREE|DELETE", converter = TtlActionConverter.class,
         description = "What happens when the TTL runs out (default DELETE).")

@@ -50,8 +50,8 @@ final class FsAdminCommand implements Callable<Integer> {
   }
 
   @Command(name = "report", description = {
-      "Print the master address, worker counts, capacity and namespace counts,",
-      "then a line per live and per lost worker."})
+      "Print the cluster's state: master address, worker counts, capacity, namespace counts.",
+      "Then one line per live and per lost worker."})
   static final class Report implements Callable<Integer> {
     private final CliContext ctx;
 
@@ -86,8 +86,9 @@ final class FsAdminCommand implements Callable<Integer> {
   }
 
   @Command(name = "metrics", description = {
-      "Print the leading master's Prometheus metrics (its /metrics page, by default on its RPC port + 1);",
-      "with --strata-only, only Strata's own metrics (no jvm_ and process_ ones)."})
+      "Print the leading master's Prometheus metrics.",
+      "They come from its /metrics page, by default on its RPC port + 1. With --strata-only, only Strata's own",
+      "metrics (no jvm_ and process_ ones)."})
   static final class Metrics implements Callable<Integer> {
     private final CliContext ctx;
 
@@ -144,8 +145,9 @@ final class FsAdminCommand implements Callable<Integer> {
   }
 
   @Command(name = "getConf", description = {
-      "Print the configuration this command line runs with: every client and common key, its value and whether",
-      "it was set (site file, STRATA_* environment, -D) or is the default; credentials are masked."})
+      "Print the configuration this command line runs with.",
+      "Every client and common key, its value and whether it was set (site file, STRATA_* environment, -D) or",
+      "is the default; credentials are masked."})
   static final class GetConf implements Callable<Integer> {
     private final CliContext ctx;
 

@@ -127,8 +127,9 @@ final class ListCommands {
   }
 
   @Command(name = "location", description = {
-      "Print where each block of a file is: one line per block,",
-      "block=<id> offset=<bytes> length=<bytes> workers=<host:port,...> tiers=<alias,...>."})
+      "Print where each block of a file is cached.",
+      "One line per block: block=<id> offset=<bytes> length=<bytes> workers=<host:port,...> tiers=<alias,...>",
+      "(workers= and tiers= are empty for a block cached nowhere)."})
   static final class Location extends FsSubcommand {
     @Parameters(paramLabel = "PATH", arity = "1..*", description = "Files.")
     List<String> paths;

@@ -66,8 +66,8 @@ final class UfsCommands {
   }
 
   @Command(name = "mount", description = {
-      "Mount an under file system directory at a new Strata path; without arguments print the mount table,",
-      "one line per mount: <ufs_uri> on <path> (readonly=<true|false>, shared=<true|false>)."})
+      "Mount an under file system directory at a new Strata path, or print the mount table.",
+      "Without arguments, one line per mount: <ufs_uri> on <path> (readonly=<true|false>, shared=<true|false>)."})
   static final class Mount extends FsSubcommand {
     @Option(names = "--readonly", description = "Strata never writes to the under file system.")
     boolean readOnly;
@@ -126,8 +126,9 @@ final class UfsCommands {
 
 
   @Command(name = "loadMetadata", description = {
-      "Re-check paths against the under file system now (metadata sync interval 0): new files appear,",
-      "deleted ones go, changed ones are reloaded. Directories: their entries, all levels with -R."})
+      "Re-check paths against the under file system now.",
+      "As with a metadata sync interval of 0: new files appear, deleted ones go, changed ones are reloaded.",
+      "Directories: their entries, all levels with -R."})
   static final class LoadMetadata extends FsSubcommand {
     @Option(names = "-R", description = "Every level under directories.")
     boolean recursive;
@@ -152,8 +153,8 @@ final class UfsCommands {
   }
 
   @Command(name = "persist", description = {
-      "Write files (all files under directories) to the under file system now and wait until they are",
-      "PERSISTED. Prints Persisted PATH for each file."})
+      "Write files to the under file system now and wait until they are PERSISTED.",
+      "All files under directories. Prints Persisted PATH for each file."})
   static final class Persist extends FsSubcommand {
     @Option(names = "--timeout", paramLabel = "DURATION", converter = DurationConverter.class,
         description = "How long to wait for each file, like 30s or 10min (default 10min).")

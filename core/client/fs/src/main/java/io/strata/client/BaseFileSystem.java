@@ -435,7 +435,8 @@ final class BaseFileSystem implements FileSystem {
         Thread.currentThread().interrupt();
         throw new InterruptedIOException("Interrupted while waiting for " + path + " to be persisted");
       }
-      pauseMs = Deadlines.nextBackoffMillis(pauseMs, 1000);
+      // At most a quarter second apart: a status is a cheap call, and the wait is the master's and worker's.
+      pauseMs = Deadlines.nextBackoffMillis(pauseMs, 250);
     }
   }
 

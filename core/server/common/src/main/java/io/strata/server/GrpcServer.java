@@ -293,6 +293,43 @@ public final class GrpcServer implements AutoCloseable {
     }
   }
 
+  /**
+   * The error of a server that could not listen on {@code bind:port}, saying why in the user's terms: its bind host
+   * does not resolve, or the port is in use (by another {@code who}, or any program), naming the keys that set them.
+   */
+  public static IOException cannotListen(String who, String bind, int port, String hostKey, String portKey,
+      IOException e) {
+    if (new InetSocketAddress(bind, Math.max(0, port)).isUnresolved()) {
+      return new IOException("The " + who + " cannot listen: its bind host '" + bind + "' (" + hostKey
+          + ") does not resolve to an address of this machine", e);
+    }
+    if (inUse(bind, port)) {
+      return new IOException("The " + who + " cannot listen on " + bind + ":" + port + ": the port is in use (is "
+          + "another " + who + " or bin/strata-start.sh local running? " + portKey + " sets the port, " + hostKey
+          + " the host)", e);
+    }
+    return new IOException("The " + who + " cannot listen on " + bind + ":" + port + " (" + hostKey + ", " + portKey
+        + "): " + e.getMessage(), e);
+  }
+
+  /**
+   * Whether another socket listens on {@code bind:port} now: a plain bind there is refused (Netty's epoll
+   * transport reports that as a native error, not a {@link java.net.BindException}).
+   */
+  private static boolean inUse(String bind, int port) {
+    if (port <= 0) {
+      return false;
+    }
+    try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+      probe.bind(new InetSocketAddress(bind, port));
+      return false;
+    } catch (java.net.BindException taken) {
+      return true;
+    } catch (IOException | RuntimeException other) {
+      return false;
+    }
+  }
+
   /** Starts serving; throws with the address when the port is taken. */
   public GrpcServer start() throws IOException {
     try {

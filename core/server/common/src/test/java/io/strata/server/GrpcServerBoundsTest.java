@@ -201,6 +201,28 @@ class GrpcServerBoundsTest {
     }
   }
 
+  @Test
+  void aServerThatCannotListen_saysWhyInTheUsersTerms() throws Exception {
+    GrpcServer.Limits limits = new GrpcServer.Limits(1, 1, 100, Duration.ofMinutes(1), Duration.ofSeconds(20),
+        Duration.ofSeconds(10), Duration.ofMinutes(30));
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      int port = taken.getLocalPort();
+      GrpcServer server = new GrpcServer("worker", "127.0.0.1", port, 1 << 20, limits, List.of());
+      java.io.IOException e = org.assertj.core.api.Assertions.catchThrowableOfType(java.io.IOException.class,
+          server::start);
+      assertThat(GrpcServer.cannotListen("worker", "127.0.0.1", port, "strata.worker.bind.host",
+          "strata.worker.rpc.port", e)).hasMessage("The worker cannot listen on 127.0.0.1:" + port
+          + ": the port is in use (is another worker or bin/strata-start.sh local running? strata.worker.rpc.port "
+          + "sets the port, strata.worker.bind.host the host)");
+    }
+    GrpcServer unresolved = new GrpcServer("master", "nosuchhost.invalid", 0, 1 << 20, limits, List.of());
+    java.io.IOException e = org.assertj.core.api.Assertions.catchThrowableOfType(java.io.IOException.class,
+        unresolved::start);
+    assertThat(GrpcServer.cannotListen("master", "nosuchhost.invalid", 0, "strata.master.bind.host",
+        "strata.master.rpc.port", e)).hasMessage("The master cannot listen: its bind host 'nosuchhost.invalid' "
+        + "(strata.master.bind.host) does not resolve to an address of this machine");
+  }
+
   private static MethodDescriptor<byte[], byte[]> method(String name) {
     return WAIT.toBuilder().setFullMethodName("test.Blocking/" + name).build();
   }

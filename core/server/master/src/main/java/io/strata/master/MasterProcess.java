@@ -210,8 +210,8 @@ public final class MasterProcess implements AutoCloseable {
       server.start();
     } catch (IOException e) {
       server = null;
-      throw new IOException("The master cannot listen on " + bind + ":" + port + " (is another master or "
-          + "bin/strata-start.sh local running?): " + e.getMessage(), e);
+      throw GrpcServer.cannotListen("master", bind, port, MasterKeys.BIND_HOST.name(),
+          io.strata.common.conf.CommonKeys.MASTER_RPC_PORT.name(), e);
     }
     id = host + ":" + server.port();
     web = io.strata.server.web.WebServer.start("master", bind,

@@ -173,7 +173,12 @@ public final class WorkerProcess implements AutoCloseable {
             conf.get(WorkerKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis(), conf.get(WorkerKeys.WRITE_SPACE_WAITERS_MAX),
             stallWatch, ufsWriteWatch,
             conf.get(WorkerKeys.NETWORK_ZEROCOPY_ENABLED)), streamLimits)));
-    server.start();
+    try {
+      server.start();
+    } catch (IOException e) {
+      throw GrpcServer.cannotListen("worker", bind, wantPort, WorkerKeys.BIND_HOST.name(), WorkerKeys.RPC_PORT.name(),
+          e);
+    }
     port = server.port();
     int transferPort = startTransfer(bind, deferred);
     try {

@@ -147,7 +147,8 @@ final class MountOperations {
       conf.manager().discard(uri, options); // a refused mount keeps no client
     }
     if (s == null) {
-      throw new NotFoundException("Cannot mount " + uri + ": it does not exist in the under file system");
+      // Not NotFound: that names the Strata path (its parent missing), where this is the UFS side's state.
+      throw new FailedPreconditionException("Cannot mount " + uri + ": it does not exist in the under file system");
     }
     if (!s.directory()) {
       throw new FailedPreconditionException("Cannot mount " + uri + ": it is a file, not a directory");
