@@ -72,8 +72,11 @@ final class Commits {
       }
     } catch (IOException e) {
       synchronized (index.lock) {
-        index.writing.remove(t.blockId);
-        t.dir.used -= t.reserved;
+        // Only this write's claim: a failed dir let go of it already, and a retry may hold the id now.
+        index.writing.remove(t.blockId, t);
+        if (t.dir.isGood()) {
+          t.dir.used -= t.reserved; // a failed dir's accounting was cleared with it
+        }
       }
       index.space.changed();
       try {
@@ -91,7 +94,7 @@ final class Commits {
           + " failed (" + e + ")", e);
     }
     synchronized (index.lock) {
-      index.writing.remove(t.blockId);
+      index.writing.remove(t.blockId, t);
       if (!t.dir.isGood()) {
         throw new InternalException("Storage dir " + t.dir.root + " failed while block " + t.blockId
             + " was committed");
@@ -114,7 +117,7 @@ final class Commits {
         return;
       }
       t.closed = true;
-      index.writing.remove(t.blockId);
+      index.writing.remove(t.blockId, t);
       if (t.dir.isGood()) {
         t.dir.used -= t.reserved;
       }

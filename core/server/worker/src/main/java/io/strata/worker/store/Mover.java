@@ -193,10 +193,11 @@ final class Mover {
       return false;
     }
     synchronized (index.lock) {
-      if (!from.isGood() || index.committed.get(blockId) != from) {
-        // The source dir failed during the copy and the block was reported lost: drop the copy too. The one
-        // file deletion under the store monitor, on this rare path: outside it, a new copy of the block
-        // committed to this dir meanwhile (same path) could be deleted instead.
+      if (!from.isGood() || index.committed.get(blockId) != from || !to.isGood()) {
+        // The source dir failed during the copy and the block was reported lost: drop the copy too. Or the target
+        // dir failed during the copy: the block stays where it is (its source is whole and still listed), and
+        // the copy goes with the failed dir. The one file deletion under the store monitor, on this rare path:
+        // outside it, a new copy of the block committed to this dir meanwhile (same path) could be deleted instead.
         if (to.isGood()) {
           to.used -= length;
         }

@@ -112,6 +112,107 @@ class StorageDirFailureTest {
     assertThat(events.dirFailures()).as("a bad dir fails once").hasSize(1);
   }
 
+  /**
+   * A block moved (here promoted) into a dir that fails while the copy lands there stays where it was: its
+   * source is whole and still the copy the store lists, and nothing of it is deleted. (The move once checked
+   * only its source dir, recorded the block in the failed dir and deleted its only good copy.)
+   */
+  @Test
+  void blockMovedIntoADirThatFailsDuringTheMove_staysWhereItWas() throws IOException {
+    Path fast = root.resolve("fast");
+    Path slow = root.resolve("slow");
+    TieredBlockStore[] s = {null};
+    java.util.concurrent.atomic.AtomicBoolean failOnSync = new java.util.concurrent.atomic.AtomicBoolean();
+    Durability failingTarget = new Durability() {
+      @Override
+      public void syncFile(java.nio.channels.FileChannel channel) throws IOException {
+        FSYNC.syncFile(channel);
+      }
+
+      @Override
+      public void syncFile(Path file) throws IOException {
+        FSYNC.syncFile(file);
+      }
+
+      @Override
+      public void syncDir(Path dir) throws IOException {
+        FSYNC.syncDir(dir);
+        if (dir.startsWith(fast) && failOnSync.getAndSet(false)) {
+          // The copy has its name in the target dir; now that dir dies and the store learns it.
+          deleteTree(fast);
+          assertThat(s[0].dirFailed(s[0].tier(0).get(0), null)).isTrue();
+        }
+      }
+    };
+    s[0] = StoreFixture.builder().tier("SSD", BLOCK, fast).tier("HDD", QUOTA, slow).events(events)
+        .durability(failingTarget).build();
+    write(s[0], 1, BLOCK); // fills the SSD
+    write(s[0], 2, BLOCK); // so this one lands in the HDD
+    assertThat(s[0].dirOf(2).root).isEqualTo(slow);
+    s[0].remove(1); // room in the SSD again
+
+    failOnSync.set(true);
+    try (BlockStore.ReadHandle h = s[0].openForRead(2, true)) { // promotes: a move into the SSD
+      assertThat(h.meta()).isEqualTo(new BlockMeta(2, BLOCK, "HDD"));
+    }
+    assertThat(failOnSync.get()).as("the target failed during the move").isFalse();
+    assertThat(s[0].dirOf(2).root).isEqualTo(slow);
+    assertThat(read(s[0], 2)).isEqualTo(content(2, BLOCK));
+    assertThat(events.moved()).isEmpty();
+    assertThat(events.dirFailures()).extracting(DirFailed::path).containsExactly(fast.toString());
+    assertThat(s[0].usedBytes()).isEqualTo(BLOCK);
+  }
+
+  /**
+   * A commit whose dir fails under it lets go of its own claim on the block id only: the dir's failure freed the
+   * id, a retry claimed it again in another dir, and that retry's claim stays (a third writer of the id is refused,
+   * and the retry commits).
+   */
+  @Test
+  void commitFailingWithItsDir_leavesTheClaimOfARetryInAnotherDir() throws IOException {
+    Path a = root.resolve("a");
+    Path b = root.resolve("b");
+    TieredBlockStore[] s = {null};
+    TempBlock[] retry = {null};
+    TempBlock[] writing = {null};
+    java.util.concurrent.atomic.AtomicBoolean failOnSync = new java.util.concurrent.atomic.AtomicBoolean();
+    Durability failingDir = new Durability() {
+      @Override
+      public void syncFile(java.nio.channels.FileChannel channel) throws IOException {
+        FSYNC.syncFile(channel);
+        if (failOnSync.getAndSet(false)) {
+          // The first writer's dir dies during its commit; the client retries the block, in the other dir.
+          StorageDir failing = ((Temp) writing[0]).dir;
+          deleteTree(failing.root);
+          assertThat(s[0].dirFailed(failing, null)).isTrue();
+          retry[0] = s[0].createTemp(7, BLOCK);
+          retry[0].append(ByteBuffer.wrap(content(7, BLOCK)));
+        }
+      }
+
+      @Override
+      public void syncFile(Path file) throws IOException {
+        FSYNC.syncFile(file);
+      }
+
+      @Override
+      public void syncDir(Path dir) throws IOException {
+        FSYNC.syncDir(dir);
+      }
+    };
+    s[0] = StoreFixture.builder().tier("SSD", QUOTA, a, b).events(events).durability(failingDir).build();
+    TempBlock first = s[0].createTemp(7, BLOCK);
+    first.append(ByteBuffer.wrap(content(7, BLOCK)));
+    writing[0] = first;
+    failOnSync.set(true);
+    assertThatThrownBy(() -> s[0].commit(first)).isInstanceOf(InternalException.class);
+    assertThat(retry[0]).as("the retry began while the first commit failed").isNotNull();
+    assertThatThrownBy(() -> s[0].createTemp(7, BLOCK)).as("the retry still holds the id")
+        .hasMessageContaining("is being written");
+    assertThat(s[0].commit(retry[0]).length()).isEqualTo(BLOCK);
+    assertThat(read(s[0], 7)).isEqualTo(content(7, BLOCK));
+  }
+
   @Test
   void afterADirFails_newBlocksGoOnlyToGoodDirs() throws IOException {
     writeSpread(4);
