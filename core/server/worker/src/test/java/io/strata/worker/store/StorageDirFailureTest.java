@@ -112,6 +112,33 @@ class StorageDirFailureTest {
     assertThat(events.dirFailures()).as("a bad dir fails once").hasSize(1);
   }
 
+  /** Something a test does at a sync, after the real one. */
+  private interface SyncHook<T> {
+    void after(T synced) throws IOException;
+  }
+
+  /** The real fsync, then {@code afterFile} (at a temp block's channel sync) or {@code afterDir} (at a dir sync). */
+  private static Durability fsyncThen(SyncHook<java.nio.channels.FileChannel> afterFile, SyncHook<Path> afterDir) {
+    return new Durability() {
+      @Override
+      public void syncFile(java.nio.channels.FileChannel channel) throws IOException {
+        FSYNC.syncFile(channel);
+        afterFile.after(channel);
+      }
+
+      @Override
+      public void syncFile(Path file) throws IOException {
+        FSYNC.syncFile(file);
+      }
+
+      @Override
+      public void syncDir(Path dir) throws IOException {
+        FSYNC.syncDir(dir);
+        afterDir.after(dir);
+      }
+    };
+  }
+
   /**
    * A block moved (here promoted) into a dir that fails while the copy lands there stays where it was: its
    * source is whole and still the copy the store lists, and nothing of it is deleted. (The move once checked
@@ -123,27 +150,13 @@ class StorageDirFailureTest {
     Path slow = root.resolve("slow");
     TieredBlockStore[] s = {null};
     java.util.concurrent.atomic.AtomicBoolean failOnSync = new java.util.concurrent.atomic.AtomicBoolean();
-    Durability failingTarget = new Durability() {
-      @Override
-      public void syncFile(java.nio.channels.FileChannel channel) throws IOException {
-        FSYNC.syncFile(channel);
+    Durability failingTarget = fsyncThen(file -> { }, dir -> {
+      if (dir.startsWith(fast) && failOnSync.getAndSet(false)) {
+        // The copy has its name in the target dir; now that dir dies and the store learns it.
+        deleteTree(fast);
+        assertThat(s[0].dirFailed(s[0].tier(0).get(0), null)).isTrue();
       }
-
-      @Override
-      public void syncFile(Path file) throws IOException {
-        FSYNC.syncFile(file);
-      }
-
-      @Override
-      public void syncDir(Path dir) throws IOException {
-        FSYNC.syncDir(dir);
-        if (dir.startsWith(fast) && failOnSync.getAndSet(false)) {
-          // The copy has its name in the target dir; now that dir dies and the store learns it.
-          deleteTree(fast);
-          assertThat(s[0].dirFailed(s[0].tier(0).get(0), null)).isTrue();
-        }
-      }
-    };
+    });
     s[0] = StoreFixture.builder().tier("SSD", BLOCK, fast).tier("HDD", QUOTA, slow).events(events)
         .durability(failingTarget).build();
     write(s[0], 1, BLOCK); // fills the SSD
@@ -176,30 +189,16 @@ class StorageDirFailureTest {
     TempBlock[] retry = {null};
     TempBlock[] writing = {null};
     java.util.concurrent.atomic.AtomicBoolean failOnSync = new java.util.concurrent.atomic.AtomicBoolean();
-    Durability failingDir = new Durability() {
-      @Override
-      public void syncFile(java.nio.channels.FileChannel channel) throws IOException {
-        FSYNC.syncFile(channel);
-        if (failOnSync.getAndSet(false)) {
-          // The first writer's dir dies during its commit; the client retries the block, in the other dir.
-          StorageDir failing = ((Temp) writing[0]).dir;
-          deleteTree(failing.root);
-          assertThat(s[0].dirFailed(failing, null)).isTrue();
-          retry[0] = s[0].createTemp(7, BLOCK);
-          retry[0].append(ByteBuffer.wrap(content(7, BLOCK)));
-        }
+    Durability failingDir = fsyncThen(file -> {
+      if (failOnSync.getAndSet(false)) {
+        // The first writer's dir dies during its commit; the client retries the block, in the other dir.
+        StorageDir failing = ((Temp) writing[0]).dir;
+        deleteTree(failing.root);
+        assertThat(s[0].dirFailed(failing, null)).isTrue();
+        retry[0] = s[0].createTemp(7, BLOCK);
+        retry[0].append(ByteBuffer.wrap(content(7, BLOCK)));
       }
-
-      @Override
-      public void syncFile(Path file) throws IOException {
-        FSYNC.syncFile(file);
-      }
-
-      @Override
-      public void syncDir(Path dir) throws IOException {
-        FSYNC.syncDir(dir);
-      }
-    };
+    }, dir -> { });
     s[0] = StoreFixture.builder().tier("SSD", QUOTA, a, b).events(events).durability(failingDir).build();
     TempBlock first = s[0].createTemp(7, BLOCK);
     first.append(ByteBuffer.wrap(content(7, BLOCK)));
