@@ -329,17 +329,62 @@ final class PersistScheduler {
             + "expected " + f.length(), now);
         return;
       }
-      tree.setFileAttribute(fileId, null, null, null, PersistenceState.PERSISTED, s.modificationTimeMs(), cur -> {
-        if (cur.persistence() != PersistenceState.TO_BE_PERSISTED) {
-          throw new io.strata.common.exception.FailedPreconditionException("no longer to be persisted");
-        }
-      });
+      // Under the tree's lock, so no rename or delete comes between this check and PERSISTED: the file must still
+      // be where its copy was just placed (a rename in between moves nothing in the UFS for a file not yet
+      // persisted, so PERSISTED at the new path would name a UFS location without its bytes).
+      FileInfo done;
+      try {
+        done = tree.setFileAttribute(fileId, null, null, null, PersistenceState.PERSISTED, s.modificationTimeMs(),
+            cur -> {
+              if (cur.persistence() != PersistenceState.TO_BE_PERSISTED) {
+                throw new io.strata.common.exception.FailedPreconditionException("no longer to be persisted");
+              }
+              if (!cur.path().equals(at)) {
+                throw new MovedMeanwhile(at + " moved to " + cur.path() + " while its copy was placed at " + dst);
+              }
+            });
+      } catch (MovedMeanwhile e) {
+        dropPlacedCopy(u, dst, at, s);
+        fail(fileId, job, e.getMessage(), now); // persisted again, at its new path
+        return;
+      }
+      if (done == null) {
+        dropPlacedCopy(u, dst, at, s); // deleted meanwhile: its copy must not come back at the next listing
+        jobs.remove(fileId);
+        return;
+      }
       changed = true;
       jobs.remove(fileId);
       persistedUnflushed.add(fileId);
       LOG.debug("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
     } catch (IOException | RuntimeException e) {
       fail(fileId, job, "finishing the persistence failed: " + e.getMessage(), now);
+    }
+  }
+
+  /** The file was renamed while its copy was placed at its old UFS location. */
+  private static final class MovedMeanwhile extends io.strata.common.exception.FailedPreconditionException {
+    private static final long serialVersionUID = 1L;
+
+    MovedMeanwhile(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * Deletes the copy just placed at {@code dst} for a file no longer at {@code at}: only when nothing is at
+   * {@code at} in Strata now and {@code dst} is still that copy (its length and time), so the copy of a file made
+   * at {@code at} since is never the one deleted. Best effort: a copy left behind is an unknown UFS file.
+   */
+  private void dropPlacedCopy(UnderFileSystem u, String dst, String at, UfsStatus placed) {
+    try {
+      UfsStatus there = u.getStatus(dst);
+      if (there != null && !there.directory() && there.length() == placed.length()
+          && there.modificationTimeMs() == placed.modificationTimeMs() && !tree.exists(StrataPath.of(at))) {
+        u.delete(dst, false);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Cannot remove {}, placed for a file no longer at {}: {}", dst, at, e.toString());
     }
   }
 

@@ -475,7 +475,7 @@ class FileSystemMasterUfsTest {
     assertThatThrownBy(() -> fs.mount("/full", other.toString(), false, false, Map.of()))
         .isInstanceOf(FailedPreconditionException.class).hasMessageContaining("not an empty directory");
     assertThatThrownBy(() -> fs.mount("/m", tmp.resolve("nope").toString(), false, false, Map.of()))
-        .isInstanceOf(NotFoundException.class).hasMessageContaining("does not exist");
+        .isInstanceOf(FailedPreconditionException.class).hasMessageContaining("does not exist in the under file system");
     assertThatThrownBy(() -> fs.mount("/m", ufs.resolve("inside").toString(), false, false, Map.of()))
         .isInstanceOf(FailedPreconditionException.class).hasMessageContaining("overlaps");
     assertThatThrownBy(() -> fs.mount("/", other.toString(), false, false, Map.of()))
