@@ -7,16 +7,12 @@ import io.strata.common.exception.UnavailableException;
 import io.strata.master.MutableClock;
 import io.strata.master.journal.Journal;
 import io.strata.server.ufs.UfsManager;
-import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,29 +25,6 @@ import org.junit.jupiter.api.io.TempDir;
  * RawLocalFileSystem, chosen through the root mount's {@code fs.file.impl} option).
  */
 class ConcurrentCompleteTest {
-  /** Hadoop's local file system whose first rename, once armed, waits until released. */
-  public static final class GatedRenameFileSystem extends RawLocalFileSystem {
-    static final AtomicBoolean ARMED = new AtomicBoolean();
-    static final CountDownLatch ENTERED = new CountDownLatch(1);
-    static final CountDownLatch RELEASE = new CountDownLatch(1);
-
-    @Override
-    public boolean rename(org.apache.hadoop.fs.Path src, org.apache.hadoop.fs.Path dst) throws IOException {
-      if (ARMED.compareAndSet(true, false)) {
-        ENTERED.countDown();
-        try {
-          if (!RELEASE.await(30, TimeUnit.SECONDS)) {
-            throw new IOException("the test never released the rename");
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IOException(e);
-        }
-      }
-      return super.rename(src, dst);
-    }
-  }
-
   @TempDir
   Path tmp;
   private final UfsManager manager = new UfsManager();
@@ -59,7 +32,7 @@ class ConcurrentCompleteTest {
 
   @AfterEach
   void tearDown() {
-    GatedRenameFileSystem.RELEASE.countDown();
+    GatedRenameFileSystem.disarm();
     if (journal != null) {
       journal.close();
     }
@@ -78,7 +51,7 @@ class ConcurrentCompleteTest {
     Files.createDirectories(temp.getParent());
     Files.writeString(temp, "abcd");
 
-    GatedRenameFileSystem.ARMED.set(true);
+    GatedRenameFileSystem.arm();
     CompletableFuture<FileInfo> first = CompletableFuture.supplyAsync(() -> {
       try {
         return fs.completeFile("/out/t", f.id(), 4);
@@ -86,12 +59,12 @@ class ConcurrentCompleteTest {
         throw new IllegalStateException(e);
       }
     });
-    assertThat(GatedRenameFileSystem.ENTERED.await(30, TimeUnit.SECONDS)).as("the first complete renames").isTrue();
+    assertThat(GatedRenameFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the first complete renames").isTrue();
 
     assertThatThrownBy(() -> fs.completeFile("/out/t", f.id(), 4)).isInstanceOf(UnavailableException.class)
         .hasMessageContaining("/out/t").hasMessageContaining("still placing");
 
-    GatedRenameFileSystem.RELEASE.countDown();
+    GatedRenameFileSystem.release.countDown();
     FileInfo done = first.get(30, TimeUnit.SECONDS);
     assertThat(done.persistence()).isEqualTo(PersistenceState.PERSISTED);
     // What holds the bytes: the file's UFS path (the temporary copy moved there, nothing deleted it).

@@ -17,9 +17,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,37 +31,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PersistRaceTest {
   private static final long BS = 100;
-
-  /** Hadoop's local file system whose next rename, once armed, waits until released. */
-  public static final class GatedRenameFileSystem extends RawLocalFileSystem {
-    static volatile CountDownLatch armed;
-    static volatile CountDownLatch entered;
-    static volatile CountDownLatch release;
-
-    static void arm() {
-      entered = new CountDownLatch(1);
-      release = new CountDownLatch(1);
-      armed = new CountDownLatch(1);
-    }
-
-    @Override
-    public boolean rename(org.apache.hadoop.fs.Path src, org.apache.hadoop.fs.Path dst) throws IOException {
-      CountDownLatch a = armed;
-      if (a != null && a.getCount() > 0) {
-        a.countDown();
-        entered.countDown();
-        try {
-          if (!release.await(30, TimeUnit.SECONDS)) {
-            throw new IOException("the test never released the rename");
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IOException(e);
-        }
-      }
-      return super.rename(src, dst);
-    }
-  }
 
   @TempDir
   Path tmp;
@@ -86,11 +53,7 @@ class PersistRaceTest {
 
   @AfterEach
   void tearDown() {
-    CountDownLatch r = GatedRenameFileSystem.release;
-    if (r != null) {
-      r.countDown();
-    }
-    GatedRenameFileSystem.armed = null;
+    GatedRenameFileSystem.disarm();
     journal.close();
     manager.close();
   }
