@@ -159,19 +159,20 @@ final class CallDispatch implements ServerInterceptor {
 
     @Override
     public void run() {
-      Context previous = context.attach();
-      try {
-        Runnable r;
-        while ((r = queue.poll()) != null) {
-          runOne(r);
+      // A callback queued after the last poll, before scheduled was cleared, is run here too (not by a new task,
+      // which a full pool could refuse, leaving the call's completion or cancel never run).
+      do {
+        Context previous = context.attach();
+        try {
+          Runnable r;
+          while ((r = queue.poll()) != null) {
+            runOne(r);
+          }
+        } finally {
+          context.detach(previous);
+          scheduled.set(false);
         }
-      } finally {
-        context.detach(previous);
-        scheduled.set(false);
-      }
-      if (!queue.isEmpty()) {
-        schedule(); // a callback queued after the last poll, before scheduled was cleared
-      }
+      } while (!queue.isEmpty() && scheduled.compareAndSet(false, true));
     }
   }
 }
