@@ -70,7 +70,9 @@ class GrpcChannelsReconnectTest {
     assertThatThrownBy(() -> call(channel, new byte[] {2})).isInstanceOf(StatusRuntimeException.class)
         .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
             .isEqualTo(Status.Code.UNAVAILABLE));
-    await().atMost(Duration.ofSeconds(10)).until(() -> channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE);
+    // A channel that lost its connection may be IDLE rather than failed: asking for its state with a connect
+    // (true) makes it try the closed port, which fails.
+    await().atMost(Duration.ofSeconds(20)).until(() -> channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE);
 
     server = start(port); // back on the same port within the backoff
     assertThat(GrpcChannels.connectFailed(channel)).isTrue();
