@@ -385,7 +385,13 @@ class ShufflePartitionFilesIntegrationTest {
   @Test
   @Order(6)
   void unregister_removesTheShufflesFiles() throws Exception {
+    List<Long> ids = fs.listStatus("/.shuffle/app-one/0").stream().map(URIStatus::id).toList();
+    assertThat(ids).isNotEmpty();
     lifecycle.unregister(0);
+    // The workers let go of the sealed partitions too (they kept them for ever before).
+    for (int i = 0; i < 3; i++) {
+      assertThat(cluster.worker(i).shuffle().store().openFileIds()).as("worker " + i).doesNotContainAnyElementsOf(ids);
+    }
     assertThat(fs.exists("/.shuffle/app-one/0")).isFalse();
     assertThat(Files.exists(cluster.rootUfsDir().resolve(".shuffle/app-one/0"))).isFalse();
     Set<Integer> left = new HashSet<>(fs.listStatus("/.shuffle/app-one").stream()

@@ -7,6 +7,7 @@ import io.strata.client.URIStatus;
 import io.strata.minicluster.LocalStrataCluster;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
@@ -47,6 +48,46 @@ class StrataShuffleSparkIntegrationTest {
       assertThat(first.complete()).isTrue();
       assertThat(first.persistenceState()).isEqualTo(URIStatus.PERSISTED);
       mapStageOnly = sealedWithoutAReader(sc, fs);
+      blocksKeptAfterAnEarlyStop = blocksKeptAfterAnEarlyStop(sc, fs);
+    }
+  }
+
+  /**
+   * The blocks of a shuffle's partition file still on a worker 30 s after the shuffle was unregistered, when its only
+   * reduce task stopped early (take(1)) inside the file: the task's end must close the file, whose open short-circuit
+   * read holds the block's read lock at the worker (its removal waits for the last reader).
+   */
+  private static Set<Long> blocksKeptAfterAnEarlyStop;
+
+  private static Set<Long> blocksKeptAfterAnEarlyStop(JavaSparkContext sc, FileSystem fs) throws Exception {
+    List<Integer> keys = java.util.stream.IntStream.range(0, 200_000).boxed().toList();
+    org.apache.spark.api.java.JavaPairRDD<Integer, String> pairs = sc.parallelize(keys, 2).mapToPair(i ->
+        new scala.Tuple2<>(i, Long.toHexString(new java.util.Random(i).nextLong()).repeat(3))); // ~8 MB, incompressible
+    org.apache.spark.api.java.JavaPairRDD<Integer, String> one = pairs.partitionBy(new org.apache.spark.HashPartitioner(1));
+    org.apache.spark.ShuffleDependency<?, ?, ?> dep =
+        (org.apache.spark.ShuffleDependency<?, ?, ?>) one.rdd().dependencies().head();
+    assertThat(one.take(1)).hasSize(1);
+    Set<Long> blocks = new java.util.HashSet<>();
+    for (URIStatus f : fs.listStatus(ShuffleLifecycle.dir(appId, dep.shuffleId()))) {
+      fs.getBlockLocations(f.path()).forEach(b -> blocks.add(b.blockId()));
+    }
+    assertThat(blocks).as("the partition file spans blocks").isNotEmpty();
+    org.apache.spark.SparkEnv.get().shuffleManager().unregisterShuffle(dep.shuffleId());
+    java.util.function.Supplier<Set<Long>> kept = () -> {
+      Set<Long> left = new java.util.HashSet<>();
+      for (int w = 0; w < 2; w++) {
+        cluster.worker(w).tieredStore().committedBlocks().forEach(m -> {
+          if (blocks.contains(m.blockId())) {
+            left.add(m.blockId());
+          }
+        });
+      }
+      return left;
+    };
+    try {
+      return org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(kept::get, Set::isEmpty);
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      return kept.get();
     }
   }
 
@@ -92,6 +133,11 @@ class StrataShuffleSparkIntegrationTest {
     });
     assertThat(mapStageOnly.stream().mapToLong(URIStatus::length).sum()).as("the pushed records are in them")
         .isPositive();
+  }
+
+  @Test
+  void aReduceTaskStoppingEarly_closesItsFile_soItsBlocksGoWithTheShuffle() {
+    assertThat(blocksKeptAfterAnEarlyStop).isEmpty();
   }
 
   @Test

@@ -235,7 +235,7 @@ public final class ShuffleLifecycle implements Closeable {
     Set<String> workers;
     List<WorkerWrittenFile> files;
     synchronized (s) {
-      workers = s.openWorkers();
+      workers = s.workersUsed(); // sealed partitions too: a worker keeps them until the shuffle is dropped there
       files = s.clearOpen();
     }
     Map<String, DropPartitionsRequest.Builder> byWorker = new LinkedHashMap<>();

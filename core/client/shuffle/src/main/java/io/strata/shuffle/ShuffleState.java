@@ -55,11 +55,27 @@ final class ShuffleState {
     this.openPerPartition = new int[partitions];
   }
 
+  /**
+   * Every worker an epoch was opened on (primaries and replicas, host:port): a worker keeps a sealed copy's
+   * partition until the shuffle is dropped there, so {@code unregister} asks them all, not only those with an
+   * epoch still open. At most the cluster's workers.
+   */
+  private final Set<String> workersUsed = new HashSet<>();
+
   /** Records an epoch opened on its workers. Call with the monitor held. */
   void opened(PartitionLocation l) {
     if (open.put(l.fileId(), l) == null) {
       openPerPartition[l.partitionId()]++;
     }
+    workersUsed.add(l.primary());
+    if (l.hasReplica()) {
+      workersUsed.add(l.replica());
+    }
+  }
+
+  /** The workers any epoch of this shuffle was opened on. Call with the monitor held. */
+  Set<String> workersUsed() {
+    return new HashSet<>(workersUsed);
   }
 
   /** Forgets an open epoch (sealed or lost) and its file's handle. Call with the monitor held. */
@@ -107,18 +123,6 @@ final class ShuffleState {
   /** Call (with the monitor held) after changing {@link #sealed}, {@link #statuses} or {@link #lost}. */
   void sealedChanged() {
     snapshot = null;
-  }
-
-  /** The workers holding an open epoch (primaries and replicas). Call with the monitor held. */
-  Set<String> openWorkers() {
-    Set<String> workers = new HashSet<>();
-    for (PartitionLocation l : open.values()) {
-      workers.add(l.primary());
-      if (l.hasReplica()) {
-        workers.add(l.replica());
-      }
-    }
-    return workers;
   }
 
   /** Forgets every open epoch and returns their files' handles. Call with the monitor held. */

@@ -75,6 +75,9 @@ public record StrataShuffleConf(String master, boolean fallback, boolean replica
 
   private static final String PASS_THROUGH = "spark.strata.conf.";
 
+  /** Spark's switch to its old fetch protocol, which names map outputs by partition index (not by attempt). */
+  static final String OLD_FETCH_PROTOCOL = "spark.shuffle.useOldFetchProtocol";
+
   public static StrataShuffleConf from(SparkConf conf) {
     Map<String, String> strata = new HashMap<>();
     for (scala.Tuple2<String, String> kv : conf.getAllWithPrefix(PASS_THROUGH)) {
@@ -87,6 +90,13 @@ public record StrataShuffleConf(String master, boolean fallback, boolean replica
             READ_AHEAD_FILE_MAX.get(conf)), Map.copyOf(strata));
     if (c.master.isEmpty()) {
       throw new IllegalArgumentException(MASTER.name() + " is not set: " + MASTER.doc());
+    }
+    if (conf.getBoolean(OLD_FETCH_PROTOCOL, false)) {
+      // With it Spark names a map output by its partition index, so a map's attempts share one id: readers could
+      // not keep only the successful attempt's batches, and a retried map with other batches would be mixed in.
+      throw new IllegalArgumentException(OLD_FETCH_PROTOCOL + "=true is not supported by StrataShuffleManager: it "
+          + "gives every attempt of a map the same id, which Strata's readers need to tell attempts apart. Unset it "
+          + "(it is for Spark's external shuffle service, which Strata's shuffle does not use)");
     }
     if (c.maxInFlight < 1 || c.retries < 0 || c.batchBytes < 1 || c.bufferBytes < c.batchBytes) {
       throw new IllegalArgumentException("Bad Strata shuffle settings: " + INFLIGHT_MAX.name() + " >= 1, "

@@ -37,6 +37,7 @@ import scala.Product2;
  * <p>Not thread-safe: Spark calls it from the task thread.
  */
 final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StrataShuffleReader.class);
   private final StrataShuffleManager manager;
   private final StrataShuffleHandle<K, ?, C> handle;
   private final int startMap;
@@ -107,8 +108,21 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
     SerializerInstance ser = dep.serializer().newInstance();
     CompressionCodec codec = CompressionCodec.createCodec(SparkEnv.get().conf());
     Iterator<Integer> parts = partitions.iterator();
-    scala.collection.Iterator<Product2<K, Object>> records = new scala.collection.AbstractIterator<>() {
+    var records = new scala.collection.AbstractIterator<Product2<K, Object>>() {
       private PartitionReader reader;
+
+      /** Closes the partition file being read, if any (the task ends before reading it all, or failed). */
+      void closeOpen() {
+        PartitionReader r = reader;
+        reader = null;
+        if (r != null) {
+          try {
+            r.close();
+          } catch (IOException e) {
+            LOG.debug("Closing a partition file of shuffle {} at the task's end: {}", shuffleId, e.toString());
+          }
+        }
+      }
       private int partition = -1;
       private scala.collection.Iterator<scala.Tuple2<Object, Object>> batch = scala.collection.Iterator$.MODULE$.empty();
 
@@ -167,6 +181,16 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
         return (Product2<K, Object>) (Product2<?, ?>) batch.next();
       }
     };
+    if (context != null) {
+      // A task that stops early (a limit, take(n)), is killed or fails mid-file closes the file it was reading:
+      // an open short-circuit read holds the block's read lock and its connection at the worker.
+      context.addTaskCompletionListener(new org.apache.spark.util.TaskCompletionListener() {
+        @Override
+        public void onTaskCompletion(TaskContext done) {
+          records.closeOpen();
+        }
+      });
+    }
     scala.collection.Iterator<? extends Product2<K, ?>> out = records;
     if (dep.aggregator().isDefined()) {
       var agg = (org.apache.spark.Aggregator<K, Object, C>) dep.aggregator().get();
