@@ -28,7 +28,8 @@ final class CachePolicies {
   /** The master's delete (Strata and UFS). */
   @FunctionalInterface
   interface Deleter {
-    void delete(String path, boolean recursive) throws StrataException;
+    /** Deletes {@code path} (recursively) while it is still inode {@code inodeId}; refused otherwise. */
+    void delete(String path, boolean recursive, long inodeId) throws StrataException;
   }
 
   private final InodeTree tree;
@@ -144,17 +145,27 @@ final class CachePolicies {
 
   /** Applies the TTLs that ran out: DELETE deletes (Strata and UFS), FREE frees and clears the TTL. */
   void ttlTick() {
+    // What expired is acted on only while its path is still that inode: a file made at the path since (the
+    // expired one deleted or renamed away) is not the one whose time ran out.
     for (FileInfo f : tree.expired(clock.millis())) {
       try {
         if (f.ttlAction() == TtlAction.DELETE) {
-          deleter.delete(f.path(), true);
+          deleter.delete(f.path(), true, f.id());
           LOG.info("TTL of {} ran out: deleted", f.path());
         } else {
+          FileInfo now = tree.getStatus(StrataPath.of(f.path()));
+          if (now.id() != f.id()) {
+            continue;
+          }
           try {
             free(f.path(), true, true);
             LOG.info("TTL of {} ran out: freed", f.path());
           } finally {
-            tree.setAttribute(StrataPath.of(f.path()), null, -1L, null, null, null, cur -> { });
+            tree.setAttribute(StrataPath.of(f.path()), null, -1L, null, null, null, cur -> {
+              if (cur.id() != f.id()) {
+                throw new FailedPreconditionException(f.path() + " is no longer inode " + f.id());
+              }
+            });
             flush.run();
           }
         }

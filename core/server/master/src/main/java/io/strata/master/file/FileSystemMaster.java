@@ -111,7 +111,7 @@ public final class FileSystemMaster {
     this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, clock, commitLock, this::removeBlocksOf, this::sync,
         ufsWriteTargets);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
-        (path, recursive) -> delete(path, recursive, false));
+        (path, recursive, inodeId) -> delete(path, recursive, false, inodeId));
     this.changes = new NamespaceChanges(tree, mounts, sync, leaseRecovery, commitLock, this::removeBlocksOf,
         this::sync, maxBlockSize);
     this.reads = new NamespaceReads(tree, blocks, mounts, sync);

@@ -32,7 +32,7 @@ class ConcurrentCompleteTest {
 
   @AfterEach
   void tearDown() {
-    GatedRenameFileSystem.disarm();
+    GatedFileSystem.disarm();
     if (journal != null) {
       journal.close();
     }
@@ -44,14 +44,14 @@ class ConcurrentCompleteTest {
     Path ufs = Files.createDirectories(tmp.resolve("ufs"));
     journal = new Journal(tmp.resolve("journal"), 1 << 20);
     FileSystemMaster fs = FileSystemMasterUfsTest.open(tmp, ufs, manager, journal,
-        new MutableClock(1_700_000_000_000L), Map.of("fs.file.impl", GatedRenameFileSystem.class.getName()), 1000);
+        new MutableClock(1_700_000_000_000L), Map.of("fs.file.impl", GatedFileSystem.class.getName()), 1000);
 
     FileInfo f = fs.createFile("/out/t", 100, true, 0, WriteType.THROUGH);
     Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
     Files.createDirectories(temp.getParent());
     Files.writeString(temp, "abcd");
 
-    GatedRenameFileSystem.arm();
+    GatedFileSystem.arm(GatedFileSystem.Op.RENAME);
     CompletableFuture<FileInfo> first = CompletableFuture.supplyAsync(() -> {
       try {
         return fs.completeFile("/out/t", f.id(), 4);
@@ -59,12 +59,12 @@ class ConcurrentCompleteTest {
         throw new IllegalStateException(e);
       }
     });
-    assertThat(GatedRenameFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the first complete renames").isTrue();
+    assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the first complete renames").isTrue();
 
     assertThatThrownBy(() -> fs.completeFile("/out/t", f.id(), 4)).isInstanceOf(UnavailableException.class)
         .hasMessageContaining("/out/t").hasMessageContaining("still placing");
 
-    GatedRenameFileSystem.release.countDown();
+    GatedFileSystem.release.countDown();
     FileInfo done = first.get(30, TimeUnit.SECONDS);
     assertThat(done.persistence()).isEqualTo(PersistenceState.PERSISTED);
     // What holds the bytes: the file's UFS path (the temporary copy moved there, nothing deleted it).

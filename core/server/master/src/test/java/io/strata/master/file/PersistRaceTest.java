@@ -47,13 +47,13 @@ class PersistRaceTest {
     ufs = Files.createDirectories(tmp.resolve("ufs"));
     journal = new Journal(tmp.resolve("journal"), 1 << 20);
     fs = FileSystemMasterUfsTest.open(tmp, ufs, manager, journal, clock,
-        Map.of("fs.file.impl", GatedRenameFileSystem.class.getName()), 1000);
+        Map.of("fs.file.impl", GatedFileSystem.class.getName()), 1000);
     worker = fs.blockMaster().register(new WorkerAddress("w1", 29999), 1L << 30, 0, List.of(), 0);
   }
 
   @AfterEach
   void tearDown() {
-    GatedRenameFileSystem.disarm();
+    GatedFileSystem.disarm();
     journal.close();
     manager.close();
   }
@@ -85,11 +85,11 @@ class PersistRaceTest {
 
   /** Runs the master's next round with its UFS rename held; {@code meanwhile} runs while it is held. */
   private void finishWhile(ThrowingRunnable meanwhile) throws Exception {
-    GatedRenameFileSystem.arm();
+    GatedFileSystem.arm(GatedFileSystem.Op.RENAME);
     CompletableFuture<Void> round = CompletableFuture.runAsync(() -> fs.persistTick());
-    assertThat(GatedRenameFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the round renames").isTrue();
+    assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the round renames").isTrue();
     meanwhile.run();
-    GatedRenameFileSystem.release.countDown();
+    GatedFileSystem.release.countDown();
     round.get(30, TimeUnit.SECONDS);
   }
 
