@@ -12,6 +12,7 @@ import io.strata.master.journal.Journal;
 import io.strata.server.ufs.UfsManager;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -24,12 +25,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * An ASYNC_THROUGH file renamed or deleted while the master moves its persisted copy into place (a slow UFS rename,
- * as on S3). The file must not end PERSISTED at a path whose UFS location lacks its bytes, and a deleted file's
- * copy must not stay in the UFS (a later listing would load it back). The UFS is a real local dir whose rename,
- * once armed, waits for the test (Hadoop's RawLocalFileSystem, chosen through the root mount's {@code fs.file.impl}).
+ * The master's background work racing a client's change while a UFS call is slow (held by the test: a real local
+ * dir, {@link GatedFileSystem}, as on S3):
+ * <ul>
+ *   <li>an ASYNC_THROUGH file renamed or deleted while the master moves its persisted copy into place must not end
+ *       PERSISTED at a path whose UFS location lacks its bytes, and a deleted file's copy must not stay in the UFS
+ *       (a later listing would load it back);</li>
+ *   <li>a TTL round deleting one expired file's UFS copy must not delete a file made meanwhile at another expired
+ *       path (its time did not run out).</li>
+ * </ul>
  */
-class PersistRaceTest {
+class UfsRaceTest {
   private static final long BS = 100;
 
   @TempDir
@@ -128,5 +134,36 @@ class PersistRaceTest {
     assertThat(ufs.resolve("d")).as("a deleted file's copy would come back at the next listing").doesNotExist();
     fs.persistTick();
     assertThat(fs.persistBacklog()).as("no job left for the deleted file").isZero();
+  }
+
+  private void ufsFile(String name, String content) throws IOException {
+    Files.writeString(ufs.resolve(name), content, StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void aFileMadeAtAnExpiredPathDuringTheRound_isNotDeletedByIt() throws Exception {
+    ufsFile("a", "a");
+    ufsFile("b", "b");
+    fs.setAttribute("/a", null, 1_000L, "DELETE");
+    fs.setAttribute("/b", null, 1_000L, "DELETE");
+    clock.advanceMillis(5_000);
+
+    GatedFileSystem.arm(GatedFileSystem.Op.DELETE);
+    CompletableFuture<Void> round = CompletableFuture.runAsync(() -> fs.ttlTick());
+    assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the round deletes a UFS copy").isTrue();
+    String first = GatedFileSystem.held.endsWith("/a") ? "a" : "b";
+    String other = first.equals("a") ? "b" : "a";
+    // Meanwhile the other expired file is deleted, and a new one, with no TTL, is made at its path.
+    fs.delete("/" + other, false);
+    ufsFile(other, "new " + other);
+    FileInfo made = fs.getStatus("/" + other);
+    assertThat(made.ttlMs()).isEqualTo(-1);
+    GatedFileSystem.release.countDown();
+    round.get(30, TimeUnit.SECONDS);
+
+    assertThat(fs.exists("/" + first)).isFalse();
+    // What still holds the new file: the tree (same inode) and its UFS copy.
+    assertThat(fs.getStatus("/" + other).id()).isEqualTo(made.id());
+    assertThat(Files.readString(ufs.resolve(other))).isEqualTo("new " + other);
   }
 }
