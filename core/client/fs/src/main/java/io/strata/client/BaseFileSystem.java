@@ -223,8 +223,9 @@ final class BaseFileSystem implements FileSystem {
     if (cached != null) {
       return cached;
     }
+    long fetchedAt = cache().generation();
     URIStatus status = fetchStatus(path, context.metadataSyncIntervalMs());
-    cache().putStatus(path, status);
+    cache().putStatus(path, status, fetchedAt);
     return status;
   }
 
@@ -243,8 +244,9 @@ final class BaseFileSystem implements FileSystem {
       List<URIStatus> cached = cache().listing(path);
       if (cached == null) {
         List<URIStatus> fetched = new ArrayList<>();
+        long fetchedAt = cache().generation();
         listFromMaster(path, options, fetched::add);
-        cache().putListing(path, fetched);
+        cache().putListing(path, fetched, fetchedAt);
         cached = fetched;
       }
       cached.forEach(action);
@@ -320,8 +322,9 @@ final class BaseFileSystem implements FileSystem {
     if (cached != null) {
       return cached;
     }
+    long fetchedAt = cache().generation();
     boolean exists = context.callMaster(m -> m.exists(ExistsRequest.newBuilder().setPath(path).build()).getExists());
-    cache().putExists(path, exists);
+    cache().putExists(path, exists, fetchedAt);
     return exists;
   }
 

@@ -21,9 +21,10 @@ import java.util.function.Predicate;
  * with an explicit metadata sync interval, reads (openFile fetches blocks afresh) and the client's own
  * waits (persist, load) bypass the cache.
  *
- * <p>Thread-safe (Caffeine); a fetch that raced with an invalidation of the same key can put back an answer
- * from just before the write only if the master answered it before the write, and never after this
- * client's write call returned, since the invalidation follows the master's answer.
+ * <p>Thread-safe. A fetch takes the cache's {@link #generation} before it asks the master and puts its answer
+ * only if no invalidation happened since (checked and put under this object's monitor, which
+ * {@link #invalidate} holds too): an answer fetched before one of this client's writes returned is never put
+ * back after that write's invalidation, where another thread of the client would read it.
  */
 final class MetadataCache {
   private enum Kind { STATUS, EXISTS, LISTING }
@@ -34,6 +35,8 @@ final class MetadataCache {
   static final MetadataCache OFF = new MetadataCache(null);
 
   private final Cache<Key, Object> cache;
+  /** Invalidations so far: a fetch begun before one does not put its (maybe stale) answer. Guarded by this. */
+  private long generation;
 
   private MetadataCache(Cache<Key, Object> cache) {
     this.cache = cache;
@@ -58,9 +61,21 @@ final class MetadataCache {
     return cache == null ? null : (URIStatus) cache.getIfPresent(new Key(Kind.STATUS, path));
   }
 
-  void putStatus(String path, URIStatus status) {
+  /** The number of invalidations so far: take it before fetching, and give it to the put. */
+  synchronized long generation() {
+    return generation;
+  }
+
+  /** Keeps a fetched answer, unless an invalidation came after {@code fetchedAt} (a {@link #generation}). */
+  private synchronized void put(Key key, Object value, long fetchedAt) {
+    if (generation == fetchedAt) {
+      cache.put(key, value);
+    }
+  }
+
+  void putStatus(String path, URIStatus status, long fetchedAt) {
     if (cache != null) {
-      cache.put(new Key(Kind.STATUS, path), status);
+      put(new Key(Kind.STATUS, path), status, fetchedAt);
     }
   }
 
@@ -68,9 +83,9 @@ final class MetadataCache {
     return cache == null ? null : (Boolean) cache.getIfPresent(new Key(Kind.EXISTS, path));
   }
 
-  void putExists(String path, boolean exists) {
+  void putExists(String path, boolean exists, long fetchedAt) {
     if (cache != null) {
-      cache.put(new Key(Kind.EXISTS, path), exists);
+      put(new Key(Kind.EXISTS, path), exists, fetchedAt);
     }
   }
 
@@ -79,9 +94,9 @@ final class MetadataCache {
     return cache == null ? null : (List<URIStatus>) cache.getIfPresent(new Key(Kind.LISTING, path));
   }
 
-  void putListing(String path, List<URIStatus> entries) {
+  void putListing(String path, List<URIStatus> entries, long fetchedAt) {
     if (cache != null) {
-      cache.put(new Key(Kind.LISTING, path), List.copyOf(entries));
+      put(new Key(Kind.LISTING, path), List.copyOf(entries), fetchedAt);
     }
   }
 
@@ -92,7 +107,10 @@ final class MetadataCache {
     }
     String under = path.equals("/") ? "/" : path + "/";
     Predicate<Key> affected = k -> k.path.equals(path) || k.path.startsWith(under) || isAncestor(k.path, path);
-    cache.asMap().keySet().removeIf(affected);
+    synchronized (this) {
+      generation++;
+      cache.asMap().keySet().removeIf(affected);
+    }
   }
 
   private static boolean isAncestor(String candidate, String path) {

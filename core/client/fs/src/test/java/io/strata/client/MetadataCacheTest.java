@@ -1,0 +1,36 @@
+package io.strata.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.strata.common.conf.StrataConf;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The metadata cache's promise to a client's own writes, with the interleaving that broke it: one thread fetches an
+ * answer, another thread's write returns and invalidates, and only then does the first thread put its answer. That
+ * answer, from before the write, must not be cached (the writer's next read would see it).
+ */
+class MetadataCacheTest {
+  private static MetadataCache enabled() {
+    return MetadataCache.from(StrataConf.of(Map.of(ClientKeys.METADATA_CACHE_ENABLED.name(), "true")),
+        Ticker.systemTicker());
+  }
+
+  @Test
+  void anAnswerFetchedBeforeAnInvalidation_isNotPutAfterIt() {
+    MetadataCache cache = enabled();
+    long fetchedAt = cache.generation(); // a fetch begins: /d/f does not exist yet
+    cache.invalidate("/d/f"); // another thread of the client created /d/f; the master answered
+    cache.putExists("/d/f", false, fetchedAt);
+    cache.putListing("/d", List.of(), fetchedAt);
+    assertThat(cache.exists("/d/f")).as("the stale answer").isNull();
+    assertThat(cache.listing("/d")).isNull();
+
+    long fresh = cache.generation(); // a fetch begun after the write keeps its answer
+    cache.putExists("/d/f", true, fresh);
+    assertThat(cache.exists("/d/f")).isTrue();
+  }
+}
