@@ -265,6 +265,21 @@ public final class InodeTree extends InodeTreeReads {
   /** As above; a non-zero {@code expectedId} deletes only while the path is still that inode. */
   public List<Long> delete(StrataPath path, boolean recursive, List<JournalEntry> extra, long expectedId)
       throws StrataException {
+    return delete(path, recursive, extra, expectedId, null);
+  }
+
+  /**
+   * As {@link #delete(StrataPath, boolean, List)}; {@code everyFile} checks each file at or under the path first,
+   * under the same lock as the delete, so no file created or renamed in between escapes the check (a refusal,
+   * thrown, deletes nothing).
+   */
+  public List<Long> delete(StrataPath path, boolean recursive, List<JournalEntry> extra, AttributeCheck everyFile)
+      throws StrataException {
+    return delete(path, recursive, extra, 0, everyFile);
+  }
+
+  private List<Long> delete(StrataPath path, boolean recursive, List<JournalEntry> extra, long expectedId,
+      AttributeCheck everyFile) throws StrataException {
     lock.writeLock().lock();
     try {
       if (path.isRoot()) {
@@ -274,6 +289,13 @@ public final class InodeTree extends InodeTreeReads {
       if (expectedId != 0 && inode.id != expectedId) {
         throw new FailedPreconditionException("Cannot delete " + path + ": it is no longer inode " + expectedId
             + " (now " + inode.id + ")");
+      }
+      if (everyFile != null) {
+        List<FileInfo> files = new ArrayList<>();
+        InodeIndex.collectFiles(inode, f -> files.add(InodeViews.snapshot(f, InodeViews.pathOf(f))));
+        for (FileInfo f : files) {
+          everyFile.check(f);
+        }
       }
       if (inode instanceof InodeDirectory && !((InodeDirectory) inode).children.isEmpty() && !recursive) {
         throw new DirectoryNotEmptyException("Cannot delete " + path + ": the directory is not empty ("

@@ -175,15 +175,15 @@ final class MountOperations {
       }
     }
     synchronized (commitLock) {
-      // Checked under the commit lock, so no create or complete under the mount slips in after the check.
-      for (FileInfo f : tree.filesUnder(p)) {
+      // Checked under the tree's lock with the delete (and the commit lock, so no block commit slips in between): a
+      // file created under the mount or renamed into it meanwhile is checked too, never deleted unchecked.
+      List<Long> removed = tree.delete(p, true, List.of(new JournalEntry.DeleteMount(p.toString())), f -> {
         if (!f.complete() || !f.persisted()) {
           throw new FailedPreconditionException("Cannot unmount " + path + ": " + f.path() + " is "
               + (f.complete() ? f.persistence() : "being written") + ", so Strata holds the only copy of its bytes; "
               + "persist it (fs persist) or delete it first");
         }
-      }
-      List<Long> removed = tree.delete(p, true, List.of(new JournalEntry.DeleteMount(p.toString())));
+      });
       removeBlocks.accept(removed);
       mounts.remove(p.toString());
     }
