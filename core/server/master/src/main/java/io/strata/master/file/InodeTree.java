@@ -192,7 +192,7 @@ public final class InodeTree extends InodeTreeReads {
 
   /**
    * Creates a directory in the given persistence state; {@code extra} entries are journaled in the same
-   * operation (a mount's AddMount), and {@code onCreated} runs under the lock once it exists.
+   * operation (a mount's AddMount: its caller holds the commit lock, so a checkpoint sees the mount table with it).
    */
   public FileInfo createDirectory(StrataPath path, boolean recursive, boolean allowExists, int mode,
       PersistenceState persistence, List<JournalEntry> extra) throws StrataException {

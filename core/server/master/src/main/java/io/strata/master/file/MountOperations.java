@@ -91,16 +91,7 @@ final class MountOperations {
       throw new PermissionDeniedException("Cannot mount " + uri + " at " + path + ": mounts are limited to "
           + conf.allowedMountUris() + " (strata.master.mount.allowed.uris)");
     }
-    MountTable.MountInfo existingMount = mounts.get(p.toString());
-    if (existingMount != null) {
-      throw new AlreadyExistsException("Cannot mount " + uri + " at " + path + ": " + path + " is already the mount "
-          + "point of " + existingMount.ufsUri());
-    }
-    MountTable.MountInfo overlap = mounts.overlapping(uri);
-    if (overlap != null) {
-      throw new FailedPreconditionException("Cannot mount " + uri + " at " + path + ": it overlaps " + overlap.ufsUri()
-          + ", mounted at " + overlap.path() + " (a UFS dir may be mounted once, and not inside another mount)");
-    }
+    checkNotMounted(p, uri, path);
     sync.ensure(p.parent(), -1);
     FileInfo parent = tree.lookupOrNull(p.parent());
     if (parent == null) {
@@ -121,10 +112,30 @@ final class MountOperations {
     }
     checkUfsDirectory(uri, options);
     JournalEntry.AddMount entry = new JournalEntry.AddMount(p.toString(), uri, readOnly, shared, options);
-    tree.createDirectory(p, false, true, 0755, PersistenceState.PERSISTED, List.of(entry));
-    mounts.add(new MountTable.MountInfo(p.toString(), uri, readOnly, shared, options));
+    synchronized (commitLock) {
+      // Under the commit lock, which a checkpoint holds while it reads the tree and the mount table: the journaled
+      // AddMount and the table's entry are never seen apart (a checkpoint between them dropped the mount). And
+      // checked again here, so two mounts at once of one path, or of overlapping dirs, cannot both pass.
+      checkNotMounted(p, uri, path);
+      tree.createDirectory(p, false, true, 0755, PersistenceState.PERSISTED, List.of(entry));
+      mounts.add(new MountTable.MountInfo(p.toString(), uri, readOnly, shared, options));
+    }
     flush.run();
     LOG.info("Mounted {} at {} (read-only {}, shared {})", uri, path, readOnly, shared);
+  }
+
+  /** Refuses a mount at a mount point, or of a UFS dir that overlaps a mounted one. */
+  private void checkNotMounted(StrataPath p, String uri, String path) throws StrataException {
+    MountTable.MountInfo existingMount = mounts.get(p.toString());
+    if (existingMount != null) {
+      throw new AlreadyExistsException("Cannot mount " + uri + " at " + path + ": " + path + " is already the mount "
+          + "point of " + existingMount.ufsUri());
+    }
+    MountTable.MountInfo overlap = mounts.overlapping(uri);
+    if (overlap != null) {
+      throw new FailedPreconditionException("Cannot mount " + uri + " at " + path + ": it overlaps " + overlap.ufsUri()
+          + ", mounted at " + overlap.path() + " (a UFS dir may be mounted once, and not inside another mount)");
+    }
   }
 
   /** The UFS at {@code uri} answers, within the mount check timeout, that it is a directory. */
