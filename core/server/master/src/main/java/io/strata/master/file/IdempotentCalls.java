@@ -100,12 +100,35 @@ final class IdempotentCalls implements JournalSink {
     }
   }
 
+  /**
+   * Whether {@code e} is part of loading a file the call found in the UFS (created complete in one operation: its
+   * CreateFile and its CompleteFile), never the call's own create or complete: a create of a path the UFS holds
+   * loads it and then fails.
+   */
+  private static boolean loadedFromUfs(List<JournalEntry> operation, JournalEntry e) {
+    long id;
+    if (e instanceof JournalEntry.CreateFile c) {
+      id = c.id();
+    } else if (e instanceof JournalEntry.CompleteFile c) {
+      id = c.id();
+    } else {
+      return false;
+    }
+    boolean created = false;
+    boolean completed = false;
+    for (JournalEntry other : operation) {
+      created |= other instanceof JournalEntry.CreateFile c && c.id() == id;
+      completed |= other instanceof JournalEntry.CompleteFile c && c.id() == id;
+    }
+    return created && completed;
+  }
+
   @Override
   public void append(List<JournalEntry> operation) {
     Pending p = PENDING.get();
     if (p != null && !p.recorded) {
       for (JournalEntry e : operation) {
-        if (p.own.test(e)) {
+        if (p.own.test(e) && !loadedFromUfs(operation, e)) {
           JournalEntry.RequestDone done = new JournalEntry.RequestDone(p.id.clientId(), p.id.callId(),
               p.inode.applyAsLong(e), clock.millis());
           List<JournalEntry> with = new ArrayList<>(operation.size() + 1);

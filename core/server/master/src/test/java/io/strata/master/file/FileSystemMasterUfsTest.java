@@ -590,6 +590,23 @@ class FileSystemMasterUfsTest {
     assertThat(restart().tree().pinnedFileIds()).containsExactlyInAnyOrder(a.id(), b.id());
   }
 
+  /**
+   * A create of a path the UFS holds loads that file (complete, PERSISTED) and fails ALREADY_EXISTS. Its request id
+   * must not be recorded as that load's: a retry with the same id is refused as the first attempt was, not answered
+   * "created" with the UFS file (whose writer would then fail at close).
+   */
+  @Test
+  void aCreateRefusedForAFileTheUfsHolds_isRefusedAgainOnItsRetry() throws Exception {
+    ufsFile("held/x", "ufs bytes");
+    RequestId id = new RequestId("client-1", 1);
+    for (int attempt = 0; attempt < 2; attempt++) {
+      assertThatThrownBy(() -> fs.createFile("/held/x", BS, true, 0644, WriteType.CACHE_THROUGH, "client-1", id))
+          .as("attempt " + attempt).isInstanceOf(AlreadyExistsException.class);
+    }
+    assertThat(fs.getStatus("/held/x").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(Files.readString(ufs.resolve("held/x"))).isEqualTo("ufs bytes");
+  }
+
   @Test
   void ttls_deleteOrFree_whenTheyRunOut_andSurviveARestart() throws Exception {
     ufsFile("t/del", "d");
