@@ -19,8 +19,10 @@ import java.util.Set;
  * file by renewing (the renewal names its files) and an abandoned one is recovered a timeout after the
  * takeover. Expiry compares {@code now - renewed} with the timeout (no sum that could overflow).
  *
- * <p>Thread-safe: this object's monitor guards everything; nothing inside it does I/O or takes another
- * lock (callers look files up in the tree before or after, never under this monitor).
+ * <p>Thread-safe: this object's monitor guards everything; its own methods do no I/O and take no other lock.
+ * {@link LeaseRecovery} holds the monitor across a renewal's look at its files and across a recovery's last
+ * look at a lease and its delete (taking the tree's lock inside it; nothing under the tree's lock takes this
+ * monitor): see the master's lock order in docs/ARCHITECTURE.md.
  */
 final class LeaseManager {
   /** The holder of files created without a client id: each such file is its own holder. */
@@ -121,6 +123,12 @@ final class LeaseManager {
       }
     }
     return out;
+  }
+
+  /** Whether {@code holder} still holds {@code fileId} and was last renewed more than the timeout before {@code nowMs}. */
+  synchronized boolean stillExpired(String holder, long fileId, long nowMs) {
+    Holder h = holders.get(holder);
+    return holder.equals(holderOf.get(fileId)) && h != null && nowMs - h.renewedMs > timeoutMs;
   }
 
   /** Files with a lease (tests and reports). */

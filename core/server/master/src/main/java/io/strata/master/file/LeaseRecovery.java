@@ -72,10 +72,14 @@ final class LeaseRecovery {
     }
     List<Long> held = new ArrayList<>();
     List<Long> lost = new ArrayList<>();
-    for (long id : fileIds) {
-      (writing(id) ? held : lost).add(id);
+    // Under the leases' monitor, which a recovery holds from its last look at the lease to its delete: a file
+    // answered held here is not deleted by a recovery that began before this renewal.
+    synchronized (leases) {
+      for (long id : fileIds) {
+        (writing(id) ? held : lost).add(id);
+      }
+      leases.renew(clientId, held, clock.millis());
     }
-    leases.renew(clientId, held, clock.millis());
     return lost;
   }
 
@@ -144,7 +148,15 @@ final class LeaseRecovery {
           leases.release(fileId);
           return false;
         }
-        removeBlocks.accept(tree.delete(StrataPath.of(cur.path()), false, List.of(), fileId));
+        List<Long> removed;
+        synchronized (leases) {
+          // Looked at again: a renewal answered since the round listed the expired leases keeps the file.
+          if (!leases.stillExpired(holder, fileId, clock.millis())) {
+            return false;
+          }
+          removed = tree.delete(StrataPath.of(cur.path()), false, List.of(), fileId);
+        }
+        removeBlocks.accept(removed);
       }
       flush.run();
       leases.release(fileId);
