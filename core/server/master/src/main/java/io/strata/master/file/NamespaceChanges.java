@@ -35,6 +35,8 @@ final class NamespaceChanges {
   private final Consumer<List<Long>> removeBlocks;
   private final MountOperations.Flush flush;
   private final long maxBlockSize;
+  /** Deletes and renames of related paths, one at a time (see {@link PathGuard}). */
+  private final PathGuard guard = new PathGuard();
 
   NamespaceChanges(InodeTree tree, MountTable mounts, MetadataSync sync, LeaseRecovery leases, Object commitLock,
       Consumer<List<Long>> removeBlocks, MountOperations.Flush flush, long maxBlockSize) {
@@ -130,6 +132,15 @@ final class NamespaceChanges {
   /** As above; a non-zero {@code fileId} deletes only while the path is still that file. */
   void delete(String path, boolean recursive, boolean strataOnly, long fileId) throws StrataException {
     StrataPath p = StrataPath.of(path);
+    try (PathGuard.Held held = p.isRoot() ? () -> { } : guard.hold("Deleting " + path, p)) {
+      deleteHeld(p, path, recursive, strataOnly, fileId);
+    }
+    flush.run();
+  }
+
+  /** {@link #delete}'s work, with its path held in {@link #guard}: from its UFS delete to its tree change. */
+  private void deleteHeld(StrataPath p, String path, boolean recursive, boolean strataOnly, long fileId)
+      throws StrataException {
     if (!p.isRoot()) {
       for (MountTable.MountInfo m : mounts.mountsAtOrUnder(p)) {
         throw new FailedPreconditionException("Cannot delete " + path + ": " + (m.path().equals(p.toString())
@@ -162,13 +173,21 @@ final class NamespaceChanges {
     synchronized (commitLock) {
       removeBlocks.accept(tree.delete(p, recursive, List.of(), fileId));
     }
-    flush.run();
   }
 
   /** Renames in Strata and, when the source exists in the UFS, there too (within one mount only). */
   void rename(String src, String dst) throws StrataException {
     StrataPath s = StrataPath.of(src);
     StrataPath d = StrataPath.of(dst);
+    try (PathGuard.Held held = s.isRoot() || d.isRoot() ? () -> { }
+        : guard.hold("Renaming " + src + " to " + dst, s, d)) {
+      renameHeld(s, d, src, dst);
+    }
+    flush.run();
+  }
+
+  /** {@link #rename}'s work, with both paths held in {@link #guard}: from its UFS rename to its tree change. */
+  private void renameHeld(StrataPath s, StrataPath d, String src, String dst) throws StrataException {
     if (!d.isRoot()) {
       UfsTempNames.refuseUserName(dst, d.name());
     }
@@ -231,6 +250,5 @@ final class NamespaceChanges {
       }
       throw e;
     }
-    flush.run();
   }
 }

@@ -1,7 +1,9 @@
 package io.strata.master.file;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.strata.common.exception.NotFoundException;
 import io.strata.common.id.BlockId;
 import io.strata.common.net.WorkerAddress;
 import io.strata.master.MutableClock;
@@ -134,6 +136,77 @@ class UfsRaceTest {
     assertThat(ufs.resolve("d")).as("a deleted file's copy would come back at the next listing").doesNotExist();
     fs.persistTick();
     assertThat(fs.persistBacklog()).as("no job left for the deleted file").isZero();
+  }
+
+  /**
+   * A delete and a rename of one persisted file at once: the rename waits for the delete (whose UFS delete is held),
+   * then finds nothing to rename. Before, the rename moved only the inode (the UFS copy was already gone) and both
+   * were answered OK: /q PERSISTED with no bytes anywhere.
+   */
+  @Test
+  void aRenameOfAFileBeingDeleted_waitsForTheDelete_andFindsNothing() throws Exception {
+    ufsFile("p", "bytes of p");
+    fs.getStatus("/p"); // loaded: PERSISTED
+    GatedFileSystem.arm(GatedFileSystem.Op.DELETE);
+    CompletableFuture<Void> delete = CompletableFuture.runAsync(() -> {
+      try {
+        fs.delete("/p", false);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the delete is in the UFS").isTrue();
+    CompletableFuture<Void> rename = CompletableFuture.runAsync(() -> {
+      try {
+        fs.rename("/p", "/q");
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    Thread.sleep(300);
+    assertThat(rename).as("the rename waits for the delete of its source").isNotDone();
+    GatedFileSystem.release.countDown();
+    delete.get(30, TimeUnit.SECONDS);
+    assertThatThrownBy(() -> rename.get(30, TimeUnit.SECONDS)).hasRootCauseInstanceOf(NotFoundException.class);
+    assertThat(fs.exists("/p")).isFalse();
+    assertThat(fs.exists("/q")).isFalse();
+    assertThat(ufs.resolve("p")).doesNotExist();
+    assertThat(ufs.resolve("q")).doesNotExist();
+  }
+
+  /**
+   * The other order: a delete of a file being renamed (its UFS rename held) waits for the rename, then finds
+   * nothing at the old path; the file and its bytes are at the new one. Before, the delete removed the inode while
+   * the UFS copy moved, the rename failed and put the copy back, where it came back at the next listing.
+   */
+  @Test
+  void aDeleteOfAFileBeingRenamed_waitsForTheRename_andTheFileKeepsItsBytes() throws Exception {
+    ufsFile("r", "bytes of r");
+    fs.getStatus("/r");
+    GatedFileSystem.arm(GatedFileSystem.Op.RENAME);
+    CompletableFuture<Void> rename = CompletableFuture.runAsync(() -> {
+      try {
+        fs.rename("/r", "/s");
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the rename is in the UFS").isTrue();
+    CompletableFuture<Void> delete = CompletableFuture.runAsync(() -> {
+      try {
+        fs.delete("/r", false);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    Thread.sleep(300);
+    assertThat(delete).as("the delete waits for the rename of its path").isNotDone();
+    GatedFileSystem.release.countDown();
+    rename.get(30, TimeUnit.SECONDS);
+    assertThatThrownBy(() -> delete.get(30, TimeUnit.SECONDS)).hasRootCauseInstanceOf(NotFoundException.class);
+    assertThat(fs.getStatus("/s").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(Files.readString(ufs.resolve("s"))).isEqualTo("bytes of r");
+    assertThat(ufs.resolve("r")).doesNotExist();
   }
 
   private void ufsFile(String name, String content) throws IOException {

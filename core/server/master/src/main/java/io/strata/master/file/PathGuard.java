@@ -1,0 +1,81 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.StrataException;
+import io.strata.common.exception.UnavailableException;
+import io.strata.common.path.StrataPath;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Keeps the deletes and renames that change the under file system from overlapping on related paths. Each holds its
+ * paths (a delete its own, a rename its source and destination) from before its UFS call until its tree change is
+ * made; a change with a path equal to, under or above a held one waits until that one is done. Without it a delete
+ * and a rename of one file could both be answered OK with the file left in Strata and its bytes gone from the UFS
+ * (the delete removed the UFS copy, the rename then moved only the inode), or a deleted file's copy left in the UFS
+ * to come back at the next listing. Changes of unrelated paths never wait for each other.
+ *
+ * <p>Thread-safe. It is held across the UFS call of the change that holds it, by design (it orders changes of
+ * related paths); a change waits for it with no other lock held (it is taken before any of the master's locks) and
+ * for at most {@link #WAIT_MS}, then fails UNAVAILABLE naming what it waited for.
+ */
+final class PathGuard {
+  /** The longest a change waits for a change of a related path (a slow UFS call: an S3 rename copies). */
+  static final long WAIT_MS = TimeUnit.MINUTES.toMillis(2);
+
+  private final List<List<StrataPath>> held = new ArrayList<>();
+
+  /** Held paths, released by {@link #close}. */
+  interface Held extends AutoCloseable {
+    @Override
+    void close();
+  }
+
+  /** Waits until none of {@code paths} is related to a held path, then holds them. */
+  Held hold(String change, StrataPath... paths) throws StrataException {
+    List<StrataPath> mine = List.of(paths);
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+    synchronized (this) {
+      List<StrataPath> blocking;
+      while ((blocking = conflict(mine)) != null) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new UnavailableException(change + ": a change of " + blocking + " is still in progress after "
+              + WAIT_MS + " ms; retry");
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(this, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new UnavailableException(change + ": interrupted waiting for a change of " + blocking);
+        }
+      }
+      held.add(mine);
+    }
+    return () -> release(mine);
+  }
+
+  private synchronized void release(List<StrataPath> mine) {
+    held.removeIf(h -> h == mine);
+    notifyAll();
+  }
+
+  /** Changes holding paths now (tests). */
+  synchronized int size() {
+    return held.size();
+  }
+
+  /** A held change with a path related to one of {@code mine}, or null. */
+  private List<StrataPath> conflict(List<StrataPath> mine) {
+    for (List<StrataPath> other : held) {
+      for (StrataPath a : mine) {
+        for (StrataPath b : other) {
+          if (a.equals(b) || a.isUnder(b) || b.isUnder(a)) {
+            return other;
+          }
+        }
+      }
+    }
+    return null;
+  }
+}

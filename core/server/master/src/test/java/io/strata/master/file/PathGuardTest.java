@@ -1,0 +1,40 @@
+package io.strata.master.file;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.strata.common.path.StrataPath;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** Which changes wait for a held one: those of the same path, a path under it or above it; never unrelated ones. */
+class PathGuardTest {
+  private static StrataPath p(String s) throws Exception {
+    return StrataPath.of(s);
+  }
+
+  @Test
+  void relatedPathsWait_unrelatedOnesDoNot() throws Exception {
+    PathGuard guard = new PathGuard();
+    try (PathGuard.Held ab = guard.hold("deleting /a/b", p("/a/b"));
+        PathGuard.Held ac = guard.hold("renaming /a/c to /d", p("/a/c"), p("/d")); // beside it: held at once
+        PathGuard.Held abc = guard.hold("deleting /a/bc", p("/a/bc"))) {
+      assertThat(guard.size()).isEqualTo(3);
+    }
+    for (String related : new String[] {"/a/b", "/a", "/a/b/x"}) {
+      PathGuard.Held ab = guard.hold("deleting /a/b", p("/a/b"));
+      CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> {
+        try (PathGuard.Held h = guard.hold("renaming /elsewhere to " + related, p("/elsewhere"), p(related))) {
+          assertThat(guard.size()).isEqualTo(1);
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      Thread.sleep(100);
+      assertThat(waiting).as(related + " waits while /a/b is held").isNotDone();
+      ab.close();
+      waiting.get(10, TimeUnit.SECONDS);
+    }
+    assertThat(guard.size()).isZero();
+  }
+}
