@@ -236,6 +236,15 @@ class LeaseAndMountSafetyIntegrationTest {
     assertThatThrownBy(() -> fs.mount("/mnt/x", ok.toString(),
         MountOptions.defaults().withProperties(Map.of("fs.file.impl", "x.Evil"))))
         .isInstanceOf(PermissionDeniedException.class).hasMessageContaining("fs.file.impl");
+    // A view file system whose mount table links a path to the journal: the link option and the scheme are refused.
+    assertThatThrownBy(() -> fs.mount("/mnt/v", "viewfs://c/", MountOptions.defaults().withProperties(
+        Map.of("fs.viewfs.mounttable.c.link./j", journal.toUri().toString()))))
+        .isInstanceOf(PermissionDeniedException.class).hasMessageContaining("viewfs");
+    assertThatThrownBy(() -> fs.mount("/mnt/v", "viewfs://c/"))
+        .isInstanceOf(PermissionDeniedException.class).hasMessageContaining("maps its paths onto other file systems");
+    assertThatThrownBy(() -> fs.mount("/mnt/h", "har://file-localhost" + journal + "/x.har"))
+        .isInstanceOf(PermissionDeniedException.class).hasMessageContaining("har");
+    assertThat(fs.exists("/mnt/v")).isFalse();
     fs.mount("/mnt/x", ok.toString());
     assertThat(fs.getMountTable()).extracting(MountInfo::path).contains("/mnt/x");
   }

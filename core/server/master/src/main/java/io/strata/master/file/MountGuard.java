@@ -27,7 +27,8 @@ import java.util.Set;
  *   <li>options that choose classes or credential providers to load ({@code fs.*.impl}, {@code *.class},
  *       {@code *.factory}, {@code *.provider(s)}, {@code hadoop.security.*}, {@code io.serializations},
  *       ...) are refused in nested mounts unless {@code strata.master.mount.options.unsafe.allowed}
- *       (the root mount's options are the operator's).</li>
+ *       (the root mount's options are the operator's); so are {@code fs.viewfs.*} options and {@code viewfs:} or
+ *       {@code har:} URIs, whose file systems map paths onto other file systems the local rules cannot see.</li>
  * </ul>
  * Immutable; thread-safe.
  */
@@ -74,10 +75,21 @@ public final class MountGuard {
     }
   }
 
-  /** True when {@code key} chooses a class, a provider or code to load. */
+  /**
+   * Schemes whose file systems map their paths onto other file systems' (a view's mount table, an archive's
+   * underlying file), so the local-dir rules could not see what they reach: nested mounts of them are refused
+   * unless unsafe options are allowed.
+   */
+  private static final Set<String> REDIRECTING_SCHEMES = Set.of("viewfs", "har");
+
+  /**
+   * True when {@code key} chooses a class, a provider or code to load, or maps paths onto other file systems
+   * ({@code fs.viewfs.*}: a view's mount table could link a mount to Strata's journal or a worker's storage dir).
+   */
   public static boolean unsafeOption(String key) {
     String k = key.toLowerCase(Locale.ROOT);
-    if (k.startsWith("hadoop.security.") || k.contains("credential.provider") || k.contains("credentials.provider")) {
+    if (k.startsWith("hadoop.security.") || k.contains("credential.provider") || k.contains("credentials.provider")
+        || k.startsWith("fs.viewfs.")) {
       return true;
     }
     for (String seg : k.split("[.\\-_]")) {
@@ -93,6 +105,12 @@ public final class MountGuard {
       throws StrataException {
     String what = "Cannot mount " + redact(given) + " at " + path;
     checkUriCredentials(what, uri);
+    String scheme = scheme(uri);
+    if (!unsafeOptionsAllowed && scheme != null && REDIRECTING_SCHEMES.contains(scheme.toLowerCase(Locale.ROOT))) {
+      throw new PermissionDeniedException(what + ": a " + scheme + ": file system maps its paths onto other file "
+          + "systems, which nested mounts may not do unless strata.master.mount.options.unsafe.allowed=true (mount "
+          + "the file system it maps to instead)");
+    }
     if (!unsafeOptionsAllowed) {
       for (String key : options.keySet()) {
         if (unsafeOption(key)) {
@@ -123,6 +141,14 @@ public final class MountGuard {
   private static String userInfo(String uri) {
     try {
       return URI.create(uri).getRawUserInfo();
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  private static String scheme(String uri) {
+    try {
+      return URI.create(uri).getScheme();
     } catch (IllegalArgumentException e) {
       return null;
     }
