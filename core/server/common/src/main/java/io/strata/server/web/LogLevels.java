@@ -23,16 +23,27 @@ import org.apache.logging.log4j.core.config.Configurator;
  */
 final class LogLevels implements HttpHandler {
   static final String PATH = "/api/logLevel";
-  private static final Pattern NAME = Pattern.compile("[A-Za-z_$][A-Za-z0-9_$]*(\\.[A-Za-z_$][A-Za-z0-9_$]*)*");
+  /** One dot-separated part of a logger name (each checked alone: a repeated group recurses per part in the JDK). */
+  private static final Pattern PART = Pattern.compile("[A-Za-z_$][A-Za-z0-9_$]*");
+  /** The longest logger name taken: far past any class name. */
+  static final int NAME_MAX = 512;
   private static final Set<String> LEVELS = Set.of("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL");
 
   @Override
   public void handle(HttpExchange exchange) throws IOException {
-    Map<String, String> q = query(exchange.getRequestURI().getRawQuery());
+    Map<String, String> q;
+    try {
+      q = query(exchange.getRequestURI().getRawQuery());
+    } catch (IllegalArgumentException e) {
+      WebServer.respond(exchange, 400, "text/plain", "the query is not URL-encoded properly: " + e.getMessage() + "\n");
+      return;
+    }
     String logger = q.get("logger");
-    if (logger == null || !(logger.equals("root") || NAME.matcher(logger).matches())) {
+    if (logger == null || !(logger.equals("root") || isName(logger))) {
+      String got = logger == null ? "none" : logger.length() > 80 ? "'" + logger.substring(0, 80) + "...' ("
+          + logger.length() + " characters; at most " + NAME_MAX + ")" : "'" + logger + "'";
       WebServer.respond(exchange, 400, "text/plain", "logger must be a logger name such as io.strata.worker or "
-          + "'root', got " + (logger == null ? "none" : "'" + logger + "'") + "\n");
+          + "'root', got " + got + "\n");
       return;
     }
     boolean root = logger.equals("root");
@@ -51,6 +62,19 @@ final class LogLevels implements HttpHandler {
     }
     Level now = root ? LogManager.getRootLogger().getLevel() : LogManager.getLogger(logger).getLevel();
     WebServer.respond(exchange, 200, "text/plain", logger + "=" + now + "\n");
+  }
+
+  /** A dotted Java-like name of at most {@link #NAME_MAX} characters. */
+  static boolean isName(String s) {
+    if (s.isEmpty() || s.length() > NAME_MAX) {
+      return false;
+    }
+    for (String part : s.split("\\.", -1)) {
+      if (!PART.matcher(part).matches()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static Map<String, String> query(String raw) {

@@ -68,6 +68,12 @@ class WebServerTest {
       HttpResponse<String> badName = send("POST", web.port(), "/api/logLevel?logger=a%20b&level=INFO");
       assertThat(badName.statusCode()).isEqualTo(400);
       assertThat(badName.body()).contains("got 'a b'");
+      // A very long name (a regex with a repeated group recursed per part, past the thread's stack) gets a 400
+      // saying so, and the server keeps answering.
+      HttpResponse<String> longName = send("GET", web.port(), "/api/logLevel?logger=" + "a.".repeat(20_000) + "a");
+      assertThat(longName.statusCode()).isEqualTo(400);
+      assertThat(longName.body()).contains("40001 characters; at most 512");
+      assertThat(send("GET", web.port(), "/api/logLevel?logger=" + name).statusCode()).isEqualTo(200);
       // Every other route stays read-only.
       web.route("/page", ex -> WebServer.respond(ex, 200, "text/plain", "ok"));
       assertThat(send("POST", web.port(), "/page").statusCode()).isEqualTo(405);
