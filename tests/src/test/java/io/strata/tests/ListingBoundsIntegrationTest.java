@@ -39,12 +39,15 @@ class ListingBoundsIntegrationTest {
   @TempDir
   static Path tmp;
   private static LocalStrataCluster cluster;
+  /** How long a listing may wait for a client that reads nothing: long enough for the first test's checks. */
+  private static final String STALL = "6s";
   private static FileSystem fs;
 
   @BeforeAll
   static void start() throws IOException {
     cluster = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("cluster"))
-        .set("strata.master.listing.threads.max", "1").build().start();
+        .set("strata.master.listing.threads.max", "1").set("strata.master.listing.stall.timeout", STALL)
+        .build().start();
     fs = cluster.client();
     String longName = "d".repeat(200);
     CreateDirectoryOptions mustCache = CreateDirectoryOptions.defaults().withRecursive(true)
@@ -78,6 +81,43 @@ class ListingBoundsIntegrationTest {
   static void stop() {
     if (cluster != null) {
       cluster.close();
+    }
+  }
+
+  /** A client that never reads again: the master ends its listing after the stall timeout and frees the slot. */
+  @Test
+  void aListingWhoseClientStopsReading_isEndedAfterTheStallTimeout_andItsSlotFreed() throws Exception {
+    await().atMost(Duration.ofSeconds(30)).until(() -> cluster.master().listingsRunning() == 0);
+    ManagedChannel ch = NettyChannelBuilder.forAddress("localhost", cluster.masterPort()).usePlaintext()
+        .flowControlWindow(64 * 1024).build();
+    AtomicInteger received = new AtomicInteger();
+    try {
+      FileSystemMasterServiceGrpc.newStub(ch).listStatus(
+          ListStatusRequest.newBuilder().setPath("/big").setBatchSize(10).build(),
+          new ClientResponseObserver<ListStatusRequest, ListStatusResponse>() {
+            @Override
+            public void beforeStart(ClientCallStreamObserver<ListStatusRequest> requestStream) {
+              requestStream.disableAutoRequestWithInitial(1);
+            }
+
+            @Override
+            public void onNext(ListStatusResponse value) {
+              received.incrementAndGet();
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+          });
+      await().atMost(Duration.ofSeconds(10)).until(() -> received.get() == 1);
+      assertThat(cluster.master().listingsRunning()).isEqualTo(1);
+      // Never cancelled, never read: the master ends it itself.
+      await().atMost(Duration.ofSeconds(60)).until(() -> cluster.master().listingsRunning() == 0);
+      assertThat(fs.listStatus("/big")).hasSize(ENTRIES);
+    } finally {
+      ch.shutdownNow();
     }
   }
 

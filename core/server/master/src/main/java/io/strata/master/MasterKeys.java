@@ -61,6 +61,15 @@ public final class MasterKeys {
       .doc("Most entries the master sends in one listStatus message; it takes the lock once per batch.")
       .build();
 
+  public static final PropertyKey<java.time.Duration> LISTING_STALL_TIMEOUT =
+      PropertyKey.durationKey("strata.master.listing.stall.timeout")
+          .defaultValue("2min")
+          .validate(d -> d.toMillis() >= 1, "at least 1ms")
+          .doc("How long a streamed listing waits for its client to take the batches already sent before the master "
+              + "ends it (DEADLINE_EXCEEDED) and gives its thread back: a client that never reads would otherwise "
+              + "hold one of strata.master.listing.threads.max for good.")
+          .build();
+
   public static final PropertyKey<Integer> LISTING_THREADS_MAX =
       PropertyKey.intKey("strata.master.listing.threads.max")
           .defaultValue(64)

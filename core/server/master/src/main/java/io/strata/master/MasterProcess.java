@@ -81,7 +81,7 @@ public final class MasterProcess implements AutoCloseable {
     this.conf = conf;
     this.clock = clock;
     this.listings = new io.strata.master.rpc.ListingPool(conf.get(MasterKeys.LISTING_THREADS_MAX),
-        GrpcServer.namedDaemon("master-list"));
+        conf.get(MasterKeys.LISTING_STALL_TIMEOUT), GrpcServer.namedDaemon("master-list"));
     this.ufsManager = UfsManager.fromConf(conf);
     this.fatalHandler = () -> new Thread(this::close, "master-step-down").start();
   }

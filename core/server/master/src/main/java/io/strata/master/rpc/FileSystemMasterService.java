@@ -3,6 +3,7 @@ package io.strata.master.rpc;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.strata.common.grpc.GrpcErrors;
+import io.strata.master.MasterKeys;
 import io.strata.master.block.BlockMaster;
 import io.strata.master.block.WorkerState;
 import io.strata.master.file.FileInfo;
@@ -285,11 +286,20 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   private void list(ListStatusRequest r, ServerCallStreamObserver<ListStatusResponse> out, int batch, Object ready) {
     try {
       FileSystemMaster fs = state.leading();
+      long stallMs = listings.stallTimeout().toMillis();
       fs.listStatus(r.getPath(), r.getRecursive(), batch, files -> {
+        long since = System.nanoTime();
         synchronized (ready) {
           while (!out.isReady() && !out.isCancelled()) {
+            long waitedMs = (System.nanoTime() - since) / 1_000_000;
+            if (waitedMs >= stallMs) {
+              out.onError(io.grpc.Status.DEADLINE_EXCEEDED.withDescription("The listing of " + r.getPath()
+                  + " was ended: its client took none of the batches sent for " + waitedMs + " ms ("
+                  + MasterKeys.LISTING_STALL_TIMEOUT.name() + ")").asRuntimeException());
+              throw new ListingCancelled();
+            }
             try {
-              ready.wait(1000);
+              ready.wait(Math.min(1000, stallMs - waitedMs));
             } catch (InterruptedException e) {
               Thread.currentThread().interrupt();
               throw new ListingCancelled();

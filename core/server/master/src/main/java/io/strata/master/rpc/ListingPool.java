@@ -25,9 +25,11 @@ public final class ListingPool implements AutoCloseable {
   private final ExecutorService pool;
   private final Semaphore permits;
   private final int max;
+  private final java.time.Duration stallTimeout;
 
-  public ListingPool(int max, ThreadFactory threads) {
+  public ListingPool(int max, java.time.Duration stallTimeout, ThreadFactory threads) {
     this.max = max;
+    this.stallTimeout = stallTimeout;
     this.permits = new Semaphore(max);
     this.pool = Executors.newCachedThreadPool(threads);
   }
@@ -53,6 +55,14 @@ public final class ListingPool implements AutoCloseable {
       permits.release();
       throw new UnavailableException("The master is shutting down");
     }
+  }
+
+  /**
+   * How long a listing waits for its client to take what was sent before it is ended
+   * ({@link MasterKeys#LISTING_STALL_TIMEOUT}), so a client that never reads gives its thread back.
+   */
+  java.time.Duration stallTimeout() {
+    return stallTimeout;
   }
 
   /** Listings running now. */
