@@ -84,6 +84,35 @@ class ListingBoundsIntegrationTest {
     }
   }
 
+  /**
+   * Starts a listing of /big in batches of 10 that takes one message and reads no more (manual flow control: the
+   * master fills the window and then waits for this client); counts what arrives in {@code received}.
+   */
+  private static ClientCallStreamObserver<?> stalledListing(ManagedChannel ch, AtomicInteger received) {
+    ClientCallStreamObserver<?>[] call = new ClientCallStreamObserver<?>[1];
+    FileSystemMasterServiceGrpc.newStub(ch).listStatus(
+        ListStatusRequest.newBuilder().setPath("/big").setBatchSize(10).build(),
+        new ClientResponseObserver<ListStatusRequest, ListStatusResponse>() {
+          @Override
+          public void beforeStart(ClientCallStreamObserver<ListStatusRequest> requestStream) {
+            call[0] = requestStream;
+            requestStream.disableAutoRequestWithInitial(1);
+          }
+
+          @Override
+          public void onNext(ListStatusResponse value) {
+            received.incrementAndGet();
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {}
+        });
+    return call[0];
+  }
+
   /** A client that never reads again: the master ends its listing after the stall timeout and frees the slot. */
   @Test
   void aListingWhoseClientStopsReading_isEndedAfterTheStallTimeout_andItsSlotFreed() throws Exception {
@@ -92,25 +121,7 @@ class ListingBoundsIntegrationTest {
         .flowControlWindow(64 * 1024).build();
     AtomicInteger received = new AtomicInteger();
     try {
-      FileSystemMasterServiceGrpc.newStub(ch).listStatus(
-          ListStatusRequest.newBuilder().setPath("/big").setBatchSize(10).build(),
-          new ClientResponseObserver<ListStatusRequest, ListStatusResponse>() {
-            @Override
-            public void beforeStart(ClientCallStreamObserver<ListStatusRequest> requestStream) {
-              requestStream.disableAutoRequestWithInitial(1);
-            }
-
-            @Override
-            public void onNext(ListStatusResponse value) {
-              received.incrementAndGet();
-            }
-
-            @Override
-            public void onError(Throwable t) {}
-
-            @Override
-            public void onCompleted() {}
-          });
+      stalledListing(ch, received);
       await().atMost(Duration.ofSeconds(10)).until(() -> received.get() == 1);
       assertThat(cluster.master().listingsRunning()).isEqualTo(1);
       // Never cancelled, never read: the master ends it itself.
@@ -130,26 +141,7 @@ class ListingBoundsIntegrationTest {
     AtomicInteger received = new AtomicInteger();
     ClientCallStreamObserver<?>[] call = new ClientCallStreamObserver<?>[1];
     try {
-      FileSystemMasterServiceGrpc.newStub(ch).listStatus(
-          ListStatusRequest.newBuilder().setPath("/big").setBatchSize(10).build(),
-          new ClientResponseObserver<ListStatusRequest, ListStatusResponse>() {
-            @Override
-            public void beforeStart(ClientCallStreamObserver<ListStatusRequest> requestStream) {
-              call[0] = requestStream;
-              requestStream.disableAutoRequestWithInitial(1);
-            }
-
-            @Override
-            public void onNext(ListStatusResponse value) {
-              received.incrementAndGet();
-            }
-
-            @Override
-            public void onError(Throwable t) {}
-
-            @Override
-            public void onCompleted() {}
-          });
+      call[0] = stalledListing(ch, received);
       await().atMost(Duration.ofSeconds(10)).until(() -> received.get() == 1);
       assertThat(cluster.master().listingsRunning()).isEqualTo(1);
 
