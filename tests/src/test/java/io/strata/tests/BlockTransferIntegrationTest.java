@@ -320,6 +320,45 @@ class BlockTransferIntegrationTest {
     }
   }
 
+  /**
+   * A client that sends requests (of unknown blocks: each answered NOT_FOUND) and reads none of the answers is cut
+   * off once a few dozen answers wait for it, rather than having them queue in the worker without bound.
+   */
+  @Test
+  void aClientThatNeverReadsItsAnswers_isCutOff() throws Exception {
+    byte[] frame = ReadBlockRequest.newBuilder().setBlockId(BlockId.of(999_999, 0)).setLength(1).build().toByteArray();
+    int sent = 0;
+    try (Socket s = new Socket()) {
+      s.setReceiveBufferSize(16 << 10);
+      s.connect(new java.net.InetSocketAddress("127.0.0.1", server().port()));
+      s.setSoTimeout(20_000);
+      DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(s.getOutputStream(), 64 << 10));
+      try {
+        for (; sent < 300_000; sent++) {
+          out.writeInt(frame.length);
+          out.write(frame);
+        }
+        out.flush();
+      } catch (IOException cut) {
+        // the worker closed the connection while we were still sending: what is asserted below
+      }
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      int answers = 0;
+      try {
+        while (true) {
+          header(in);
+          answers++;
+        }
+      } catch (java.io.EOFException | java.net.SocketException closed) {
+        // the connection was closed by the worker
+      }
+      assertThat(answers).as("answers before the cut, of " + sent + " requests").isLessThan(sent);
+    }
+    try (FileSystemContext ctx = context(Map.of())) {
+      checkReads(ctx); // the worker serves on
+    }
+  }
+
   @Test
   void aReaderThatStopsTakingBytes_isCutAfterTheStallTimeout_andTheBlockReleased() throws Exception {
     long block = firstBlock("/big");

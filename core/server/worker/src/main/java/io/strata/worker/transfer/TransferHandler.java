@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * this protocol does not serve, negative offsets) is answered with INVALID_ARGUMENT naming what was wrong
  * and the connection is closed; a request about an unknown block gets NOT_FOUND and the connection goes on.
  * A client may send its next request before the previous bytes arrived (they queue behind them), up to
- * {@link #MAX_PENDING} transfers at once; past that it is answered RESOURCE_EXHAUSTED and disconnected.
+ * {@link #MAX_PENDING} transfers at once; past that it is answered RESOURCE_EXHAUSTED and disconnected. A client
+ * with more than {@link #MAX_REPLIES_QUEUED} error answers not yet taken (it is not reading) is disconnected.
  *
  * <p>Threading: Netty calls it from one executor thread per connection at a time (never the event loop:
  * opening may promote a block, which copies it); the pending count is also changed by write listeners on
@@ -53,6 +54,11 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
   private final TransferServer.Send send;
   /** Transfers answered but not yet completely written (each holds a block's read lock). */
   private final AtomicInteger pending = new AtomicInteger();
+  /** Most answers without data (errors) one connection may have waiting to be written. */
+  static final int MAX_REPLIES_QUEUED = 64;
+  /** Answers without data written to the transport but not yet sent (changed by write listeners too). */
+  private final AtomicInteger repliesQueued = new AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicBoolean cutOff = new java.util.concurrent.atomic.AtomicBoolean();
 
   TransferHandler(BlockStore store, TransferServer.Counters counters, TransferServer.Send send) {
     this.store = store;
@@ -216,7 +222,19 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
   }
 
   private void reply(ChannelHandlerContext ctx, TransferReadResponse resp) {
-    ctx.writeAndFlush(header(resp));
+    if (repliesQueued.incrementAndGet() > MAX_REPLIES_QUEUED) {
+      // A client that sends requests (say, of unknown blocks) and never reads the answers would have them queue
+      // here without bound: it is cut off instead. A client that reads never gets near the bound.
+      if (ctx.channel().isOpen() && cutOff.compareAndSet(false, true)) {
+        counters.errors.incrementAndGet();
+        LOG.warn("Block transfer client {} is not reading its answers ({} queued); closing the connection",
+            ctx.channel().remoteAddress(), MAX_REPLIES_QUEUED);
+        ctx.close();
+      }
+      repliesQueued.decrementAndGet();
+      return;
+    }
+    ctx.writeAndFlush(header(resp)).addListener(f -> repliesQueued.decrementAndGet());
   }
 
   private TransferReadResponse error(ErrorCode code, String message) {
