@@ -305,6 +305,16 @@ class ShufflePartitionFilesIntegrationTest {
     assertThatThrownBy(() -> worker.seal(io.strata.proto.SealRequest.newBuilder().setAppId("app-one")
         .setShuffleId(2).addFileIds(l.fileId()).addFileIds(l.fileId()).build()))
         .hasMessageContaining("INVALID_ARGUMENT").hasMessageContaining("names each file id once");
+    // A forward (as from a primary) may wait at its replica for the batches before it only within the worker's high
+    // watermark of the copy's end, and never over a batch waiting there: else any client could park bytes there
+    // without bound. Another shuffle's partition, since such a forward breaks the replica's copy.
+    PartitionLocation f = lifecycle.register("app-one", 26, 1).get(0);
+    var replica = stub(f.replicaPort());
+    PushRequest.Builder farAhead = one("app-one", 26, f, data, crc).setForwarded(true);
+    farAhead.setBatches(0, farAhead.getBatches(0).toBuilder().setOffset(1L << 40));
+    assertThatThrownBy(() -> replica.push(farAhead.build())).hasMessageContaining("FAILED_PRECONDITION")
+        .hasMessageContaining("bytes past its end").hasMessageContaining("strata.worker.shuffle.buffer.high.watermark");
+    lifecycle.unregister(26);
     // Nothing bad was applied; a good push still is.
     assertThat(worker.push(one("app-one", 2, l, data, crc).build()).getStatus()).isEqualTo(PushResponse.Status.OK);
     SealedShuffle sealed = lifecycle.seal(2);

@@ -99,7 +99,7 @@ final class PartitionFile {
    * breaks, is sealed or dropped before that. A second batch at a place already taken breaks this copy (it can
    * no longer be the primary's), as does an append that fails part-way.
    */
-  CompletableFuture<Void> appendAt(long offset, BatchHeader header, ByteBuffer data) {
+  CompletableFuture<Void> appendAt(long offset, BatchHeader header, ByteBuffer data, long maxAhead) {
     List<Parked> applied = new ArrayList<>();
     List<Parked> failed = List.of();
     CompletableFuture<Void> mine;
@@ -112,6 +112,7 @@ final class PartitionFile {
               + " (" + length + " appended): a second forwarded batch for that place breaks this copy"));
         }
         if (offset > length) {
+          checkParkable(offset, (long) BatchHeader.BYTES + data.remaining(), maxAhead);
           mine = new CompletableFuture<>();
           parked.put(offset, new Parked(header, data, mine));
           return mine;
@@ -139,6 +140,27 @@ final class PartitionFile {
     }
     fail(failed, error);
     return mine;
+  }
+
+  /**
+   * A forwarded batch of {@code bytes} (header included) for {@code offset}, past this copy's end, may wait here only
+   * within {@code maxAhead} bytes of that end and beside the batches already waiting, never over one: its primary
+   * has at most its own buffered bytes in flight, and overlapping places are no primary's. So what waits here is
+   * bounded by {@code maxAhead} whatever a client sends. Call with the monitor held.
+   */
+  private void checkParkable(long offset, long bytes, long maxAhead) throws IOException {
+    if (offset - length > maxAhead - bytes) {
+      throw breakCopy(new FailedPreconditionException(describe() + " got a forwarded batch for offset " + offset
+          + ", " + (offset - length) + " bytes past its end (" + length + "): a primary forwards at most " + maxAhead
+          + " bytes ahead (strata.worker.shuffle.buffer.high.watermark)"));
+    }
+    java.util.Map.Entry<Long, Parked> before = parked.floorEntry(offset);
+    java.util.Map.Entry<Long, Parked> after = parked.ceilingEntry(offset);
+    if ((before != null && before.getKey() + BatchHeader.BYTES + before.getValue().data().remaining() > offset)
+        || (after != null && offset + bytes > after.getKey())) {
+      throw breakCopy(new FailedPreconditionException(describe() + " got a forwarded batch for offset " + offset
+          + " overlapping one waiting there: not its primary's"));
+    }
   }
 
   /**

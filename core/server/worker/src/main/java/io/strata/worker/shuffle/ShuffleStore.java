@@ -69,6 +69,7 @@ public final class ShuffleStore {
   private final java.util.concurrent.Executor sealFiles;
   private final AppendBuffers buffers;
   private final Map<Long, PartitionFile> partitions = new ConcurrentHashMap<>();
+  private final long forwardAheadMax;
 
   private final java.util.concurrent.atomic.LongAdder sealed = new java.util.concurrent.atomic.LongAdder();
   private final java.util.concurrent.atomic.LongAdder sealedBytes = new java.util.concurrent.atomic.LongAdder();
@@ -81,6 +82,16 @@ public final class ShuffleStore {
    */
   public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes,
       java.util.concurrent.Executor sealFiles, long appendBufferMax) {
+    this(store, committer, ufs, maxBatchBytes, sealFiles, appendBufferMax, 256L << 20);
+  }
+
+  /**
+   * As above; {@code forwardAheadMax}: how far past a replica copy's end a forwarded batch may wait for those before
+   * it (the primaries' high watermark: more is in no primary's flight).
+   */
+  public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes,
+      java.util.concurrent.Executor sealFiles, long appendBufferMax, long forwardAheadMax) {
+    this.forwardAheadMax = forwardAheadMax;
     this.store = store;
     this.committer = committer;
     this.ufs = ufs;
@@ -188,7 +199,7 @@ public final class ShuffleStore {
       Batch b = batches.get(i);
       PartitionFile f = files.get(i);
       if (b.offset() >= 0) {
-        each.add(f.appendAt(b.offset(), header(b), b.data()));
+        each.add(f.appendAt(b.offset(), header(b), b.data(), forwardAheadMax));
         continue;
       }
       try {

@@ -45,7 +45,8 @@ public final class ShuffleWorker implements AutoCloseable {
     long maxMessage = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     replicas = new ReplicaClient(maxMessage, conf.get(WorkerKeys.SHUFFLE_FORWARD_TIMEOUT).toMillis());
     store = new ShuffleStore(blocks, committer, ufs, Math.min(conf.get(WorkerKeys.SHUFFLE_BATCH_SIZE_MAX),
-        maxMessage - 4096), sealFilePool, conf.get(WorkerKeys.SHUFFLE_APPEND_BUFFER_MAX));
+        maxMessage - 4096), sealFilePool, conf.get(WorkerKeys.SHUFFLE_APPEND_BUFFER_MAX),
+        conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK));
     pipeline = new PushPipeline(store, replicas, applyPool, conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK),
         conf.get(WorkerKeys.SHUFFLE_BACKOFF).toMillis());
     service = new ShuffleService(store, pipeline, sealPool);
