@@ -341,6 +341,20 @@ class BadInputIntegrationTest {
   }
 
   @Test
+  void registeringMoreStorageDirsThanAnyMachineHas_isInvalid() throws IOException {
+    var stub = BlockMasterWorkerServiceGrpc.newBlockingStub(masterChannel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    RegisterWorkerRequest.Builder r = RegisterWorkerRequest.newBuilder()
+        .setAddress(WorkerAddressProto.newBuilder().setHost("localhost").setRpcPort(2));
+    for (int i = 0; i < 1025; i++) {
+      r.addDirs(io.strata.proto.StorageDirProto.newBuilder().setPath("/d" + i));
+    }
+    StrataException e = rawError(() -> stub.registerWorker(r.build()));
+    assertThat(e).isInstanceOf(InvalidArgumentException.class).hasMessageContaining("registers 1025 storage dirs")
+        .hasMessageContaining("at most 1024");
+    assertThat(fs.getClusterInfo().liveWorkers()).as("the bad worker is not registered").isEqualTo(1);
+  }
+
+  @Test
   void writeWithoutHeader_isInvalid() {
     CompletableFuture<Throwable> err = new CompletableFuture<>();
     StreamObserver<WriteBlockRequest> req = BlockWorkerServiceGrpc.newStub(workerChannel).writeBlock(

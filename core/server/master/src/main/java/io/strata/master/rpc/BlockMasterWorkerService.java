@@ -25,6 +25,8 @@ import java.util.List;
 /** Worker-facing service: registration, heartbeats, block commits. Thread-safe. */
 public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc.BlockMasterWorkerServiceImplBase {
   private final MasterState state;
+  /** Most storage dirs a worker may register: far past any machine's disks. */
+  static final int MAX_DIRS = 1024;
 
   public BlockMasterWorkerService(MasterState state) {
     this.state = state;
@@ -38,6 +40,11 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
           || r.getAddress().getRpcPort() > 65535) {
         throw new InvalidArgumentException("A worker must register with a host and a port in 1-65535, got '"
             + r.getAddress().getHost() + ":" + r.getAddress().getRpcPort() + "'");
+      }
+      if (r.getDirsCount() > MAX_DIRS) {
+        throw new InvalidArgumentException("Worker " + r.getAddress().getHost() + ":" + r.getAddress().getRpcPort()
+            + " registers " + r.getDirsCount() + " storage dirs; at most " + MAX_DIRS + " are taken (they are listed "
+            + "on every page of the web UI's workers)");
       }
       checkPort(r.getAddress(), "transfer", r.getAddress().getTransferPort(), "none");
       checkPort(r.getAddress(), "web", r.getAddress().getWebPort(), "unknown");
