@@ -51,6 +51,14 @@ public final class CommonKeys {
               + "ZooKeeper discovery). Unset: strata.master.hostname and strata.master.rpc.port.")
           .build();
 
+  public static final PropertyKey<String> WORKER_SECRET = PropertyKey.stringKey("strata.security.worker.secret")
+      .defaultValue("")
+      .doc("A secret the master and every worker share: when set on the master, a worker registers only by showing "
+          + "it (set it on the workers too). A registered worker gets the mount options, credentials included, of the "
+          + "files it reads and persists; without a secret any caller that can reach the master can register as one "
+          + "(the wire is not encrypted, so keep the cluster's network private either way). Empty: none asked.")
+      .build();
+
   public static final PropertyKey<String> ZOOKEEPER_ADDRESS = PropertyKey.stringKey("strata.zookeeper.address")
       .doc("ZooKeeper connect string (host:port,...). Set: masters elect their leader there, and clients and "
           + "workers find the leader there.")

@@ -205,7 +205,8 @@ public final class MasterProcess implements AutoCloseable {
         io.grpc.ServerInterceptors.intercept(new FileSystemMasterService(state, host + ":" + port, startMs,
             conf.get(MasterKeys.LIST_BATCH_SIZE_MAX), listings, (work, refused) -> server.handOff(work, refused),
             new ClusterDefaults(conf)), io.strata.common.grpc.ServerTiming.serverInterceptor()),
-        new BlockMasterWorkerService(state).bindService()), FileSystemMasterService.INLINE_METHODS);
+        new BlockMasterWorkerService(state, conf.get(CommonKeys.WORKER_SECRET)).bindService()),
+        FileSystemMasterService.INLINE_METHODS);
     try {
       server.start();
     } catch (IOException e) {

@@ -101,8 +101,18 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** When the master last answered a heartbeat or registration (the start time before that). */
   private volatile long lastBeatMs;
 
+  /** {@code strata.security.worker.secret} (empty: none). */
+  private final String secret;
+
   MasterSync(io.strata.common.master.MasterConnection master, WorkerAddress address, long rpcTimeoutMs, Clock clock,
       Runnable onAllDirsFailed) {
+    this(master, address, rpcTimeoutMs, clock, onAllDirsFailed, "");
+  }
+
+  /** As above; {@code secret}: {@code strata.security.worker.secret}, shown when registering. */
+  MasterSync(io.strata.common.master.MasterConnection master, WorkerAddress address, long rpcTimeoutMs, Clock clock,
+      Runnable onAllDirsFailed, String secret) {
+    this.secret = secret;
     this.master = master;
     this.address = address;
     this.rpcTimeoutMs = rpcTimeoutMs;
@@ -228,7 +238,7 @@ final class MasterSync implements StoreEvents, MasterClient {
             .setNode(address.identity().node()).setRack(address.identity().rack())
             .setTransferPort(address.transferPort()).setWebPort(address.webPort()))
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
-        .addAllDirs(dirs()).addAllHeldFileIds(heldFiles.get());
+        .addAllDirs(dirs()).addAllHeldFileIds(heldFiles.get()).setWorkerSecret(secret);
     for (BlockStore.BlockMeta b : store.committedBlocks()) {
       req.addBlocks(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()));
     }

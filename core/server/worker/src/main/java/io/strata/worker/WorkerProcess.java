@@ -193,7 +193,7 @@ public final class WorkerProcess implements AutoCloseable {
         web.port());
     masterConnection = new io.strata.common.master.MasterConnection(conf);
     sync = new MasterSync(masterConnection, address, conf.get(CommonKeys.RPC_TIMEOUT).toMillis(), clock,
-        () -> fatalHandler.run());
+        () -> fatalHandler.run(), conf.get(CommonKeys.WORKER_SECRET));
     try {
       store = new TieredBlockStore(tierSpecs(conf, port), Allocator.create(conf.get(WorkerKeys.ALLOCATOR)),
           BlockAnnotator.create(conf.get(WorkerKeys.ANNOTATOR)), sync, clock);

@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * it got when it registered; heartbeats and block commits naming a live worker must show it too (a reply
  * to a heartbeat carries persist commands with mount options, and its reports change block locations). Worker ids are visible to clients (GetWorkers), tokens are not. This is not
  * authentication (the wire is not encrypted and clients are not authenticated yet): it keeps the
- * credentials from being one unauthenticated call away for any client.
+ * credentials from being one unauthenticated call away for any client. Registering is open unless the
+ * master asks for {@code strata.security.worker.secret}, which only the cluster's workers then have.
  *
  * <p>Tokens live in memory: a new leader knows none, and workers register again with it. Thread-safe.
  */

@@ -28,14 +28,28 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   /** Most storage dirs a worker may register: far past any machine's disks. */
   static final int MAX_DIRS = 1024;
 
+  /** {@code strata.security.worker.secret}: what a registering worker must show (empty: nothing). */
+  private final byte[] secret;
+
   public BlockMasterWorkerService(MasterState state) {
+    this(state, "");
+  }
+
+  public BlockMasterWorkerService(MasterState state, String secret) {
     this.state = state;
+    this.secret = secret.getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 
   @Override
   public void registerWorker(RegisterWorkerRequest r, StreamObserver<RegisterWorkerResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
+      if (secret.length > 0 && !java.security.MessageDigest.isEqual(secret,
+          r.getWorkerSecret().getBytes(java.nio.charset.StandardCharsets.UTF_8))) {
+        throw new io.strata.common.exception.PermissionDeniedException("Worker " + r.getAddress().getHost() + ":"
+            + r.getAddress().getRpcPort() + " cannot register: it did not show this master's "
+            + io.strata.common.conf.CommonKeys.WORKER_SECRET.name() + " (set the same value on the workers)");
+      }
       if (r.getAddress().getHost().isEmpty() || r.getAddress().getRpcPort() <= 0
           || r.getAddress().getRpcPort() > 65535) {
         throw new InvalidArgumentException("A worker must register with a host and a port in 1-65535, got '"
