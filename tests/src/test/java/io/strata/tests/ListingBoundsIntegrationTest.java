@@ -40,7 +40,7 @@ class ListingBoundsIntegrationTest {
   static Path tmp;
   private static LocalStrataCluster cluster;
   /** How long a listing may wait for a client that reads nothing: long enough for the first test's checks. */
-  private static final String STALL = "6s";
+  private static final String STALL = "15s";
   private static FileSystem fs;
 
   @BeforeAll

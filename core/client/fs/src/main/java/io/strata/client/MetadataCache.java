@@ -22,9 +22,9 @@ import java.util.function.Predicate;
  * waits (persist, load) bypass the cache.
  *
  * <p>Thread-safe. A fetch takes the cache's {@link #generation} before it asks the master and puts its answer
- * only if no invalidation happened since (checked and put under this object's monitor, which
- * {@link #invalidate} holds too): an answer fetched before one of this client's writes returned is never put
- * back after that write's invalidation, where another thread of the client would read it.
+ * only if no invalidation happened since (checked and put under this object's monitor, under which
+ * {@link #invalidate} counts, before it removes): an answer fetched before one of this client's writes returned
+ * is never put back after that write's invalidation, where another thread of the client would read it.
  */
 final class MetadataCache {
   private enum Kind { STATUS, EXISTS, LISTING }
@@ -35,8 +35,8 @@ final class MetadataCache {
   static final MetadataCache OFF = new MetadataCache(null);
 
   private final Cache<Key, Object> cache;
-  /** Invalidations so far: a fetch begun before one does not put its (maybe stale) answer. Guarded by this. */
-  private long generation;
+  /** Invalidations so far: a fetch begun before one does not put its (maybe stale) answer. Written under this. */
+  private volatile long generation;
 
   private MetadataCache(Cache<Key, Object> cache) {
     this.cache = cache;
@@ -62,8 +62,8 @@ final class MetadataCache {
   }
 
   /** The number of invalidations so far: take it before fetching, and give it to the put. */
-  synchronized long generation() {
-    return generation;
+  long generation() {
+    return cache == null ? 0 : generation; // no lock: the cache is off by default and read on every call
   }
 
   /** Keeps a fetched answer, unless an invalidation came after {@code fetchedAt} (a {@link #generation}). */
@@ -108,9 +108,9 @@ final class MetadataCache {
     String under = path.equals("/") ? "/" : path + "/";
     Predicate<Key> affected = k -> k.path.equals(path) || k.path.startsWith(under) || isAncestor(k.path, path);
     synchronized (this) {
-      generation++;
-      cache.asMap().keySet().removeIf(affected);
+      generation++; // a put that checked before this was made before it, and goes with the removal below
     }
+    cache.asMap().keySet().removeIf(affected);
   }
 
   private static boolean isAncestor(String candidate, String path) {

@@ -74,11 +74,12 @@ class GrpcChannelsReconnectTest {
     // (true) makes it try the closed port, which fails.
     await().atMost(Duration.ofSeconds(20)).until(() -> channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE);
 
-    server = start(port); // back on the same port within the backoff
+    // Replaced while in the backoff (a new channel connects only at its first call)...
     assertThat(GrpcChannels.connectFailed(channel)).isTrue();
     java.util.Map<String, ManagedChannel> pool = new java.util.HashMap<>(java.util.Map.of("peer", channel));
     ManagedChannel fresh = GrpcChannels.keptOrNew(pool, "peer", () -> GrpcChannels.forAddress("127.0.0.1", port,
         1 << 20));
+    server = start(port); // ...and the server is back on the same port
     try {
       assertThat(fresh).isNotSameAs(channel);
       assertThat(channel.isShutdown()).as("the failed channel is let go").isTrue();

@@ -303,6 +303,10 @@ public final class GrpcServer implements AutoCloseable {
       return new IOException("The " + who + " cannot listen: its bind host '" + bind + "' (" + hostKey
           + ") does not resolve to an address of this machine", e);
     }
+    if (!local(bind)) {
+      return new IOException("The " + who + " cannot listen: its bind host '" + bind + "' (" + hostKey + ") is not an "
+          + "address of this machine", e);
+    }
     if (inUse(bind, port)) {
       return new IOException("The " + who + " cannot listen on " + bind + ":" + port + ": the port is in use (is "
           + "another " + who + " or bin/strata-start.sh local running? " + portKey + " sets the port, " + hostKey
@@ -310,6 +314,16 @@ public final class GrpcServer implements AutoCloseable {
     }
     return new IOException("The " + who + " cannot listen on " + bind + ":" + port + " (" + hostKey + ", " + portKey
         + "): " + e.getMessage(), e);
+  }
+
+  /** Whether a socket can be bound on {@code bind} at all (any port): the host is one of this machine's. */
+  private static boolean local(String bind) {
+    try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+      probe.bind(new InetSocketAddress(bind, 0));
+      return true;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   /**

@@ -163,9 +163,15 @@ final class RpcAdmission implements Executor {
 
           @Override
           public void onMessage(Q message) {
-            if (refuse()) {
-              dropped(call.getMethodDescriptor(), message);
-            } else {
+            boolean run = false;
+            try {
+              run = !refuse();
+            } finally {
+              if (!run) {
+                dropped(call.getMethodDescriptor(), message); // also when the handler's cancel threw
+              }
+            }
+            if (run) {
               super.onMessage(message);
             }
           }

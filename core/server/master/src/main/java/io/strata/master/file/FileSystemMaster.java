@@ -258,6 +258,11 @@ public final class FileSystemMaster {
     changes.delete(path, recursive, strataOnly, fileId);
   }
 
+  /** Deletes and renames waiting for a change of a related path to end (tests). */
+  int changesWaiting() {
+    return changes.changesWaiting();
+  }
+
   /** Renames in Strata and, when the source exists in the UFS, there too (within one mount only). */
   public void rename(String src, String dst) throws StrataException {
     changes.rename(src, dst);

@@ -38,6 +38,11 @@ final class NamespaceChanges {
   /** Deletes and renames of related paths, one at a time (see {@link PathGuard}). */
   private final PathGuard guard = new PathGuard();
 
+  /** Deletes and renames waiting for a change of a related path (tests). */
+  int changesWaiting() {
+    return guard.waiting();
+  }
+
   NamespaceChanges(InodeTree tree, MountTable mounts, MetadataSync sync, LeaseRecovery leases, Object commitLock,
       Consumer<List<Long>> removeBlocks, MountOperations.Flush flush, long maxBlockSize) {
     this.tree = tree;

@@ -16,14 +16,19 @@ import java.util.concurrent.TimeUnit;
  * to come back at the next listing. Changes of unrelated paths never wait for each other.
  *
  * <p>Thread-safe. It is held across the UFS call of the change that holds it, by design (it orders changes of
- * related paths); a change waits for it with no other lock held (it is taken before any of the master's locks) and
- * for at most {@link #WAIT_MS}, then fails UNAVAILABLE naming what it waited for.
+ * related paths); a change waits for it with no other lock held (it is taken before any of the master's locks),
+ * for at most {@link #WAIT_MS}, then fails UNAVAILABLE naming what it waited for. A waiter holds a handler thread,
+ * so at most {@link #WAITERS_MAX} wait at once and one more fails UNAVAILABLE at once: one slow change of a
+ * directory cannot take every handler thread (and with them heartbeats and commits).
  */
 final class PathGuard {
   /** The longest a change waits for a change of a related path (a slow UFS call: an S3 rename copies). */
-  static final long WAIT_MS = TimeUnit.MINUTES.toMillis(2);
+  static final long WAIT_MS = TimeUnit.SECONDS.toMillis(30);
+  /** Most changes waiting at once. */
+  static final int WAITERS_MAX = 32;
 
   private final List<List<StrataPath>> held = new ArrayList<>();
+  private int waiting;
 
   /** Held paths, released by {@link #close}. */
   interface Held extends AutoCloseable {
@@ -36,19 +41,34 @@ final class PathGuard {
     List<StrataPath> mine = List.of(paths);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
     synchronized (this) {
-      List<StrataPath> blocking;
-      while ((blocking = conflict(mine)) != null) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          throw new UnavailableException(change + ": a change of " + blocking + " is still in progress after "
-              + WAIT_MS + " ms; retry");
+      List<StrataPath> blocking = conflict(mine);
+      if (blocking != null && waiting >= WAITERS_MAX) {
+        throw new UnavailableException(change + ": a change of " + blocking + " is in progress and " + waiting
+            + " changes wait already; retry");
+      }
+      waiting += blocking != null ? 1 : 0;
+      try {
+        while (blocking != null) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            throw new UnavailableException(change + ": a change of " + blocking + " is still in progress after "
+                + WAIT_MS + " ms; retry");
+          }
+          try {
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UnavailableException(change + ": interrupted waiting for a change of " + blocking);
+          }
+          List<StrataPath> still = conflict(mine);
+          if (still == null) {
+            waiting--;
+          }
+          blocking = still;
         }
-        try {
-          TimeUnit.NANOSECONDS.timedWait(this, left);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new UnavailableException(change + ": interrupted waiting for a change of " + blocking);
-        }
+      } catch (UnavailableException e) {
+        waiting--;
+        throw e;
       }
       held.add(mine);
     }
@@ -58,6 +78,11 @@ final class PathGuard {
   private synchronized void release(List<StrataPath> mine) {
     held.removeIf(h -> h == mine);
     notifyAll();
+  }
+
+  /** Changes waiting now (tests). */
+  synchronized int waiting() {
+    return waiting;
   }
 
   /** Changes holding paths now (tests). */

@@ -345,11 +345,13 @@ final class PersistScheduler {
             });
       } catch (MovedMeanwhile e) {
         dropPlacedCopy(u, dst, at, s);
+        made.undo(); // dirs made for the old path, or a listing would load them back
         fail(fileId, job, e.getMessage(), now); // persisted again, at its new path
         return;
       }
       if (done == null) {
         dropPlacedCopy(u, dst, at, s); // deleted meanwhile: its copy must not come back at the next listing
+        made.undo();
         jobs.remove(fileId);
         return;
       }

@@ -30,7 +30,8 @@ class PathGuardTest {
           throw new IllegalStateException(e);
         }
       });
-      Thread.sleep(100);
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+          .until(() -> guard.waiting() == 1 || waiting.isDone());
       assertThat(waiting).as(related + " waits while /a/b is held").isNotDone();
       ab.close();
       waiting.get(10, TimeUnit.SECONDS);

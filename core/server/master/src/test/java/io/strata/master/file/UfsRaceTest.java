@@ -163,7 +163,8 @@ class UfsRaceTest {
         throw new IllegalStateException(e);
       }
     });
-    Thread.sleep(300);
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+        .until(() -> fs.changesWaiting() == 1 || rename.isDone());
     assertThat(rename).as("the rename waits for the delete of its source").isNotDone();
     GatedFileSystem.release.countDown();
     delete.get(30, TimeUnit.SECONDS);
@@ -199,7 +200,8 @@ class UfsRaceTest {
         throw new IllegalStateException(e);
       }
     });
-    Thread.sleep(300);
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+        .until(() -> fs.changesWaiting() == 1 || delete.isDone());
     assertThat(delete).as("the delete waits for the rename of its path").isNotDone();
     GatedFileSystem.release.countDown();
     rename.get(30, TimeUnit.SECONDS);

@@ -152,7 +152,7 @@ final class PartitionFile {
     if (offset - length > maxAhead - bytes) {
       throw breakCopy(new FailedPreconditionException(describe() + " got a forwarded batch for offset " + offset
           + ", " + (offset - length) + " bytes past its end (" + length + "): a primary forwards at most " + maxAhead
-          + " bytes ahead (strata.worker.shuffle.buffer.high.watermark)"));
+          + " bytes ahead (twice strata.worker.shuffle.buffer.high.watermark or a message's size)"));
     }
     java.util.Map.Entry<Long, Parked> before = parked.floorEntry(offset);
     java.util.Map.Entry<Long, Parked> after = parked.ceilingEntry(offset);

@@ -46,7 +46,9 @@ public final class ShuffleWorker implements AutoCloseable {
     replicas = new ReplicaClient(maxMessage, conf.get(WorkerKeys.SHUFFLE_FORWARD_TIMEOUT).toMillis());
     store = new ShuffleStore(blocks, committer, ufs, Math.min(conf.get(WorkerKeys.SHUFFLE_BATCH_SIZE_MAX),
         maxMessage - 4096), sealFilePool, conf.get(WorkerKeys.SHUFFLE_APPEND_BUFFER_MAX),
-        conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK));
+        // A primary holds at most its watermark, or one push of a message's size, in flight; twice that (batch
+        // headers included) is a bound no primary's forwards reach.
+        2 * Math.max(conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK), maxMessage));
     pipeline = new PushPipeline(store, replicas, applyPool, conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK),
         conf.get(WorkerKeys.SHUFFLE_BACKOFF).toMillis());
     service = new ShuffleService(store, pipeline, sealPool);

@@ -200,13 +200,13 @@ final class Mover {
         // outside it, a new copy of the block committed to this dir meanwhile (same path) could be deleted instead.
         if (to.isGood()) {
           to.used -= length;
-        }
-        try {
-          Files.deleteIfExists(to.blockPath(blockId));
-          Files.deleteIfExists(to.sidecarPath(blockId));
-        } catch (IOException ignored) {
-          // best effort
-        }
+          try {
+            Files.deleteIfExists(to.blockPath(blockId));
+            Files.deleteIfExists(to.sidecarPath(blockId));
+          } catch (IOException ignored) {
+            // best effort
+          }
+        } // a failed target dir keeps the copy: its files no longer count, and its disk may hang a delete
         return false;
       }
       index.committed.put(blockId, to);
