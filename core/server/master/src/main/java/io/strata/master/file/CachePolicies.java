@@ -59,9 +59,17 @@ final class CachePolicies {
    * {@code force} (which unpins it). Files being written are left alone.
    */
   FreeResult free(String path, boolean recursive, boolean force) throws StrataException {
+    return free(path, recursive, force, 0);
+  }
+
+  /** As above; a non-zero {@code expectedId} frees only while the path is still that inode. */
+  private FreeResult free(String path, boolean recursive, boolean force, long expectedId) throws StrataException {
     StrataPath p = StrataPath.of(path);
     sync.ensure(p, -1);
     FileInfo top = tree.getStatus(p);
+    if (expectedId != 0 && top.id() != expectedId) {
+      throw new FailedPreconditionException("Cannot free " + path + ": it is no longer inode " + expectedId);
+    }
     if (top.directory() && !recursive) {
       throw new FailedPreconditionException("Cannot free " + path + ": it is a directory (free -R frees "
           + "everything under it)");
@@ -84,7 +92,11 @@ final class CachePolicies {
     }
     if (force) {
       if (top.pinned()) {
-        tree.setAttribute(p, false, null, null, null, null, cur -> { });
+        tree.setAttribute(p, false, null, null, null, null, cur -> {
+          if (cur.id() != top.id()) {
+            throw new FailedPreconditionException("Cannot free " + path + ": it changed meanwhile");
+          }
+        });
       }
       for (FileInfo f : toFree) {
         if (f.pinned()) {
@@ -153,12 +165,8 @@ final class CachePolicies {
           deleter.delete(f.path(), true, f.id());
           LOG.info("TTL of {} ran out: deleted", f.path());
         } else {
-          FileInfo now = tree.getStatus(StrataPath.of(f.path()));
-          if (now.id() != f.id()) {
-            continue;
-          }
           try {
-            free(f.path(), true, true);
+            free(f.path(), true, true, f.id());
             LOG.info("TTL of {} ran out: freed", f.path());
           } finally {
             tree.setAttribute(StrataPath.of(f.path()), null, -1L, null, null, null, cur -> {
