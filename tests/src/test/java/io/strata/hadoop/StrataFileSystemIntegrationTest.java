@@ -230,6 +230,18 @@ class StrataFileSystemIntegrationTest {
       out.write(bytes(3000, 6));
     }
     assertThat(fc.getFileStatus(f).getLen()).isEqualTo(3000);
+    // FileContext applies its own umask once: with 000, what is asked is what is made (not masked again by 022).
+    fc.setUMask(new FsPermission((short) 0));
+    Path open = new Path(dir, "open");
+    fc.mkdir(new Path(dir, "opendir"), new FsPermission((short) 0777), false);
+    try (FSDataOutputStream out = fc.create(open, EnumSet.of(CreateFlag.CREATE),
+        Options.CreateOpts.perms(new FsPermission((short) 0666)))) {
+      out.write(1);
+    }
+    assertThat(fc.getFileStatus(open).getPermission().toShort()).isEqualTo((short) 0666);
+    assertThat(fc.getFileStatus(new Path(dir, "opendir")).getPermission().toShort()).isEqualTo((short) 0777);
+    fc.delete(open, false);
+    fc.delete(new Path(dir, "opendir"), false);
     fc.rename(f, new Path(dir, "b"), Options.Rename.NONE);
     try (FSDataInputStream in = fc.open(new Path(dir, "b"))) {
       assertThat(in.readAllBytes()).isEqualTo(bytes(3000, 6));

@@ -318,6 +318,53 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
 
   private FSDataOutputStream create(Path path, FsPermission permission, boolean overwrite, long blockSize,
       boolean makeParents) throws IOException {
+    return createMasked(path, (permission == null ? FsPermission.getFileDefault() : permission)
+        .applyUMask(FsPermission.getUMask(getConf())), overwrite, blockSize, makeParents);
+  }
+
+  /**
+   * FileContext's create ({@link StrataFs}): FileContext applied its own umask already, so {@code absolutePermission}
+   * is the file's (applying this configuration's umask again would ignore {@code FileContext.setUMask}).
+   */
+  @Override
+  @SuppressWarnings("deprecation")
+  protected FSDataOutputStream primitiveCreate(Path f, FsPermission absolutePermission,
+      java.util.EnumSet<org.apache.hadoop.fs.CreateFlag> flag, int bufferSize, short replication, long blockSize,
+      Progressable progress, org.apache.hadoop.fs.Options.ChecksumOpt checksumOpt) throws IOException {
+    boolean exists = exists(f);
+    org.apache.hadoop.fs.CreateFlag.validate(f, exists, flag);
+    if (exists && flag.contains(org.apache.hadoop.fs.CreateFlag.APPEND)) {
+      return append(f, bufferSize, progress);
+    }
+    return createMasked(f, absolutePermission == null ? FsPermission.getFileDefault() : absolutePermission,
+        flag.contains(org.apache.hadoop.fs.CreateFlag.OVERWRITE), blockSize, true);
+  }
+
+  /** FileContext's mkdir: as {@link #primitiveCreate}, the permission is final. */
+  @Override
+  @SuppressWarnings("deprecation")
+  protected boolean primitiveMkdir(Path f, FsPermission absolutePermission) throws IOException {
+    return mkdirsExactly(f, absolutePermission == null ? FsPermission.getDirDefault() : absolutePermission);
+  }
+
+  /** FileContext's mkdir ({@link StrataFs}); without {@code createParent} the parent must be a directory. */
+  @Override
+  @SuppressWarnings("deprecation")
+  protected void primitiveMkdir(Path f, FsPermission absolutePermission, boolean createParent) throws IOException {
+    if (!createParent) {
+      FileStatus parent = getFileStatus(f.getParent()); // FileNotFoundException when it is missing
+      if (!parent.isDirectory()) {
+        throw new ParentNotDirectoryException("Cannot make " + makeQualified(f) + ": its parent is a file");
+      }
+    }
+    if (!primitiveMkdir(f, absolutePermission)) {
+      throw new IOException("Cannot make directory " + makeQualified(f));
+    }
+  }
+
+  /** Creates the file with {@code masked} as its permission. */
+  private FSDataOutputStream createMasked(Path path, FsPermission masked, boolean overwrite, long blockSize,
+      boolean makeParents) throws IOException {
     String p = strataPath(path);
     URIStatus existing = statusOrNull(p);
     if (existing != null) {
@@ -330,8 +377,6 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
       }
       delete(p, false);
     }
-    FsPermission masked = (permission == null ? FsPermission.getFileDefault() : permission)
-        .applyUMask(FsPermission.getUMask(getConf()));
     CreateFileOptions options = CreateFileOptions.defaults().withRecursive(makeParents)
         .withMode(masked.toShort() & 07777).withBlockSize(blockSize > 0 ? blockSize : 0);
     FileOutStream out;
@@ -386,9 +431,13 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
 
   @Override
   public boolean mkdirs(Path path, FsPermission permission) throws IOException {
+    return mkdirsExactly(path, (permission == null ? FsPermission.getDirDefault() : permission)
+        .applyUMask(FsPermission.getUMask(getConf())));
+  }
+
+  /** Makes the directory (and missing parents) with {@code masked} as its permission. */
+  private boolean mkdirsExactly(Path path, FsPermission masked) throws IOException {
     String p = strataPath(path);
-    FsPermission masked = (permission == null ? FsPermission.getDirDefault() : permission)
-        .applyUMask(FsPermission.getUMask(getConf()));
     try {
       fs.createDirectory(p, CreateDirectoryOptions.defaults().withRecursive(true).withAllowExists(true)
           .withMode(masked.toShort() & 07777));
