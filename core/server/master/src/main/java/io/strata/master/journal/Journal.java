@@ -140,7 +140,8 @@ public final class Journal implements JournalSink, AutoCloseable {
       LOG.info("Loaded checkpoint {} ({} entries)", newest.getValue().getFileName(), scan.entries().size());
     }
     long checkpointSeq = seq;
-    seq = JournalReader.applySegments(dir, epochs.read(), seq, applier, cutTornTail);
+    seq = cutTornTail ? JournalReader.applySegments(dir, epochs.read(), seq, applier, true)
+        : JournalReader.applySegments(dir, epochs::read, seq, applier, false);
     LOG.info("Journal at {} replayed: {} entries after the checkpoint, last sequence {}", dir, seq - checkpointSeq,
         seq);
     synchronized (this) {
@@ -178,7 +179,9 @@ public final class Journal implements JournalSink, AutoCloseable {
     synchronized (this) {
       from = tailSeq;
     }
-    long seq = JournalReader.applySegments(dir, epochs.read(), from, applier, cut);
+    // A standby reads the epochs after each segment (JournalReader); a new leader's catch-up, after its own fence.
+    long seq = cut ? JournalReader.applySegments(dir, epochs.read(), from, applier, true)
+        : JournalReader.applySegments(dir, epochs::read, from, applier, false);
     synchronized (this) {
       tailSeq = seq;
       appended = seq;

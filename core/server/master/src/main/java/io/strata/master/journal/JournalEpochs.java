@@ -70,6 +70,30 @@ final class JournalEpochs {
     return out;
   }
 
+  /**
+   * True when {@code p} may yet be voided: a later epoch is fenced (reserved with no start) and not superseded by a
+   * claim of a later one, so its start, which voids every entry of an earlier epoch from there on, is not known. A
+   * standby does not apply such an entry until the claim (or a later one) is written; a leader's own catch-up,
+   * which reads after its fence, does.
+   */
+  static boolean undecided(JournalEntryProto p, List<long[]> epochs) {
+    for (long[] fence : epochs) {
+      if (fence[1] == Long.MAX_VALUE && fence[0] > p.getEpoch() && !claimedAfter(fence[0], epochs)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean claimedAfter(long epoch, List<long[]> epochs) {
+    for (long[] e : epochs) {
+      if (e[0] > epoch && e[1] != Long.MAX_VALUE) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** True when {@code p} is not voided by a later epoch starting at or before its sequence. */
   static boolean valid(JournalEntryProto p, List<long[]> epochs) {
     for (long[] e : epochs) {

@@ -31,8 +31,30 @@ final class JournalReader {
    * last sequence applied. With {@code cut}, a torn tail or an operation cut short at the end of the
    * newest segment is truncated away; without it, both are left for a later call.
    */
+  /** Reads the journal's epochs (EPOCHS) now. */
+  @FunctionalInterface
+  interface Epochs {
+    List<long[]> read() throws IOException;
+  }
+
+  /**
+   * As below, with the epochs read once. A standby ({@code cut} false) reads them again after each segment it
+   * scans, so an entry an old leader wrote after a new one fenced it is judged with that fence in view, and an entry
+   * a fence leaves undecided ({@link JournalEpochs#undecided}) is not applied until the claim is written.
+   */
+  static long applySegments(Path dir, Epochs epochs, long seq, Consumer<JournalEntry> applier, boolean cut)
+      throws IOException {
+    return applySegments(dir, epochs, null, seq, applier, cut);
+  }
+
   static long applySegments(Path dir, List<long[]> epochs, long seq, Consumer<JournalEntry> applier, boolean cut)
       throws IOException {
+    return applySegments(dir, null, epochs, seq, applier, cut);
+  }
+
+  private static long applySegments(Path dir, Epochs source, List<long[]> fixed, long seq,
+      Consumer<JournalEntry> applier, boolean cut) throws IOException {
+    List<long[]> epochs = fixed;
     TreeMap<Long, Path> segments = JournalFiles.numbered(JournalFiles.segmentsDir(dir), ".log");
     Path last = segments.isEmpty() ? null : segments.lastEntry().getValue();
     List<Long> starts = new ArrayList<>(segments.keySet());
@@ -47,6 +69,9 @@ final class JournalReader {
         continue; // a standby skips segments wholly before what it has
       }
       RecordFile.Scan scan = RecordFile.scan(seg);
+      if (source != null) {
+        epochs = source.read(); // after the scan: any fence that came before what was read is seen
+      }
       if (scan.tornAt() >= 0 && scan.resumesAt() >= 0) {
         throw new CorruptJournalException(seg + ": the record at offset " + scan.tornAt() + " is damaged but a "
             + "whole record follows at offset " + scan.resumesAt() + ": the journal is corrupt in the middle; "
@@ -58,10 +83,15 @@ final class JournalReader {
       }
       long before = applied;
       long pending = applied;
+      boolean deferred = false;
       for (int i = 0; i < scan.entries().size(); i++) {
         JournalEntryProto p = scan.entries().get(i);
         if (p.getSequence() <= pending || !JournalEpochs.valid(p, epochs)) {
           continue; // already applied (or in the checkpoint), or written by a deposed leader
+        }
+        if (!cut && JournalEpochs.undecided(p, epochs)) {
+          deferred = true; // a takeover is under way: the new leader's claim decides whether it counts
+          break;
         }
         if (p.getSequence() != pending + 1) {
           throw new CorruptJournalException(seg + ": entry " + p.getSequence() + " follows entry " + pending
@@ -79,6 +109,9 @@ final class JournalReader {
           applied = pending;
           operation.clear();
         }
+      }
+      if (deferred) {
+        return applied; // the next call reads the epochs again (an operation begun is left whole for it)
       }
       if (pending == before && starts.get(s) > before + 1) {
         // No entry here to show the gap (the segment a checkpoint just started is empty): its name does.

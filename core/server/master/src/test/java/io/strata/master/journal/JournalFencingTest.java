@@ -185,6 +185,33 @@ class JournalFencingTest {
     assertThat(seenByC).containsExactlyElementsOf(expected);
   }
 
+  /**
+   * The race a standby must survive: the new leader fenced and caught up, and the old one (which checked its epoch
+   * just before the fence) wrote one more entry, which the new leader's claim will void. A standby tailing between
+   * the fence and the claim must not apply it: it would then skip the new leader's entry of the same sequence and
+   * hold another namespace than the leader's.
+   */
+  @Test
+  void entryTheOldLeaderWroteBetweenTheFenceAndTheClaim_isNotAppliedByAStandbyTailingThen() throws Exception {
+    Journal a = firstLeader();
+    appendAll(a, entries(1, 5));
+    Path oldSegment = segmentFiles().get(0);
+    List<JournalEntry> seenByC = new ArrayList<>();
+    Journal c = standby(seenByC);
+
+    Journal b = standby(new ArrayList<>());
+    assertThat(b.takeOver(e -> {})).isEqualTo(5); // fenced: epoch 2 reserved, not yet claimed
+    appendBytes(oldSegment, RecordFile.encode(List.of(stamped(6, entry(6), 1))));
+    assertThat(c.tail(seenByC::add)).as("the old leader's entry waits for the claim").isEqualTo(5);
+
+    b.startWriting(); // claims epoch 2 from sequence 6: the old entry 6 is void
+    appendAll(b, List.of(entry(106), entry(107)));
+    List<JournalEntry> expected = concat(entries(1, 5), List.of(entry(106), entry(107)));
+    assertThat(c.tail(seenByC::add)).isEqualTo(7);
+    assertThat(seenByC).containsExactlyElementsOf(expected);
+    assertThat(replayFresh()).containsExactlyElementsOf(expected);
+  }
+
   @Test
   void takeOverThatNeverStartedWriting_voidsNothing_andTheNextLeaderClaimsALaterEpoch() throws Exception {
     Journal a = firstLeader();
