@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
 /**
  * {@code strata logLevel}: reads or sets a logger's level in running servers, through each one's web port
  * ({@code /api/logLevel}, see the servers' LogLevels), like Alluxio's {@code logLevel}. Targets: the master
- * (its RPC port + 1), every live worker (each one's RPC port + 1), or explicit {@code host:webPort}s. One line
+ * (its RPC port + 1), every live worker (the web port each registered: its RPC port + 1 unless that was taken), or
+ * explicit {@code host:webPort}s. One line
  * per target: {@code <host:webPort> <logger>=<LEVEL>}, or {@code logLevel: <host:webPort>: <reason>} on stderr.
  *
  * <p>Not thread-safe: one run, one thread.
@@ -56,7 +57,9 @@ final class LogLevelCommand implements Callable<Integer> {
           addresses.add(ctx.masterWebAddress(null));
         } else if (t.equals("workers")) {
           for (WorkerInfo w : ctx.fs().getWorkers()) {
-            addresses.add(w.address().host() + ":" + (w.address().rpcPort() + 1));
+            // The web port the worker registered: its RPC port + 1 unless that was taken when it started.
+            int web = w.address().webPort() > 0 ? w.address().webPort() : w.address().rpcPort() + 1;
+            addresses.add(w.address().host() + ":" + web);
           }
         } else if (t.matches("[^:/\\s]+:\\d{1,5}")) {
           addresses.add(t);
