@@ -55,8 +55,7 @@ class GrpcServerBoundsTest {
           out.onNext(req);
           out.onCompleted();
         })).build();
-    GrpcServer.Limits limits = new GrpcServer.Limits(2, 4, 100, Duration.ofMinutes(1), Duration.ofSeconds(20),
-        Duration.ofSeconds(10), Duration.ofMinutes(30));
+    GrpcServer.Limits limits = limits(2, 4);
     GrpcServer server = new GrpcServer("bounded", "127.0.0.1", 0, 1 << 20, limits, List.of(service)).start();
     ManagedChannel ch = GrpcChannels.forAddress("127.0.0.1", server.port(), 1 << 20);
     ExecutorService clients = Executors.newFixedThreadPool(12);
@@ -145,8 +144,7 @@ class GrpcServerBoundsTest {
             ended.countDown();
           }
         })).build();
-    GrpcServer.Limits limits = new GrpcServer.Limits(1, 1, 100, Duration.ofMinutes(1), Duration.ofSeconds(20),
-        Duration.ofSeconds(10), Duration.ofMinutes(30));
+    GrpcServer.Limits limits = limits(1, 1);
     GrpcServer server = new GrpcServer("refusing", "127.0.0.1", 0, 1 << 20, limits, List.of(service)).start();
     ManagedChannel ch = GrpcChannels.forAddress("127.0.0.1", server.port(), 1 << 20);
     try {
@@ -203,8 +201,7 @@ class GrpcServerBoundsTest {
 
   @Test
   void aServerThatCannotListen_saysWhyInTheUsersTerms() throws Exception {
-    GrpcServer.Limits limits = new GrpcServer.Limits(1, 1, 100, Duration.ofMinutes(1), Duration.ofSeconds(20),
-        Duration.ofSeconds(10), Duration.ofMinutes(30));
+    GrpcServer.Limits limits = limits(1, 1);
     try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
       int port = taken.getLocalPort();
       GrpcServer server = new GrpcServer("worker", "127.0.0.1", port, 1 << 20, limits, List.of());
@@ -221,6 +218,12 @@ class GrpcServerBoundsTest {
     assertThat(GrpcServer.cannotListen("master", "nosuchhost.invalid", 0, "strata.master.bind.host",
         "strata.master.rpc.port", e)).hasMessage("The master cannot listen: its bind host 'nosuchhost.invalid' "
         + "(strata.master.bind.host) does not resolve to an address of this machine");
+  }
+
+  /** A server's limits with {@code threads} handler threads and {@code queue} tasks waiting for them. */
+  private static GrpcServer.Limits limits(int threads, int queue) {
+    return new GrpcServer.Limits(threads, queue, 100, Duration.ofMinutes(1), Duration.ofSeconds(20),
+        Duration.ofSeconds(10), Duration.ofMinutes(30));
   }
 
   private static MethodDescriptor<byte[], byte[]> method(String name) {
@@ -258,8 +261,7 @@ class GrpcServerBoundsTest {
           out.onNext(req);
           out.onCompleted();
         }, out::onError))).build();
-    GrpcServer.Limits limits = new GrpcServer.Limits(1, 1, 100, Duration.ofMinutes(1), Duration.ofSeconds(20),
-        Duration.ofSeconds(10), Duration.ofMinutes(30));
+    GrpcServer.Limits limits = limits(1, 1);
     server[0] = new GrpcServer("inline", "127.0.0.1", 0, 1 << 20, limits, List.of(service),
         java.util.Set.of(now.getFullMethodName(), handOff.getFullMethodName())).start();
     ManagedChannel ch = GrpcChannels.forAddress("127.0.0.1", server[0].port(), 1 << 20);

@@ -105,12 +105,6 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final String secret;
 
   MasterSync(io.strata.common.master.MasterConnection master, WorkerAddress address, long rpcTimeoutMs, Clock clock,
-      Runnable onAllDirsFailed) {
-    this(master, address, rpcTimeoutMs, clock, onAllDirsFailed, "");
-  }
-
-  /** As above; {@code secret}: {@code strata.security.worker.secret}, shown when registering. */
-  MasterSync(io.strata.common.master.MasterConnection master, WorkerAddress address, long rpcTimeoutMs, Clock clock,
       Runnable onAllDirsFailed, String secret) {
     this.secret = secret;
     this.master = master;

@@ -42,33 +42,29 @@ final class PathGuard {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
     synchronized (this) {
       List<StrataPath> blocking = conflict(mine);
-      if (blocking != null && waiting >= WAITERS_MAX) {
-        throw new UnavailableException(change + ": a change of " + blocking + " is in progress and " + waiting
-            + " changes wait already; retry");
-      }
-      waiting += blocking != null ? 1 : 0;
-      try {
-        while (blocking != null) {
-          long left = deadline - System.nanoTime();
-          if (left <= 0) {
-            throw new UnavailableException(change + ": a change of " + blocking + " is still in progress after "
-                + WAIT_MS + " ms; retry");
-          }
-          try {
-            TimeUnit.NANOSECONDS.timedWait(this, left);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new UnavailableException(change + ": interrupted waiting for a change of " + blocking);
-          }
-          List<StrataPath> still = conflict(mine);
-          if (still == null) {
-            waiting--;
-          }
-          blocking = still;
+      if (blocking != null) {
+        if (waiting >= WAITERS_MAX) {
+          throw new UnavailableException(change + ": a change of " + blocking + " is in progress and " + waiting
+              + " changes wait already; retry");
         }
-      } catch (UnavailableException e) {
-        waiting--;
-        throw e;
+        waiting++;
+        try {
+          for (; blocking != null; blocking = conflict(mine)) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+              throw new UnavailableException(change + ": a change of " + blocking + " is still in progress after "
+                  + WAIT_MS + " ms; retry");
+            }
+            try {
+              TimeUnit.NANOSECONDS.timedWait(this, left);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new UnavailableException(change + ": interrupted waiting for a change of " + blocking);
+            }
+          }
+        } finally {
+          waiting--;
+        }
       }
       held.add(mine);
     }

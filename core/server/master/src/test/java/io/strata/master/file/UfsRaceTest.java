@@ -105,6 +105,17 @@ class UfsRaceTest {
     void run() throws Exception;
   }
 
+  /** Runs {@code r} on another thread (a client call racing the master's own work). */
+  private static CompletableFuture<Void> async(ThrowingRunnable r) {
+    return CompletableFuture.runAsync(() -> {
+      try {
+        r.run();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
   @Test
   void fileRenamedWhileItsCopyIsMovedIntoPlace_isNotPersistedAtTheOldPlace_andIsPersistedAtItsNewOne()
       throws Exception {
@@ -148,21 +159,9 @@ class UfsRaceTest {
     ufsFile("p", "bytes of p");
     fs.getStatus("/p"); // loaded: PERSISTED
     GatedFileSystem.arm(GatedFileSystem.Op.DELETE);
-    CompletableFuture<Void> delete = CompletableFuture.runAsync(() -> {
-      try {
-        fs.delete("/p", false);
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<Void> delete = async(() -> fs.delete("/p", false));
     assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the delete is in the UFS").isTrue();
-    CompletableFuture<Void> rename = CompletableFuture.runAsync(() -> {
-      try {
-        fs.rename("/p", "/q");
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<Void> rename = async(() -> fs.rename("/p", "/q"));
     org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
         .until(() -> fs.changesWaiting() == 1 || rename.isDone());
     assertThat(rename).as("the rename waits for the delete of its source").isNotDone();
@@ -185,21 +184,9 @@ class UfsRaceTest {
     ufsFile("r", "bytes of r");
     fs.getStatus("/r");
     GatedFileSystem.arm(GatedFileSystem.Op.RENAME);
-    CompletableFuture<Void> rename = CompletableFuture.runAsync(() -> {
-      try {
-        fs.rename("/r", "/s");
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<Void> rename = async(() -> fs.rename("/r", "/s"));
     assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the rename is in the UFS").isTrue();
-    CompletableFuture<Void> delete = CompletableFuture.runAsync(() -> {
-      try {
-        fs.delete("/r", false);
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<Void> delete = async(() -> fs.delete("/r", false));
     org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
         .until(() -> fs.changesWaiting() == 1 || delete.isDone());
     assertThat(delete).as("the delete waits for the rename of its path").isNotDone();

@@ -79,15 +79,8 @@ public final class ShuffleStore {
    * {@code sealFiles} runs the seal of each file of a seal request; it must not be the executor the requests
    * themselves run on (a request waits for its files' seals). {@code appendBufferMax}: the heap the partition files'
    * write-behind buffers may hold together ({@code strata.worker.shuffle.append.buffer.max}; 0: none).
-   */
-  public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes,
-      java.util.concurrent.Executor sealFiles, long appendBufferMax) {
-    this(store, committer, ufs, maxBatchBytes, sealFiles, appendBufferMax, 256L << 20);
-  }
-
-  /**
-   * As above; {@code forwardAheadMax}: how far past a replica copy's end a forwarded batch may wait for those before
-   * it (the primaries' high watermark: more is in no primary's flight).
+   * {@code forwardAheadMax}: how far past a replica copy's end a forwarded batch may wait for those before it (more
+   * than any primary has in flight).
    */
   public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes,
       java.util.concurrent.Executor sealFiles, long appendBufferMax, long forwardAheadMax) {

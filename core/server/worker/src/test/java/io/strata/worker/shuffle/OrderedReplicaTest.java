@@ -50,7 +50,7 @@ class OrderedReplicaTest {
   private static ShuffleStore store(Path d) {
     TieredBlockStore blocks = new TieredBlockStore(List.of(new TierSpec("MEM", List.of(new TierSpec.Dir(d, 1 << 20)))),
         Allocator.create("MaxFree"), BlockAnnotator.create("LRU"), StoreEvents.NONE, Clock.systemUTC());
-    return new ShuffleStore(blocks, null, null, 1 << 20, Runnable::run, 64 << 20);
+    return new ShuffleStore(blocks, null, null, 1 << 20, Runnable::run, 64 << 20, 256L << 20);
   }
 
   private static ShuffleStore.Batch batch(int map, int id, String text) {
