@@ -121,16 +121,7 @@ final class CallDispatch implements ServerInterceptor {
         execute(callback);
         return;
       }
-      Context previous = context.attach();
-      try {
-        runOne(callback);
-      } finally {
-        context.detach(previous);
-        scheduled.set(false);
-      }
-      if (!queue.isEmpty()) {
-        schedule(); // a callback queued while this one ran
-      }
+      drain(callback);
     }
 
     private void schedule() {
@@ -159,11 +150,23 @@ final class CallDispatch implements ServerInterceptor {
 
     @Override
     public void run() {
-      // A callback queued after the last poll, before scheduled was cleared, is run here too (not by a new task,
-      // which a full pool could refuse, leaving the call's completion or cancel never run).
+      drain(null);
+    }
+
+    /**
+     * Runs {@code first} (if any) and then every queued callback, on this thread, with {@code scheduled} held. A
+     * callback queued after the last poll, before scheduled was cleared, is run here too, not by a new task, which a
+     * full pool could refuse, leaving the call's completion or cancel never run.
+     */
+    private void drain(Runnable first) {
+      Runnable next = first;
       do {
         Context previous = context.attach();
         try {
+          if (next != null) {
+            runOne(next);
+            next = null;
+          }
           Runnable r;
           while ((r = queue.poll()) != null) {
             runOne(r);

@@ -368,6 +368,16 @@ public final class WorkerKeys {
               + "it (its primary's own watermark bounds it).")
           .build();
 
+  public static final PropertyKey<Long> SHUFFLE_REPLICA_PARKED_MAX =
+      PropertyKey.bytesKey("strata.worker.shuffle.replica.parked.max")
+          .defaultValue("1GB")
+          .validate(n -> n >= 0, "at least 0 bytes")
+          .doc("Bytes of forwarded shuffle batches a replica worker holds, over all its partition copies, while "
+              + "they wait for the batches before them (forwards may arrive out of order). A forward past it is not "
+              + "kept: that copy takes no more batches (it can still be sealed as the shorter prefix), its primary "
+              + "refuses the partition from then on and the client revives it on other workers.")
+          .build();
+
   public static final PropertyKey<Long> SHUFFLE_APPEND_BUFFER_MAX =
       PropertyKey.bytesKey("strata.worker.shuffle.append.buffer.max")
           .defaultValue("64MB")

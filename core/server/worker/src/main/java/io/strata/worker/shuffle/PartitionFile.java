@@ -49,6 +49,8 @@ final class PartitionFile {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionFile.class);
   private final ShuffleStore.PartitionSpec spec;
   private final BlockStore store;
+  /** The worker's bound on forwarded batches waiting, shared by its copies. */
+  private final ParkingBudget parking;
   /** This copy's bytes: its temp blocks and write-behind buffer. Guarded by this. */
   private final PartitionBlocks bytes;
   private long length;
@@ -62,7 +64,11 @@ final class PartitionFile {
   /** UFS copies of this copy begun so far (a failed one lets a later seal begin another). Guarded by this. */
   private int writesBegun;
   /** A forwarded batch that came before the ones before it, with what waits for it to be appended. */
-  private record Parked(BatchHeader header, ByteBuffer data, CompletableFuture<Void> applied) {}
+  private record Parked(BatchHeader header, ByteBuffer data, CompletableFuture<Void> applied) {
+    long bytes() {
+      return (long) BatchHeader.BYTES + data.remaining();
+    }
+  }
   /** On a replica: forwarded batches waiting for the ones before them, by offset. Guarded by this. */
   private final java.util.TreeMap<Long, Parked> parked = new java.util.TreeMap<>();
   /** On a replica: why this copy takes no more batches though it can still be sealed (a gap), or null. */
@@ -70,9 +76,10 @@ final class PartitionFile {
   /** On a primary: why the replica's copy has a gap, or null. */
   private volatile String replicaGap;
 
-  PartitionFile(ShuffleStore.PartitionSpec spec, BlockStore store, AppendBuffers buffers) {
+  PartitionFile(ShuffleStore.PartitionSpec spec, BlockStore store, AppendBuffers buffers, ParkingBudget parking) {
     this.spec = spec;
     this.store = store;
+    this.parking = parking;
     this.bytes = new PartitionBlocks(spec, store, buffers, describe());
   }
 
@@ -99,7 +106,7 @@ final class PartitionFile {
    * breaks, is sealed or dropped before that. A second batch at a place already taken breaks this copy (it can
    * no longer be the primary's), as does an append that fails part-way.
    */
-  CompletableFuture<Void> appendAt(long offset, BatchHeader header, ByteBuffer data, long maxAhead) {
+  CompletableFuture<Void> appendAt(long offset, BatchHeader header, ByteBuffer data) {
     List<Parked> applied = new ArrayList<>();
     List<Parked> failed = List.of();
     CompletableFuture<Void> mine;
@@ -112,10 +119,18 @@ final class PartitionFile {
               + " (" + length + " appended): a second forwarded batch for that place breaks this copy"));
         }
         if (offset > length) {
-          checkParkable(offset, (long) BatchHeader.BYTES + data.remaining(), maxAhead);
-          mine = new CompletableFuture<>();
-          parked.put(offset, new Parked(header, data, mine));
-          return mine;
+          Parked p = new Parked(header, data, new CompletableFuture<>());
+          checkParkable(offset, p.bytes());
+          if (!parking.tryTake(p.bytes())) {
+            // Frozen, not broken: what is here is still a prefix of the primary's copy, fit to be sealed.
+            frozen = new FailedPreconditionException(describe() + " got a forwarded batch for offset " + offset
+                + " while this worker already holds " + parking.held() + " bytes of forwarded batches waiting for "
+                + "the ones before them (at most " + parking.totalMax() + ", strata.worker.shuffle.replica.parked.max); "
+                + "it takes no more batches");
+            throw frozen;
+          }
+          parked.put(offset, p);
+          return p.applied();
         }
         appendNow(header, data);
         mine = CompletableFuture.completedFuture(null);
@@ -127,6 +142,7 @@ final class PartitionFile {
           Parked next = parked.firstEntry().getValue();
           appendNow(next.header(), next.data()); // on failure it stays parked and fails below with the rest
           parked.pollFirstEntry();
+          parking.release(next.bytes());
           applied.add(next);
         }
       } catch (IOException e) {
@@ -148,7 +164,8 @@ final class PartitionFile {
    * has at most its own buffered bytes in flight, and overlapping places are no primary's. So what waits here is
    * bounded by {@code maxAhead} whatever a client sends. Call with the monitor held.
    */
-  private void checkParkable(long offset, long bytes, long maxAhead) throws IOException {
+  private void checkParkable(long offset, long bytes) throws IOException {
+    long maxAhead = parking.aheadMax();
     if (offset - length > maxAhead - bytes) {
       throw breakCopy(new FailedPreconditionException(describe() + " got a forwarded batch for offset " + offset
           + ", " + (offset - length) + " bytes past its end (" + length + "): a primary forwards at most " + maxAhead
@@ -259,6 +276,9 @@ final class PartitionFile {
     }
     List<Parked> out = new ArrayList<>(parked.values());
     parked.clear();
+    for (Parked p : out) {
+      parking.release(p.bytes());
+    }
     return out;
   }
 

@@ -69,7 +69,7 @@ public final class ShuffleStore {
   private final java.util.concurrent.Executor sealFiles;
   private final AppendBuffers buffers;
   private final Map<Long, PartitionFile> partitions = new ConcurrentHashMap<>();
-  private final long forwardAheadMax;
+  private final ParkingBudget parking;
 
   private final java.util.concurrent.atomic.LongAdder sealed = new java.util.concurrent.atomic.LongAdder();
   private final java.util.concurrent.atomic.LongAdder sealedBytes = new java.util.concurrent.atomic.LongAdder();
@@ -80,11 +80,12 @@ public final class ShuffleStore {
    * themselves run on (a request waits for its files' seals). {@code appendBufferMax}: the heap the partition files'
    * write-behind buffers may hold together ({@code strata.worker.shuffle.append.buffer.max}; 0: none).
    * {@code forwardAheadMax}: how far past a replica copy's end a forwarded batch may wait for those before it (more
-   * than any primary has in flight).
+   * than any primary has in flight); {@code parkedMax}: how many bytes of such waiting batches this worker holds
+   * over all its copies together.
    */
   public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes,
-      java.util.concurrent.Executor sealFiles, long appendBufferMax, long forwardAheadMax) {
-    this.forwardAheadMax = forwardAheadMax;
+      java.util.concurrent.Executor sealFiles, long appendBufferMax, long forwardAheadMax, long parkedMax) {
+    this.parking = new ParkingBudget(forwardAheadMax, parkedMax);
     this.store = store;
     this.committer = committer;
     this.ufs = ufs;
@@ -114,7 +115,7 @@ public final class ShuffleStore {
       }
     }
     for (PartitionSpec s : specs) {
-      PartitionFile had = partitions.putIfAbsent(s.fileId(), new PartitionFile(s, store, buffers));
+      PartitionFile had = partitions.putIfAbsent(s.fileId(), new PartitionFile(s, store, buffers, parking));
       if (had != null && !sameIds(had.spec(), s)) {
         throw new FailedPreconditionException("Shuffle partition file " + s.fileId() + " is open here as "
             + had.describe() + ", not as partition " + s.partitionId() + " of shuffle " + s.shuffleId() + " of "
@@ -192,7 +193,7 @@ public final class ShuffleStore {
       Batch b = batches.get(i);
       PartitionFile f = files.get(i);
       if (b.offset() >= 0) {
-        each.add(f.appendAt(b.offset(), header(b), b.data(), forwardAheadMax));
+        each.add(f.appendAt(b.offset(), header(b), b.data()));
         continue;
       }
       try {
@@ -442,6 +443,11 @@ public final class ShuffleStore {
   }
 
   /** Partitions sealed here so far. */
+  /** Bytes of forwarded batches waiting here for the ones before them, over all copies. */
+  long parkedBytes() {
+    return parking.held();
+  }
+
   public long sealed() {
     return sealed.sum();
   }

@@ -48,7 +48,8 @@ public final class ShuffleWorker implements AutoCloseable {
         maxMessage - 4096), sealFilePool, conf.get(WorkerKeys.SHUFFLE_APPEND_BUFFER_MAX),
         // A primary holds at most its watermark, or one push of a message's size, in flight; twice that (batch
         // headers included) is a bound no primary's forwards reach.
-        2 * Math.max(conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK), maxMessage));
+        2 * Math.max(conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK), maxMessage),
+        conf.get(WorkerKeys.SHUFFLE_REPLICA_PARKED_MAX));
     pipeline = new PushPipeline(store, replicas, applyPool, conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK),
         conf.get(WorkerKeys.SHUFFLE_BACKOFF).toMillis());
     service = new ShuffleService(store, pipeline, sealPool);

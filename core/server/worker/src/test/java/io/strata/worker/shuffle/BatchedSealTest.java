@@ -72,7 +72,7 @@ class BatchedSealTest {
     TieredBlockStore blocks = new TieredBlockStore(List.of(new TierSpec("MEM", List.of(new TierSpec.Dir(dir,
         1 << 20)))), Allocator.create("MaxFree"), BlockAnnotator.create("LRU"), StoreEvents.NONE, Clock.systemUTC());
     Master master = new Master(22);
-    ShuffleStore store = new ShuffleStore(blocks, master, null, 1 << 20, pool, 64 << 20, 256L << 20);
+    ShuffleStore store = new ShuffleStore(blocks, master, null, 1 << 20, pool, 64 << 20, 256L << 20, 1L << 30);
     List<Long> files = List.of(21L, 22L, 23L);
     List<ShuffleStore.PartitionSpec> specs = new ArrayList<>();
     for (int p = 0; p < files.size(); p++) {

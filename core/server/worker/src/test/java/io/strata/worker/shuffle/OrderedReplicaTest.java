@@ -48,9 +48,13 @@ class OrderedReplicaTest {
   }
 
   private static ShuffleStore store(Path d) {
+    return store(d, 1L << 30);
+  }
+
+  private static ShuffleStore store(Path d, long parkedMax) {
     TieredBlockStore blocks = new TieredBlockStore(List.of(new TierSpec("MEM", List.of(new TierSpec.Dir(d, 1 << 20)))),
         Allocator.create("MaxFree"), BlockAnnotator.create("LRU"), StoreEvents.NONE, Clock.systemUTC());
-    return new ShuffleStore(blocks, null, null, 1 << 20, Runnable::run, 64 << 20, 256L << 20);
+    return new ShuffleStore(blocks, null, null, 1 << 20, Runnable::run, 64 << 20, 256L << 20, parkedMax);
   }
 
   private static ShuffleStore.Batch batch(int map, int id, String text) {
@@ -230,6 +234,37 @@ class OrderedReplicaTest {
     assertThat(onReplica.push("app", 1, List.of(batch(0, 9, "client push")), false).get().applied()).isFalse();
     assertThat(onReplica.push("app", 1, List.of(sent.get(0)), true).get().applied()).isTrue();
     assertThat(waiting.get().applied()).isTrue();
+  }
+
+  @Test
+  void batchesWaitingOnAReplica_areBoundedOverAllItsCopies_andAForwardPastTheBoundFreezesOnlyItsCopy()
+      throws Exception {
+    List<ShuffleStore.Batch> sent = appendOnPrimary(3);
+    long oneWaits = BatchHeader.BYTES + sent.get(2).data().remaining();
+    // Room for that one batch waiting, over the whole worker: each copy's own bound is far larger.
+    ShuffleStore small = store(dir.resolve("small"), oneWaits);
+    small.open(List.of(new ShuffleStore.PartitionSpec("app", 1, 0, 11, 100, null),
+        new ShuffleStore.PartitionSpec("app", 1, 1, 12, 100, null)));
+    PushPipeline onSmall = new PushPipeline(small, (r, a, s, b) -> null, Runnable::run, 1 << 20, 10);
+    CompletableFuture<PushPipeline.Outcome> waiting = onSmall.push("app", 1, List.of(sent.get(2)), true);
+    assertThat(waiting).isNotDone();
+    assertThat(small.parkedBytes()).isEqualTo(oneWaits);
+    byte[] b = "of partition one".getBytes(StandardCharsets.UTF_8);
+    ShuffleStore.Batch other = new ShuffleStore.Batch(1, 12, 0, 1, 0, b.length, BatchHeader.crc32c(b, 0, b.length),
+        ByteBuffer.wrap(b), 40);
+    assertThatThrownBy(() -> onSmall.push("app", 1, List.of(other), true).get()).cause()
+        .isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("strata.worker.shuffle.replica.parked.max");
+    PartitionFile otherCopy = small.find("app", 1, 1, 12);
+    assertThat(otherCopy.parkedBatches()).isZero();
+    assertThat(otherCopy.broken()).isFalse(); // frozen: its (empty) prefix can still be sealed
+    // The copy whose batch waits is untouched: the batches before it arrive and all are appended, the room given back.
+    assertThat(onSmall.push("app", 1, List.of(sent.get(0)), true).get().applied()).isTrue();
+    assertThat(onSmall.push("app", 1, List.of(sent.get(1)), true).get().applied()).isTrue();
+    assertThat(waiting.get().applied()).isTrue();
+    assertThat(small.parkedBytes()).isZero();
+    assertThat(small.find("app", 1, 0, 11).current()).isEqualTo(copy(primary).current());
+    assertThat(onSmall.bufferedBytes()).isZero();
   }
 
   @Test

@@ -49,7 +49,7 @@ class PushPipelineTest {
   @Test
   void push_pastTheHighWatermark_isToldToBackOff_untilEarlierPushesAreAnswered() throws Exception {
     HandExecutor pool = new HandExecutor(100);
-    ShuffleStore store = new ShuffleStore(null, null, null, 1 << 20, Runnable::run, 64 << 20, 256L << 20);
+    ShuffleStore store = new ShuffleStore(null, null, null, 1 << 20, Runnable::run, 64 << 20, 256L << 20, 1L << 30);
     PushPipeline p = new PushPipeline(store, (r, a, s, b) -> CompletableFuture.completedFuture(null), pool, 1000, 25);
     CompletableFuture<PushPipeline.Outcome> first = p.push("app", 0, batch(600), false);
     assertThat(p.bufferedBytes()).isEqualTo(600);
@@ -78,7 +78,7 @@ class PushPipelineTest {
   @Test
   void push_withTheApplyQueueFull_isToldToBackOff() throws Exception {
     HandExecutor pool = new HandExecutor(1);
-    ShuffleStore store = new ShuffleStore(null, null, null, 1 << 20, Runnable::run, 64 << 20, 256L << 20);
+    ShuffleStore store = new ShuffleStore(null, null, null, 1 << 20, Runnable::run, 64 << 20, 256L << 20, 1L << 30);
     PushPipeline p = new PushPipeline(store, (r, a, s, b) -> CompletableFuture.completedFuture(null), pool,
         1 << 20, 40);
     p.push("app", 0, batch(10), false);

@@ -41,7 +41,7 @@ class WriteBehindTest {
 
   private static ShuffleStore storeOfBlocks(BlockStore blocks, long budget, long blockSize, long... fileIds)
       throws Exception {
-    ShuffleStore s = new ShuffleStore(blocks, null, null, 1 << 20, Runnable::run, budget, 256L << 20);
+    ShuffleStore s = new ShuffleStore(blocks, null, null, 1 << 20, Runnable::run, budget, 256L << 20, 1L << 30);
     for (long id : fileIds) {
       s.open(List.of(new ShuffleStore.PartitionSpec("app", 1, (int) id, id, blockSize, null)));
     }
