@@ -130,15 +130,15 @@ class BadInputIntegrationTest {
 
   @Test
   void readingPastEof_andNegativeOffsets_getClearErrors() throws IOException {
-    try (FileOutStream out = fs.createFile("/eof", CreateFileOptions.defaults().withBlockSize(1000))) {
-      out.write(new byte[2500]);
+    try (FileOutStream out = fs.createFile("/eof", CreateFileOptions.defaults().withBlockSize(65_536))) {
+      out.write(new byte[160_000]);
     }
     try (FileInStream in = fs.openFile("/eof")) {
-      assertThat(in.positionedRead(2500, new byte[10], 0, 10)).isEqualTo(-1);
-      assertThat(in.positionedRead(2495, new byte[10], 0, 10)).isEqualTo(5);
-      assertThatThrownBy(() -> in.readFully(2495, new byte[10], 0, 10)).isInstanceOf(OutOfRangeException.class)
-          .hasMessageContaining("2500 bytes");
-      assertThatThrownBy(() -> in.seek(2501)).isInstanceOf(OutOfRangeException.class);
+      assertThat(in.positionedRead(160_000, new byte[10], 0, 10)).isEqualTo(-1);
+      assertThat(in.positionedRead(159_995, new byte[10], 0, 10)).isEqualTo(5);
+      assertThatThrownBy(() -> in.readFully(159_995, new byte[10], 0, 10)).isInstanceOf(OutOfRangeException.class)
+          .hasMessageContaining("160000 bytes");
+      assertThatThrownBy(() -> in.seek(160_001)).isInstanceOf(OutOfRangeException.class);
       assertThatThrownBy(() -> in.seek(-1)).isInstanceOf(InvalidArgumentException.class)
           .hasMessageContaining("negative");
       assertThatThrownBy(() -> in.positionedRead(-7, new byte[1], 0, 1)).isInstanceOf(InvalidArgumentException.class);
@@ -148,8 +148,8 @@ class BadInputIntegrationTest {
         .setOffset(-1).setLength(10).build())))).isInstanceOf(InvalidArgumentException.class)
         .hasMessageContaining("negative read offset");
     assertThat(rawError(() -> drain(worker().readBlock(ReadBlockRequest.newBuilder().setBlockId(blockId)
-        .setOffset(990).setLength(20).build())))).isInstanceOf(OutOfRangeException.class)
-        .hasMessageContaining("1000 bytes");
+        .setOffset(65_530).setLength(20).build())))).isInstanceOf(OutOfRangeException.class)
+        .hasMessageContaining("65536 bytes");
     assertThat(rawError(() -> drain(worker().readBlock(ReadBlockRequest.newBuilder().setBlockId(blockId)
         .setOffset(0).setLength(Long.MAX_VALUE).build())))).isInstanceOf(OutOfRangeException.class);
     assertThat(rawError(() -> drain(worker().readBlock(ReadBlockRequest.newBuilder().setBlockId(blockId)
@@ -218,7 +218,7 @@ class BadInputIntegrationTest {
 
   @Test
   void writeToCompletedFile_isRefused_atEveryLevel() throws Exception {
-    try (FileOutStream out = fs.createFile("/done", CreateFileOptions.defaults().withBlockSize(4096))) {
+    try (FileOutStream out = fs.createFile("/done", CreateFileOptions.defaults().withBlockSize(65_536))) {
       out.write(new byte[100]);
     }
     long fileId = fs.getStatus("/done").id();
@@ -294,10 +294,14 @@ class BadInputIntegrationTest {
     assertThat(rawError(() -> master().createFile(CreateFileRequest.newBuilder().setPath("/absurd")
         .setBlockSize(-5).build()))).isInstanceOf(InvalidArgumentException.class)
         .hasMessageContaining("must be positive");
+    // Tiny blocks are refused, naming the key: each block costs a master call and a worker block.
+    assertThat(rawError(() -> master().createFile(CreateFileRequest.newBuilder().setPath("/absurd")
+        .setBlockSize(100).build()))).isInstanceOf(InvalidArgumentException.class)
+        .hasMessageContaining("block size 100 is smaller than the limit 65536 (strata.master.block.size.min)");
     assertThat(fs.exists("/absurd")).isFalse();
 
     // An open writer keeps /absurd2 incomplete (cancel would delete it).
-    io.strata.client.FileOutStream open = fs.createFile("/absurd2", CreateFileOptions.defaults().withBlockSize(1024));
+    io.strata.client.FileOutStream open = fs.createFile("/absurd2", CreateFileOptions.defaults().withBlockSize(65_536));
     long fileId = fs.getStatus("/absurd2").id();
     // Completing with a length the blocks do not have.
     assertThat(rawError(() -> master().completeFile(CompleteFileRequest.newBuilder().setPath("/absurd2")

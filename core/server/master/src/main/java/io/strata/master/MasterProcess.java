@@ -105,6 +105,7 @@ public final class MasterProcess implements AutoCloseable {
     FileSystemMaster m = new FileSystemMaster(clock, conf.get(MasterKeys.WORKER_TIMEOUT),
         conf.get(MasterKeys.BLOCK_SIZE_MAX), journal, ufsConfig);
     m.setLeaseTimeout(conf.get(MasterKeys.LEASE_TIMEOUT));
+    m.setMinBlockSize(conf.get(MasterKeys.BLOCK_SIZE_MIN));
     m.setRequestIdLimits(conf.get(MasterKeys.REQUEST_IDS_PER_CLIENT_MAX), conf.get(MasterKeys.REQUEST_IDS_MAX),
         conf.get(MasterKeys.REQUEST_IDS_RETENTION));
     m.setMountGuard(mountGuard());

@@ -550,6 +550,11 @@ public final class FileSystemMaster {
     leaseRecovery.setTimeout(timeout);
   }
 
+  /** The smallest block size a create may ask for (strata.master.block.size.min); 1 until set. */
+  public void setMinBlockSize(long bytes) {
+    changes.setMinBlockSize(bytes);
+  }
+
   /** See {@link LeaseRecovery#renewLease}. */
   public List<Long> renewLease(String clientId, List<Long> fileIds) throws StrataException {
     return leaseRecovery.renewLease(clientId, fileIds);

@@ -35,6 +35,7 @@ final class NamespaceChanges {
   private final Consumer<List<Long>> removeBlocks;
   private final MountOperations.Flush flush;
   private final long maxBlockSize;
+  private volatile long minBlockSize = 1;
   /** Deletes and renames of related paths, one at a time (see {@link PathGuard}). */
   private final PathGuard guard = new PathGuard();
 
@@ -55,6 +56,10 @@ final class NamespaceChanges {
     this.maxBlockSize = maxBlockSize;
   }
 
+  void setMinBlockSize(long bytes) {
+    minBlockSize = bytes;
+  }
+
   /** As above, owned by {@code owner} (its group: the same name; "": the default owner, strata). */
   FileInfo createFile(String path, long blockSize, boolean recursive, int mode, WriteType writeType,
       String clientId, String owner) throws StrataException {
@@ -73,6 +78,11 @@ final class NamespaceChanges {
     if (blockSize <= 0) {
       throw new InvalidArgumentException("Cannot create " + path + ": block size " + blockSize
           + " must be positive");
+    }
+    if (blockSize < minBlockSize) {
+      throw new InvalidArgumentException("Cannot create " + path + ": block size " + blockSize
+          + " is smaller than the limit " + minBlockSize + " (strata.master.block.size.min): each block costs a "
+          + "master call and a worker block, so tiny blocks make reads and writes crawl");
     }
     if (blockSize > maxBlockSize) {
       throw new InvalidArgumentException("Cannot create " + path + ": block size " + blockSize

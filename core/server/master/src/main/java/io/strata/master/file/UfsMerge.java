@@ -96,6 +96,7 @@ final class UfsMerge {
             return null; // the view is stale: the caller looks again
           }
           next = addUfsChild(dir, walked, statuses.get(idx), blockSize, entries);
+          keepTime(dir, walked.parent(), entries);
         }
         cur = next;
       }
@@ -172,6 +173,7 @@ final class UfsMerge {
       entries.add(new JournalEntry.Delete(path.toString(), parent.modificationTimeMs));
       if (ufs != null) {
         addUfsChild(parent, path, ufs, blockSize, entries);
+        keepTime(parent, path.parent(), entries);
       }
       return removed;
     } finally {
@@ -246,6 +248,9 @@ final class UfsMerge {
           addUfsChild(d, childPath, s, blockSize, entries);
         }
       }
+      if (!entries.isEmpty()) {
+        keepTime(d, dir, entries);
+      }
       if (!stale) {
         d.childrenLoaded = true;
         d.childrenSyncMs = now;
@@ -254,6 +259,15 @@ final class UfsMerge {
     } finally {
       tree.journalAndUnlock(entries);
     }
+  }
+
+  /**
+   * Journals {@code dir}'s modification time as it is, after children loaded from the UFS: loading them does not
+   * modify the directory, but replaying a CreateFile or Mkdir sets its parent's time to the entry's, so without this
+   * a replayed (or standby) namespace shows another time than the leader's.
+   */
+  private static void keepTime(InodeDirectory dir, StrataPath dirPath, List<JournalEntry> entries) {
+    entries.add(new JournalEntry.DirectoryModified(dirPath.toString(), dir.modificationTimeMs));
   }
 
   /**

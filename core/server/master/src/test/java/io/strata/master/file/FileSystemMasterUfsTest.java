@@ -161,6 +161,31 @@ class FileSystemMasterUfsTest {
   }
 
   @Test
+  void loadingFromTheUfs_leavesDirectoryTimesAsTheyWere_afterARestartToo() throws Exception {
+    fs.createDirectory("/d", true, false, 0);
+    fs.createFile("/d/own", BS, true, 0, WriteType.MUST_CACHE); // /d's time: now
+    long dirTime = fs.getStatus("/d").modificationTimeMs();
+    ufsFile("d/a", "1");
+    ufsFile("d/sub/b", "22");
+    ufsFile("e/deep/c", "333");
+    clock.advanceMillis(60_000);
+    assertThat(names("/d", -1)).contains("a", "sub", "own"); // a listing loads two children
+    fs.getStatus("/e/deep/c"); // a lookup loads a path: / gains e
+    clock.advanceMillis(61_000);
+    ufsFile("d/a", "changed"); // a sync replaces it
+    assertThat(fs.getStatus("/d/a", 500).length()).isEqualTo(7);
+    Map<String, Long> times = new TreeMap<>();
+    for (String dir : List.of("/", "/d", "/d/sub", "/e", "/e/deep")) {
+      times.put(dir, fs.getStatus(dir).modificationTimeMs());
+    }
+    assertThat(times.get("/d")).isEqualTo(dirTime);
+    restart();
+    for (Map.Entry<String, Long> t : times.entrySet()) {
+      assertThat(fs.getStatus(t.getKey()).modificationTimeMs()).as(t.getKey()).isEqualTo(t.getValue());
+    }
+  }
+
+  @Test
   void aFileChangedInTheUfs_isReplacedOnSync_butDataOnlyStrataHasIsNeverTouched() throws Exception {
     ufsFile("d/f", "short");
     long oldId = fs.getStatus("/d/f").id();
