@@ -180,17 +180,17 @@ class FileSystemIntegrationTest {
   @Test
   void renameAndDelete_ofDirectoriesWithFiles() throws Exception {
     fs.createDirectory("/tree/a/b", CreateDirectoryOptions.defaults().withRecursive(true));
-    writeFile("/tree/a/f1", data(1, 1000), 4096);
-    writeFile("/tree/a/b/f2", data(2, 50_000), 4096);
+    writeFile("/tree/a/f1", data(1, 1000), 65_536);
+    writeFile("/tree/a/b/f2", data(2, 150_000), 65_536);
 
     fs.rename("/tree/a", "/tree/moved");
     assertThat(fs.exists("/tree/a")).isFalse();
     assertThat(fs.exists("/tree/a/b/f2")).isFalse();
-    assertThat(readAll("/tree/moved/b/f2")).isEqualTo(data(2, 50_000));
+    assertThat(readAll("/tree/moved/b/f2")).isEqualTo(data(2, 150_000));
     assertThat(fs.getStatus("/tree/moved/f1").path()).isEqualTo("/tree/moved/f1");
 
     fs.rename("/tree/moved/b/f2", "/tree/f2-renamed");
-    assertThat(readAll("/tree/f2-renamed")).isEqualTo(data(2, 50_000));
+    assertThat(readAll("/tree/f2-renamed")).isEqualTo(data(2, 150_000));
 
     assertThatThrownBy(() -> fs.rename("/tree/moved", "/tree/moved/b/inside"))
         .isInstanceOf(io.strata.common.exception.InvalidArgumentException.class)
@@ -208,7 +208,7 @@ class FileSystemIntegrationTest {
     // The deleted file's block leaves its worker at the next heartbeat.
     org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
         .until(() -> blocksOfFile(f1) == 0);
-    assertThat(readAll("/tree/f2-renamed")).isEqualTo(data(2, 50_000));
+    assertThat(readAll("/tree/f2-renamed")).isEqualTo(data(2, 150_000));
   }
 
   private static long blocksOfFile(long fileId) {
@@ -239,8 +239,8 @@ class FileSystemIntegrationTest {
   @Test
   void recursiveListing_includesNestedEntries() throws Exception {
     fs.createDirectory("/rec/x/y", CreateDirectoryOptions.defaults().withRecursive(true));
-    writeFile("/rec/x/y/z", data(3, 10), 1024);
-    writeFile("/rec/top", data(4, 10), 1024);
+    writeFile("/rec/x/y/z", data(3, 10), 65_536);
+    writeFile("/rec/top", data(4, 10), 65_536);
     List<String> paths = new ArrayList<>();
     for (URIStatus s : fs.listStatus("/rec", ListStatusOptions.defaults().withRecursive(true))) {
       paths.add(s.path());

@@ -36,9 +36,9 @@ class MasterBoundsIntegrationTest {
         .set("strata.worker.heartbeat.interval", "50ms")
         .build().start();
     FileSystem fs = cluster.client();
-    try (FileOutStream out = fs.createFile("/many", CreateFileOptions.defaults().withBlockSize(1024)
+    try (FileOutStream out = fs.createFile("/many", CreateFileOptions.defaults().withBlockSize(65_536)
         .withWriteType(WriteType.MUST_CACHE))) {
-      out.write(new byte[10 * 1024]);
+      out.write(new byte[10 * 65_536]);
     }
     assertThat(cluster.worker(0).store().committedBlocks()).hasSize(10);
     fs.delete("/many");

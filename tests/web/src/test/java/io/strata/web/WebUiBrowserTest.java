@@ -79,7 +79,9 @@ class WebUiBrowserTest {
     assertThat(Files.isExecutable(CHROMEDRIVER)).as("The browser test needs Debian's chromedriver at "
         + CHROMEDRIVER + ": install it with `apt-get install -y chromium chromium-driver` (.ci/run does)").isTrue();
     cluster = LocalStrataCluster.builder().workers(2).baseDir(tmp.resolve("cluster"))
-        .set("strata.ui.test.secret.key", SECRET).build().start();
+        .set("strata.ui.test.secret.key", SECRET)
+        // A log of two 2 KB blocks, small enough for the page to show whole, takes blocks under the 64 KB default.
+        .set("strata.master.block.size.min", "1KB").build().start();
     fs = cluster.client();
     StringBuilder b = new StringBuilder();
     for (int i = 0; b.length() < 3000; i++) {
