@@ -81,7 +81,9 @@ final class LogLevelCommand implements Callable<Integer> {
     for (String a : addresses) {
       HttpRequest.Builder req = HttpRequest.newBuilder(URI.create("http://" + a + "/api/logLevel" + query))
           .timeout(Duration.ofSeconds(10));
-      req = level == null ? req.GET() : req.POST(HttpRequest.BodyPublishers.noBody());
+      req = level == null ? req.GET()
+          // WebServer.CHANGE_HEADER: the servers take a change only with it (no cross-site form can send it).
+          : req.header("X-Strata-Change", "1").POST(HttpRequest.BodyPublishers.noBody());
       try {
         HttpResponse<String> r = http.send(req.build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() == 200) {

@@ -9,9 +9,14 @@ public final class Secrets {
   /** What a masked value reads as. */
   public static final String MASK = "******";
 
-  /** Names whose values are credentials. */
-  private static final java.util.regex.Pattern SECRET =
-      java.util.regex.Pattern.compile("(?i).*(secret|password|token|credential|access\\.key|session\\.key).*");
+  /**
+   * Names whose values are credentials: those naming a secret, password, token or credential, and keys: S3A's access,
+   * session and encryption keys, Azure's {@code fs.azure.account.key.<account>...}, GCS's service account private
+   * key, and any name ending in {@code .key}.
+   */
+  private static final java.util.regex.Pattern SECRET = java.util.regex.Pattern.compile(
+      "(?i).*(secret|password|token|credential|access\\.key|session\\.key|account\\.key|private\\.key"
+          + "|encryption\\.key|\\.key$).*");
 
   private Secrets() {}
 

@@ -20,12 +20,15 @@ import org.slf4j.LoggerFactory;
  * built-in HTTP server (no servlet container).
  *
  * <p>Only GET and HEAD are answered (anything else gets 405), but for the one change it accepts: a POST to
- * {@link LogLevels#PATH} sets a logger's level ({@code strata logLevel}); a handler that throws gets a 500 with a
- * plain-text message, and the server serves on. Requests run on a small fixed pool ({@value #THREADS}
- * threads, {@value #QUEUE} queued); past that the server's accepting thread runs the request itself, so it
- * stops accepting until one ends and a scraper storm waits in the socket backlog instead of growing the
- * process. Handlers must not block on anything but their own process's state (no RPC to another
- * process while holding a lock).
+ * {@link LogLevels#PATH} sets a logger's level ({@code strata logLevel}), and only with the header
+ * {@value #CHANGE_HEADER} (which a web page of another site cannot make a browser send: no cross-site form can
+ * change a level); a handler that throws gets a 500 with a plain-text message, and the server serves on. Requests
+ * run on a small fixed pool ({@value #THREADS} threads, {@value #QUEUE} queued); past that a connection is closed
+ * at once, so a scraper storm never grows the process nor stalls the accepting thread. A request must arrive whole
+ * within {@value #MAX_REQUEST_SECONDS} s and its answer be taken within {@value #MAX_RESPONSE_SECONDS} s (the JDK
+ * server's {@code sun.net.httpserver.maxReqTime} and {@code maxRspTime}, set for the process unless set already),
+ * so clients that send half a request and wait cannot hold the pool's threads. Handlers must not block on
+ * anything but their own process's state (no RPC to another process while holding a lock).
  *
  * <p>The port: an explicitly configured port must be free, or start fails naming it. The derived default
  * (the process's RPC port + 1: 19999 for a master on 19998, 30000 for a worker on 29999) falls back to a
@@ -37,6 +40,23 @@ public final class WebServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WebServer.class);
   static final int THREADS = 4;
   static final int QUEUE = 64;
+  /** The header a change (POST) must carry; its value is not looked at. */
+  public static final String CHANGE_HEADER = "X-Strata-Change";
+  static final int MAX_REQUEST_SECONDS = 10;
+  static final int MAX_RESPONSE_SECONDS = 60;
+
+  static {
+    // Read once, when the JDK's server is first used in this process: before any web server here starts.
+    setIfUnset("sun.net.httpserver.maxReqTime", Integer.toString(MAX_REQUEST_SECONDS));
+    setIfUnset("sun.net.httpserver.maxRspTime", Integer.toString(MAX_RESPONSE_SECONDS));
+    setIfUnset("jdk.httpserver.maxConnections", "256");
+  }
+
+  private static void setIfUnset(String key, String value) {
+    if (System.getProperty(key) == null) {
+      System.setProperty(key, value);
+    }
+  }
 
   /** How the web port is chosen from a configured value and the process's RPC port. */
   public record PortChoice(int port, boolean explicit) {
@@ -80,7 +100,7 @@ public final class WebServer implements AutoCloseable {
     }
     ThreadPoolExecutor pool = new ThreadPoolExecutor(THREADS, THREADS, 30, TimeUnit.SECONDS,
         new ArrayBlockingQueue<>(QUEUE), GrpcServer.namedDaemon(name + "-web"),
-        new ThreadPoolExecutor.CallerRunsPolicy());
+        new ThreadPoolExecutor.AbortPolicy()); // the JDK server closes a connection its executor refuses
     pool.allowCoreThreadTimeOut(true);
     http.setExecutor(pool);
     http.start();
@@ -110,6 +130,11 @@ public final class WebServer implements AutoCloseable {
         if (!method.equals("GET") && !method.equals("HEAD") && !(post && method.equals("POST"))) {
           exchange.getResponseHeaders().set("Allow", post ? "GET, HEAD, POST" : "GET, HEAD");
           respond(exchange, 405, "text/plain", method + " is not allowed here: this server is read-only\n");
+          return;
+        }
+        if (method.equals("POST") && !exchange.getRequestHeaders().containsKey(CHANGE_HEADER)) {
+          respond(exchange, 403, "text/plain", "A change needs the header " + CHANGE_HEADER + " (strata logLevel "
+              + "sends it; a browser form of another site cannot)\n");
           return;
         }
         try {

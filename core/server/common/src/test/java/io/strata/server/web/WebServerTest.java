@@ -10,15 +10,24 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** A real JDK HTTP server on loopback, asked by a real HTTP client. */
 class WebServerTest {
   private final HttpClient http = HttpClient.newHttpClient();
 
+  /** A request as the CLI sends it: a POST carries the change header. */
   private HttpResponse<String> send(String method, int port, String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .method(method, HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .method(method, HttpRequest.BodyPublishers.noBody());
+    if (method.equals("POST")) {
+      b.header(WebServer.CHANGE_HEADER, "1");
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   @Test
@@ -74,9 +83,52 @@ class WebServerTest {
       assertThat(longName.statusCode()).isEqualTo(400);
       assertThat(longName.body()).contains("40001 characters; at most 512");
       assertThat(send("GET", web.port(), "/api/logLevel?logger=" + name).statusCode()).isEqualTo(200);
+      // A POST without the change header (what a cross-site form sends) changes nothing.
+      HttpResponse<String> forged = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + web.port()
+          + "/api/logLevel?logger=" + name + "&level=OFF")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(forged.statusCode()).isEqualTo(403);
+      assertThat(forged.body()).contains(WebServer.CHANGE_HEADER);
+      assertThat(org.apache.logging.log4j.LogManager.getLogger(name).isErrorEnabled()).isTrue();
       // Every other route stays read-only.
       web.route("/page", ex -> WebServer.respond(ex, 200, "text/plain", "ok"));
       assertThat(send("POST", web.port(), "/page").statusCode()).isEqualTo(405);
+    }
+  }
+
+  @Test
+  void clientsThatSendHalfARequestAndWait_cannotStopTheServerAnswering() throws Exception {
+    try (WebServer web = WebServer.start("test", "127.0.0.1", WebServer.PortChoice.of(0, 0))) {
+      web.route("/hello", ex -> WebServer.respond(ex, 200, "text/plain", "hi"));
+      List<java.net.Socket> stalled = new ArrayList<>();
+      try {
+        // More than the pool's threads and queue together: each sends a request line and never ends its headers.
+        for (int i = 0; i < WebServer.THREADS + WebServer.QUEUE + 4; i++) {
+          java.net.Socket s = new java.net.Socket(InetAddress.getLoopbackAddress(), web.port());
+          s.getOutputStream().write("GET /hello HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+          s.getOutputStream().flush();
+          stalled.add(s);
+        }
+        // A request past the pool's room is closed at once (the client may try again); once the stalled requests'
+        // time is up (MAX_REQUEST_SECONDS) the server answers again, never stuck for as long as they like.
+        long deadline = System.nanoTime() + Duration.ofSeconds(3L * WebServer.MAX_REQUEST_SECONDS).toNanos();
+        HttpResponse<String> get = null;
+        while (get == null && System.nanoTime() < deadline) {
+          try {
+            get = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + web.port() + "/hello"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+          } catch (IOException refused) {
+            Thread.sleep(200);
+          }
+        }
+        assertThat(get).as("answered within %d s", 3 * WebServer.MAX_REQUEST_SECONDS).isNotNull();
+        assertThat(get.statusCode()).isEqualTo(200);
+        assertThat(get.body()).isEqualTo("hi");
+      } finally {
+        for (java.net.Socket s : stalled) {
+          s.close();
+        }
+      }
     }
   }
 
