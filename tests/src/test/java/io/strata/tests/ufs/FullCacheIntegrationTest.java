@@ -144,6 +144,16 @@ class FullCacheIntegrationTest {
         .hasMessageContaining("held by " + QUOTA + " bytes of blocks of files not yet persisted");
 
     assertThat(fs.exists("/m4")).as("the refused file is gone").isFalse();
+    // A writer that goes on to close is told again that its write failed, never that it was written.
+    FileOutStream out = fs.createFile("/m5", CreateFileOptions.defaults().withWriteType(WriteType.MUST_CACHE));
+    assertThatThrownBy(() -> {
+      out.write(data("/m5", BLOCK / 2));
+      out.close(); // the first close may be where the refusal comes
+    }).isInstanceOf(ResourceExhaustedException.class);
+    assertThatThrownBy(out::close).isInstanceOf(IOException.class).hasMessageContaining("failed before")
+        .hasCauseInstanceOf(ResourceExhaustedException.class);
+    assertThatThrownBy(out::close).hasMessageContaining("failed before");
+    assertThat(fs.exists("/m5")).isFalse();
     assertFillersReadBack();
     assertThat(read("/m3")).isEqualTo(data("/m3", BLOCK));
   }

@@ -317,6 +317,9 @@ final class BlockFailover {
         // No other worker takes the block (or the one that did is full).
         if (writeType == WriteType.ASYNC_THROUGH && block == null) {
           noRoom.writeThrough(e, replay);
+          // Replayed (read whole) into the UFS copy: the failed writer's file it kept, and its chunks, go now, not
+          // when the stream is collected (nothing after this moves to a next block).
+          replay.clear();
           return;
         }
         if (drop(e)) {

@@ -90,7 +90,7 @@ public final class FileInStream extends InputStream {
     this.kept = new KeptBlocks(context, readType == ReadType.CACHE_PROMOTE);
     this.ahead = context.conf().get(ClientKeys.SHORT_CIRCUIT_OPEN_AHEAD)
         ? new ShortCircuitAhead(context.shortCircuit(), context.background(),
-            context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY)) : null;
+            context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY), context::isClosed) : null;
     this.copies = new BlockCopies(context, selector, file, readType, ahead);
     this.passiveCache = new PassiveCaching(context, selector, readType);
   }

@@ -61,6 +61,8 @@ public final class FileOutStream extends OutputStream {
   private long blockFill;
   private long length;
   private boolean closed;
+  /** Why the write failed (the stream closed itself): thrown again by a later close. Null when it did not. */
+  private Throwable failure;
 
   FileOutStream(FileSystemContext context, WorkerSelector selector, URIStatus file, WriteType writeType) {
     this.context = context;
@@ -178,11 +180,11 @@ public final class FileOutStream extends OutputStream {
       if (writeType == WriteType.ASYNC_THROUGH) {
         writeThroughUfs(e, null);
       } else if (!blocks.drop(e)) {
-        abort();
+        abort(e);
         throw e;
       }
     } catch (IOException | RuntimeException e) {
-      abort();
+      abort(e);
       throw e;
     }
   }
@@ -195,7 +197,7 @@ public final class FileOutStream extends OutputStream {
     try {
       ufs.writeThrough(why, blocks.index(), blocks.failedWorkers(), blocks.committed(), blockSoFar);
     } catch (IOException | RuntimeException e) {
-      abort();
+      abort(e);
       throw e;
     }
   }
@@ -207,7 +209,7 @@ public final class FileOutStream extends OutputStream {
     try {
       ufs.open(blocks.failedWorkers());
     } catch (IOException | RuntimeException e) {
-      abort();
+      abort(e);
       throw e;
     }
   }
@@ -233,7 +235,7 @@ public final class FileOutStream extends OutputStream {
         ufsTarget.write(full, n);
       }
     } catch (IOException | RuntimeException e) {
-      abort();
+      abort(e);
       throw e;
     }
   }
@@ -246,7 +248,7 @@ public final class FileOutStream extends OutputStream {
     try {
       return blocks.writeThrough(b, off, n);
     } catch (IOException | RuntimeException e) {
-      abort();
+      abort(e);
       throw e;
     }
   }
@@ -265,7 +267,7 @@ public final class FileOutStream extends OutputStream {
     try {
       blocks.commit();
     } catch (IOException | RuntimeException e) {
-      abort(); // cancels the writer too (harmless after its failure; closes what it holds)
+      abort(e); // cancels the writer too (harmless after its failure; closes what it holds)
       throw e;
     }
     // The block's writer is done with its chunks (committed: everything was sent); when no UFS stream holds
@@ -304,7 +306,7 @@ public final class FileOutStream extends OutputStream {
     } catch (IOException e) {
       // Interrupted, or the client closed: the commit may still run, and abort cancels its writer once it is over.
       try {
-        abort();
+        abort(e);
       } catch (RuntimeException ignored) {
         // a closed client cannot delete the file; its lease runs out at the master
       }
@@ -334,7 +336,7 @@ public final class FileOutStream extends OutputStream {
       rewrittenBlocks++;
     } catch (IOException | RuntimeException | Error e) {
       p.writer.cancel(); // nothing after its own failure or a rewrite's (each is idempotent)
-      abort();
+      abort(e);
       throw e;
     }
   }
@@ -348,6 +350,11 @@ public final class FileOutStream extends OutputStream {
   @Override
   public void close() throws IOException {
     if (closed) {
+      if (failure != null) {
+        // As HDFS does: a close after a failed write or complete says so again, never "written". A new exception
+        // each time: try-with-resources adds the close's to the write's, and refuses the write's own.
+        throw new IOException("The write of this file failed before: " + failure.getMessage(), failure);
+      }
       return;
     }
     sendChunk();
@@ -362,11 +369,16 @@ public final class FileOutStream extends OutputStream {
     try {
       ufs.close();
     } catch (IOException | RuntimeException e) {
-      abort();
+      abort(e);
       throw e;
     }
     closed = true;
-    master.complete(length, ufs.through());
+    try {
+      master.complete(length, ufs.through());
+    } catch (IOException | RuntimeException e) {
+      failure = e;
+      throw e;
+    }
   }
 
   /**
@@ -374,14 +386,16 @@ public final class FileOutStream extends OutputStream {
    * under file system copy) and the file is deleted at the master. Harmless after close or a failure.
    */
   public void cancel() {
-    abort();
+    abort(null);
   }
 
-  private void abort() {
+  /** {@code why}: the failure a later {@link #close} throws again; null for a cancel. */
+  private void abort(Throwable why) {
     if (closed) {
       return;
     }
     closed = true;
+    failure = why;
     master.dropLease();
     if (ahead != null) {
       ahead.discard();

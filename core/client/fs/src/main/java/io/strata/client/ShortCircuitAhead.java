@@ -35,11 +35,15 @@ final class ShortCircuitAhead implements AutoCloseable {
 
   /** Whether the faulting pass also checks the chunks' checksums (the reader verifies them). */
   private final boolean verify;
+  /** Whether the context is closed: its executor may then have dropped an open still queued, which never ends. */
+  private final java.util.function.BooleanSupplier closed;
 
-  ShortCircuitAhead(ShortCircuitClient client, Executor executor, boolean verify) {
+  ShortCircuitAhead(ShortCircuitClient client, Executor executor, boolean verify,
+      java.util.function.BooleanSupplier closed) {
     this.client = client;
     this.executor = executor;
     this.verify = verify;
+    this.closed = closed;
   }
 
   /**
@@ -95,7 +99,9 @@ final class ShortCircuitAhead implements AutoCloseable {
 
   /**
    * The open of {@code blockId} on {@code worker} started before, once it completes; null when none was
-   * started for it (another one is dropped) or it could not be made.
+   * started for it (another one is dropped) or it could not be made, and when the context closed while it was
+   * awaited (a closing context's executor drops the opens still queued, which then never complete) or the reader
+   * was interrupted (the flag is set again): the reader then opens the block itself, which fails as it should.
    */
   ShortCircuitClient.OpenBlock take(WorkerAddress worker, long blockId) {
     if (pending == null) {
@@ -107,10 +113,23 @@ final class ShortCircuitAhead implements AutoCloseable {
     }
     CompletableFuture<ShortCircuitClient.OpenBlock> f = pending;
     pending = null;
-    try {
-      return f.join();
-    } catch (RuntimeException e) {
-      return null;
+    while (true) {
+      try {
+        return f.get(1, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        if (closed.getAsBoolean()) {
+          pending = f;
+          discard(); // closed when it completes, if it ever does
+          return null;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        pending = f;
+        discard();
+        return null;
+      } catch (java.util.concurrent.ExecutionException | RuntimeException e) {
+        return null;
+      }
     }
   }
 

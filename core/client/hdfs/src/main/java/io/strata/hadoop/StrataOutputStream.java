@@ -77,9 +77,7 @@ final class StrataOutputStream extends OutputStream implements StreamCapabilitie
 
   @Override
   public void close() throws IOException {
-    if (closed) {
-      return;
-    }
+    // Closed before: the Strata stream's close says again why its write failed (as HDFS's does), else nothing.
     closed = true;
     try {
       out.close();

@@ -46,13 +46,19 @@ public final class BlockMapping {
 
   /**
    * Maps the first {@code length} bytes of {@code channel}; null (why at debug level) when a mapping is not
-   * to be had: a block of 2 GiB or more, or the channel cannot be mapped. The caller then reads the channel.
+   * to be had: a block of 2 GiB or more, a file shorter than the block (a damaged copy: touching a mapped page past
+   * the file's end kills the reader with SIGBUS, where the channel read reports the damage), or the channel cannot
+   * be mapped. The caller then reads the channel.
    */
   static BlockMapping map(FileChannel channel, long length, long blockId) {
     if (length <= 0 || length > Integer.MAX_VALUE) {
       return null;
     }
     try {
+      if (channel.size() < length) {
+        LOG.debug("Block {}'s file holds {} bytes, not {}; reading it by channel", blockId, channel.size(), length);
+        return null;
+      }
       return new BlockMapping(channel.map(FileChannel.MapMode.READ_ONLY, 0, length));
     } catch (IOException | RuntimeException e) {
       LOG.debug("Block {} cannot be mapped ({}); reading its file by channel", blockId, e.toString());

@@ -53,6 +53,17 @@ class BlockMappingTest {
   }
 
   @Test
+  void aFileShorterThanItsBlock_isNotMapped_soTheReaderReadsItByChannel() throws IOException {
+    byte[][] d = new byte[1][];
+    Path f = file(100_000, 5, d);
+    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+      // A damaged copy: the worker lists 200,000 bytes. Mapped, a read past 100,000 would fault (SIGBUS).
+      assertThat(BlockMapping.map(ch, 200_000, 1)).isNull();
+      assertThat(mappingsOf(f)).isEmpty();
+    }
+  }
+
+  @Test
   void closeDuringAnAccess_unmapsWhenItExits_andRefusesLaterAccesses() throws IOException {
     byte[][] d = new byte[1][];
     Path f = file(100_000, 4, d);
