@@ -19,17 +19,23 @@ import org.junit.jupiter.api.Test;
 class ShortCircuitAheadTest {
   private static final WorkerAddress WORKER = new WorkerAddress("localhost", 40_000);
 
-  @Test
-  void anOpenDroppedByAClosingContext_isGivenUp_andTheReaderOpensItself() throws Exception {
+  /** One thread, kept busy until the executor is shut down: what is started on it stays queued. */
+  private static ExecutorService busyExecutor() {
     ExecutorService background = Executors.newSingleThreadExecutor();
-    CountDownLatch busy = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
     background.execute(() -> {
       try {
-        busy.await();
+        never.await();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
     });
+    return background;
+  }
+
+  @Test
+  void anOpenDroppedByAClosingContext_isGivenUp_andTheReaderOpensItself() throws Exception {
+    ExecutorService background = busyExecutor();
     AtomicBoolean closed = new AtomicBoolean();
     ShortCircuitAhead ahead = new ShortCircuitAhead(null, background, false, closed::get);
     ahead.start(WORKER, 7, false, 0); // queued behind the busy task
@@ -40,15 +46,7 @@ class ShortCircuitAheadTest {
 
   @Test
   void anInterruptedReader_stopsWaiting_withItsFlagSetAgain() throws Exception {
-    ExecutorService background = Executors.newSingleThreadExecutor();
-    CountDownLatch busy = new CountDownLatch(1);
-    background.execute(() -> {
-      try {
-        busy.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
+    ExecutorService background = busyExecutor();
     try {
       ShortCircuitAhead ahead = new ShortCircuitAhead(null, background, false, () -> false);
       ahead.start(WORKER, 7, false, 0);
