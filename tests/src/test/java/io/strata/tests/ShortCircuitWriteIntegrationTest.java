@@ -126,6 +126,28 @@ class ShortCircuitWriteIntegrationTest {
     return new WorkerAddress("localhost", worker().rpcPort());
   }
 
+  @Test
+  void aSlowWriter_keepsItsTempBlock_pastTheIdleTimeout() throws Exception {
+    // The reaper runs every 100 ms and takes temp blocks idle for 300 ms; this writer pauses 1.5 s mid-block.
+    try (LocalStrataCluster c = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("cluster-slow"))
+        .set("strata.worker.tier.0.dirs", tmp.resolve("slow").toString())
+        .set("strata.worker.tier.0.quota", "32MB")
+        .set("strata.worker.temp.block.timeout", "300ms")
+        .set("strata.worker.tier.manager.interval", "100ms").build().start()) {
+      FileSystem client = c.client();
+      byte[] data = data(BLOCK + 1000, 77);
+      try (FileOutStream out = client.createFile("/slow", CreateFileOptions.defaults().withBlockSize(BLOCK)
+          .withWriteType(WriteType.MUST_CACHE))) {
+        out.write(data, 0, BLOCK / 2);
+        Thread.sleep(1500);
+        out.write(data, BLOCK / 2, data.length - BLOCK / 2);
+      }
+      assertThat(c.worker(0).shortCircuit().tempBlocksCreated()).isEqualTo(2);
+      assertThat(readAll(client, "/slow")).isEqualTo(data);
+      assertThat(c.worker(0).dataService().streamedWriteBytes()).isZero(); // no failover to streaming
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"MEM", "SSD", "HDD"})
   void write_isByteExact_onEachTier_andNoBlockByteGoesOverGrpc(String alias) throws IOException {

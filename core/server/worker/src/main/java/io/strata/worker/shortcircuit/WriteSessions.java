@@ -74,6 +74,10 @@ final class WriteSessions {
       store.abort(temp);
       throw e;
     }
+    // Its writer writes the file directly, so the worker sees no appends: the idle-temp reaper must not take it
+    // for abandoned (a slow writer's block was removed under it). Its liveness is this connection's (its death
+    // aborts it: abortAll) and its file's lease (the master's recovery aborts it).
+    temp.hold();
     temps.put(id, temp);
     sums.put(id, SentChecksums.bounded(id, c.getMaxLength()));
     counters.tempsCreated.incrementAndGet();
