@@ -146,6 +146,42 @@ class WorkerMasterSyncIntegrationTest {
         .findFirst().orElse(null);
   }
 
+  @Test
+  void aWorkerWithMoreBlocksThanAMessageHolds_registersAgain_andReportsThemAll() throws Exception {
+    // 64 KB messages: a registration carries 1,024 blocks; 5,000 one-KB blocks took about 75 KB in one, refused
+    // for its size at every beat, so the worker never came back after the master restarted.
+    cluster = LocalStrataCluster.builder().workers(1)
+        .set("strata.network.max.message.size", "64KB")
+        .set("strata.master.block.size.min", "1KB")
+        .set("strata.worker.heartbeat.interval", "100ms")
+        .build().start();
+    FileSystem fs = cluster.client();
+    int files = 250;
+    int blocksEach = 20;
+    for (int i = 0; i < files; i++) {
+      try (FileOutStream out = fs.createFile("/many/f" + i, CreateFileOptions.defaults().withBlockSize(1024)
+          .withWriteType(WriteType.MUST_CACHE).withRecursive(true))) {
+        out.write(new byte[blocksEach * 1024]);
+      }
+    }
+    assertThat(cluster.worker(0).store().committedBlocks()).hasSize(files * blocksEach);
+    cluster.restartMaster(); // the worker registers again, with every block it holds
+    FileSystem after = cluster.client();
+    await().atMost(Duration.ofSeconds(60)).until(() -> {
+      for (int i = 0; i < files; i++) {
+        for (io.strata.client.FileBlockInfo b : after.getBlockLocations("/many/f" + i)) {
+          if (b.locations().isEmpty()) {
+            return false;
+          }
+        }
+      }
+      return true;
+    });
+    try (FileInStream in = after.openFile("/many/f" + (files - 1))) {
+      assertThat(in.readAllBytes()).hasSize(blocksEach * 1024);
+    }
+  }
+
   private static byte[] write(FileSystem fs, String path, long seed) throws java.io.IOException {
     byte[] data = new byte[BLOCK * 2 + 100];
     new Random(seed).nextBytes(data);

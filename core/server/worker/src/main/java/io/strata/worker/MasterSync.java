@@ -96,6 +96,8 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Blocks whose commit overlapped the beat in flight: its reply's removals of them are skipped. */
   private final java.util.Set<Long> overlapped = new java.util.HashSet<>();
   private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
+  /** Committed blocks the last registration could not carry, sent in the heartbeats after it. Guarded by this. */
+  private final PendingReport pending;
   private boolean loggedUnreachable;
   private final Clock clock;
   /** When the master last answered a heartbeat or registration (the start time before that). */
@@ -105,8 +107,9 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final String secret;
 
   MasterSync(io.strata.common.master.MasterConnection master, WorkerAddress address, long rpcTimeoutMs, Clock clock,
-      Runnable onAllDirsFailed, String secret) {
+      Runnable onAllDirsFailed, String secret, long maxMessageBytes) {
     this.secret = secret;
+    this.pending = new PendingReport(maxMessageBytes);
     this.master = master;
     this.address = address;
     this.rpcTimeoutMs = rpcTimeoutMs;
@@ -233,8 +236,18 @@ final class MasterSync implements StoreEvents, MasterClient {
             .setTransferPort(address.transferPort()).setWebPort(address.webPort()))
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
         .addAllDirs(dirs()).addAllHeldFileIds(heldFiles.get()).setWorkerSecret(secret);
+    List<BlockReportProto> rest = new ArrayList<>();
     for (BlockStore.BlockMeta b : store.committedBlocks()) {
-      req.addBlocks(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()));
+      BlockReportProto r = BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length())
+          .setTier(b.tier()).build();
+      if (req.getBlocksCount() < pending.perMessage()) {
+        req.addBlocks(r);
+      } else {
+        rest.add(r); // the heartbeats after this registration carry them
+      }
+    }
+    synchronized (this) {
+      pending.registered(rest);
     }
     RegisterWorkerRequest built = req.build();
     evictableSeq = 0;
@@ -242,7 +255,8 @@ final class MasterSync implements StoreEvents, MasterClient {
     workerToken = registered.getWorkerToken();
     workerId = registered.getWorkerId();
     registration = new Registration(registered.getWorkerId(), registered.getWorkerToken());
-    LOG.info("Registered with the master as worker {} ({} blocks reported)", workerId, req.getBlocksCount());
+    LOG.info("Registered with the master as worker {} ({} blocks reported{})", workerId, req.getBlocksCount(),
+        rest.isEmpty() ? "" : ", " + rest.size() + " more to come with the next heartbeats");
     if (registered.getEndedFileIdsCount() > 0) {
       LOG.info("Letting go of the blocks of {} ended files the master named at registration",
           registered.getEndedFileIdsCount());
@@ -261,29 +275,50 @@ final class MasterSync implements StoreEvents, MasterClient {
     List<Long> gone = new ArrayList<>();
     long goneUpTo;
     List<BlockReportProto> changed;
+    List<BlockReportProto> late;
     synchronized (this) {
+      // At most a message's worth of removals (a failed dir queues one per block it held); the rest go next beat.
+      goneUpTo = Long.MIN_VALUE;
       for (long[] r : removed) {
+        if (gone.size() >= pending.perMessage()) {
+          break;
+        }
         gone.add(r[1]);
+        goneUpTo = r[0];
       }
-      goneUpTo = removed.isEmpty() ? Long.MIN_VALUE : removed.peekLast()[0];
       changed = new ArrayList<>(moved.values());
+      late = pending.peek(Math.max(0, pending.perMessage() - changed.size()));
       beginBeat();
     }
     try {
-      return heartbeatCall(gone, goneUpTo, changed);
+      return heartbeatCall(gone, goneUpTo, changed, late);
     } finally {
       endBeat();
     }
   }
 
-  private boolean heartbeatCall(List<Long> gone, long goneUpTo, List<BlockReportProto> changed)
-      throws StrataException {
+  private boolean heartbeatCall(List<Long> gone, long goneUpTo, List<BlockReportProto> changed,
+      List<BlockReportProto> late) throws StrataException {
+    List<BlockReportProto> added = changed;
+    if (!late.isEmpty()) {
+      // Those the registration could not carry, still here (one removed since has its removal queued, or sent
+      // in this beat before the added blocks, which the master applies after): looked up outside the monitor.
+      added = new ArrayList<>(changed);
+      for (BlockReportProto r : late) {
+        try {
+          store.get(r.getBlockId());
+          added.add(r);
+        } catch (StrataException removedSince) {
+          // not here any more: nothing to report
+        }
+      }
+    }
     WorkerUfs u = ufs;
     List<PersistResult> results = u == null ? List.of() : u.persistResults();
     WorkerHeartbeatRequest.Builder b = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId)
         .setWorkerToken(workerToken)
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes())
-        .addAllRemovedBlockIds(gone).addAllAddedBlocks(changed).addAllDirs(dirs()).setPinVersion(pins.version())
+        .addAllRemovedBlockIds(gone).addAllAddedBlocks(added).addAllDirs(dirs()).setPinVersion(pins.version())
         .setAwaitedBytes(store.awaitedBytes()).setEvictableAckedSeq(evictableSeq);
     for (PersistResult r : results) {
       b.addPersistResults(PersistResultProto.newBuilder().setFileId(r.fileId()).setOk(r.ok())
@@ -295,6 +330,9 @@ final class MasterSync implements StoreEvents, MasterClient {
       removed.removeIf(r -> r[0] <= goneUpTo); // what this beat carried; later events stay queued
       for (BlockReportProto r : changed) {
         moved.remove(r.getBlockId(), r);
+      }
+      if (res.getCommand() != WorkerHeartbeatResponse.Command.REGISTER) {
+        pending.sent(late.size());
       }
     }
     if (res.getCommand() == WorkerHeartbeatResponse.Command.REGISTER) {

@@ -193,7 +193,7 @@ public final class WorkerProcess implements AutoCloseable {
         web.port());
     masterConnection = new io.strata.common.master.MasterConnection(conf);
     sync = new MasterSync(masterConnection, address, conf.get(CommonKeys.RPC_TIMEOUT).toMillis(), clock,
-        () -> fatalHandler.run(), conf.get(CommonKeys.WORKER_SECRET));
+        () -> fatalHandler.run(), conf.get(CommonKeys.WORKER_SECRET), conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE));
     try {
       store = new TieredBlockStore(tierSpecs(conf, port), Allocator.create(conf.get(WorkerKeys.ALLOCATOR)),
           BlockAnnotator.create(conf.get(WorkerKeys.ANNOTATOR)), sync, clock);

@@ -94,6 +94,11 @@ final class WorkerProtocol {
       return new WorkerReply(true, List.of(), List.of(), 0, null, BlockMaster.ReleaseBatch.NONE);
     }
     blocks.awaitedBytes(workerId, awaitedBytes);
+    if (!added.isEmpty()) {
+      // Blocks a registration could not carry come as added blocks: as at registration, those of persisted files
+      // may be evicted there (a moved block's file is told again, which changes nothing).
+      workerRegistered(workerId, added);
+    }
     if (persister != null && !results.isEmpty()) {
       persister.report(workerId, results);
     }
