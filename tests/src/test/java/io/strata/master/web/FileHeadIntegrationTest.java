@@ -113,4 +113,48 @@ class FileHeadIntegrationTest {
     assertThat(head.openChannels()).isZero();
     assertThatThrownBy(() -> read(head, 0)).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
   }
+
+  @Test
+  void copiesOnWorkersThatNeverAnswer_holdTheViewForOneTimeout_notOnePerWorker() throws Exception {
+    // Three "workers" that accept connections and never answer: each copy tried in turn used to wait its own
+    // timeout, so a view held a web thread three times as long (and a hundred times as long with a hundred).
+    List<java.net.ServerSocket> silent = new java.util.ArrayList<>();
+    List<java.net.Socket> accepted = new java.util.concurrent.CopyOnWriteArrayList<>();
+    try (FileHead head = new FileHead(4 << 20)) {
+      List<BlockState.Location> locations = new java.util.ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        java.net.ServerSocket s = new java.net.ServerSocket(0, 8, java.net.InetAddress.getLoopbackAddress());
+        silent.add(s);
+        Thread t = new Thread(() -> {
+          try {
+            while (true) {
+              accepted.add(s.accept());
+            }
+          } catch (java.io.IOException closed) {
+            // the test is over
+          }
+        });
+        t.setDaemon(true);
+        t.start();
+        locations.add(new BlockState.Location(new io.strata.master.block.WorkerState(100 + i,
+            new io.strata.common.net.WorkerAddress("127.0.0.1", s.getLocalPort()), 1 << 30, 0, 0, 1, 0, List.of()),
+            "MEM"));
+      }
+      FileInfo info = cluster.master().fileSystemMaster().getStatus("/head-0", -1);
+      BlockState first = new BlockState(io.strata.common.id.BlockId.of(info.id(), 0), DATA[0].length, locations);
+      long start = System.nanoTime();
+      FileHead.Result r = head.read(info, List.of(first), List.of());
+      long tookMs = (System.nanoTime() - start) / 1_000_000;
+      assertThat(r.bytes()).isNull();
+      assertThat(r.error()).contains("DEADLINE_EXCEEDED");
+      assertThat(tookMs).as("one timeout for the view").isLessThan(2 * FileHead.TIMEOUT_MS);
+    } finally {
+      for (java.net.ServerSocket s : silent) {
+        s.close();
+      }
+      for (java.net.Socket a : accepted) {
+        a.close();
+      }
+    }
+  }
 }

@@ -18,10 +18,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * Reads the first {@value #BYTES} bytes of a file for the file browser, from a worker over its data RPC
  * (the master holds no data): from a live worker that caches the first block, else, for a persisted file,
- * through any live worker from the under file system without caching it ({@code ufs_fallback},
- * {@code no_cache}), so looking at a file never changes what is cached. The call is made on the web
- * thread with no lock held, bounded by {@value #TIMEOUT_MS} ms, and cancelled once the bytes are in (so the
- * worker stops streaming the rest of the block).
+ * through up to {@value #UFS_TRIES} live workers, picked at random, from the under file system without caching it
+ * ({@code ufs_fallback}, {@code no_cache}), so looking at a file never changes what is cached. The calls are made on
+ * the web thread with no lock held, all of them together bounded by {@value #TIMEOUT_MS} ms (a slow UFS never holds
+ * a web thread for a timeout per worker), and cancelled once the bytes are in (so the worker stops streaming the
+ * rest of the block).
  *
  * <p>Channels to workers are kept between page views: at most {@value #CHANNELS_MAX} (by default), one per worker,
  * the least recently used shut down when one more is needed (calls in flight on it finish first). {@link #close}
@@ -30,6 +31,8 @@ import java.util.concurrent.TimeUnit;
 final class FileHead implements AutoCloseable {
   static final int BYTES = 1024;
   static final long TIMEOUT_MS = 5000;
+  /** Workers tried for a persisted block no worker holds (each loads it from the UFS). */
+  static final int UFS_TRIES = 3;
   /** Worker channels kept at most (a browsing user looks at the files of a few workers at a time). */
   static final int CHANNELS_MAX = 8;
   private final long maxMessageBytes;
@@ -117,7 +120,10 @@ final class FileHead implements AutoCloseable {
       sources.add(l.worker());
     }
     if (sources.isEmpty() && f.persisted()) {
-      sources.addAll(live);
+      // Any worker can load it from the UFS: a few, picked at random, not every one in turn.
+      List<WorkerState> shuffled = new ArrayList<>(live);
+      java.util.Collections.shuffle(shuffled);
+      sources.addAll(shuffled.subList(0, Math.min(UFS_TRIES, shuffled.size())));
     }
     if (sources.isEmpty()) {
       return new Result(null, null, "No live worker holds the first block and the file is not persisted ("
@@ -125,9 +131,15 @@ final class FileHead implements AutoCloseable {
     }
     long length = Math.min(BYTES, first.length());
     String last = null;
+    // One deadline for the whole view, however many copies are tried: a web thread is held at most this long.
+    io.grpc.Deadline deadline = io.grpc.Deadline.after(TIMEOUT_MS, TimeUnit.MILLISECONDS);
     for (WorkerState w : sources) {
+      if (deadline.isExpired()) {
+        last = (last == null ? "" : last + "; ") + "no time left to try worker " + w.address();
+        break;
+      }
       try {
-        return new Result(readFrom(w, first.blockId(), length), w.address().toString(), null);
+        return new Result(readFrom(w, first.blockId(), length, deadline), w.address().toString(), null);
       } catch (StatusRuntimeException e) {
         last = "Reading block " + first.blockId() + " from worker " + w.address() + " failed: "
             + e.getStatus().getCode() + " " + e.getStatus().getDescription();
@@ -136,7 +148,7 @@ final class FileHead implements AutoCloseable {
     return new Result(null, null, last);
   }
 
-  private byte[] readFrom(WorkerState w, long blockId, long length) {
+  private byte[] readFrom(WorkerState w, long blockId, long length, io.grpc.Deadline deadline) {
     ManagedChannel ch = channel(w.address());
     ReadBlockRequest req = ReadBlockRequest.newBuilder().setBlockId(blockId).setOffset(0).setLength(length)
         .setUfsFallback(true).setNoCache(true).build();
@@ -145,7 +157,7 @@ final class FileHead implements AutoCloseable {
     try {
       return call.call(() -> {
         Iterator<ReadBlockResponse> it = BlockWorkerServiceGrpc.newBlockingStub(ch)
-            .withDeadlineAfter(TIMEOUT_MS, TimeUnit.MILLISECONDS).readBlock(req);
+            .withDeadline(deadline).readBlock(req);
         ByteArrayOutputStream out = new ByteArrayOutputStream((int) length);
         while (it.hasNext() && out.size() < length) {
           it.next().getChunk().writeTo(out);
