@@ -73,16 +73,19 @@ final class CliContext implements AutoCloseable {
   }
 
   /**
-   * {@code host:port} of the leading master's web port: {@code webPort}, or by default its RPC port + 1
-   * (what the servers bind when their web port is not set). Asks the master who leads.
+   * {@code host:port} of the leading master's web port: {@code webPort}, or by default the one it says it serves
+   * (its configured web port, or the free port it fell back to), or from a master that does not say, its RPC port
+   * + 1. Asks the master who leads.
    */
   String masterWebAddress(Integer webPort) throws IOException {
-    String master = fs().getClusterInfo().masterAddress();
+    io.strata.client.ClusterInfo info = fs().getClusterInfo();
+    String master = info.masterAddress();
     if (master.isEmpty()) {
       master = masterAddress();
     }
     int colon = master.lastIndexOf(':');
-    int port = webPort != null ? webPort : Integer.parseInt(master.substring(colon + 1)) + 1;
+    int port = webPort != null ? webPort
+        : info.masterWebPort() > 0 ? info.masterWebPort() : Integer.parseInt(master.substring(colon + 1)) + 1;
     return master.substring(0, colon) + ":" + port;
   }
 

@@ -127,7 +127,7 @@ class FormatsTest {
         java.util.List.of(new io.strata.client.StorageDirInfo("MEM", 0, "/m", true, 2048, 1024, 0),
             new io.strata.client.StorageDirInfo("SSD", 1, "/s", false, 4096, 0, 7)));
     WorkerInfo lost = new WorkerInfo(2, new WorkerAddress("h2", 29999), 0, 0, 0, 0, 0, java.util.List.of());
-    ClusterInfo info = new ClusterInfo("m:19998", 0, 1, 1, 2048, 1024, 5, 2, 3, List.of(lost));
+    ClusterInfo info = new ClusterInfo("m:19998", 0, 1, 1, 2048, 1024, 5, 2, 3, List.of(lost), 19999);
     assertThat(Formats.report(info, List.of(live), "m:19998", 10_000)).containsExactly(
         "Master: m:19998", "Live workers: 1", "Lost workers: 1", "Capacity: 2048 (2 K)", "Used: 1024 (1 K)",
         "Available: 1024 (1 K)", "Files: 5", "Directories: 2", "Blocks: 3",

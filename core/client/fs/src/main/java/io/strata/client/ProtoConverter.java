@@ -63,6 +63,6 @@ final class ProtoConverter {
     }
     return new ClusterInfo(p.getMasterAddress(), p.getStartTimeMs(), p.getLiveWorkers(), p.getLostWorkers(),
         p.getCapacityBytes(), p.getUsedBytes(), p.getFileCount(), p.getDirectoryCount(), p.getBlockCount(),
-        lost);
+        lost, p.getMasterWebPort());
   }
 }

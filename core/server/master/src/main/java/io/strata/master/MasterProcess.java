@@ -67,7 +67,7 @@ public final class MasterProcess implements AutoCloseable {
   private final UfsManager ufsManager;
   private UfsConfig ufsConfig;
   private GrpcServer server;
-  private io.strata.server.web.WebServer web;
+  private volatile io.strata.server.web.WebServer web;
   private MasterMetrics metrics;
   private ScheduledExecutorService background;
   private ExecutorService roles;
@@ -205,7 +205,7 @@ public final class MasterProcess implements AutoCloseable {
         // Every client call reports its time on the master in its trailers (bench meta splits its figures by it).
         io.grpc.ServerInterceptors.intercept(new FileSystemMasterService(state, host + ":" + port, startMs,
             conf.get(MasterKeys.LIST_BATCH_SIZE_MAX), listings, (work, refused) -> server.handOff(work, refused),
-            new ClusterDefaults(conf)), io.strata.common.grpc.ServerTiming.serverInterceptor()),
+            new ClusterDefaults(conf), this::webPort), io.strata.common.grpc.ServerTiming.serverInterceptor()),
         new BlockMasterWorkerService(state, conf.get(CommonKeys.WORKER_SECRET)).bindService()),
         FileSystemMasterService.INLINE_METHODS);
     try {
@@ -391,6 +391,12 @@ public final class MasterProcess implements AutoCloseable {
   }
 
   /** The web server (UI and /metrics); its {@code port()} is the bound web port. Null before start. */
+  /** The web server's port; 0 before it started. */
+  private int webPort() {
+    io.strata.server.web.WebServer w = web;
+    return w == null ? 0 : w.port();
+  }
+
   public io.strata.server.web.WebServer web() {
     return web;
   }

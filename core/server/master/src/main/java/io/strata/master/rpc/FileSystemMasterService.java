@@ -67,9 +67,13 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   }
 
   private final io.strata.master.ClusterDefaults clusterDefaults;
+  /** This master's web port (0 until its web server is up), sent with the cluster info. */
+  private final java.util.function.IntSupplier webPort;
 
   public FileSystemMasterService(MasterState state, String masterAddress, long startTimeMs, int maxBatch,
-      ListingPool listings, HandOff handOff, io.strata.master.ClusterDefaults clusterDefaults) {
+      ListingPool listings, HandOff handOff, io.strata.master.ClusterDefaults clusterDefaults,
+      java.util.function.IntSupplier webPort) {
+    this.webPort = webPort;
     this.listings = listings;
     this.handOff = handOff;
     this.clusterDefaults = clusterDefaults;
@@ -438,7 +442,8 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
       GetClusterInfoResponse.Builder b = GetClusterInfoResponse.newBuilder().setMasterAddress(masterAddress)
           .setStartTimeMs(startTimeMs).setLiveWorkers(live.size()).setLostWorkers(lost.size())
           .setCapacityBytes(capacity).setUsedBytes(used).setFileCount(fs.tree().fileCount())
-          .setDirectoryCount(fs.tree().directoryCount()).setBlockCount(bm.blockCount());
+          .setDirectoryCount(fs.tree().directoryCount()).setBlockCount(bm.blockCount())
+          .setMasterWebPort(webPort.getAsInt());
       for (WorkerState w : lost) {
         b.addLost(MasterProtoConverter.toProto(w));
       }
