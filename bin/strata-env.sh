@@ -143,13 +143,24 @@ strata_ensure_built() {
   fi
 }
 
-# Common JVM system properties of server processes: $1 = log name.
+# Common JVM system properties of server processes, into the array STRATA_SERVER_PROPS: $1 = log name. An array,
+# so a STRATA_HOME (or conf, logs, data dir) with spaces in its path stays one argument each.
 strata_server_props() {
-  echo "-Dstrata.home=$STRATA_HOME -Dstrata.conf.dir=$STRATA_CONF_DIR -Dstrata.logs.dir=$STRATA_LOGS_DIR" \
-       "-Dstrata.data.dir=$STRATA_DATA_DIR -Dstrata.log.name=$1" \
-       "-Dlog4j2.configurationFile=$STRATA_CONF_DIR/log4j2.properties"
+  STRATA_SERVER_PROPS=("-Dstrata.home=$STRATA_HOME" "-Dstrata.conf.dir=$STRATA_CONF_DIR"
+    "-Dstrata.logs.dir=$STRATA_LOGS_DIR" "-Dstrata.data.dir=$STRATA_DATA_DIR" "-Dstrata.log.name=$1"
+    "-Dlog4j2.configurationFile=$STRATA_CONF_DIR/log4j2.properties")
 }
 
+# Whether the pid file $1 names a live Strata process of that name. A pid file a crashed process left may name a
+# pid the system has since given another program: where /proc tells, only a process started with that log name
+# counts, so a stop never signals someone else's process.
 strata_pid_alive() {
-  [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+  [ -f "$1" ] || return 1
+  local pid
+  pid=$(cat "$1")
+  case "$pid" in ''|*[!0-9]*) return 1 ;; esac
+  kill -0 "$pid" 2>/dev/null || return 1
+  if [ -r "/proc/$pid/cmdline" ]; then
+    tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "-Dstrata.log.name=$(basename "$1" .pid)"
+  fi
 }

@@ -16,6 +16,11 @@ usage() {
 
 [ $# -ge 1 ] || usage
 what=$1; shift
+case "${STRATA_START_TIMEOUT:-120}" in
+  ''|*[!0-9]*)
+    echo "STRATA_START_TIMEOUT must be a whole number of seconds, not '${STRATA_START_TIMEOUT}'." >&2
+    exit 2 ;;
+esac
 mkdir -p "$STRATA_LOGS_DIR" "$STRATA_PID_DIR"
 
 # $1 pid file, $2 log name, $3 readiness check command; rest: java args
@@ -29,9 +34,10 @@ launch() {
   local out="$STRATA_LOGS_DIR/$name.out"
   # A fresh log per start, so readiness checks never match an earlier run's lines.
   [ -f "$STRATA_LOGS_DIR/$name.log" ] && mv -f "$STRATA_LOGS_DIR/$name.log" "$STRATA_LOGS_DIR/$name.log.prev"
-  # shellcheck disable=SC2086,SC2046
+  strata_server_props "$name"
+  # shellcheck disable=SC2086
   nohup "$JAVA" -Xmx${STRATA_HEAP:-2g} -XX:+UseG1GC ${STRATA_JAVA_OPTS:-} -cp "$(strata_classpath)" \
-    $(strata_server_props "$name") "$@" >"$out" 2>&1 </dev/null &
+    "${STRATA_SERVER_PROPS[@]}" "$@" >"$out" 2>&1 </dev/null &
   local pid=$!
   echo "$pid" >"$pidfile"
   local waited=0

@@ -49,6 +49,23 @@ class LocalScriptsIT {
   }
 
   @Test
+  void aStalePidFile_namingAnotherProgramsProcess_isNeverSignalled() throws Exception {
+    // A worker that crashed left its pid file; the system gave that pid to another program since.
+    Process other = new ProcessBuilder("sleep", "60").start();
+    try {
+      Path stale = tmp.resolve("data/pids/worker-1.pid");
+      Files.writeString(stale, other.pid() + "\n");
+      Result r = run("bin/strata-stop.sh", "worker");
+      assertThat(r.exit()).isZero();
+      assertThat(r.out()).contains("Nothing to stop");
+      assertThat(other.isAlive()).as("the other program's process").isTrue();
+      assertThat(stale).doesNotExist();
+    } finally {
+      other.destroyForcibly();
+    }
+  }
+
+  @Test
   void putThenCat_roundTripsByteExact_andStartRefusesASecondCluster() throws Exception {
     Path local = tmp.resolve("input.bin");
     byte[] data = new byte[5 * 1024 * 1024 + 321];
