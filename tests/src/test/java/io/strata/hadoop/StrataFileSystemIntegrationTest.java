@@ -400,4 +400,22 @@ class StrataFileSystemIntegrationTest {
       assertThat(ms).as("overwrite took %d ms", ms).isLessThan(5_000);
     }
   }
+
+  @Test
+  void open_seesAFileCompletedSinceItsIncompleteStatusWasCached() throws Exception {
+    Configuration c = conf();
+    c.setBoolean("strata.user.metadata.cache.enabled", true);
+    c.set("strata.user.metadata.cache.expiry", "10min");
+    byte[] data = bytes(3000, 41);
+    Path p = new Path("/cached-incomplete");
+    try (FileSystem reader = FileSystem.get(uri, c); FileSystem writer = FileSystem.get(uri, conf())) {
+      FSDataOutputStream out = writer.create(p, true);
+      out.write(data);
+      assertThat(reader.getFileStatus(p).getLen()).isZero(); // cached while its writer has it open
+      out.close();
+      try (FSDataInputStream in = reader.open(p)) {
+        assertThat(in.readAllBytes()).isEqualTo(data);
+      }
+    }
+  }
 }

@@ -401,6 +401,10 @@ public final class FileSystemContext implements Closeable {
 
   /** Short-circuit reads from workers on this host (created on first use, closed with this context). */
   public synchronized io.strata.client.shortcircuit.ShortCircuitClient shortCircuit() {
+    if (closed) {
+      // One made now would never be closed (nor its event-loop thread stopped).
+      throw new IllegalStateException("FileSystemContext is closed");
+    }
     if (shortCircuit == null) {
       shortCircuit = new io.strata.client.shortcircuit.ShortCircuitClient(
           io.strata.client.shortcircuit.ShortCircuitClient.Mode.valueOf(

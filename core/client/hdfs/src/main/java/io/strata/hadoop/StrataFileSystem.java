@@ -280,9 +280,15 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
   @Override
   public FSDataInputStream open(Path path, int bufferSize) throws IOException {
     String p = strataPath(path);
-    URIStatus s = statusOrNull(p);
-    if (s == null) {
-      throw fileNotFound(p, null);
+    // From the master, never the metadata cache: a cached "incomplete" would read a file completed since as empty.
+    // With its blocks, so the stream opens without a second call.
+    URIStatus s;
+    try {
+      s = fs.getStatusWithBlocks(p);
+    } catch (NotFoundException e) {
+      throw fileNotFound(p, e);
+    } catch (StrataException e) {
+      throw HadoopErrors.translate(e);
     }
     if (s.directory()) {
       throw new FileNotFoundException("Cannot open " + qualify(p) + ": it is a directory");
@@ -294,7 +300,7 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
     }
     FileInStream in;
     try {
-      in = fs.openFile(p);
+      in = fs.openFile(s, io.strata.client.options.OpenFileOptions.defaults());
     } catch (NotFoundException e) {
       throw fileNotFound(p, e);
     } catch (StrataException e) {
