@@ -109,7 +109,8 @@ final class StorageDir implements DirView {
       }
     }
     int rebuilt = 0;
-    for (Map.Entry<Long, Long> e : found.entrySet()) {
+    for (java.util.Iterator<Map.Entry<Long, Long>> it = found.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<Long, Long> e = it.next();
       Path block = blockPath(e.getKey());
       Path sc = ChecksumSidecar.of(block);
       try {
@@ -123,9 +124,19 @@ final class StorageDir implements DirView {
             damaged.getMessage());
       }
       Path tmp = tmpDir.resolve(e.getKey() + "-start" + ChecksumSidecar.SUFFIX);
-      ChecksumSidecar.write(tmp, e.getValue(), ChecksumSidecar.compute(block), fsync ? durability : null);
-      Files.move(tmp, sc, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-      rebuilt++;
+      try {
+        ChecksumSidecar.write(tmp, e.getValue(), ChecksumSidecar.compute(block), fsync ? durability : null);
+        Files.move(tmp, sc, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        rebuilt++;
+      } catch (IOException failed) {
+        // One block's trouble (its bytes unreadable, no room for the sidecar) is that block's, not the dir's: it is
+        // left out of the index, its file left where it is (the bytes are kept for a later start, or an operator),
+        // and every other block of the dir is served.
+        LOG.error("Block {} in {}: its checksums cannot be rebuilt ({}); leaving it out, its file kept at {}",
+            e.getKey(), this, failed.toString(), block);
+        Files.deleteIfExists(tmp);
+        it.remove();
+      }
     }
     if (rebuilt > 0 && fsync) {
       durability.syncDir(blocksDir);

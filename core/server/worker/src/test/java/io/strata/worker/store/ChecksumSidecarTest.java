@@ -86,6 +86,26 @@ class ChecksumSidecarTest {
   }
 
   @Test
+  void aSidecarThatCannotBeRebuilt_leavesOutOnlyItsBlock_keepingItsFile() throws IOException {
+    Path ssd = root.resolve("ssd");
+    StoreFixture fixture = StoreFixture.builder().tier("SSD", 10 << 20, ssd);
+    TieredBlockStore before = fixture.build();
+    byte[] one = content(1, LEN);
+    write(before, 1, one, 777);
+    write(before, 2, content(2, 100), 777);
+    // Block 2's sidecar is damaged and its place cannot take a new one (a directory with something in it).
+    Files.delete(ssd.resolve("blocks/2.crc"));
+    Files.createDirectories(ssd.resolve("blocks/2.crc/x"));
+
+    TieredBlockStore after = fixture.build();
+    assertThat(after.dirOf(1)).isNotNull();
+    assertThat(stored(after, 1)).containsExactly(ChunkChecksums.of(ByteBuffer.wrap(one)));
+    assertThatThrownBy(() -> after.get(2)).isInstanceOf(io.strata.common.exception.NotFoundException.class);
+    assertThat(ssd.resolve("blocks/2")).hasSize(100); // its bytes are still there
+    assertThat(after.dirReports()).allMatch(BlockStore.DirReport::good);
+  }
+
+  @Test
   void aSidecarLostWhileRunning_makesReadsOfTheCopyFailAsCorrupt() throws IOException {
     Path mem = root.resolve("mem");
     TieredBlockStore store = StoreFixture.builder().tier("MEM", 10 << 20, mem).build();
