@@ -74,10 +74,19 @@ final class Removals {
   /** Deletes a block the caller holds the write lock of; {@code expected} null means wherever it is. */
   boolean deleteBlock(long blockId, StorageDir expected) {
     StorageDir dir;
+    IOException unlinkFailed = null;
     synchronized (index.lock) {
       dir = index.committed.get(blockId);
       if (dir == null || (expected != null && dir != expected)) {
         return false;
+      }
+      // Unlinked before the id is free again, as the mover does: once it is out of the index a new copy of the
+      // block may be committed at this very path, and an unlink after that would delete the new copy's files.
+      try {
+        Files.deleteIfExists(dir.blockPath(blockId));
+        Files.deleteIfExists(dir.sidecarPath(blockId));
+      } catch (IOException e) {
+        unlinkFailed = e;
       }
       index.committed.remove(blockId);
       Long len = dir.blocks.remove(blockId);
@@ -88,11 +97,8 @@ final class Removals {
     }
     index.space.changed();
     annotator.onRemove(blockId);
-    try {
-      Files.deleteIfExists(dir.blockPath(blockId));
-      Files.deleteIfExists(dir.sidecarPath(blockId));
-    } catch (IOException e) {
-      failures.dirFailed(dir, e);
+    if (unlinkFailed != null) {
+      failures.dirFailed(dir, unlinkFailed);
     }
     events.blockRemoved(blockId);
     return true;
