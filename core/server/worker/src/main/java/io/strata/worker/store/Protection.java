@@ -17,9 +17,15 @@ final class Protection {
     this.index = index;
   }
 
+  /**
+   * Pins a committed block; an unknown id is ignored (a block removed between its commit and this call would
+   * otherwise stay in the set and pin a later copy of that block whose file is no longer pinned).
+   */
   void pin(long blockId) {
     synchronized (index.lock) {
-      index.pinned.add(blockId);
+      if (index.committed.containsKey(blockId)) {
+        index.pinned.add(blockId);
+      }
     }
   }
 

@@ -577,4 +577,14 @@ class TieredEvictionTest {
     assertThat(again.length()).isEqualTo(500);
     assertThat(read(store, 1)).as("the new block with that id is readable").isEqualTo(content(101, 500));
   }
+
+  @Test
+  void aPinOfABlockNotHere_isIgnored_soALaterCopyOfItIsNotPinned() throws IOException {
+    TieredBlockStore store = StoreFixture.builder().tier("MEM", 10 << 20, root.resolve("mem")).build();
+    store.pin(7); // its copy was removed between its commit and the pin
+    StoreFixture.write(store, 7, content(7, 100), 100); // cached again later, its file no longer pinned
+    assertThat(store.isPinned(7)).isFalse();
+    store.pin(7);
+    assertThat(store.isPinned(7)).isTrue();
+  }
 }
