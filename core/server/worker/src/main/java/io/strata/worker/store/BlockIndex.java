@@ -79,8 +79,24 @@ final class BlockIndex {
           Map<Long, Long> found = dir.open(durability);
           for (Map.Entry<Long, Long> e : found.entrySet()) {
             if (committed.containsKey(e.getKey())) {
-              LOG.warn("Block {} is in both {} and {}; keeping the first", e.getKey(), committed.get(e.getKey()),
-                  dir);
+              StorageDir first = committed.get(e.getKey());
+              if (e.getValue().equals(first.blocks.get(e.getKey()))) {
+                // A move a crash cut short between the copy's rename and the source's delete: two whole copies of
+                // one block (a block's bytes never change), each checked against its own checksums above. The
+                // second goes, or it would fill this dir uncounted, one more per such crash.
+                LOG.warn("Block {} is in both {} and {} (a move cut short); keeping the first, deleting the other",
+                    e.getKey(), first, dir);
+                try {
+                  java.nio.file.Files.deleteIfExists(dir.blockPath(e.getKey()));
+                  java.nio.file.Files.deleteIfExists(dir.sidecarPath(e.getKey()));
+                } catch (IOException notDeleted) {
+                  LOG.warn("Cannot delete the second copy of block {} in {}: {}", e.getKey(), dir,
+                      notDeleted.toString());
+                }
+              } else {
+                LOG.warn("Block {} is in both {} and {} with other lengths; keeping the first, leaving the other's "
+                    + "file as it is", e.getKey(), first, dir);
+              }
               continue;
             }
             committed.put(e.getKey(), dir);

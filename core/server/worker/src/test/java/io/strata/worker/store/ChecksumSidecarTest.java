@@ -20,8 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The checksum sidecar of each block in a real store on disk: written at commit with the checksums of the
  * bytes appended (in pieces of any size), moved with the block between tiers, deleted with it, found again
- * by a new store on the same dirs, rebuilt at start for a block that has none, and debris without a block
- * removed at start.
+ * by a new store on the same dirs, rebuilt at start for a block that has none (a block whose sidecar cannot be
+ * rebuilt left out alone), debris without a block removed at start, and the second copy a move cut short by a crash
+ * deleted at start.
  */
 class ChecksumSidecarTest {
   @TempDir
@@ -113,5 +114,24 @@ class ChecksumSidecarTest {
     Files.delete(mem.resolve("blocks/4.crc"));
     assertThatThrownBy(() -> stored(store, 4)).isInstanceOf(CorruptBlockException.class)
         .hasMessageContaining("Block 4").hasMessageContaining("checksums cannot be read");
+  }
+
+  @Test
+  void aMoveCutShortByACrash_leavesOneCopyAfterTheRestart() throws IOException {
+    Path mem = root.resolve("mem");
+    Path hdd = root.resolve("hdd");
+    StoreFixture fixture = StoreFixture.builder().tier("MEM", 10 << 20, mem).tier("HDD", 10 << 20, hdd);
+    TieredBlockStore before = fixture.build();
+    byte[] data = content(8, LEN);
+    write(before, 8, data, 4096);
+    // The move's copy renamed into HDD, the source in MEM not deleted yet: then the crash.
+    Files.copy(mem.resolve("blocks/8"), hdd.resolve("blocks/8"));
+    Files.copy(mem.resolve("blocks/8.crc"), hdd.resolve("blocks/8.crc"));
+
+    TieredBlockStore after = fixture.build();
+    assertThat(after.dirOf(8).root).isEqualTo(mem);
+    assertThat(stored(after, 8)).containsExactly(ChunkChecksums.of(ByteBuffer.wrap(data)));
+    assertThat(blockFiles(hdd)).isEmpty();
+    assertThat(sidecarFiles(hdd)).isEmpty();
   }
 }
