@@ -167,8 +167,25 @@ final class MasterSync implements StoreEvents, MasterClient {
     return workerId >= 0;
   }
 
-  /** One heartbeat (or registration) round; never throws. No lock is held across its RPCs. */
+  /** Whether a round runs now: the scheduled rounds and those asked for early ({@link #tickSoon}) never overlap. */
+  private final java.util.concurrent.atomic.AtomicBoolean ticking = new java.util.concurrent.atomic.AtomicBoolean();
+
+  /**
+   * One heartbeat (or registration) round; never throws. No lock is held across its RPCs. Does nothing while another
+   * round runs (that one, or the next scheduled, carries what this one would have).
+   */
   void tick() {
+    if (!ticking.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      round();
+    } finally {
+      ticking.set(false);
+    }
+  }
+
+  private void round() {
     try {
       if (workerId >= 0 && !heartbeat()) {
         // A master that does not know this worker did not take the persist results: they go again.

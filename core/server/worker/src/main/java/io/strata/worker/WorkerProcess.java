@@ -229,6 +229,15 @@ public final class WorkerProcess implements AutoCloseable {
     background = Executors.newScheduledThreadPool(2, GrpcServer.namedDaemon("worker-" + port + "-background"));
     background.scheduleWithFixedDelay(sync::tick, 0, conf.get(WorkerKeys.HEARTBEAT_INTERVAL).toMillis(),
         TimeUnit.MILLISECONDS);
+    // A persist outcome goes to the master in a heartbeat now, not up to an interval later (fs persist waits on it).
+    ScheduledExecutorService beats = background;
+    ufs.onPersistResult(() -> {
+      try {
+        beats.execute(sync::tick);
+      } catch (java.util.concurrent.RejectedExecutionException stopping) {
+        // the worker is stopping
+      }
+    });
     long tm = conf.get(WorkerKeys.TIER_MANAGER_INTERVAL).toMillis();
     background.scheduleWithFixedDelay(() -> {
       try {

@@ -107,6 +107,11 @@ public final class WorkerUfs implements UfsOperations, Closeable {
     return persister.submit(cmd);
   }
 
+  /** Runs {@code action} (it must not block) each time a persist outcome is ready for the master. */
+  public void onPersistResult(Runnable action) {
+    persister.onResult = action;
+  }
+
   /** Persist outcomes not yet delivered to the master. */
   public List<PersistResult> persistResults() {
     return persister.results();
