@@ -167,7 +167,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     return workerId >= 0;
   }
 
-  /** Whether a round runs now: the scheduled rounds and those asked for early ({@link #tickSoon}) never overlap. */
+  /** Whether a round runs now: the scheduled rounds and those asked for early (a persist outcome ready) never overlap. */
   private final java.util.concurrent.atomic.AtomicBoolean ticking = new java.util.concurrent.atomic.AtomicBoolean();
 
   /**

@@ -442,12 +442,12 @@ public final class ShuffleStore {
     return List.copyOf(partitions.keySet());
   }
 
-  /** Partitions sealed here so far. */
   /** Bytes of forwarded batches waiting here for the ones before them, over all copies. */
   long parkedBytes() {
     return parking.held();
   }
 
+  /** Partitions sealed here so far. */
   public long sealed() {
     return sealed.sum();
   }

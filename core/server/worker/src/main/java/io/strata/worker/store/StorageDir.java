@@ -134,7 +134,11 @@ final class StorageDir implements DirView {
         // and every other block of the dir is served.
         LOG.error("Block {} in {}: its checksums cannot be rebuilt ({}); leaving it out, its file kept at {}",
             e.getKey(), this, failed.toString(), block);
-        Files.deleteIfExists(tmp);
+        try {
+          Files.deleteIfExists(tmp);
+        } catch (IOException leftover) {
+          // the tmp dir is emptied at the next start
+        }
         it.remove();
       }
     }
