@@ -72,6 +72,16 @@ final class Commits {
       }
     } catch (IOException e) {
       synchronized (index.lock) {
+        if (index.writing.get(t.blockId) == t) {
+          // The block's own names are unlinked while this write still holds the id, so never those of a retry's
+          // block committed at the same path.
+          try {
+            Files.deleteIfExists(t.dir.blockPath(t.blockId));
+            Files.deleteIfExists(t.dir.sidecarPath(t.blockId));
+          } catch (IOException ignored) {
+            // the dir is failing or the probe below will keep it
+          }
+        }
         // Only this write's claim: a failed dir let go of it already, and a retry may hold the id now.
         index.writing.remove(t.blockId, t);
         if (t.dir.isGood()) {
@@ -80,12 +90,10 @@ final class Commits {
       }
       index.space.changed();
       try {
-        Files.deleteIfExists(t.path);
+        Files.deleteIfExists(t.path); // this write's own temp names
         Files.deleteIfExists(tmpSidecar);
-        Files.deleteIfExists(t.dir.blockPath(t.blockId));
-        Files.deleteIfExists(t.dir.sidecarPath(t.blockId));
       } catch (IOException ignored) {
-        // the dir is failing or the probe below will keep it; tmp/ is emptied at start either way
+        // tmp/ is emptied at start
       }
       if (!failures.dirFailed(t.dir, e)) {
         throw DirProbe.transientError("Committing block " + t.blockId, t.dir, e);
