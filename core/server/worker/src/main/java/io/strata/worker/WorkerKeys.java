@@ -167,8 +167,8 @@ public final class WorkerKeys {
       PropertyKey.durationKey("strata.worker.temp.block.timeout")
           .defaultValue("5min")
           .doc("A block being written that receives no data for this long is abandoned (its client died) "
-              + "and removed. A short-circuit write's block, which its writer fills directly, is not: it lives as "
-              + "long as its writer's connection and its file's lease.")
+              + "and removed. A client's block write (short-circuit or streamed) is not: it lives as long as its "
+              + "writer's connection or call and its file's lease.")
           .build();
 
   public static final PropertyKey<Duration> WRITE_SPACE_WAIT_TIMEOUT =

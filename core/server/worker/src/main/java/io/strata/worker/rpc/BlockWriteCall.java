@@ -57,6 +57,10 @@ final class BlockWriteCall implements StreamObserver<WriteBlockRequest> {
         sent = perChecksum != 0 ? SentChecksums.unbounded(req.getHeader().getBlockId()) : null;
         temp = req.getHeader().getReserved() ? res.store().reserved(req.getHeader().getBlockId())
             : res.store().createTemp(req.getHeader().getBlockId(), req.getHeader().getMaxLength());
+        // Its liveness is this call's (a broken stream aborts it: onError) and its file's lease (the master's
+        // recovery aborts it), not the time since the last chunk: a writer slower than a chunk per
+        // strata.worker.temp.block.timeout must not lose its block to the idle-temp reaper.
+        temp.hold();
       } else if (req.hasHeader()) {
         throw new InvalidArgumentException("Block " + temp.blockId() + ": only the first message may carry "
             + "a header");
