@@ -253,19 +253,14 @@ final class MasterSync implements StoreEvents, MasterClient {
             .setTransferPort(address.transferPort()).setWebPort(address.webPort()))
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
         .addAllDirs(dirs()).addAllHeldFileIds(heldFiles.get()).setWorkerSecret(secret);
-    List<BlockReportProto> rest = new ArrayList<>();
+    List<BlockReportProto> all = new ArrayList<>();
     for (BlockStore.BlockMeta b : store.committedBlocks()) {
-      BlockReportProto r = BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length())
-          .setTier(b.tier()).build();
-      if (req.getBlocksCount() < pending.perMessage()) {
-        req.addBlocks(r);
-      } else {
-        rest.add(r); // the heartbeats after this registration carry them
-      }
+      all.add(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()).build());
     }
     synchronized (this) {
-      pending.registered(rest);
+      req.addAllBlocks(pending.registering(all)); // the heartbeats after this registration carry the rest
     }
+    int rest = all.size() - req.getBlocksCount();
     RegisterWorkerRequest built = req.build();
     evictableSeq = 0;
     io.strata.proto.RegisterWorkerResponse registered = call(s -> s.registerWorker(built));
@@ -273,7 +268,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     workerId = registered.getWorkerId();
     registration = new Registration(registered.getWorkerId(), registered.getWorkerToken());
     LOG.info("Registered with the master as worker {} ({} blocks reported{})", workerId, req.getBlocksCount(),
-        rest.isEmpty() ? "" : ", " + rest.size() + " more to come with the next heartbeats");
+        rest == 0 ? "" : ", " + rest + " more to come with the next heartbeats");
     if (registered.getEndedFileIdsCount() > 0) {
       LOG.info("Letting go of the blocks of {} ended files the master named at registration",
           registered.getEndedFileIdsCount());

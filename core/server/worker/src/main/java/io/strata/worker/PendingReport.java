@@ -27,10 +27,15 @@ final class PendingReport {
     return perMessage;
   }
 
-  /** A registration carried {@code all}'s first {@link #perMessage}; these are the rest, sent from now on. */
-  void registered(List<BlockReportProto> rest) {
+  /**
+   * A registration reports {@code all} committed blocks: returns the first {@link #perMessage}, for it to carry, and
+   * keeps the rest, sent from now on (what an earlier registration left is dropped: {@code all} holds it).
+   */
+  List<BlockReportProto> registering(List<BlockReportProto> all) {
+    int carried = Math.min(perMessage, all.size());
     left.clear();
-    left.addAll(rest);
+    left.addAll(all.subList(carried, all.size()));
+    return all.subList(0, carried);
   }
 
   /** The next {@code room} reports still to send (left queued until {@link #sent}). */

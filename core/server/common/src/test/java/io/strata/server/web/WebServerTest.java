@@ -2,6 +2,7 @@ package io.strata.server.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -111,17 +112,10 @@ class WebServerTest {
         }
         // A request past the pool's room is closed at once (the client may try again); once the stalled requests'
         // time is up (MAX_REQUEST_SECONDS) the server answers again, never stuck for as long as they like.
-        long deadline = System.nanoTime() + Duration.ofSeconds(3L * WebServer.MAX_REQUEST_SECONDS).toNanos();
-        HttpResponse<String> get = null;
-        while (get == null && System.nanoTime() < deadline) {
-          try {
-            get = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + web.port() + "/hello"))
-                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
-          } catch (IOException refused) {
-            Thread.sleep(200);
-          }
-        }
-        assertThat(get).as("answered within %d s", 3 * WebServer.MAX_REQUEST_SECONDS).isNotNull();
+        HttpResponse<String> get = await().atMost(Duration.ofSeconds(3L * WebServer.MAX_REQUEST_SECONDS))
+            .pollInterval(Duration.ofMillis(200)).ignoreException(IOException.class)
+            .until(() -> http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + web.port() + "/hello"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()), r -> r != null);
         assertThat(get.statusCode()).isEqualTo(200);
         assertThat(get.body()).isEqualTo("hi");
       } finally {
