@@ -27,12 +27,14 @@ class LogLevelIntegrationTest {
   @BeforeAll
   static void start() throws Exception {
     int masterPort = Scripts.freePort();
+    int workerPort = Scripts.freePort();
     int masterWeb = Scripts.freePort();
-    while (masterWeb == masterPort + 1) {
+    // Apart from every port the others bind or derive (free ports asked one after another can be neighbours).
+    while (masterWeb == masterPort + 1 || masterWeb == workerPort || masterWeb == workerPort + 1) {
       masterWeb = Scripts.freePort();
     }
     cluster = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("cluster"))
-        .masterPort(masterPort).firstWorkerPort(Scripts.freePort())
+        .masterPort(masterPort).firstWorkerPort(workerPort)
         .set("strata.master.web.port", masterWeb)
         .set("strata.worker.tier.0.quota", "16MB").build().start();
   }
