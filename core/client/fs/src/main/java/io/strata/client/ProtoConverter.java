@@ -43,7 +43,7 @@ final class ProtoConverter {
 
   static WorkerAddress toAddress(WorkerAddressProto p) {
     return new WorkerAddress(p.getHost(), p.getRpcPort(), new TieredIdentity(p.getNode(), p.getRack()),
-        p.getTransferPort());
+        p.getTransferPort(), p.getWebPort());
   }
 
   static WorkerInfo toWorker(WorkerInfoProto p) {
