@@ -59,6 +59,16 @@ public final class CommonKeys {
           + "(the wire is not encrypted, so keep the cluster's network private either way). Empty: none asked.")
       .build();
 
+  public static final PropertyKey<java.util.List<String>> WEB_ALLOWED_HOSTS =
+      PropertyKey.listKey("strata.web.allowed.hosts")
+          .defaultValue("")
+          .doc("Extra names a request's Host header may carry at the masters' and workers' web ports (the web UI, "
+              + "/metrics, /api), comma-separated; * for any. Always allowed: an IP address, localhost, the process's "
+              + "bind host and the hostname it advertises. Any other name gets 403, so a web page whose own name "
+              + "was made to resolve to this host (DNS rebinding) cannot read the pages; add the names a proxy or "
+              + "a browser uses for the hosts here.")
+          .build();
+
   public static final PropertyKey<String> ZOOKEEPER_ADDRESS = PropertyKey.stringKey("strata.zookeeper.address")
       .doc("ZooKeeper connect string (host:port,...). Set: masters elect their leader there, and clients and "
           + "workers find the leader there.")

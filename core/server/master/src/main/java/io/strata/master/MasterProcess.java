@@ -217,7 +217,8 @@ public final class MasterProcess implements AutoCloseable {
     }
     id = host + ":" + server.port();
     web = io.strata.server.web.WebServer.start("master", bind,
-        io.strata.server.web.WebServer.PortChoice.of(conf.get(MasterKeys.WEB_PORT), server.port()));
+        io.strata.server.web.WebServer.PortChoice.of(conf.get(MasterKeys.WEB_PORT), server.port()),
+        io.strata.server.web.WebServer.HostCheck.of(conf.get(CommonKeys.WEB_ALLOWED_HOSTS), bind, host));
     metrics = MasterMetrics.serve(this, server, web, clock);
     io.strata.master.web.MasterWebUi.register(web, this, conf, clock, startMs, id);
     // One master per journal dir without ZooKeeper (exclusive); HA masters share it (see JournalLock).

@@ -184,7 +184,9 @@ public final class WorkerProcess implements AutoCloseable {
     try {
       // Bound before the address is made, so the worker registers its actual web port; pages come later.
       web = io.strata.server.web.WebServer.start("worker-" + port, bind,
-          io.strata.server.web.WebServer.PortChoice.of(conf.get(WorkerKeys.WEB_PORT), port));
+          io.strata.server.web.WebServer.PortChoice.of(conf.get(WorkerKeys.WEB_PORT), port),
+          io.strata.server.web.WebServer.HostCheck.of(conf.get(CommonKeys.WEB_ALLOWED_HOSTS), bind,
+              conf.get(WorkerKeys.HOSTNAME)));
     } catch (IOException e) {
       close();
       throw e;

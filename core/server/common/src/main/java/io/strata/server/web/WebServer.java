@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * at once, so a scraper storm never grows the process nor stalls the accepting thread. A request must arrive whole
  * within {@value #MAX_REQUEST_SECONDS} s and its answer be taken within {@value #MAX_RESPONSE_SECONDS} s (the JDK
  * server's {@code sun.net.httpserver.maxReqTime} and {@code maxRspTime}, set for the process unless set already),
- * so clients that send half a request and wait cannot hold the pool's threads. Handlers must not block on
+ * so clients that send half a request and wait cannot hold the pool's threads. A request whose {@code Host} header
+ * names this server by a name it does not know gets 403 ({@link HostCheck}): a page of another site whose name was
+ * made to resolve to this host (DNS rebinding) cannot read the pages from a browser. Handlers must not block on
  * anything but their own process's state (no RPC to another process while holding a lock).
  *
  * <p>The port: an explicitly configured port must be free, or start fails naming it. The derived default
@@ -58,6 +60,47 @@ public final class WebServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Which {@code Host} header values a request may carry: an IP literal, {@code localhost}, the process's own names
+   * (its bind host and advertised hostname), the names of {@code strata.web.allowed.hosts}, or anything when that
+   * holds {@code *}. A browser always sends the name it resolved, so a rebinding site's name is refused; a request
+   * without the header (HTTP/1.0 tools) passes. Names compare case-insensitively, without the port.
+   */
+  public record HostCheck(java.util.Set<String> names, boolean any) {
+    public static HostCheck of(java.util.List<String> configured, String... ownNames) {
+      java.util.Set<String> names = new java.util.HashSet<>();
+      names.add("localhost");
+      for (String n : ownNames) {
+        if (n != null && !n.isEmpty()) {
+          names.add(n.toLowerCase(java.util.Locale.ROOT));
+        }
+      }
+      boolean any = false;
+      for (String n : configured) {
+        any |= n.equals("*");
+        names.add(n.toLowerCase(java.util.Locale.ROOT));
+      }
+      return new HostCheck(java.util.Set.copyOf(names), any);
+    }
+
+    /** Whether a request with this {@code Host} header (null: none) is served. */
+    public boolean allows(String hostHeader) {
+      if (any || hostHeader == null) {
+        return true;
+      }
+      String h = hostHeader.trim().toLowerCase(java.util.Locale.ROOT);
+      if (h.startsWith("[")) {
+        return h.indexOf(']') > 0; // an IPv6 literal, with or without a port
+      }
+      int colon = h.indexOf(':');
+      String name = colon >= 0 ? h.substring(0, colon) : h;
+      if (name.endsWith(".")) {
+        name = name.substring(0, name.length() - 1);
+      }
+      return name.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}") || names.contains(name);
+    }
+  }
+
   /** How the web port is chosen from a configured value and the process's RPC port. */
   public record PortChoice(int port, boolean explicit) {
     /**
@@ -75,17 +118,27 @@ public final class WebServer implements AutoCloseable {
   private final String name;
   private final HttpServer server;
   private final ThreadPoolExecutor pool;
+  private final HostCheck hosts;
   /** What the pages hold that outlives a request (a page's pooled channels), closed after the server stops. */
   private final java.util.List<AutoCloseable> closeWith = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-  private WebServer(String name, HttpServer server, ThreadPoolExecutor pool) {
+  private WebServer(String name, HttpServer server, ThreadPoolExecutor pool, HostCheck hosts) {
     this.name = name;
     this.server = server;
     this.pool = pool;
+    this.hosts = hosts;
   }
 
-  /** Binds (see the class comment for the port rule) and starts serving; routes can be added later. */
+  /** {@link #start(String, String, PortChoice, HostCheck)} answering IP literals, localhost and the bind host. */
   public static WebServer start(String name, String bindHost, PortChoice choice) throws IOException {
+    return start(name, bindHost, choice, HostCheck.of(java.util.List.of(), bindHost));
+  }
+
+  /**
+   * Binds (see the class comment for the port rule) and starts serving requests whose Host {@code hosts} allows;
+   * routes can be added later.
+   */
+  public static WebServer start(String name, String bindHost, PortChoice choice, HostCheck hosts) throws IOException {
     HttpServer http;
     try {
       http = HttpServer.create(new InetSocketAddress(bindHost, choice.port()), 64);
@@ -104,7 +157,7 @@ public final class WebServer implements AutoCloseable {
     pool.allowCoreThreadTimeOut(true);
     http.setExecutor(pool);
     http.start();
-    WebServer web = new WebServer(name, http, pool);
+    WebServer web = new WebServer(name, http, pool, hosts);
     web.route(LogLevels.PATH, new LogLevels(), true);
     LOG.info("{} web server on http://{}:{}/", name, bindHost, web.port());
     return web;
@@ -126,6 +179,12 @@ public final class WebServer implements AutoCloseable {
   private WebServer route(String path, HttpHandler handler, boolean post) {
     server.createContext(path, exchange -> {
       try (exchange) {
+        String host = exchange.getRequestHeaders().getFirst("Host");
+        if (!hosts.allows(host)) {
+          respond(exchange, 403, "text/plain", "This server does not answer to the name in the Host header '" + host
+              + "': add it to strata.web.allowed.hosts on this server to browse it by that name\n");
+          return;
+        }
         String method = exchange.getRequestMethod();
         if (!method.equals("GET") && !method.equals("HEAD") && !(post && method.equals("POST"))) {
           exchange.getResponseHeaders().set("Allow", post ? "GET, HEAD, POST" : "GET, HEAD");

@@ -144,4 +144,41 @@ class WebServerTest {
           .hasMessageContaining("web port 127.0.0.1:" + busy + " is in use");
     }
   }
+
+  /** The status line of a GET of {@code path} sent with {@code host} as its Host header (null: none, HTTP/1.0). */
+  private static String statusWithHost(int port, String path, String host) throws IOException {
+    try (java.net.Socket s = new java.net.Socket(InetAddress.getLoopbackAddress(), port)) {
+      s.setSoTimeout(10_000);
+      String request = host == null ? "GET " + path + " HTTP/1.0\r\n\r\n"
+          : "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n";
+      s.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+      String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      return answer.substring(0, answer.indexOf("\r\n")) + " " + answer.substring(answer.indexOf("\r\n\r\n") + 4);
+    }
+  }
+
+  @Test
+  void aRequestNamingThisServerByAnUnknownName_isRefused_soARebindingPageCannotReadIt() throws Exception {
+    WebServer.HostCheck hosts = WebServer.HostCheck.of(List.of("ui.example.org"), "127.0.0.1", "Worker7.Local");
+    try (WebServer web = WebServer.start("test", "127.0.0.1", WebServer.PortChoice.of(0, 0), hosts)) {
+      web.route("/hello", ex -> WebServer.respond(ex, 200, "text/plain", "hi"));
+      int p = web.port();
+      // Addresses, localhost, the server's own names (any case, with or without the port) and configured ones.
+      for (String ok : new String[] {"127.0.0.1:" + p, "10.1.2.3", "[::1]:" + p, "localhost:" + p,
+          "worker7.local:" + p, "WORKER7.LOCAL.", "ui.example.org:" + p}) {
+        assertThat(statusWithHost(p, "/hello", ok)).as(ok).startsWith("HTTP/1.1 200").endsWith("hi");
+      }
+      assertThat(statusWithHost(p, "/hello", null)).startsWith("HTTP/1.1 200");
+      // A name this server does not know: what a DNS-rebinding page's requests carry.
+      for (String bad : new String[] {"attacker.example:" + p, "127.0.0.1.attacker.example", "worker7"}) {
+        assertThat(statusWithHost(p, "/hello", bad)).as(bad).startsWith("HTTP/1.1 403")
+            .contains("strata.web.allowed.hosts");
+      }
+      // The refusal covers every route, the log-level change included.
+      assertThat(statusWithHost(p, "/api/logLevel?logger=x", "attacker.example")).startsWith("HTTP/1.1 403");
+    }
+    WebServer.HostCheck any = WebServer.HostCheck.of(List.of("*"), "127.0.0.1");
+    assertThat(any.allows("attacker.example")).isTrue();
+    assertThat(WebServer.HostCheck.of(List.of(), "127.0.0.1").allows("attacker.example")).isFalse();
+  }
 }
