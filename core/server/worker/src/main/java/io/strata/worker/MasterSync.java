@@ -3,15 +3,9 @@ package io.strata.worker;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.common.net.WorkerAddress;
-import io.strata.proto.BlockInfoProto;
-import io.strata.proto.BlockLocationProto;
 import io.strata.proto.BlockMasterWorkerServiceGrpc;
 import io.strata.proto.BlockReportProto;
 import io.strata.proto.CommitBlockRequest;
-import io.strata.proto.GetBlockSourceRequest;
-import io.strata.proto.GetBlockSourceResponse;
-import io.strata.proto.GetUfsWriteTargetRequest;
-import io.strata.proto.GetUfsWriteTargetResponse;
 import io.strata.proto.PersistCommandProto;
 import io.strata.proto.PersistResultProto;
 import io.strata.proto.RegisterWorkerRequest;
@@ -42,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * <p>Heartbeats also carry the pin list version the worker holds and the outcomes of finished persist
  * commands (kept until a heartbeat carrying them succeeds); the replies carry new persist commands
  * (handed to the UFS layer, which ignores a file already in hand) and, when the version changed, the
- * pinned file ids ({@link Pins}). As the worker's {@link MasterClient} it answers where a block comes from
- * and where a UFS file is written. This is the one place the master protocol's protos meet worker types.
+ * pinned file ids ({@link Pins}). As the worker's {@link MasterClient} it commits blocks, and asks where a block
+ * comes from and where a UFS file is written through {@link MasterQueries}. These two classes are where the master
+ * protocol's protos meet worker types.
  *
  * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread; {@link #commitBlock} and the
  * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. One lock:
@@ -84,7 +79,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Shown with the calls that return mount credentials; from the last registration. */
   private volatile String workerToken = "";
   /** The id and token of the current registration, read together by commits on other threads. */
-  private record Registration(long id, String token) {}
+  record Registration(long id, String token) {}
   private volatile Registration registration = new Registration(-1, "");
   /** Removal events not yet carried by a successful heartbeat, in order: {sequence, block id}. */
   private final java.util.ArrayDeque<long[]> removed = new java.util.ArrayDeque<>();
@@ -114,6 +109,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.address = address;
     this.rpcTimeoutMs = rpcTimeoutMs;
     this.batches = new MasterBatches(master, rpcTimeoutMs);
+    this.queries = new MasterQueries(master, batches, rpcTimeoutMs, () -> registration);
     this.startTimeMs = clock.millis();
     this.clock = clock;
     this.lastBeatMs = startTimeMs;
@@ -145,6 +141,8 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   /** Batched commits and UFS write targets (see {@link MasterBatches}). */
   private final MasterBatches batches;
+  /** The questions the UFS layer and readers ask the master through this worker's registration. */
+  private final MasterQueries queries;
 
   /** Batched calls sent so far: {commit batches, commits in them, target batches, targets in them}. */
   long[] batchCounts() {
@@ -384,7 +382,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     if (u != null) {
       for (PersistCommandProto p : res.getPersistList()) {
-        u.persist(persistCommand(p));
+        u.persist(MasterQueries.persistCommand(p));
       }
     }
     lastBeatMs = clock.millis();
@@ -396,69 +394,25 @@ final class MasterSync implements StoreEvents, MasterClient {
     return Math.max(0, clock.millis() - lastBeatMs);
   }
 
-  private static PersistCommand persistCommand(PersistCommandProto p) {
-    List<BlockInfo> blocks = new ArrayList<>(p.getBlocksCount());
-    for (BlockInfoProto b : p.getBlocksList()) {
-      blocks.add(new BlockInfo(b.getBlockId(), b.getLength(), locations(b.getLocationsList())));
-    }
-    return new PersistCommand(p.getFileId(), new UfsTarget(p.getUfsUri(), p.getUfsOptionsMap()), blocks);
-  }
-
-  private static List<Location> locations(List<BlockLocationProto> ls) {
-    List<Location> out = new ArrayList<>(ls.size());
-    for (BlockLocationProto l : ls) {
-      out.add(new Location(l.getWorkerId(), new WorkerAddress(l.getAddress().getHost(), l.getAddress().getRpcPort())));
-    }
-    return out;
-  }
-
   @Override
   public BlockSource blockSource(long blockId) throws StrataException {
-    GetBlockSourceRequest req = GetBlockSourceRequest.newBuilder().setBlockId(blockId)
-        .setWorkerId(workerId).setWorkerToken(workerToken).build();
-    GetBlockSourceResponse res = call(s -> s.getBlockSource(req));
-    UfsSource ufsSource = null;
-    if (res.hasUfs()) {
-      ufsSource = new UfsSource(res.getUfs().getUfsUri(), res.getUfs().getUfsOptionsMap(), res.getUfs().getOffset(),
-          res.getUfs().getFileLength());
-    }
-    return new BlockSource(blockId, res.getLength(), locations(res.getLocationsList()), ufsSource);
+    return queries.blockSource(blockId);
   }
 
   @Override
   public boolean reportCorrupt(long blockId, WorkerAddress holder, long offset, String reason)
       throws StrataException {
-    io.strata.proto.ReportCorruptBlockRequest req = io.strata.proto.ReportCorruptBlockRequest.newBuilder()
-        .setBlockId(blockId).setOffset(offset).setReason(reason)
-        .setWorker(WorkerAddressProto.newBuilder().setHost(holder.host()).setRpcPort(holder.rpcPort())).build();
-    return master.call(ch -> io.strata.proto.FileSystemMasterServiceGrpc.newBlockingStub(ch)
-        .withDeadlineAfter(rpcTimeoutMs, TimeUnit.MILLISECONDS).reportCorruptBlock(req)).getRemoved();
+    return queries.reportCorrupt(blockId, holder, offset, reason);
   }
 
   @Override
   public Map<Long, UfsTarget> ufsWriteTargets(List<Long> fileIds) throws StrataException {
-    List<GetUfsWriteTargetRequest> reqs = new ArrayList<>(fileIds.size());
-    for (long id : fileIds) {
-      reqs.add(GetUfsWriteTargetRequest.newBuilder().setFileId(id).setWorkerId(workerId).setWorkerToken(workerToken)
-          .build());
-    }
-    List<CallBatcher.Outcome<GetUfsWriteTargetResponse>> got = batches.targets(reqs);
-    Map<Long, UfsTarget> out = new java.util.HashMap<>();
-    for (int i = 0; i < got.size(); i++) {
-      GetUfsWriteTargetResponse res = got.get(i).answer();
-      if (got.get(i).error() == null) {
-        out.put(fileIds.get(i), new UfsTarget(res.getUfsUri(), res.getUfsOptionsMap()));
-      }
-    }
-    return out;
+    return queries.ufsWriteTargets(fileIds);
   }
 
   @Override
   public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
-    GetUfsWriteTargetRequest req = GetUfsWriteTargetRequest.newBuilder().setFileId(fileId)
-        .setWorkerId(workerId).setWorkerToken(workerToken).build();
-    GetUfsWriteTargetResponse res = batches.target(req);
-    return new UfsTarget(res.getUfsUri(), res.getUfsOptionsMap());
+    return queries.ufsWriteTarget(fileId);
   }
 
   @Override
