@@ -284,6 +284,33 @@ class ChecksumIntegrationTest {
     assertThat(blockFile(holder, b0.blockId())).isNotNull();
   }
 
+  /**
+   * {@code strata.user.shortcircuit.checksum.verify=false} trusts the local file: a short-circuit read returns the
+   * block file's bytes as they are on disk, flipped byte included, and reports nothing (the copy stays listed),
+   * while a streaming read of the same copy still checks it and fails with DATA_LOSS.
+   */
+  @ParameterizedTest(name = "mmap={0}")
+  @ValueSource(strings = {"true", "false"})
+  void shortCircuitVerifyOff_readsTheFileAsItIs_whileStreamingStillChecks(String mmap) throws IOException {
+    String path = "/crc/unverified-" + mmap;
+    byte[] data = write(path, BLOCK / 2 + 77, WriteType.MUST_CACHE);
+    FileBlockInfo b0 = scClient.getBlockLocations(path).get(0);
+    int holder = indexOf(b0.locations().get(0).address());
+    flipByte(blockFile(holder, b0.blockId()), 2L * C + 5);
+    byte[] onDisk = data.clone();
+    onDisk[2 * C + 5] ^= (byte) 0xff;
+
+    Map<String, String> c = new HashMap<>(cluster.clientConf().explicitValues());
+    c.put("strata.user.shortcircuit.checksum.verify", "false");
+    c.put("strata.user.shortcircuit.read.mmap", mmap);
+    try (FileSystem unverified = FileSystem.create(StrataConf.of(c))) {
+      assertThat(readAll(unverified, path)).isEqualTo(onDisk);
+    }
+    assertThat(holders(path, 0)).containsExactly(holder);
+    assertThatThrownBy(() -> readAll(streamClient, path)).isInstanceOf(DataLossException.class)
+        .hasMessageContaining("Block " + b0.blockId());
+  }
+
   @Test
   void chunkCorruptedOnTheWayIn_isRefusedWithDataLoss_andNothingIsCommitted() throws Exception {
     WorkerProcess w = cluster.worker(0);
