@@ -27,7 +27,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -37,6 +39,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The worker side of the shuffle on a real cluster of three workers (the driver-side
@@ -1057,6 +1060,185 @@ class ShufflePartitionFilesIntegrationTest {
       readers.shutdownNow();
     }
     lifecycle.unregister(110);
+  }
+
+  /**
+   * Many pushers whose pushes to one partition's location failed ask the driver for a new one at once (released
+   * together): they all get one new location, epoch 1, away from the worker they blame, and exactly one new file is
+   * made. A revive of epoch 0 asked later still gets epoch 1; a revive of epoch 1 makes epoch 2. Each epoch takes
+   * batches, and the seal lists all three files of the partition, which read whole.
+   */
+  @Test
+  @Order(19)
+  @Timeout(120)
+  void revive_manyConcurrentAsksForOneFailedLocation_giveOneNewEpoch() throws Exception {
+    cluster.waitForWorkers(3, 30_000);
+    List<PartitionLocation> locs = lifecycle.register("app-revive", 120, 2);
+    PartitionLocation failed = locs.get(0);
+    byte[] first = batch(0, 0, 1);
+    PushClient toFailed = pusher("app-revive", 120, locs);
+    toFailed.push(0, 0, 3, first, 0, first.length);
+    toFailed.finish();
+    Set<String> blamed = Set.of(failed.primary());
+    int askers = 16;
+    ExecutorService pool = Executors.newFixedThreadPool(askers);
+    CountDownLatch go = new CountDownLatch(1);
+    List<PartitionLocation> answers = new ArrayList<>();
+    try {
+      List<Future<PartitionLocation>> asked = new ArrayList<>();
+      for (int i = 0; i < askers; i++) {
+        asked.add(pool.submit(() -> {
+          go.await();
+          return lifecycle.revive(120, 0, failed.epoch(), blamed);
+        }));
+      }
+      go.countDown();
+      for (Future<PartitionLocation> f : asked) {
+        answers.add(f.get(60, TimeUnit.SECONDS));
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    PartitionLocation next = answers.get(0);
+    assertThat(answers).as("every asker's answer").hasSize(askers).containsOnly(next);
+    assertThat(next.epoch()).isEqualTo(1);
+    assertThat(next.path()).isEqualTo("/.shuffle/app-revive/120/0-1");
+    assertThat(next.fileId()).isNotEqualTo(failed.fileId());
+    assertThat(List.of(next.primary(), next.replica())).as("placed away from the blamed " + failed.primary())
+        .doesNotContain(failed.primary());
+    assertThat(fs.listStatus("/.shuffle/app-revive/120").stream().map(URIStatus::name))
+        .containsExactlyInAnyOrder("0-0", "0-1", "1-0");
+    assertThat(lifecycle.current(120)).containsExactly(next, locs.get(1));
+    assertThat(lifecycle.revive(120, 0, failed.epoch(), Set.of())).as("a late ask for epoch 0").isEqualTo(next);
+
+    byte[] second = batch(0, 0, 2);
+    PushClient toNext = pusher("app-revive", 120, lifecycle.current(120));
+    toNext.push(0, 1, 3, second, 0, second.length); // another map: each pusher numbers its batches from 0
+    toNext.finish();
+    PartitionLocation after = lifecycle.revive(120, 0, next.epoch(), Set.of());
+    assertThat(after.epoch()).isEqualTo(2);
+    byte[] third = batch(0, 0, 3);
+    PushClient toAfter = pusher("app-revive", 120, lifecycle.current(120));
+    toAfter.push(0, 2, 3, third, 0, third.length);
+    toAfter.finish();
+    SealedShuffle sealed = lifecycle.seal(120);
+    assertThat(sealed.lost()).isEmpty();
+    assertThat(sealed.files().get(0)).containsExactly("/.shuffle/app-revive/120/0-0", "/.shuffle/app-revive/120/0-1",
+        "/.shuffle/app-revive/120/0-2");
+    assertThat(read(sealed.files().get(0), Map.of(0, 3L, 1, 3L, 2, 3L))).containsExactlyInAnyOrder(
+        new String(first, StandardCharsets.UTF_8), new String(second, StandardCharsets.UTF_8),
+        new String(third, StandardCharsets.UTF_8));
+    lifecycle.unregister(120);
+  }
+
+  /**
+   * A pusher has at most {@code spark.strata.shuffle.push.inflight.max} push calls open (sent, not answered) at once:
+   * with a bound of 1, then 2, and a request per batch, the most open at once is the bound and never more, also while
+   * the pushes to a partition whose first location is a dead port fail, are revived and sent again. With a bound of
+   * 16, more than 2 were open at once, so the count does see calls overlap. Every batch is sealed and read back.
+   */
+  @Test
+  @Order(20)
+  @Timeout(180)
+  void pushClient_neverHasMorePushesInFlightThanItsBound() throws Exception {
+    cluster.waitForWorkers(3, 30_000);
+    int deadPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      deadPort = s.getLocalPort(); // closed again: connections to it are refused
+    }
+    int parts = 4;
+    int perPartition = 50;
+    for (int bound : new int[] {1, 2, 16}) {
+      int shuffle = 130 + bound;
+      List<PartitionLocation> locs = new ArrayList<>(lifecycle.register("app-inflight", shuffle, parts));
+      PartitionLocation live = locs.get(parts - 1);
+      locs.set(parts - 1, new PartitionLocation(live.partitionId(), live.epoch(), live.fileId(), live.path(),
+          live.blockSize(), "localhost", deadPort, "", 0));
+      PushClient p = new PushClient(channels, "app-inflight", shuffle, locs.toArray(new PartitionLocation[0]),
+          (failed, bad) -> lifecycle.revive(shuffle, failed.partitionId(), failed.epoch(), bad),
+          new PushClient.Settings(bound, 1, 0, 10_000), retries); // a request per batch; a failure revives at once
+      for (int i = 0; i < perPartition; i++) {
+        for (int part = 0; part < parts; part++) {
+          byte[] b = batch(0, part, i);
+          p.push(part, 0, 8, b, 0, b.length);
+        }
+      }
+      p.finish();
+      if (bound < 16) {
+        assertThat(p.mostPushesInFlight()).as("push calls open at once, bound " + bound).isEqualTo(bound);
+      } else {
+        assertThat(p.mostPushesInFlight()).as("push calls open at once, bound 16").isBetween(3, 16);
+      }
+      assertThat(p.revives()).as("the dead location's partition was revived").isPositive();
+      SealedShuffle sealed = lifecycle.seal(shuffle);
+      assertThat(sealed.lost()).isEmpty();
+      assertThat(sealed.files().get(parts - 1)).as("one new epoch for the dead location")
+          .containsExactly(live.path(), ShuffleLifecycle.dir("app-inflight", shuffle) + "/" + (parts - 1) + "-1");
+      for (int part = 0; part < parts; part++) {
+        assertThat(read(sealed.files().get(part), Map.of(0, 8L))).as("bound " + bound + ", partition " + part)
+            .containsExactlyInAnyOrderElementsOf(expected(1, part, perPartition));
+      }
+      lifecycle.unregister(shuffle);
+    }
+  }
+
+  /**
+   * Node-local UFS, so the seal keeps both copies of a partition file and the status readers get names both. The
+   * worker a reader tries first (the first listed) is stopped after the seal, and the UFS copy is moved away: the
+   * reader fails over to the other worker's copy and reads every batch, the same bytes the UFS copy holds.
+   */
+  @Test
+  @Order(21)
+  @Timeout(180)
+  void sealedFileWithTwoCopies_isReadWhole_fromTheOtherCopy_whenTheFirstCopysWorkerIsStoppedAfterTheSeal()
+      throws Exception {
+    cluster.waitForWorkers(3, 30_000);
+    Path dir = mountNodeLocal("app-failover", "failover");
+    List<PartitionLocation> locs = lifecycle.register("app-failover", 140, 2);
+    PushClient p = pusher("app-failover", 140, locs);
+    List<String> sent = new ArrayList<>();
+    for (int i = 0; i < 20; i++) { // 20 batches of 64 KiB: each file spans two 1 MiB blocks
+      byte[] b = new byte[64 << 10];
+      new java.util.Random(i).nextBytes(b);
+      sent.add(new String(b, StandardCharsets.ISO_8859_1));
+      for (int part = 0; part < 2; part++) {
+        p.push(part, 0, 5, b, 0, b.length);
+      }
+    }
+    p.endPartitions(0, 5);
+    p.finish();
+    SealedShuffle sealed = lifecycle.seal(140);
+    assertThat(sealed.lost()).isEmpty();
+    URIStatus given = sealed.statuses().get(locs.get(0).path());
+    assertThat(given.blocks()).hasSize(2).allSatisfy(b -> assertThat(b.locations()).extracting(
+        x -> x.address().rpcPort()).containsExactlyInAnyOrder(locs.get(0).primaryPort(), locs.get(0).replicaPort()));
+    io.strata.common.net.WorkerAddress first = given.blocks().get(0).locations().get(0).address();
+    int victim = cluster.workers().indexOf(workerAt(first.rpcPort()));
+    Path ufs = dir.resolve("140");
+    Path aside = dir.resolve("140.aside");
+    Files.move(ufs, aside);
+    cluster.stopWorker(victim);
+    try {
+      for (int part = 0; part < 2; part++) {
+        List<String> got = new ArrayList<>();
+        try (PartitionReader r = new PartitionReader(fs, sealed.files().get(part), sealed.statuses(), Map.of(0, 5L))) {
+          r.forEachRemaining(b -> got.add(new String(b, StandardCharsets.ISO_8859_1)));
+          assertThat(r.missing(Set.of(0))).as("partition " + part).isNull();
+        }
+        assertThat(got).as("partition " + part).containsExactlyInAnyOrderElementsOf(sent);
+      }
+      // The same file as a stream: it tried the stopped worker first, and read the UFS copy's bytes elsewhere.
+      byte[] want = Files.readAllBytes(aside.resolve("0-0"));
+      try (io.strata.client.FileInStream in = fs.openFile(given, io.strata.client.options.OpenFileOptions.defaults())) {
+        assertThat(in.readAllBytes()).isEqualTo(want);
+        assertThat(in.failedWorkers()).containsExactly(first);
+      }
+    } finally {
+      Files.move(aside, ufs);
+      cluster.restartWorker(victim);
+      cluster.waitForWorkers(3, 30_000);
+    }
+    lifecycle.unregister(140);
   }
 
   /**

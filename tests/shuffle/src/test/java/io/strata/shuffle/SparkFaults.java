@@ -173,6 +173,17 @@ final class SparkFaults {
   /** Batches in a shuffle's (sealed) partition files that map attempt {@code attemptId} pushed. */
   static int batchesOf(FileSystem fs, String appId, int shuffleId, long attemptId) throws IOException {
     int n = 0;
+    for (BatchHeader h : batches(fs, appId, shuffleId)) {
+      if (h.attemptId() == attemptId) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** The header of every batch in a shuffle's (sealed) partition files, file after file. */
+  static List<BatchHeader> batches(FileSystem fs, String appId, int shuffleId) throws IOException {
+    List<BatchHeader> out = new ArrayList<>();
     for (String path : partitionFiles(fs, appId, shuffleId)) {
       try (FileInStream s = fs.openFile(path);
           DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(s))) {
@@ -185,13 +196,11 @@ final class SparkFaults {
           }
           BatchHeader h = BatchHeader.readFrom(ByteBuffer.wrap(head), path);
           in.readFully(new byte[h.length()]);
-          if (h.attemptId() == attemptId) {
-            n++;
-          }
+          out.add(h);
         }
       }
     }
-    return n;
+    return out;
   }
 
   /** Every message of a throwable's cause chain, joined. */

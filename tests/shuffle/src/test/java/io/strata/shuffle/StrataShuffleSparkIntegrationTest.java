@@ -4,15 +4,33 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.strata.client.FileSystem;
 import io.strata.client.URIStatus;
+import io.strata.common.shuffle.BatchHeader;
 import io.strata.minicluster.LocalStrataCluster;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.ToLongFunction;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
+import org.apache.spark.Success$;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.executor.TaskMetrics;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerJobStart;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import scala.Tuple2;
 
 /**
  * Differential: the same jobs ({@link ShuffleJobs}: reduceByKey, groupByKey, sortByKey, join, repartition
@@ -20,7 +38,9 @@ import org.junit.jupiter.api.Test;
  * StrataShuffleManager on a real cluster of two workers, give the same answers (order-independent
  * checksums; sortByKey's order itself). Also: the shuffle's partition files are complete persisted Strata
  * files while the application runs (sealed when a map stage ends, before any reader asks), and they go when it
- * stops.
+ * stops. And Spark's shuffle metrics of two more jobs' tasks ({@link #metricsJobs}): the records and bytes written
+ * and read, against the job's own counts, the built-in shuffle's and the batches in the partition files; the write
+ * time (the pushing, not the making of the records) and the fetch wait time within their task's run time.
  */
 class StrataShuffleSparkIntegrationTest {
   private static LocalStrataCluster cluster;
@@ -32,6 +52,7 @@ class StrataShuffleSparkIntegrationTest {
   static void runBoth() throws Exception {
     try (JavaSparkContext sc = new JavaSparkContext(ShuffleJobs.conf("local[4]"))) {
       builtin = ShuffleJobs.runAll(sc);
+      builtinRuns = metricsJobs(sc, null);
     }
     cluster = LocalStrataCluster.builder().workers(2).build().start();
     SparkConf conf = ShuffleJobs.conf("local[4]")
@@ -42,6 +63,7 @@ class StrataShuffleSparkIntegrationTest {
       strata = ShuffleJobs.runAll(sc);
       // While the application runs, its shuffles are complete, persisted Strata files.
       FileSystem fs = cluster.client();
+      strataRuns = metricsJobs(sc, fs);
       List<URIStatus> shuffles = fs.listStatus("/.shuffle/" + appId);
       assertThat(shuffles).isNotEmpty();
       URIStatus first = fs.listStatus(shuffles.get(0).path()).get(0);
@@ -113,6 +135,179 @@ class StrataShuffleSparkIntegrationTest {
     }
   }
 
+  private static final int MAPS = 4;
+  private static final int REDUCES = 8;
+  private static final int RECORDS = 40_000;
+  private static final int KEYS = 997;
+
+  /** The metrics jobs by name, as Spark's listener saw them on the built-in shuffle and on Strata's. */
+  private static Map<String, ShuffleRun> builtinRuns;
+  private static Map<String, ShuffleRun> strataRuns;
+
+  /**
+   * One shuffle job's successful tasks (their ends, with their metrics), its answer (a count), the time each map task
+   * spent making its input records (by task id; only where the job's records are slow to make), and, on Strata's
+   * shuffle, the bytes and the batches with data in its partition files (-1 on the built-in shuffle).
+   */
+  private record ShuffleRun(long count, List<SparkListenerTaskEnd> maps, List<SparkListenerTaskEnd> reduces,
+      Map<Long, Long> makingNanos, long fileDataBytes, long fileBatches) {
+    long sum(List<SparkListenerTaskEnd> tasks, ToLongFunction<TaskMetrics> metric) {
+      return tasks.stream().mapToLong(e -> metric.applyAsLong(e.taskMetrics())).sum();
+    }
+
+    long recordsWritten() {
+      return sum(maps, m -> m.shuffleWriteMetrics().recordsWritten());
+    }
+
+    long bytesWritten() {
+      return sum(maps, m -> m.shuffleWriteMetrics().bytesWritten());
+    }
+
+    long recordsRead() {
+      return sum(reduces, m -> m.shuffleReadMetrics().recordsRead());
+    }
+
+    long bytesRead() {
+      return sum(reduces, m -> m.shuffleReadMetrics().remoteBytesRead() + m.shuffleReadMetrics().localBytesRead());
+    }
+
+    long blocksFetched() {
+      return sum(reduces, m -> m.shuffleReadMetrics().remoteBlocksFetched()
+          + m.shuffleReadMetrics().localBlocksFetched());
+    }
+  }
+
+  /**
+   * Runs the metrics jobs, each in its own job group, on {@link #MAPS} map tasks and {@link #REDUCES} reduce tasks:
+   * "partitionBy" shuffles {@link #RECORDS} records as they are, their values slow to compute ({@link #slowly});
+   * "reduceByKey" sums {@link #RECORDS} records (i % KEYS, i) per key, combined on the map side. With {@code fs}
+   * (Strata's shuffle), also scans each job's partition files.
+   */
+  private static Map<String, ShuffleRun> metricsJobs(JavaSparkContext sc, FileSystem fs) throws Exception {
+    TaskEndsByGroup ends = new TaskEndsByGroup();
+    sc.sc().addSparkListener(ends);
+    try {
+      Map<String, ShuffleRun> runs = new LinkedHashMap<>();
+      JavaPairRDD<Long, Long> slow = sc.parallelize(ShuffleJobs.range(RECORDS), MAPS)
+          .mapPartitionsToPair(StrataShuffleSparkIntegrationTest::slowly).partitionBy(new HashPartitioner(REDUCES));
+      runs.put("partitionBy", metricsJob(sc, fs, ends, "partitionBy", slow));
+      JavaPairRDD<Long, Long> sums = sc.parallelize(ShuffleJobs.range(RECORDS), MAPS)
+          .mapToPair(i -> new Tuple2<>(i % KEYS, i)).reduceByKey(Long::sum, REDUCES);
+      runs.put("reduceByKey", metricsJob(sc, fs, ends, "reduceByKey", sums));
+      return runs;
+    } finally {
+      sc.sc().removeSparkListener(ends);
+    }
+  }
+
+  private static ShuffleRun metricsJob(JavaSparkContext sc, FileSystem fs, TaskEndsByGroup ends, String group,
+      JavaPairRDD<Long, Long> shuffled) throws Exception {
+    makingNanos.clear();
+    sc.setJobGroup(group, group, false);
+    long count;
+    try {
+      count = shuffled.count();
+    } finally {
+      sc.clearJobGroup();
+    }
+    List<SparkListenerTaskEnd> maps = org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+        .until(() -> ends.of(group, true), l -> l.size() == MAPS);
+    List<SparkListenerTaskEnd> reduces = org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+        .until(() -> ends.of(group, false), l -> l.size() == REDUCES);
+    long dataBytes = -1;
+    long batches = -1;
+    if (fs != null) {
+      dataBytes = 0;
+      batches = 0;
+      int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
+      for (BatchHeader h : SparkFaults.batches(fs, sc.sc().applicationId(), shuffleId)) {
+        dataBytes += h.length();
+        batches += h.length() > 0 ? 1 : 0; // not the partitions' empty end marks, which readers count and skip
+      }
+    }
+    return new ShuffleRun(count, maps, reduces, Map.copyOf(makingNanos), dataBytes, batches);
+  }
+
+  /** Per map task (its task attempt id): nanoseconds its writer spent making its input records ({@link #slowly}). */
+  private static final Map<Long, Long> makingNanos = new ConcurrentHashMap<>();
+
+  /**
+   * A map partition's records (i % KEYS, a value slow to compute: about 20,000 multiply-adds); the time they took to
+   * make, all inside the shuffle writer that pulls them, goes into {@link #makingNanos} once the last is made.
+   */
+  private static Iterator<Tuple2<Long, Long>> slowly(Iterator<Long> in) {
+    long task = TaskContext.get().taskAttemptId();
+    return new Iterator<>() {
+      private long nanos;
+
+      @Override
+      public boolean hasNext() {
+        boolean more = in.hasNext();
+        if (!more) {
+          makingNanos.put(task, nanos);
+        }
+        return more;
+      }
+
+      @Override
+      public Tuple2<Long, Long> next() {
+        long start = System.nanoTime();
+        long i = in.next();
+        long v = i;
+        for (int k = 0; k < 20_000; k++) {
+          v = v * 6364136223846793005L + 1442695040888963407L;
+        }
+        nanos += System.nanoTime() - start;
+        return new Tuple2<>(i % KEYS, v);
+      }
+    };
+  }
+
+  /** The successful task ends of each job group's jobs, map and result tasks apart (on Spark's listener bus thread). */
+  private static final class TaskEndsByGroup extends SparkListener {
+    private final Map<Integer, String> groupOfStage = new ConcurrentHashMap<>();
+    private final Map<String, List<SparkListenerTaskEnd>> ends = new ConcurrentHashMap<>();
+
+    @Override
+    public void onJobStart(SparkListenerJobStart start) {
+      String group = start.properties() == null ? null : start.properties().getProperty("spark.jobGroup.id");
+      if (group != null) {
+        for (Object stage : scala.jdk.javaapi.CollectionConverters.asJava(start.stageIds())) {
+          groupOfStage.put((Integer) stage, group);
+        }
+      }
+    }
+
+    @Override
+    public void onTaskEnd(SparkListenerTaskEnd end) {
+      String group = groupOfStage.get(end.stageId());
+      if (group != null && end.reason() == Success$.MODULE$) {
+        ends.computeIfAbsent(group + "/" + "ShuffleMapTask".equals(end.taskType()), k -> new CopyOnWriteArrayList<>())
+            .add(end);
+      }
+    }
+
+    List<SparkListenerTaskEnd> of(String group, boolean maps) {
+      return List.copyOf(ends.getOrDefault(group + "/" + maps, List.of()));
+    }
+  }
+
+  /** The records the map tasks of a metrics job write: all of them, or each map's distinct keys once combined. */
+  private static long recordsWritten(String job) {
+    if (job.equals("partitionBy")) {
+      return RECORDS;
+    }
+    long out = 0;
+    for (int m = 0; m < MAPS; m++) { // parallelize's slices: [m * RECORDS / MAPS, (m + 1) * RECORDS / MAPS)
+      Set<Long> keys = new HashSet<>();
+      for (long i = (long) m * RECORDS / MAPS; i < (long) (m + 1) * RECORDS / MAPS; i++) {
+        keys.add(i % KEYS);
+      }
+      out += keys.size();
+    }
+    return out;
+  }
+
   @AfterAll
   static void stop() {
     if (cluster != null) {
@@ -143,5 +338,51 @@ class StrataShuffleSparkIntegrationTest {
   @Test
   void stoppingTheApplication_removesItsShuffleFiles() throws Exception {
     assertThat(cluster.client().exists("/.shuffle/" + appId)).isFalse();
+  }
+
+  @Test
+  void shuffleWriteMetrics_countTheRecordsAndBytesPushed_andTheWriteTimeIsThePushingOnly() {
+    for (String job : List.of("partitionBy", "reduceByKey")) {
+      ShuffleRun run = strataRuns.get(job);
+      assertThat(run.maps()).as(job).hasSize(MAPS);
+      assertThat(run.recordsWritten()).as(job + ": records written").isEqualTo(recordsWritten(job))
+          .isEqualTo(builtinRuns.get(job).recordsWritten());
+      assertThat(run.bytesWritten()).as(job + ": bytes written, the data of the batches in the partition files")
+          .isPositive().isEqualTo(run.fileDataBytes());
+      for (SparkListenerTaskEnd map : run.maps()) {
+        long writeNanos = map.taskMetrics().shuffleWriteMetrics().writeTime();
+        assertThat(writeNanos).as(job + ": write time (ns) of task " + map.taskInfo().taskId()).isPositive()
+            .isLessThanOrEqualTo((map.taskMetrics().executorRunTime() + 1) * 1_000_000);
+      }
+    }
+    // The writer pulls the records it writes: the time they take to make is the map's, not the shuffle write's.
+    ShuffleRun slow = strataRuns.get("partitionBy");
+    for (SparkListenerTaskEnd map : slow.maps()) {
+      Long making = slow.makingNanos().get(map.taskInfo().taskId());
+      assertThat(making).as("time task " + map.taskInfo().taskId() + " made its records").isNotNull();
+      assertThat(map.taskMetrics().shuffleWriteMetrics().writeTime())
+          .as("write time (ns) of task %d, whose records took %d ns to make", map.taskInfo().taskId(), making)
+          .isLessThan(making);
+    }
+  }
+
+  @Test
+  void shuffleReadMetrics_countEveryRecordAndByteRead_andTheFetchWaitIsWithinTheTask() {
+    for (String job : List.of("partitionBy", "reduceByKey")) {
+      ShuffleRun run = strataRuns.get(job);
+      assertThat(run.count()).as(job + "'s answer").isEqualTo(job.equals("partitionBy") ? RECORDS : KEYS);
+      assertThat(run.reduces()).as(job).hasSize(REDUCES);
+      assertThat(run.recordsRead()).as(job + ": records read").isEqualTo(recordsWritten(job))
+          .isEqualTo(builtinRuns.get(job).recordsRead());
+      assertThat(run.bytesRead()).as(job + ": bytes read (remote and local)").isEqualTo(run.bytesWritten())
+          .isEqualTo(run.fileDataBytes());
+      assertThat(run.blocksFetched()).as(job + ": blocks fetched, one per batch with data in the files")
+          .isPositive().isEqualTo(run.fileBatches());
+      for (SparkListenerTaskEnd reduce : run.reduces()) {
+        assertThat(reduce.taskMetrics().shuffleReadMetrics().fetchWaitTime())
+            .as(job + ": fetch wait (ms) of task " + reduce.taskInfo().taskId()).isNotNegative()
+            .isLessThanOrEqualTo(reduce.taskMetrics().executorRunTime());
+      }
+    }
   }
 }

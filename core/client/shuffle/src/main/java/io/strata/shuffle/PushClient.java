@@ -19,6 +19,8 @@ import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Pushes one map attempt's batches to the partitions' primary workers: batches for one worker are
@@ -66,6 +68,9 @@ public final class PushClient {
   private int outstanding;
   private IOException failure;
   private long revives;
+  /** Push calls sent and not answered yet, and the most there were at once ({@link #mostPushesInFlight}). */
+  private final AtomicInteger callsOpen = new AtomicInteger();
+  private final AtomicInteger callsOpenMost = new AtomicInteger();
 
   public PushClient(ShuffleChannels channels, String appId, int shuffleId, PartitionLocation[] locations,
       Reviver reviver, Settings settings, ScheduledExecutorService retryPool) {
@@ -138,6 +143,14 @@ public final class PushClient {
     return revives;
   }
 
+  /**
+   * The most push calls this client had sent and not yet had answered at one time (a call counts from just before
+   * it goes until its answer or failure arrives, whoever holds permits): at most {@code maxInFlight}.
+   */
+  int mostPushesInFlight() {
+    return callsOpenMost.get();
+  }
+
   private void sendPending(String worker) throws IOException {
     List<Item> items = pending.remove(worker);
     pendingBytes.remove(worker);
@@ -166,6 +179,14 @@ public final class PushClient {
       req.addBatches(i.batch());
     }
     String[] hp = split(worker);
+    // Counted open before it goes and closed before its permit is let go: never more open than permits taken.
+    callsOpenMost.accumulateAndGet(callsOpen.incrementAndGet(), Math::max);
+    AtomicBoolean open = new AtomicBoolean(true);
+    Runnable closeCall = () -> {
+      if (open.getAndSet(false)) {
+        callsOpen.decrementAndGet();
+      }
+    };
     try {
       channels.async(hp[0], Integer.parseInt(hp[1])).withDeadlineAfter(settings.rpcTimeoutMs(), TimeUnit.MILLISECONDS)
           .push(req.build(), new StreamObserver<>() {
@@ -174,6 +195,7 @@ public final class PushClient {
             @Override
             public void onNext(PushResponse r) {
               answered = true;
+              closeCall.run();
               permits.release();
               if (r.getStatus() == PushResponse.Status.OK) {
                 settled(null);
@@ -185,6 +207,7 @@ public final class PushClient {
 
             @Override
             public void onError(Throwable t) {
+              closeCall.run();
               permits.release();
               StrataException e = GrpcErrors.fromThrowable(t);
               retryPool.execute(() -> failed(worker, items, attempt, e));
@@ -193,12 +216,14 @@ public final class PushClient {
             @Override
             public void onCompleted() {
               if (!answered) {
+                closeCall.run();
                 permits.release();
                 settled(new IOException("Worker " + worker + " ended a push without an answer"));
               }
             }
           });
     } catch (RuntimeException e) {
+      closeCall.run();
       permits.release();
       retryPool.execute(() -> failed(worker, items, attempt, GrpcErrors.fromThrowable(e)));
     }

@@ -34,6 +34,10 @@ import scala.Product2;
  * a file that cannot be read from any copy, raises FetchFailedException naming the shuffle's made-up
  * block manager, so Spark runs the whole map stage again.
  *
+ * <p>Spark's shuffle read metrics: every record read (before the aggregation), each batch with data as a remote
+ * block of its compressed bytes, and as fetch wait the time waiting for the driver's answer and the map output
+ * tracker; folded into the task's metrics when the task ends.
+ *
  * <p>Not thread-safe: Spark calls it from the task thread.
  */
 final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
@@ -184,10 +188,14 @@ final class StrataShuffleReader<K, C> implements ShuffleReader<K, C> {
     if (context != null) {
       // A task that stops early (a limit, take(n)), is killed or fails mid-file closes the file it was reading:
       // an open short-circuit read holds the block's read lock and its connection at the worker.
+      // Spark hands a reader the task's temporary read metrics and leaves it to the reader to fold them into the
+      // task's (its own reader does when its records end): else the task ends reporting nothing read. Folding sets
+      // the task's values to the sum of its temporary ones, so a task with two readers may fold twice.
       context.addTaskCompletionListener(new org.apache.spark.util.TaskCompletionListener() {
         @Override
         public void onTaskCompletion(TaskContext done) {
           records.closeOpen();
+          done.taskMetrics().mergeShuffleReadMetrics();
         }
       });
     }

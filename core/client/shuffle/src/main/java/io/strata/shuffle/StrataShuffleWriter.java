@@ -36,6 +36,11 @@ import scala.reflect.ClassTag;
  * returns the MapStatus, whose sizes are the compressed bytes pushed per partition and whose location is
  * one made-up block manager per shuffle ({@link #location}).
  *
+ * <p>Spark's shuffle write metrics: the records written (after the map-side combine), the compressed bytes pushed,
+ * and as write time only the time spent in the {@link PushClient} (handing it batches, waiting for room in flight,
+ * and for the acknowledgements at the end), as Spark's own writers count only their writes to disk: not the time
+ * the records take to make, which the writer pulls from the map, nor serializing and compressing them.
+ *
  * <p>Not thread-safe: Spark calls it, and the task memory manager calls {@link Budget#spill}, from the task
  * thread.
  */
@@ -99,7 +104,6 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     if (dep.mapSideCombine()) {
       it = dep.aggregator().get().combineValuesByKey(records, context);
     }
-    long start = System.nanoTime();
     long count = 0;
     while (it.hasNext()) {
       Product2<K, ?> r = it.next();
@@ -130,6 +134,7 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         flush(p, true);
       }
     }
+    long start = System.nanoTime();
     pusher.endPartitions(context.partitionId(), mapId); // those whose last batch went before the records ended
     budget.release();
     pusher.finish();
@@ -200,7 +205,9 @@ final class StrataShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       c.write(bytes);
     }
     byte[] batch = out.toByteArray();
+    long start = System.nanoTime();
     pusher.push(p, context.partitionId(), mapId, batch, 0, batch.length, last);
+    metrics.incWriteTime(System.nanoTime() - start);
     compressed[p] += batch.length;
     metrics.incBytesWritten(batch.length);
   }
