@@ -17,7 +17,8 @@ import org.apache.spark.api.java.JavaSparkContext;
 import scala.Tuple2;
 
 /**
- * {@code bin/strata bench shuffle}: the same Spark jobs (reduceByKey, groupByKey) at each shape (maps x
+ * {@code bin/strata bench shuffle}: the same Spark jobs (reduceByKey, groupByKey, sortByKey, join, repartition; or those
+ * {@code --jobs} names) at each shape (maps x
  * reduces) with Spark's built-in sort shuffle and with StrataShuffleManager on a Strata cluster of two workers
  * (loopback, ephemeral ports; in the bench's JVM, or in one of its own with {@code --cluster process}), in one run: each repeat runs every job and shape in one
  * SparkContext per shuffle, the built-in one first in even repeats and Strata's first in odd ones, after
@@ -25,17 +26,21 @@ import scala.Tuple2;
  * which would land on whichever shuffle ran first). Prints
  * per job and shape
  * {@code bench shuffle job=<name> maps=<m> reduces=<r> builtin_s=<x> strata_s=<y> ratio=<y/x> equal=<b>}:
- * mean wall seconds of a job over the repeats (context start-up excluded), and whether every answer (an
- * order-independent checksum) was the built-in shuffle's. Single-threaded (Spark's threads aside).
+ * mean wall seconds of a job over the repeats (context start-up excluded), and whether every answer (a checksum of
+ * the job's output: order-independent, but for sortByKey's keys, whose order it covers) was the built-in shuffle's. Single-threaded (Spark's threads aside).
  */
 public final class ShuffleBench {
   private static final String USAGE = "Usage: strata bench shuffle [--repeats N (>= 2, default 2)]"
       + " [--shapes MxR,... (default 8x50,32x1000)] [--records N per map task (default 50000)]"
       + " [--spark-master M (default local[2])] [--stages true|false (default false): each job's stage times on stderr]"
       + " [--warmup N untimed rounds of both shuffles first (default 1)]"
+      + " [--jobs J,... (default reduceByKey,groupByKey,sortByKey,join,repartition)]"
       + " [--cluster in-process|process (default in-process): the Strata cluster in the bench's JVM, or in one of its"
       + " own]";
-  private static final List<String> JOBS = List.of("reduceByKey", "groupByKey");
+  /** Every job, in the order a round runs them. */
+  private static final List<String> JOBS = List.of("reduceByKey", "groupByKey", "sortByKey", "join", "repartition");
+  /** Distinct keys of the jobs' records. */
+  private static final int KEYS = 10_007;
 
   private ShuffleBench() {
   }
@@ -48,6 +53,7 @@ public final class ShuffleBench {
     boolean stages = false;
     int warmup = 1;
     boolean clusterProcess = false;
+    List<String> jobs = JOBS;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.equals("-h") || a.equals("--help")) {
@@ -65,6 +71,7 @@ public final class ShuffleBench {
         case "--spark-master" -> sparkMaster = v;
         case "--stages" -> stages = bool(a, v);
         case "--warmup" -> warmup = nonNegative(a, v);
+        case "--jobs" -> jobs = parseJobs(v);
         case "--cluster" -> clusterProcess = switch (v) {
           case "process" -> true;
           case "in-process" -> false;
@@ -103,7 +110,7 @@ public final class ShuffleBench {
               sc.sc().addSparkListener(times);
             }
             for (int[] shape : shapes) {
-              for (String job : JOBS) {
+              for (String job : jobs) {
                 String key = job + " " + shape[0] + " " + shape[1];
                 long start = System.nanoTime();
                 long answer = run(sc, job, shape[0], shape[1], records);
@@ -193,8 +200,34 @@ public final class ShuffleBench {
       case "reduceByKey" -> pairs.reduceByKey(Long::sum, reduces).map(t -> t._1() * 1_000_003L + t._2())
           .fold(0L, Long::sum);
       case "groupByKey" -> pairs.groupByKey(reduces).map(ShuffleBench::groupChecksum).fold(0L, Long::sum);
+      // Equal keys' values may come in any order; the keys' order, partition by partition, is the sort's answer.
+      case "sortByKey" -> pairs.sortByKey(true, reduces).mapPartitionsWithIndex((index, it) -> {
+        long keys = 0;
+        long values = 0;
+        while (it.hasNext()) {
+          Tuple2<Long, Long> t = it.next();
+          keys = keys * 31 + t._1();
+          values += t._2();
+        }
+        return List.of(index * 1_000_000_007L + keys * 7 + values).iterator();
+      }, false).fold(0L, Long::sum);
+      // Every record meets the one row of its key in a table of all keys (a dimension join).
+      case "join" -> pairs.join(sc.parallelize(range(KEYS), maps).mapToPair(k -> new Tuple2<>(k, k * 3 + 1)),
+          reduces).map(t -> t._1() * 17 + t._2()._1() * 5 + t._2()._2()).fold(0L, Long::sum);
+      case "repartition" -> pairs.values().repartition(reduces).map(v -> v * 31 + 7).fold(0L, Long::sum);
       default -> throw new IllegalArgumentException("no job " + job);
     };
+  }
+
+  private static List<String> parseJobs(String v) {
+    List<String> out = new ArrayList<>();
+    for (String j : v.split(",")) {
+      if (!JOBS.contains(j.trim())) {
+        fail("--jobs names jobs of " + JOBS + ", got '" + j.trim() + "'");
+      }
+      out.add(j.trim());
+    }
+    return out;
   }
 
   /** A key's group as one number that changes if the key, a value or the group's size does. */
@@ -221,7 +254,7 @@ public final class ShuffleBench {
       @Override
       public Tuple2<Long, Long> next() {
         long v = m * n + i++;
-        return new Tuple2<>((v * 7919) % 10_007, v);
+        return new Tuple2<>((v * 7919) % KEYS, v);
       }
     };
   }
