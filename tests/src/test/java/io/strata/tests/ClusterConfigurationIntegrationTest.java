@@ -105,4 +105,23 @@ class ClusterConfigurationIntegrationTest {
       context.close();
     }
   }
+
+  /** The page cache's keys are the client's own: a master's cluster defaults cannot turn it on nor place its dir. */
+  @Test
+  void clusterDefaults_neverChooseTheClientsPageCache() throws IOException {
+    java.nio.file.Path chosen = java.nio.file.Files.createTempDirectory("strata-master-chose").resolve("pages");
+    cluster.restartMaster(Map.of(ClientKeys.PAGE_CACHE_ENABLED.name(), "true",
+        ClientKeys.PAGE_CACHE_DIR.name(), chosen.toString(), ClientKeys.WRITE_TYPE_DEFAULT.name(), "MUST_CACHE"));
+    cluster.waitForWorkers(1, 30_000);
+    FileSystemContext context = new FileSystemContext(cluster.clientConf());
+    try (FileSystem fs = FileSystem.create(context)) {
+      assertThat(context.conf().get(ClientKeys.WRITE_TYPE_DEFAULT)).as("other defaults still apply")
+          .isEqualTo("MUST_CACHE");
+      assertThat(context.conf().get(ClientKeys.PAGE_CACHE_ENABLED)).isFalse();
+      try (FileInStream in = fs.openFile("/conf-data")) {
+        assertThat(in.readAllBytes()).isEqualTo(DATA);
+      }
+      assertThat(chosen).doesNotExist();
+    }
+  }
 }

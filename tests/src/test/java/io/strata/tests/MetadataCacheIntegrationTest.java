@@ -148,4 +148,28 @@ class MetadataCacheIntegrationTest {
       assertThat(fs.getStatus("/mc4/h").length()).isEqualTo(2);
     }
   }
+
+  /**
+   * A listing of more children than the cache keeps ({@code max.size} 40: at most 20) reaches the caller whole and is
+   * not kept, so another client's new child shows at the next listing; a small one is kept until its expiry.
+   */
+  @Test
+  void aBigListing_isStreamedAndNotKept_whileASmallOneIsKept() throws IOException {
+    try (FileSystem fs = FileSystem.create(cluster.clientConf().withAll(Map.of(
+        ClientKeys.METADATA_CACHE_ENABLED.name(), "true", ClientKeys.METADATA_CACHE_EXPIRY.name(), "10min",
+        ClientKeys.METADATA_CACHE_MAX_SIZE.name(), "40")))) {
+      for (int i = 0; i < 25; i++) {
+        write(other, "/mc5/big/f" + i, 1);
+      }
+      for (int i = 0; i < 5; i++) {
+        write(other, "/mc5/small/f" + i, 1);
+      }
+      assertThat(fs.listStatus("/mc5/big")).hasSize(25);
+      assertThat(fs.listStatus("/mc5/small")).hasSize(5);
+      write(other, "/mc5/big/late", 1);
+      write(other, "/mc5/small/late", 1);
+      assertThat(names(fs.listStatus("/mc5/big"))).hasSize(26).contains("late", "f0", "f24");
+      assertThat(fs.listStatus("/mc5/small")).as("kept within its expiry").hasSize(5);
+    }
+  }
 }

@@ -344,4 +344,40 @@ class PageCacheIntegrationTest {
       assertThat(readAll(fs, "/pc/rewrite")).isEqualTo(third);
     }
   }
+
+  /**
+   * A directory other users may write is not used (their page would be served as file data); a directory the cache
+   * makes is the user's alone; a page named in the layout before pages carried their file's creation time is
+   * deleted at start (its file id alone could be another cluster's file).
+   */
+  @Test
+  void aDirOthersMayWrite_isNotUsed_aDirItMakesIsTheUsersAlone_andOldPagesGo() throws IOException {
+    byte[] data = data(2 * PAGE + 3, 11);
+    write("/pc/perm", data);
+    Path shared = Files.createDirectories(tmp.resolve("shared"));
+    Files.setPosixFilePermissions(shared, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+    try (FileSystem fs = client(shared)) {
+      assertThat(readAll(fs, "/pc/perm")).isEqualTo(data);
+      long reads = workerReads();
+      assertThat(readAll(fs, "/pc/perm")).isEqualTo(data);
+      assertThat(workerReads()).as("no page cache: the worker is read again").isGreaterThan(reads);
+    }
+    assertThat(pageBytes(shared)).isZero();
+
+    Path made = tmp.resolve("made").resolve("pages");
+    try (FileSystem fs = client(made)) {
+      assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(made)))
+          .isEqualTo("rwx------");
+      assertThat(readAll(fs, "/pc/perm")).isEqualTo(data);
+      assertThat(pagesOf(made, "/pc/perm")).containsExactly(0L, 1L, 2L);
+    }
+    Path old = made.resolve(cluster.client().getStatus("/pc/perm").id() + "_" + data.length + "_1_0.page");
+    Files.write(old, new byte[16]);
+    try (FileSystem fs = client(made)) {
+      assertThat(old).doesNotExist();
+      long reads = workerReads();
+      assertThat(readAll(fs, "/pc/perm")).isEqualTo(data);
+      assertThat(workerReads()).as("the pages kept from before").isEqualTo(reads);
+    }
+  }
 }

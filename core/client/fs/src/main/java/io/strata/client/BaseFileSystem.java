@@ -242,14 +242,28 @@ final class BaseFileSystem implements FileSystem {
     boolean cacheable = cache().enabled() && !options.recursive() && options.syncIntervalMs().isEmpty();
     if (cacheable) {
       List<URIStatus> cached = cache().listing(path);
-      if (cached == null) {
-        List<URIStatus> fetched = new ArrayList<>();
-        long fetchedAt = cache().generation();
-        listFromMaster(path, options, fetched::add);
-        cache().putListing(path, fetched, fetchedAt);
-        cached = fetched;
+      if (cached != null) {
+        cached.forEach(action);
+        return;
       }
-      cached.forEach(action);
+      // Each entry goes to the caller as it streams in; a copy is kept to cache only while the listing is small.
+      List<URIStatus> fetched = new ArrayList<>();
+      boolean[] small = {true};
+      long fetchedAt = cache().generation();
+      listFromMaster(path, options, s -> {
+        if (small[0]) {
+          if (fetched.size() < cache().listingMax()) {
+            fetched.add(s);
+          } else {
+            small[0] = false;
+            fetched.clear();
+          }
+        }
+        action.accept(s);
+      });
+      if (small[0]) {
+        cache().putListing(path, fetched, fetchedAt);
+      }
       return;
     }
     listFromMaster(path, options, action);

@@ -301,11 +301,14 @@ public final class ClientKeys {
           .build();
 
   public static final PropertyKey<String> PAGE_CACHE_DIR = PropertyKey.stringKey("strata.user.client.cache.dir")
-      .defaultValue("/tmp/strata-client-cache")
+      .defaultValue("/tmp/strata-client-cache-${user.name}")
       .validate(v -> !v.isBlank(), "a local directory")
-      .doc("The local directory of the client's page cache (created if missing). One client at a time: a "
-          + "client that finds it in use by another runs without the page cache (logged). Pages kept here "
-          + "survive a client restart.")
+      .doc("The local directory of the client's page cache; ${user.name} is replaced by the client's user. "
+          + "Created rwx------ if missing; a directory another user owns, or that its group or others may write, "
+          + "is not used (another user's page would be served as file data). One client at a time: a client "
+          + "that finds it in use by another runs without the page cache (logged). Pages kept here survive a "
+          + "client restart. The strata.user.client.cache.* keys are never taken from the master's cluster "
+          + "defaults.")
       .build();
 
   public static final PropertyKey<Long> PAGE_CACHE_SIZE = PropertyKey.bytesKey("strata.user.client.cache.size")

@@ -319,7 +319,7 @@ public final class FileInStream extends InputStream {
    */
   public void unbuffer() {
     if (paged != null) {
-      paged.raw().unbuffer();
+      paged.unbuffer();
     }
     if (reader != null) {
       reader.close();

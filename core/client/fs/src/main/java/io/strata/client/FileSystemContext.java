@@ -151,8 +151,16 @@ public final class FileSystemContext implements Closeable {
 
   /** The cluster defaults under the caller's own keys. */
   private StrataConf merge(io.strata.proto.GetClusterConfigurationResponse defaults) {
-    return StrataConf.of(defaults.getClientDefaultsMap()).withAll(ownConf.explicitValues());
+    java.util.Map<String, String> taken = new java.util.HashMap<>(defaults.getClientDefaultsMap());
+    taken.keySet().removeIf(k -> k.startsWith(LOCAL_ONLY_PREFIX));
+    return StrataConf.of(taken).withAll(ownConf.explicitValues());
   }
+
+  /**
+   * Keys a client takes only from its own configuration, never from the master's cluster defaults: the page cache's
+   * local directory, quota and use, which a master must not choose for the client's machine.
+   */
+  static final String LOCAL_ONLY_PREFIX = "strata.user.client.cache.";
 
   /**
    * The master's cluster defaults, or null when it cannot be asked now (logged; the periodic check tries

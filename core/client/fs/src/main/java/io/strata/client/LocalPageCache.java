@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Directory layout: {@code <dir>/.lock} (held with an OS file lock while a client uses the directory: a
  * second client that finds it locked runs without the page cache), and one file per page named
- * {@link PageKey#fileName} ({@code <fileId>_<fileLength>_<modificationTimeMs>_<index>.page}) holding a 16-byte
+ * {@link PageKey#fileName} ({@code <fileId>_<creationTimeMs>_<fileLength>_<modificationTimeMs>_<index>.page}) holding
+ * a 16-byte
  * header (magic {@code STPG}, page size, data length, CRC32C of the data, big-endian ints) and then the data:
  * the page size bytes of the file from {@code index * pageSize}, fewer for the file's last page. A page is
  * written to {@code .<name>.<n>.tmp} and renamed onto its name atomically, so a name never holds a
@@ -36,6 +37,13 @@ import org.slf4j.LoggerFactory;
  * the file its name names (files are immutable once complete, and a rewritten file has another id); the sum of
  * the indexed page files' sizes stays within the quota (past it only between a new page's rename and the
  * eviction {@link #store} then does, by at most one page per storing thread).
+ *
+ * <p>The directory must be this user's alone to write: a page another user could put there would be served as the
+ * file's bytes (a checksum is not a signature). A directory it creates is made {@code rwx------}; one that another
+ * user owns, or that its group or others may write, is not used (logged). The default,
+ * {@code /tmp/strata-client-cache-${user.name}}, is one per user. One context of this JVM at a time holds a
+ * directory ({@link #HELD}, by its real path): an OS file lock is the process's, and closing any channel of the lock
+ * file would drop it, so a second context here never touches the lock file at all.
  *
  * <p>At start the index is rebuilt from the directory, oldest file first (so under LRU the most recently
  * written pages are the most recent): a file whose name, size or header is wrong (partial, another page size)
@@ -51,6 +59,9 @@ final class LocalPageCache implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(LocalPageCache.class);
   static final int MAGIC = 0x53545047;
   static final int HEADER_BYTES = 16;
+
+  /** Directories (real paths) a context of this JVM holds: see the class comment. */
+  private static final java.util.Set<Path> HELD = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private final Path dir;
   private final int pageSize;
@@ -88,10 +99,21 @@ final class LocalPageCache implements Closeable {
           + "page (" + ClientKeys.PAGE_CACHE_PAGE_SIZE.name() + "=" + pageSize + " plus a " + HEADER_BYTES
           + "-byte header)");
     }
-    Path dir = Path.of(conf.get(ClientKeys.PAGE_CACHE_DIR)).toAbsolutePath();
+    Path dir = Path.of(conf.get(ClientKeys.PAGE_CACHE_DIR).replace("${user.name}", System.getProperty("user.name")))
+        .toAbsolutePath();
     FileChannel ch = null;
+    Path held = null;
     try {
-      Files.createDirectories(dir);
+      dir = ownDirectory(dir);
+      if (dir == null) {
+        return null;
+      }
+      if (!HELD.add(dir)) {
+        LOG.warn("The page cache directory {} is in use by another client of this process; this one reads without "
+            + "the page cache", dir);
+        return null;
+      }
+      held = dir;
       ch = FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       FileLock lock;
       try {
@@ -103,13 +125,14 @@ final class LocalPageCache implements Closeable {
         LOG.warn("The page cache directory {} is in use by another client; this one reads without the page cache",
             dir);
         ch.close();
+        HELD.remove(held);
         return null;
       }
       LocalPageCache cache = new LocalPageCache(dir, (int) pageSize, quota,
           conf.get(ClientKeys.PAGE_CACHE_EVICTION).equals("LFU"), ch, lock);
       cache.rebuild();
       return cache;
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
       LOG.warn("Cannot use the page cache directory {} ({}); reading without the page cache", dir, e.toString());
       if (ch != null) {
         try {
@@ -118,8 +141,48 @@ final class LocalPageCache implements Closeable {
           // nothing held
         }
       }
+      if (held != null) {
+        HELD.remove(held);
+      }
       return null;
     }
+  }
+
+  /**
+   * The directory's real path, created {@code rwx------} when missing; null (logged) when it is not this user's
+   * alone to write: owned by another user, or writable by its group or others (where POSIX permissions exist).
+   */
+  private static Path ownDirectory(Path dir) throws IOException {
+    if (!Files.isDirectory(dir)) {
+      Files.createDirectories(dir.getParent() == null ? dir : dir.getParent());
+      try {
+        Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+      } catch (java.nio.file.FileAlreadyExistsException raced) {
+        // made meanwhile: checked below like any other
+      } catch (UnsupportedOperationException noPosix) {
+        Files.createDirectories(dir);
+      }
+    }
+    Path real = dir.toRealPath();
+    java.nio.file.attribute.PosixFileAttributeView view =
+        Files.getFileAttributeView(real, java.nio.file.attribute.PosixFileAttributeView.class);
+    if (view == null) {
+      return real;
+    }
+    java.nio.file.attribute.PosixFileAttributes a = view.readAttributes();
+    String me = System.getProperty("user.name");
+    java.util.Set<java.nio.file.attribute.PosixFilePermission> p = a.permissions();
+    if (!a.owner().getName().equals(me)
+        || p.contains(java.nio.file.attribute.PosixFilePermission.GROUP_WRITE)
+        || p.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
+      LOG.warn("The page cache directory {} is owned by {} with permissions {}: another user could put pages there, "
+          + "which this client would serve as file data; reading without the page cache (use a directory of {} that "
+          + "only {} may write, set in {})", real, a.owner().getName(),
+          java.nio.file.attribute.PosixFilePermissions.toString(p), me, me, ClientKeys.PAGE_CACHE_DIR.name());
+      return null;
+    }
+    return real;
   }
 
   int pageSize() {
@@ -224,8 +287,8 @@ final class LocalPageCache implements Closeable {
     try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
       for (Path p : files) {
         String name = p.getFileName().toString();
-        if (name.endsWith(".tmp") && name.startsWith(".")) {
-          deleteQuietly(p);
+        if ((name.endsWith(".tmp") && name.startsWith(".")) || PageKey.isOldLayout(name)) {
+          deleteQuietly(p); // a store cut short, or a page named before pages carried their file's creation time
           dropped++;
           continue;
         }
@@ -233,13 +296,19 @@ final class LocalPageCache implements Closeable {
         if (key == null) {
           continue; // not ours (the lock file, or something the user put there): left alone
         }
-        long size = Files.size(p);
-        if (!wholePage(p, key, size)) {
+        try {
+          long size = Files.size(p);
+          if (!wholePage(p, key, size)) {
+            deleteQuietly(p);
+            dropped++;
+            continue;
+          }
+          found.add(new Found(p, key, size, Files.getLastModifiedTime(p).toMillis()));
+        } catch (IOException e) {
+          // One unreadable entry (a dangling link, a file gone meanwhile) costs that entry, not the cache.
           deleteQuietly(p);
           dropped++;
-          continue;
         }
-        found.add(new Found(p, key, size, Files.getLastModifiedTime(p).toMillis()));
       }
     }
     found.sort(Comparator.comparingLong(Found::modified));
@@ -321,6 +390,8 @@ final class LocalPageCache implements Closeable {
       lockChannel.close();
     } catch (IOException e) {
       LOG.warn("Cannot release the page cache directory {} ({})", dir, e.toString());
+    } finally {
+      HELD.remove(dir);
     }
   }
 }

@@ -10,7 +10,8 @@ import java.util.function.Predicate;
 
 /**
  * The client's optional cache of metadata answers ({@code strata.user.metadata.cache.enabled}, off by
- * default): getStatus, exists and non-recursive listings made with default options, each kept for
+ * default): getStatus, exists and non-recursive listings made with default options (of at most
+ * {@link #listingMax} children), each kept for
  * {@code strata.user.metadata.cache.expiry} after it was fetched, within
  * {@code strata.user.metadata.cache.max.size} weight (an entry weighs one, a listing one more per child).
  *
@@ -32,14 +33,29 @@ final class MetadataCache {
   private record Key(Kind kind, String path) {}
 
   /** A disabled cache: misses always, remembers nothing. */
-  static final MetadataCache OFF = new MetadataCache(null);
+  static final MetadataCache OFF = new MetadataCache(null, 0);
+
+  /** The most children a kept listing has, whatever the cache's size ({@link #listingMax}). */
+  static final int LISTING_MAX = 10_000;
 
   private final Cache<Key, Object> cache;
+  /** See {@link #listingMax}. */
+  private final int listingMax;
   /** Invalidations so far: a fetch begun before one does not put its (maybe stale) answer. Written under this. */
   private volatile long generation;
 
-  private MetadataCache(Cache<Key, Object> cache) {
+  private MetadataCache(Cache<Key, Object> cache, long maxWeight) {
     this.cache = cache;
+    this.listingMax = (int) Math.min(LISTING_MAX, maxWeight / 2);
+  }
+
+  /**
+   * The most children a listing may have to be kept: {@link #LISTING_MAX}, or half the cache's weight when less. A
+   * bigger listing is handed to its caller as it streams in and not kept, so a listing of a huge directory never sits
+   * in the client's memory whole, and no listing alone fills the cache.
+   */
+  int listingMax() {
+    return listingMax;
   }
 
   static MetadataCache from(StrataConf conf, Ticker ticker) {
@@ -47,10 +63,11 @@ final class MetadataCache {
       return OFF;
     }
     Duration expiry = conf.get(ClientKeys.METADATA_CACHE_EXPIRY);
+    long maxWeight = conf.get(ClientKeys.METADATA_CACHE_MAX_SIZE);
     return new MetadataCache(Caffeine.newBuilder().ticker(ticker)
-        .maximumWeight(conf.get(ClientKeys.METADATA_CACHE_MAX_SIZE))
+        .maximumWeight(maxWeight)
         .weigher((Key k, Object v) -> v instanceof List<?> l ? 1 + l.size() : 1)
-        .expireAfterWrite(expiry).build());
+        .expireAfterWrite(expiry).build(), maxWeight);
   }
 
   boolean enabled() {

@@ -34,6 +34,13 @@ final class PagedReader {
     return raw;
   }
 
+  /** Lets go of the page held in memory and of what the raw stream holds ({@link FileInStream#unbuffer}). */
+  void unbuffer() {
+    page = null;
+    pageIndex = -1;
+    raw.unbuffer();
+  }
+
   /**
    * Copies up to {@code len} bytes at {@code position} (before the end of the file) into {@code b}; returns how
    * many: {@code len} or what is left of the file, whichever is less.
@@ -64,7 +71,7 @@ final class PagedReader {
       page = new byte[pageSize];
     }
     pageIndex = -1; // until the buffer holds a whole page again
-    PageKey key = new PageKey(file.id(), file.length(), file.modificationTimeMs(), idx);
+    PageKey key = new PageKey(file.id(), file.creationTimeMs(), file.length(), file.modificationTimeMs(), idx);
     if (!cache.read(key, page, len)) {
       if (sequential) {
         raw.seek(start);

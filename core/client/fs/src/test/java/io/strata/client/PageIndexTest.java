@@ -23,7 +23,7 @@ class PageIndexTest {
   private static final long PAGE = 100;
 
   private static PageKey page(long i) {
-    return new PageKey(7, 10_000, 123, i);
+    return new PageKey(7, 1_000_000L + 7, 10_000, 123, i);
   }
 
   private static List<Long> evictionsOf(BiFunction<Long, Consumer<PageKey>, PageIndex> make,
@@ -89,12 +89,16 @@ class PageIndexTest {
 
   @Test
   void pageKey_nameRoundTrips_andForeignNamesAreNotPages() {
-    PageKey k = new PageKey(12, 345, 6789, 3);
+    PageKey k = new PageKey(12, 1_000_000L + 12, 345, 6789, 3);
     assertThat(PageKey.parse(k.fileName())).isEqualTo(k);
     assertThat(PageKey.parse(".lock")).isNull();
-    assertThat(PageKey.parse("1_2_3.page")).isNull();
-    assertThat(PageKey.parse("1_2_x_4.page")).isNull();
-    assertThat(PageKey.parse("01_2_3_4.page")).isNull();
+    assertThat(PageKey.parse("1_2_3_4.page")).isNull();
+    assertThat(PageKey.isOldLayout("1_2_3_4.page")).isTrue();
+    assertThat(PageKey.isOldLayout(k.fileName())).isFalse();
+    assertThat(PageKey.parse("1_2_x_4_5.page")).isNull();
+    assertThat(PageKey.parse("01_2_3_4_5.page")).isNull();
+    // The same file id, length and times but another creation time (another cluster's file 12): another page.
+    assertThat(new PageKey(12, 999, 345, 6789, 3).fileName()).isNotEqualTo(k.fileName());
   }
 
   private static StrataConf conf(Path dir, String quota) {
@@ -115,7 +119,7 @@ class PageIndexTest {
     List<PageKey> keys = new ArrayList<>();
     try (LocalPageCache cache = LocalPageCache.open(conf(dir, "1MB"))) {
       for (int i = 0; i < 6; i++) {
-        PageKey k = new PageKey(9, fileLength, 55, i);
+        PageKey k = new PageKey(9, 1_000_000L + 9, fileLength, 55, i);
         int len = i < 5 ? 4096 : 10;
         cache.store(k, bytes(len, i), len);
         keys.add(k);
@@ -152,7 +156,7 @@ class PageIndexTest {
   @Test
   void cache_dropsAPageThatFailsItsChecksum(@TempDir Path dir) throws Exception {
     try (LocalPageCache cache = LocalPageCache.open(conf(dir, "1MB"))) {
-      PageKey k = new PageKey(3, 4096, 1, 0);
+      PageKey k = new PageKey(3, 1_000_000L + 3, 4096, 1, 0);
       cache.store(k, bytes(4096, 3), 4096);
       Path file = dir.resolve(k.fileName());
       byte[] raw = Files.readAllBytes(file);
@@ -173,13 +177,13 @@ class PageIndexTest {
     }
     LocalPageCache again = LocalPageCache.open(conf(dir, "1MB"));
     assertThat(again).as("free again once the first closed").isNotNull();
-    PageKey k = new PageKey(1, 4096, 1, 0);
+    PageKey k = new PageKey(1, 1_000_000L + 1, 4096, 1, 0);
     again.store(k, bytes(4096, 1), 4096);
     again.close();
     again.close(); // a second close is a no-op
     assertThat(again.read(k, new byte[4096], 4096)).as("a closed cache serves nothing").isFalse();
-    again.store(new PageKey(1, 4096, 1, 1), bytes(4096, 2), 4096);
-    assertThat(Files.exists(dir.resolve(new PageKey(1, 4096, 1, 1).fileName()))).isFalse();
+    again.store(new PageKey(1, 1_000_000L + 1, 4096, 1, 1), bytes(4096, 2), 4096);
+    assertThat(Files.exists(dir.resolve(new PageKey(1, 1_000_000L + 1, 4096, 1, 1).fileName()))).isFalse();
   }
 
   @Test
