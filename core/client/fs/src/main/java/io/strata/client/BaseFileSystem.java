@@ -88,9 +88,7 @@ final class BaseFileSystem implements FileSystem {
     try {
       return context.callMaster(call);
     } finally {
-      for (String p : paths) {
-        cache().invalidate(p);
-      }
+      cache().invalidate(java.util.Arrays.asList(paths));
     }
   }
 

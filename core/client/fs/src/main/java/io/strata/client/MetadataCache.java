@@ -119,22 +119,49 @@ final class MetadataCache {
 
   /** Forgets {@code path}, everything under it and every ancestor's entries (after a change to it). */
   void invalidate(String path) {
-    if (cache == null) {
+    invalidate(List.of(path));
+  }
+
+  /**
+   * Forgets, for each of {@code paths}, the path, everything under it and every ancestor's entries: one pass over
+   * the cache for all of them (a batch of a thousand changes costs one pass, not a thousand), each entry checked
+   * against its own ancestors and the changed paths' ancestors, by set lookups.
+   */
+  void invalidate(java.util.Collection<String> paths) {
+    if (cache == null || paths.isEmpty()) {
       return;
     }
-    String under = path.equals("/") ? "/" : path + "/";
-    Predicate<Key> affected = k -> k.path.equals(path) || k.path.startsWith(under) || isAncestor(k.path, path);
+    java.util.Set<String> changed = new java.util.HashSet<>(paths);
+    java.util.Set<String> ancestors = new java.util.HashSet<>();
+    for (String p : paths) {
+      for (String a = parent(p); a != null && ancestors.add(a); a = parent(a)) {
+        // every ancestor once
+      }
+    }
+    Predicate<Key> affected = k -> {
+      if (changed.contains(k.path) || ancestors.contains(k.path)) {
+        return true;
+      }
+      for (String a = parent(k.path); a != null; a = parent(a)) {
+        if (changed.contains(a)) {
+          return true; // under a changed path
+        }
+      }
+      return false;
+    };
     synchronized (this) {
       generation++; // a put that checked before this was made before it, and goes with the removal below
     }
     cache.asMap().keySet().removeIf(affected);
   }
 
-  private static boolean isAncestor(String candidate, String path) {
-    if (candidate.equals("/")) {
-      return true;
+  /** The parent of a normalised absolute path, null for the root. */
+  private static String parent(String path) {
+    if (path.equals("/")) {
+      return null;
     }
-    return path.startsWith(candidate) && path.length() > candidate.length() && path.charAt(candidate.length()) == '/';
+    int slash = path.lastIndexOf('/');
+    return slash == 0 ? "/" : path.substring(0, slash);
   }
 
   /** Entries held now (for tests). */

@@ -94,9 +94,7 @@ public final class WorkerWrittenFile {
     try {
       answer = context.callMaster(m -> m.completeFiles(built));
     } finally {
-      for (WorkerWrittenFile f : files) {
-        context.metadataCache().invalidate(f.status.path());
-      }
+      context.metadataCache().invalidate(files.stream().map(f -> f.status.path()).toList());
     }
     if (answer.getResultsCount() != files.size()) {
       throw new io.strata.common.exception.InternalException("The master answered " + answer.getResultsCount()

@@ -33,4 +33,34 @@ class MetadataCacheTest {
     cache.putExists("/d/f", true, fresh);
     assertThat(cache.exists("/d/f")).isTrue();
   }
+
+  @Test
+  void invalidatingPaths_forgetsEachPath_whatIsUnderIt_andItsAncestors_only() {
+    MetadataCache cache = enabled();
+    List<String> kept = List.of("/a/bc", "/a/bc/x", "/other", "/other/y", "/a/b2");
+    List<String> gone = List.of("/", "/a", "/a/b", "/a/b/c", "/a/b/c/d/e", "/z", "/z/q", "/w/v");
+    for (String p : concat(kept, gone)) {
+      cache.putExists(p, true, cache.generation());
+      cache.putListing(p, List.of(), cache.generation());
+    }
+    cache.invalidate(List.of("/a/b", "/z", "/w/v"));
+    for (String p : gone) {
+      assertThat(cache.exists(p)).as(p).isNull();
+      assertThat(cache.listing(p)).as(p).isNull();
+    }
+    for (String p : kept) {
+      assertThat(cache.exists(p)).as(p).isTrue();
+      assertThat(cache.listing(p)).as(p).isEmpty();
+    }
+    // "/w" is an ancestor of "/w/v": gone, though never put here; the root too.
+    cache.putExists("/w", true, cache.generation());
+    cache.invalidate("/w/v/deeper");
+    assertThat(cache.exists("/w")).isNull();
+  }
+
+  private static List<String> concat(List<String> a, List<String> b) {
+    List<String> out = new java.util.ArrayList<>(a);
+    out.addAll(b);
+    return out;
+  }
 }
