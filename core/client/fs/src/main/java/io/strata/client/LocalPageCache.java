@@ -29,8 +29,7 @@ import org.slf4j.LoggerFactory;
  * <p>Directory layout: {@code <dir>/.lock} (held with an OS file lock while a client uses the directory: a
  * second client that finds it locked runs without the page cache), and one file per page named
  * {@link PageKey#fileName} ({@code <fileId>_<creationTimeMs>_<fileLength>_<modificationTimeMs>_<index>.page}) holding
- * a 16-byte
- * header (magic {@code STPG}, page size, data length, CRC32C of the data, big-endian ints) and then the data:
+ * a 16-byte header (magic {@code STPG}, page size, data length, CRC32C of the data, big-endian ints) and then the data:
  * the page size bytes of the file from {@code index * pageSize}, fewer for the file's last page. A page is
  * written to {@code .<name>.<n>.tmp} and renamed onto its name atomically, so a name never holds a
  * half-written page; leftover temp files are deleted at start. Invariants: a page file's data are the bytes of
