@@ -192,11 +192,20 @@ final class Mover {
       }
       return false;
     }
+    boolean adopted = false;
     synchronized (index.lock) {
-      if (!from.isGood() || index.committed.get(blockId) != from || !to.isGood()) {
-        // The source dir failed during the copy and the block was reported lost: drop the copy too. Or the target
-        // dir failed during the copy: the block stays where it is (its source is whole and still listed), and
-        // the copy goes with the failed dir. The one file deletion under the store monitor, on this rare path:
+      if (!from.isGood() && to.isGood() && index.committed.get(blockId) == null
+          && !index.writing.containsKey(blockId)) {
+        // The source dir failed during the copy and the block was reported lost, but the copy is whole in a good
+        // dir and nothing else holds the id: it is the block now (announced below as moved, which the master
+        // takes as added after the loss), not deleted with what may have been its only copy.
+        index.committed.put(blockId, to);
+        to.blocks.put(blockId, length);
+        adopted = true;
+      } else if (!from.isGood() || index.committed.get(blockId) != from || !to.isGood()) {
+        // The block was removed, or committed or written again elsewhere, during the copy: this copy is stale, and
+        // goes. Or the target dir failed during the copy: the block stays where it is (its source is whole and
+        // still listed), and the copy goes with the failed dir. The one file deletion under the store monitor, on this rare path:
         // outside it, a new copy of the block committed to this dir meanwhile (same path) could be deleted instead.
         if (to.isGood()) {
           to.used -= length;
@@ -209,12 +218,19 @@ final class Mover {
         } // a failed target dir keeps the copy: its files no longer count, and its disk may hang a delete
         return false;
       }
-      index.committed.put(blockId, to);
-      to.blocks.put(blockId, length);
-      from.blocks.remove(blockId);
-      from.used -= length;
+      if (!adopted) {
+        index.committed.put(blockId, to);
+        to.blocks.put(blockId, length);
+        from.blocks.remove(blockId);
+        from.used -= length;
+      }
     }
     index.space.changed();
+    if (adopted) {
+      LOG.warn("Block {} was copied whole to {} while its dir {} failed: kept there", blockId, to, from);
+      events.blockMoved(blockId, length, to.tierAlias);
+      return true;
+    }
     try {
       Files.deleteIfExists(from.blockPath(blockId));
       Files.deleteIfExists(from.sidecarPath(blockId));

@@ -177,6 +177,44 @@ class StorageDirFailureTest {
   }
 
   /**
+   * A block moved (here promoted) out of a dir that fails while the copy lands in its target is kept in the target:
+   * the dir's failure reported it lost, but the copy is whole (copied, synced, renamed) and may be its only one. (The
+   * move once deleted it with the failed source.) It is announced as moved, which the master takes as added.
+   */
+  @Test
+  void blockMovedOutOfADirThatFailsDuringTheMove_isKeptInItsTarget() throws IOException {
+    Path fast = root.resolve("fast2");
+    Path slow = root.resolve("slow2");
+    TieredBlockStore[] s = {null};
+    java.util.concurrent.atomic.AtomicBoolean failOnSync = new java.util.concurrent.atomic.AtomicBoolean();
+    Durability failingSource = fsyncThen(file -> { }, dir -> {
+      if (dir.startsWith(fast) && failOnSync.getAndSet(false)) {
+        // The copy has its name in the target dir; now the source dir dies and the store learns it.
+        deleteTree(slow);
+        assertThat(s[0].dirFailed(s[0].tier(1).get(0), null)).isTrue();
+      }
+    });
+    s[0] = StoreFixture.builder().tier("SSD", BLOCK, fast).tier("HDD", QUOTA, slow).events(events)
+        .durability(failingSource).build();
+    write(s[0], 1, BLOCK); // fills the SSD
+    write(s[0], 2, BLOCK); // so this one lands in the HDD
+    assertThat(s[0].dirOf(2).root).isEqualTo(slow);
+    s[0].remove(1); // room in the SSD again
+
+    failOnSync.set(true);
+    try (BlockStore.ReadHandle h = s[0].openForRead(2, true)) { // promotes: a move into the SSD
+      assertThat(h.meta().blockId()).isEqualTo(2);
+    }
+    assertThat(failOnSync.get()).as("the source failed during the move").isFalse();
+    assertThat(events.dirFailures()).extracting(DirFailed::path).containsExactly(slow.toString());
+    // The bytes are held by the copy in the SSD: listed, readable whole, and announced.
+    assertThat(s[0].dirOf(2).root).isEqualTo(fast);
+    assertThat(read(s[0], 2)).isEqualTo(content(2, BLOCK));
+    assertThat(events.moved()).hasSize(1);
+    assertThat(s[0].usedBytes()).isEqualTo(BLOCK);
+  }
+
+  /**
    * A commit whose dir fails under it lets go of its own claim on the block id only: the dir's failure freed the
    * id, a retry claimed it again in another dir, and that retry's claim stays (a third writer of the id is refused,
    * and the retry commits).
