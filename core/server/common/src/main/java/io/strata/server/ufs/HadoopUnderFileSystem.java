@@ -241,9 +241,36 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
     return fs.delete(new Path(path), recursive);
   }
 
+  /**
+   * Renames; on a plain local file system the directories of both names are synced once it is done, so a copy a
+   * rename put in place (a persist's, a CACHE_THROUGH write's), which the master then records as persisted and lets
+   * go of its cached blocks for, is still there after a power loss, not back under its temp name.
+   */
   @Override
   public boolean rename(String src, String dst) throws IOException {
-    return fs.rename(new Path(src), new Path(dst));
+    Path from = new Path(src);
+    Path to = new Path(dst);
+    boolean done = fs.rename(from, to);
+    org.apache.hadoop.fs.RawLocalFileSystem raw = plainLocal();
+    if (done && raw != null) {
+      java.io.File toDir = raw.pathToFile(to).getParentFile();
+      java.io.File fromDir = raw.pathToFile(from).getParentFile();
+      syncDir(toDir);
+      if (fromDir != null && !fromDir.equals(toDir)) {
+        syncDir(fromDir);
+      }
+    }
+    return done;
+  }
+
+  private static void syncDir(java.io.File dir) throws IOException {
+    if (dir == null) {
+      return;
+    }
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir.toPath(),
+        java.nio.file.StandardOpenOption.READ)) {
+      ch.force(true);
+    }
   }
 
   @Override
