@@ -41,9 +41,15 @@ final class FileCompletion {
   private final MountOperations.Flush flush;
   /** Files whose through-written UFS copy a complete is moving into place now (one attempt at a time). */
   private final Set<Long> placing = ConcurrentHashMap.newKeySet();
+  /**
+   * Held on the file's path from the last check that it is still there until it is complete: no delete or rename of
+   * a related path (which could bring another file's UFS copy to this path, then cleared) comes in between.
+   */
+  private final PathGuard guard;
 
   FileCompletion(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync, Object commitLock,
-      Map<Long, String> ufsWriteTargets, Journal journal, MountOperations.Flush flush) {
+      Map<Long, String> ufsWriteTargets, Journal journal, MountOperations.Flush flush, PathGuard guard) {
+    this.guard = guard;
     this.tree = tree;
     this.blocks = blocks;
     this.mounts = mounts;
@@ -88,7 +94,7 @@ final class FileCompletion {
         throw new UnavailableException("Cannot complete " + p + " now: an earlier attempt is still placing its "
             + "under file system copy; retry");
       }
-      try {
+      try (PathGuard.Held held = guard.hold("Completing " + p, p)) {
         long ufsMtime = placeUfsCopy(p, current, length);
         synchronized (commitLock) {
           done = tree.completeFile(p, fileId, length,

@@ -103,8 +103,9 @@ public final class FileSystemMaster {
     UfsManager manager = ufs == null ? new UfsManager() : ufs.manager();
     MetadataSync sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
         commitLock, this::removeBlocksOf);
+    PathGuard guard = new PathGuard(); // one for every change that moves or clears UFS paths
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
-        this::syncQuietly, clock, ufs);
+        this::syncQuietly, clock, ufs, guard);
     this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, new WorkerAccess(), ufsWriteTargets);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
         workers::storageDirs);
@@ -113,10 +114,10 @@ public final class FileSystemMaster {
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive, inodeId) -> delete(path, recursive, false, inodeId));
     this.changes = new NamespaceChanges(tree, mounts, sync, leaseRecovery, commitLock, this::removeBlocksOf,
-        this::sync, maxBlockSize);
+        this::sync, maxBlockSize, guard);
     this.reads = new NamespaceReads(tree, blocks, mounts, sync);
     this.completion = new FileCompletion(tree, blocks, mounts, sync, commitLock, ufsWriteTargets, journal,
-        this::sync);
+        this::sync, guard);
     this.retries = new NamespaceRetries(calls, leaseRecovery, tree, mounts, this::sync);
     this.recovery = new MasterRecovery(tree, blocks, mounts, calls, journal, commitLock);
   }

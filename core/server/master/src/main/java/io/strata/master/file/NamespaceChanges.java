@@ -37,7 +37,7 @@ final class NamespaceChanges {
   private final long maxBlockSize;
   private volatile long minBlockSize = 1;
   /** Deletes and renames of related paths, one at a time (see {@link PathGuard}). */
-  private final PathGuard guard = new PathGuard();
+  private final PathGuard guard;
 
   /** Deletes and renames waiting for a change of a related path (tests). */
   int changesWaiting() {
@@ -45,7 +45,8 @@ final class NamespaceChanges {
   }
 
   NamespaceChanges(InodeTree tree, MountTable mounts, MetadataSync sync, LeaseRecovery leases, Object commitLock,
-      Consumer<List<Long>> removeBlocks, MountOperations.Flush flush, long maxBlockSize) {
+      Consumer<List<Long>> removeBlocks, MountOperations.Flush flush, long maxBlockSize, PathGuard guard) {
+    this.guard = guard;
     this.tree = tree;
     this.mounts = mounts;
     this.sync = sync;

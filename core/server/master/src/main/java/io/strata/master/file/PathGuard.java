@@ -8,8 +8,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Keeps the deletes and renames that change the under file system from overlapping on related paths. Each holds its
- * paths (a delete its own, a rename its source and destination) from before its UFS call until its tree change is
+ * Keeps the changes that change the under file system from overlapping on related paths: deletes, renames, and the
+ * placing of a file's UFS copy (a CACHE_THROUGH complete's, a persist's). Each holds its paths (a delete its own, a
+ * rename its source and destination, a placement its file's) from before its UFS call until its tree change is
  * made; a change with a path equal to, under or above a held one waits until that one is done. Without it a delete
  * and a rename of one file could both be answered OK with the file left in Strata and its bytes gone from the UFS
  * (the delete removed the UFS copy, the rename then moved only the inode), or a deleted file's copy left in the UFS
@@ -68,6 +69,19 @@ final class PathGuard {
       }
       held.add(mine);
     }
+    return () -> release(mine);
+  }
+
+  /**
+   * Holds {@code paths} when none is related to a held path, without waiting; null when one is (for a caller that
+   * tries again later rather than hold its thread).
+   */
+  synchronized Held tryHold(StrataPath... paths) {
+    List<StrataPath> mine = List.of(paths);
+    if (conflict(mine) != null) {
+      return null;
+    }
+    held.add(mine);
     return () -> release(mine);
   }
 

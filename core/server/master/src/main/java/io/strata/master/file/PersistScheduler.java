@@ -75,9 +75,17 @@ final class PersistScheduler {
   private volatile int pendingAfterRound;
   private final java.util.concurrent.atomic.LongAdder failures = new java.util.concurrent.atomic.LongAdder();
 
+  /**
+   * Held (never waited for: the tick thread tries again next round) on a file's path from the last check that it is
+   * still there until it is PERSISTED: no delete or rename of a related path, which could bring another file's UFS
+   * copy to that path, comes between the check and the clearing and renaming there.
+   */
+  private final PathGuard guard;
+
   PersistScheduler(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync ufs,
       Function<FileInfo, List<BlockState>> blocksOf, java.util.function.BooleanSupplier durable, Clock clock,
-      UfsConfig conf) {
+      UfsConfig conf, PathGuard guard) {
+    this.guard = guard;
     this.tree = tree;
     this.blocks = blocks;
     this.mounts = mounts;
@@ -126,6 +134,7 @@ final class PersistScheduler {
 
   private void round() {
     long now = clock.millis();
+    List<Reported> later = new ArrayList<>();
     for (Reported rep; (rep = results.poll()) != null; ) {
       PersistResult r = rep.result();
       Job job = jobs.get(r.fileId());
@@ -138,11 +147,14 @@ final class PersistScheduler {
         continue;
       }
       if (r.ok()) {
-        finish(r.fileId(), job);
+        if (!finish(r.fileId(), job)) {
+          later.add(rep); // a delete or rename of a related path is under way: placed next round
+        }
       } else {
         fail(r.fileId(), job, "worker " + job.workerId + " failed: " + r.error(), now);
       }
     }
+    results.addAll(later);
     Set<Long> wanted = new HashSet<>(tree.filesToPersist());
     Set<Long> live = new HashSet<>();
     for (WorkerState w : blocks.liveWorkers()) {
@@ -283,8 +295,11 @@ final class PersistScheduler {
     LOG.debug("Persisting {} (file {}) through worker {}, attempt {}", f.path(), fileId, worker, job.attempts + 1);
   }
 
-  /** The worker wrote the temporary file: move it into place and record the file PERSISTED. */
-  private void finish(long fileId, Job job) {
+  /**
+   * The worker wrote the temporary file: move it into place and record the file PERSISTED. False when a change of a
+   * related path holds the file's path now: nothing was done, and the result is to be applied in a later round.
+   */
+  private boolean finish(long fileId, Job job) {
     long now = clock.millis();
     FileInfo f = tree.getFile(fileId);
     UnderFileSystem u;
@@ -292,76 +307,100 @@ final class PersistScheduler {
       u = ufs.client(job.target);
     } catch (StrataException e) {
       fail(fileId, job, e.getMessage(), now);
-      return;
+      return true;
     }
     try {
       if (f == null || f.persistence() != PersistenceState.TO_BE_PERSISTED) {
         u.delete(job.tempUri, false); // deleted or changed meanwhile: the copy is not wanted
         jobs.remove(fileId);
-        return;
+        return true;
       }
       MountTable.Resolution now2 = mounts.resolve(StrataPath.of(f.path()));
       if (now2 == null || !now2.mount().path().equals(job.target.mount().path())) {
         u.delete(job.tempUri, false);
         fail(fileId, job, f.path() + " moved to another mount while it was persisted", now);
-        return;
+        return true;
       }
-      String dst = now2.ufsUri();
-      FileCompletion.replaceableTarget(u, dst, StrataPath.of(f.path()));
-      // The file's directory may have been renamed or deleted since its path was read: directories made
-      // for a path it no longer has are removed again, or a listing would load them back into Strata.
       String at = f.path();
-      UfsDirsCreated made = UfsDirsCreated.mkdirs(u, UfsManager.parent(dst));
-      if (!tree.isFileAt(fileId, at)) {
-        made.undo();
-        u.delete(job.tempUri, false);
-        fail(fileId, job, at + " moved while it was persisted", now);
-        return;
+      PathGuard.Held held = guard.tryHold(StrataPath.of(at));
+      if (held == null) {
+        return false;
       }
-      if (!u.rename(job.tempUri, dst)) {
-        made.undo();
-        fail(fileId, job, "cannot rename " + job.tempUri + " to " + dst, now);
-        return;
+      try (held) {
+        place(fileId, job, u, f, at, now2.ufsUri(), now);
       }
-      UfsStatus s = u.getStatus(dst);
-      if (s == null || s.length() != f.length()) {
-        fail(fileId, job, dst + " has " + (s == null ? "no file" : s.length() + " bytes") + " after the rename, "
-            + "expected " + f.length(), now);
-        return;
-      }
-      // Under the tree's lock, so no rename or delete comes between this check and PERSISTED: the file must still
-      // be where its copy was just placed (a rename in between moves nothing in the UFS for a file not yet
-      // persisted, so PERSISTED at the new path would name a UFS location without its bytes).
-      FileInfo done;
-      try {
-        done = tree.setFileAttribute(fileId, null, null, null, PersistenceState.PERSISTED, s.modificationTimeMs(),
-            cur -> {
-              if (cur.persistence() != PersistenceState.TO_BE_PERSISTED) {
-                throw new io.strata.common.exception.FailedPreconditionException("no longer to be persisted");
-              }
-              if (!cur.path().equals(at)) {
-                throw new MovedMeanwhile(at + " moved to " + cur.path() + " while its copy was placed at " + dst);
-              }
-            });
-      } catch (MovedMeanwhile e) {
-        dropPlacedCopy(u, dst, at, s);
-        made.undo(); // dirs made for the old path, or a listing would load them back
-        fail(fileId, job, e.getMessage(), now); // persisted again, at its new path
-        return;
-      }
-      if (done == null) {
-        dropPlacedCopy(u, dst, at, s); // deleted meanwhile: its copy must not come back at the next listing
-        made.undo();
-        jobs.remove(fileId);
-        return;
-      }
-      changed = true;
-      jobs.remove(fileId);
-      persistedUnflushed.add(fileId);
-      LOG.debug("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
     } catch (IOException | RuntimeException e) {
       fail(fileId, job, "finishing the persistence failed: " + e.getMessage(), now);
     }
+    return true;
+  }
+
+  /**
+   * {@link #finish} with the file's path {@code at} held: checks the file is still there (so the UFS path {@code dst}
+   * is its own to clear: a rename that brought another file's copy there has to wait for this), places the copy and
+   * records it PERSISTED.
+   */
+  private void place(long fileId, Job job, UnderFileSystem u, FileInfo f, String at, String dst, long now)
+      throws IOException {
+    if (!tree.isFileAt(fileId, at)) {
+      u.delete(job.tempUri, false);
+      fail(fileId, job, at + " moved while it was persisted", now);
+      return;
+    }
+    FileCompletion.replaceableTarget(u, dst, StrataPath.of(at));
+    // The file's directory may have been renamed or deleted since its path was read: directories made
+    // for a path it no longer has are removed again, or a listing would load them back into Strata.
+    UfsDirsCreated made = UfsDirsCreated.mkdirs(u, UfsManager.parent(dst));
+    if (!tree.isFileAt(fileId, at)) {
+      made.undo();
+      u.delete(job.tempUri, false);
+      fail(fileId, job, at + " moved while it was persisted", now);
+      return;
+    }
+    if (!u.rename(job.tempUri, dst)) {
+      made.undo();
+      fail(fileId, job, "cannot rename " + job.tempUri + " to " + dst, now);
+      return;
+    }
+    UfsStatus s = u.getStatus(dst);
+    if (s == null || s.length() != f.length()) {
+      fail(fileId, job, dst + " has " + (s == null ? "no file" : s.length() + " bytes") + " after the rename, "
+          + "expected " + f.length(), now);
+      return;
+    }
+    // Under the tree's lock, so no rename or delete comes between this check and PERSISTED: the file must still
+    // be where its copy was just placed (a rename in between moves nothing in the UFS for a file not yet
+    // persisted, so PERSISTED at the new path would name a UFS location without its bytes).
+    FileInfo done;
+    try {
+      done = tree.setFileAttribute(fileId, null, null, null, PersistenceState.PERSISTED, s.modificationTimeMs(),
+          cur -> {
+            if (cur.persistence() != PersistenceState.TO_BE_PERSISTED) {
+              throw new io.strata.common.exception.FailedPreconditionException("no longer to be persisted");
+            }
+            if (!cur.path().equals(at)) {
+              throw new MovedMeanwhile(at + " moved to " + cur.path() + " while its copy was placed at " + dst);
+            }
+          });
+    } catch (MovedMeanwhile e) {
+      dropPlacedCopy(u, dst, at, s);
+      made.undo(); // dirs made for the old path, or a listing would load them back
+      fail(fileId, job, e.getMessage(), now); // persisted again, at its new path
+      return;
+    } catch (StrataException e) {
+      fail(fileId, job, "finishing the persistence failed: " + e.getMessage(), now);
+      return;
+    }
+    if (done == null) {
+      dropPlacedCopy(u, dst, at, s); // deleted meanwhile: its copy must not come back at the next listing
+      made.undo();
+      jobs.remove(fileId);
+      return;
+    }
+    changed = true;
+    jobs.remove(fileId);
+    persistedUnflushed.add(fileId);
+    LOG.debug("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
   }
 
   /** The file was renamed while its copy was placed at its old UFS location. */

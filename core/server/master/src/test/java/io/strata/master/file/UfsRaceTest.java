@@ -116,35 +116,64 @@ class UfsRaceTest {
     });
   }
 
+  /**
+   * A rename of a file whose copy a persist is moving into place waits for the placement (both hold the file's path),
+   * then moves the placed copy with the file. Before, the rename ran in the middle: nothing moved in the UFS for a
+   * file not yet persisted, and a persist that read the old path could then clear whatever another rename brought
+   * there (another file's only durable copy).
+   */
   @Test
-  void fileRenamedWhileItsCopyIsMovedIntoPlace_isNotPersistedAtTheOldPlace_andIsPersistedAtItsNewOne()
-      throws Exception {
+  void fileRenamedWhileItsCopyIsMovedIntoPlace_waitsForThePlacement_andTakesItsCopyAlong() throws Exception {
     FileInfo f = writeAsyncThrough("/a", 250);
     workerPersists(f);
-    finishWhile(() -> fs.rename("/a", "/b"));
-
-    FileInfo b = fs.getStatus("/b");
-    // Not PERSISTED with its bytes under /a's name, and nothing left there.
-    assertThat(b.persistence()).isEqualTo(PersistenceState.TO_BE_PERSISTED);
-    assertThat(ufs.resolve("a")).doesNotExist();
-    assertThat(ufs.resolve("b")).doesNotExist();
-
-    // What holds the bytes meanwhile: the worker's cached blocks (still protected). The next round persists it.
-    clock.advanceMillis(1_000);
-    workerPersists(b);
-    fs.persistTick();
+    CompletableFuture<?>[] rename = {null};
+    finishWhile(() -> {
+      rename[0] = async(() -> fs.rename("/a", "/b"));
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+          .until(() -> fs.changesWaiting() == 1 || rename[0].isDone());
+      assertThat(rename[0]).as("the rename waits for the copy's placement").isNotDone();
+    });
+    rename[0].get(30, TimeUnit.SECONDS);
+    // The bytes are held by the UFS copy, which moved with the file.
     assertThat(fs.getStatus("/b").persistence()).isEqualTo(PersistenceState.PERSISTED);
     assertThat(Files.size(ufs.resolve("b"))).isEqualTo(250);
     assertThat(ufs.resolve("a")).doesNotExist();
+    assertThat(fs.exists("/a")).isFalse();
+  }
+
+  /**
+   * A rename that brings another, persisted file to the path of a file being persisted, once that file moved away:
+   * the rename of the persisted file waits while the placement holds the path, and the placement finds its file gone
+   * from the path and clears nothing there. The persisted file's copy is intact at the end.
+   */
+  @Test
+  void aPersistedFileRenamedOntoThePathOfAFileBeingPersisted_keepsItsCopy() throws Exception {
+    ufsFile("y", "bytes of y, persisted");
+    fs.getStatus("/y"); // loaded: PERSISTED
+    FileInfo x = writeAsyncThrough("/x", 250);
+    workerPersists(x);
+    CompletableFuture<?>[] moves = {null};
+    finishWhile(() -> moves[0] = async(() -> {
+      fs.rename("/x", "/x2"); // waits for the placement of /x's copy
+      fs.rename("/y", "/x");
+    }));
+    moves[0].get(30, TimeUnit.SECONDS);
+    assertThat(Files.readString(ufs.resolve("x"))).isEqualTo("bytes of y, persisted");
+    assertThat(fs.getStatus("/x").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(fs.getStatus("/x2").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(Files.size(ufs.resolve("x2"))).isEqualTo(250);
   }
 
   @Test
-  void fileDeletedWhileItsCopyIsMovedIntoPlace_leavesNoCopyInTheUfs() throws Exception {
+  void fileDeletedWhileItsCopyIsMovedIntoPlace_waitsForIt_andLeavesNoCopyInTheUfs() throws Exception {
     FileInfo f = writeAsyncThrough("/d", 250);
     workerPersists(f);
-    finishWhile(() -> fs.delete("/d", false));
+    CompletableFuture<?>[] delete = {null};
+    finishWhile(() -> delete[0] = async(() -> fs.delete("/d", false)));
+    delete[0].get(30, TimeUnit.SECONDS);
 
     assertThat(ufs.resolve("d")).as("a deleted file's copy would come back at the next listing").doesNotExist();
+    assertThat(fs.exists("/d")).isFalse();
     fs.persistTick();
     assertThat(fs.persistBacklog()).as("no job left for the deleted file").isZero();
   }
