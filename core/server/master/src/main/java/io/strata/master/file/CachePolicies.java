@@ -32,6 +32,8 @@ final class CachePolicies {
     void delete(String path, boolean recursive, long inodeId) throws StrataException;
   }
 
+  /** Persisted files whose PERSISTED entry is not durable yet: their blocks are not let go of. */
+  private final PersistedUnflushed unflushed;
   private final InodeTree tree;
   private final BlockMaster blocks;
   private final MountTable mounts;
@@ -42,7 +44,8 @@ final class CachePolicies {
   private final Deleter deleter;
 
   CachePolicies(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync, Clock clock,
-      Object commitLock, MountOperations.Flush flush, Deleter deleter) {
+      Object commitLock, MountOperations.Flush flush, Deleter deleter, PersistedUnflushed unflushed) {
+    this.unflushed = unflushed;
     this.tree = tree;
     this.blocks = blocks;
     this.mounts = mounts;
@@ -81,9 +84,10 @@ final class CachePolicies {
       if (!f.complete()) {
         continue;
       }
-      if (!f.persisted()) {
-        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is " + f.persistence()
-            + ", so its blocks are its only copy (persist it first: fs persist)");
+      if (!unflushed.persisted(f)) {
+        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is " + (f.persisted()
+            ? "persisted only just (not yet durable at the master; retry in a moment)" : f.persistence()
+            + ", so its blocks are its only copy (persist it first: fs persist)"));
       }
       if (pinned.contains(f.id()) && !force) {
         throw new FailedPreconditionException("Cannot free " + f.path() + ": it is pinned (unpin it, or free -f)");

@@ -46,10 +46,14 @@ final class FileCompletion {
    * a related path (which could bring another file's UFS copy to this path, then cleared) comes in between.
    */
   private final PathGuard guard;
+  /** A through-written file completes PERSISTED: not durable until the complete's flush ({@link #settle}). */
+  private final PersistedUnflushed unflushed;
 
   FileCompletion(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync, Object commitLock,
-      Map<Long, String> ufsWriteTargets, Journal journal, MountOperations.Flush flush, PathGuard guard) {
+      Map<Long, String> ufsWriteTargets, Journal journal, MountOperations.Flush flush, PathGuard guard,
+      PersistedUnflushed unflushed) {
     this.guard = guard;
+    this.unflushed = unflushed;
     this.tree = tree;
     this.blocks = blocks;
     this.mounts = mounts;
@@ -96,11 +100,17 @@ final class FileCompletion {
       }
       try (PathGuard.Held held = guard.hold("Completing " + p, p)) {
         long ufsMtime = placeUfsCopy(p, current, length);
-        synchronized (commitLock) {
-          done = tree.completeFile(p, fileId, length,
-              current.writeType().caches() ? this::checkCachedBlocks : (f, len) -> { }, PersistenceState.PERSISTED,
-              ufsMtime);
-          blocks.removeFileBlocks(done.id(), done.blockCount());
+        unflushed.add(current.id());
+        try {
+          synchronized (commitLock) {
+            done = tree.completeFile(p, fileId, length,
+                current.writeType().caches() ? this::checkCachedBlocks : (f, len) -> { }, PersistenceState.PERSISTED,
+                ufsMtime);
+            blocks.removeFileBlocks(done.id(), done.blockCount());
+          }
+        } catch (StrataException | RuntimeException e) {
+          unflushed.remove(current.id());
+          throw e;
         }
         ufsWriteTargets.remove(done.id());
       } finally {
@@ -124,6 +134,7 @@ final class FileCompletion {
     if (done.persisted()) {
       // Its cached copies may be evicted only once PERSISTED is durable: before, a master that restarted would
       // not know the UFS holds the file.
+      unflushed.remove(done.file().id());
       blocks.filePersisted(done.file().id());
     }
   }

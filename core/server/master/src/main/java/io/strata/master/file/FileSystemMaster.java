@@ -104,20 +104,22 @@ public final class FileSystemMaster {
     MetadataSync sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
         commitLock, this::removeBlocksOf);
     PathGuard guard = new PathGuard(); // one for every change that moves or clears UFS paths
+    PersistedUnflushed unflushed = new PersistedUnflushed(); // one for everything that lets persisted blocks go
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
-        this::syncQuietly, clock, ufs, guard);
-    this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, new WorkerAccess(), ufsWriteTargets);
+        this::syncQuietly, clock, ufs, guard, unflushed);
+    this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, new WorkerAccess(), ufsWriteTargets,
+        unflushed);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
-        workers::storageDirs);
+        workers::storageDirs, unflushed);
     this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, clock, commitLock, this::removeBlocksOf, this::sync,
         ufsWriteTargets);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
-        (path, recursive, inodeId) -> delete(path, recursive, false, inodeId));
+        (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed);
     this.changes = new NamespaceChanges(tree, mounts, sync, leaseRecovery, commitLock, this::removeBlocksOf,
         this::sync, maxBlockSize, guard);
     this.reads = new NamespaceReads(tree, blocks, mounts, sync);
     this.completion = new FileCompletion(tree, blocks, mounts, sync, commitLock, ufsWriteTargets, journal,
-        this::sync, guard);
+        this::sync, guard, unflushed);
     this.retries = new NamespaceRetries(calls, leaseRecovery, tree, mounts, this::sync);
     this.recovery = new MasterRecovery(tree, blocks, mounts, calls, journal, commitLock);
   }

@@ -37,6 +37,8 @@ final class MountOperations {
     void run() throws StrataException;
   }
 
+  /** Persisted files whose PERSISTED entry is not durable yet: their blocks are not let go of. */
+  private final PersistedUnflushed unflushed;
   private final InodeTree tree;
   private final MountTable mounts;
   private final MetadataSync sync;
@@ -49,7 +51,9 @@ final class MountOperations {
   private volatile MountGuard guard = MountGuard.NONE;
 
   MountOperations(InodeTree tree, MountTable mounts, MetadataSync sync, UfsConfig conf, Object commitLock,
-      Consumer<List<Long>> removeBlocks, Flush flush, Supplier<List<String>> workerDirs) {
+      Consumer<List<Long>> removeBlocks, Flush flush, Supplier<List<String>> workerDirs,
+      PersistedUnflushed unflushed) {
+    this.unflushed = unflushed;
     this.tree = tree;
     this.mounts = mounts;
     this.sync = sync;
@@ -189,7 +193,7 @@ final class MountOperations {
       // Checked under the tree's lock with the delete (and the commit lock, so no block commit slips in between): a
       // file created under the mount or renamed into it meanwhile is checked too, never deleted unchecked.
       List<Long> removed = tree.delete(p, true, List.of(new JournalEntry.DeleteMount(p.toString())), f -> {
-        if (!f.complete() || !f.persisted()) {
+        if (!f.complete() || !unflushed.persisted(f)) {
           throw new FailedPreconditionException("Cannot unmount " + path + ": " + f.path() + " is "
               + (f.complete() ? f.persistence() : "being written") + ", so Strata holds the only copy of its bytes; "
               + "persist it (fs persist) or delete it first");

@@ -81,11 +81,14 @@ final class PersistScheduler {
    * copy to that path, comes between the check and the clearing and renaming there.
    */
   private final PathGuard guard;
+  /** Files this scheduler recorded PERSISTED whose entries the round's flush has not made durable yet. */
+  private final PersistedUnflushed unflushed;
 
   PersistScheduler(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync ufs,
       Function<FileInfo, List<BlockState>> blocksOf, java.util.function.BooleanSupplier durable, Clock clock,
-      UfsConfig conf, PathGuard guard) {
+      UfsConfig conf, PathGuard guard, PersistedUnflushed unflushed) {
     this.guard = guard;
+    this.unflushed = unflushed;
     this.tree = tree;
     this.blocks = blocks;
     this.mounts = mounts;
@@ -125,6 +128,7 @@ final class PersistScheduler {
       if (changed && durable.getAsBoolean()) {
         changed = false;
         for (long id : persistedUnflushed) {
+          unflushed.remove(id);
           blocks.filePersisted(id); // the workers may evict its blocks now
         }
         persistedUnflushed.clear();
@@ -372,6 +376,7 @@ final class PersistScheduler {
     // be where its copy was just placed (a rename in between moves nothing in the UFS for a file not yet
     // persisted, so PERSISTED at the new path would name a UFS location without its bytes).
     FileInfo done;
+    unflushed.add(fileId); // before PERSISTED is seen in memory: nothing lets its blocks go until the flush
     try {
       done = tree.setFileAttribute(fileId, null, null, null, PersistenceState.PERSISTED, s.modificationTimeMs(),
           cur -> {
@@ -383,15 +388,18 @@ final class PersistScheduler {
             }
           });
     } catch (MovedMeanwhile e) {
+      unflushed.remove(fileId);
       dropPlacedCopy(u, dst, at, s);
       made.undo(); // dirs made for the old path, or a listing would load them back
       fail(fileId, job, e.getMessage(), now); // persisted again, at its new path
       return;
-    } catch (StrataException e) {
+    } catch (StrataException | RuntimeException e) {
+      unflushed.remove(fileId);
       fail(fileId, job, "finishing the persistence failed: " + e.getMessage(), now);
       return;
     }
     if (done == null) {
+      unflushed.remove(fileId);
       dropPlacedCopy(u, dst, at, s); // deleted meanwhile: its copy must not come back at the next listing
       made.undo();
       jobs.remove(fileId);

@@ -37,6 +37,8 @@ final class WorkerProtocol {
   /** Block ids a heartbeat reply tells a worker it may evict, at most. */
   static final int RELEASE_BATCH = 4096;
 
+  /** Persisted files whose PERSISTED entry is not durable yet: their blocks are not let go of. */
+  private final PersistedUnflushed unflushed;
   private final InodeTree tree;
   private final BlockMaster blocks;
   private final MountTable mounts;
@@ -47,7 +49,9 @@ final class WorkerProtocol {
   private final Map<Long, String> ufsWriteTargets;
 
   WorkerProtocol(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync,
-      PersistScheduler persister, WorkerAccess workerAccess, Map<Long, String> ufsWriteTargets) {
+      PersistScheduler persister, WorkerAccess workerAccess, Map<Long, String> ufsWriteTargets,
+      PersistedUnflushed unflushed) {
+    this.unflushed = unflushed;
     this.tree = tree;
     this.blocks = blocks;
     this.mounts = mounts;
@@ -79,7 +83,7 @@ final class WorkerProtocol {
       throw new InvalidArgumentException("Block id " + blockId + " is negative");
     }
     FileInfo file = tree.getFile(BlockId.fileId(blockId));
-    return blocks.dropCorruptCopy(blockId, worker, file != null && file.persisted(), offset, reason);
+    return blocks.dropCorruptCopy(blockId, worker, unflushed.persisted(file), offset, reason);
   }
 
   /**
@@ -120,7 +124,7 @@ final class WorkerProtocol {
     for (BlockReport b : report) {
       boolean p = persisted.computeIfAbsent(BlockId.fileId(b.blockId()), id -> {
         FileInfo f = tree.getFile(id);
-        return f != null && f.complete() && f.persisted();
+        return f != null && f.complete() && unflushed.persisted(f);
       });
       if (p) {
         release.add(b.blockId());

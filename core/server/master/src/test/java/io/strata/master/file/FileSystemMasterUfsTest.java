@@ -340,6 +340,17 @@ class FileSystemMasterUfsTest {
     assertThat(heartbeat(List.of()).evictable().blockIds()).as("PERSISTED is not durable").isEmpty();
     fs.persistTick();
     assertThat(heartbeat(List.of()).evictable().blockIds()).as("nor after another round").isEmpty();
+    // Nothing else that lets a persisted file's blocks go does either, while only memory says it is persisted:
+    // the block reported again (as a move to another tier does), a free, a reader's report of a corrupt copy.
+    long block = BlockId.of(f.id(), 0);
+    WorkerReply moved = fs.workerHeartbeat(worker, 1L << 30, 0,
+        List.of(new io.strata.master.block.BlockReport(block, 250, "SSD")), List.of(), null, 0, List.of(), 0, acked);
+    acked = moved.evictable().seq();
+    assertThat(moved.evictable().blockIds()).as("a block reported again").isEmpty();
+    assertThat(heartbeat(List.of()).evictable().blockIds()).isEmpty();
+    assertThatThrownBy(() -> fs.free("/d/f", false, false)).hasMessageContaining("not yet durable");
+    assertThat(fs.reportCorruptBlock(block, new WorkerAddress("w1", 29999), 0, "test")).as("its only copy").isFalse();
+    assertThat(fs.blockMaster().getBlock(block).locations()).hasSize(1);
     successor.close();
     journals.remove(successor);
     assertThat(open().getStatus("/d/f").persistence()).isEqualTo(PersistenceState.TO_BE_PERSISTED);
