@@ -159,7 +159,10 @@ final class CachePolicies {
     return tree.getStatus(p);
   }
 
-  /** Applies the TTLs that ran out: DELETE deletes (Strata and UFS), FREE frees and clears the TTL. */
+  /**
+   * Applies the TTLs that ran out: DELETE deletes (Strata and UFS), FREE frees and clears the TTL (a file still to be
+   * persisted keeps it, and is freed at a later tick once persisted).
+   */
   void ttlTick() {
     // What expired is acted on only while its path is still that inode: a file made at the path since (the
     // expired one deleted or renamed away) is not the one whose time ran out.
@@ -169,16 +172,25 @@ final class CachePolicies {
           deleter.delete(f.path(), true, f.id());
           LOG.info("TTL of {} ran out: deleted", f.path());
         } else {
+          boolean keep = false;
           try {
             free(f.path(), true, true, f.id());
             LOG.info("TTL of {} ran out: freed", f.path());
+          } catch (FailedPreconditionException e) {
+            // A file on its way to the UFS (or just there) is freed once it is persisted: its TTL stays for a later
+            // tick. One that is never persisted cannot be freed: its TTL goes, as after a free.
+            keep = tree.filesUnder(StrataPath.of(f.path())).stream()
+                .anyMatch(x -> x.persistence() == PersistenceState.TO_BE_PERSISTED || x.persisted());
+            throw e;
           } finally {
-            tree.setAttribute(StrataPath.of(f.path()), null, -1L, null, null, null, cur -> {
-              if (cur.id() != f.id()) {
-                throw new FailedPreconditionException(f.path() + " is no longer inode " + f.id());
-              }
-            });
-            flush.run();
+            if (!keep) {
+              tree.setAttribute(StrataPath.of(f.path()), null, -1L, null, null, null, cur -> {
+                if (cur.id() != f.id()) {
+                  throw new FailedPreconditionException(f.path() + " is no longer inode " + f.id());
+                }
+              });
+              flush.run();
+            }
           }
         }
       } catch (StrataException | RuntimeException e) {

@@ -666,6 +666,31 @@ class FileSystemMasterUfsTest {
     assertThat(Files.readString(ufs.resolve("t/free"))).isEqualTo("ff");
   }
 
+  /**
+   * A FREE TTL that runs out on a file not persisted yet frees nothing (its cached blocks are its only copy) and keeps
+   * the TTL, so the file is freed once persisted; on a file never to be persisted (MUST_CACHE) the TTL goes.
+   */
+  @Test
+  void freeTtl_onAFileStillToBePersisted_waitsForItsPersist_andOnOneNeverPersistedIsDropped() throws Exception {
+    FileInfo async = writeCached("/tf/async", 50, WriteType.ASYNC_THROUGH);
+    writeCached("/tf/must", 50, WriteType.MUST_CACHE);
+    fs.setAttribute("/tf/async", null, 1_000L, "FREE");
+    fs.setAttribute("/tf/must", null, 1_000L, "FREE");
+    clock.advanceMillis(2_000);
+    fs.ttlTick();
+    // What holds the bytes of both: their cached blocks, kept.
+    assertThat(fs.blockSource(BlockId.of(async.id(), 0)).locations()).hasSize(1);
+    assertThat(fs.getStatus("/tf/async").ttlMs()).as("kept for after its persist").isEqualTo(1_000);
+    assertThat(fs.getStatus("/tf/must").ttlMs()).as("it can never be freed").isEqualTo(-1);
+    persistThroughWorker(async);
+    assertThat(fs.getStatus("/tf/async").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    fs.ttlTick();
+    assertThat(fs.getStatus("/tf/async").ttlMs()).isEqualTo(-1);
+    assertThat(fs.blockSource(BlockId.of(async.id(), 0)).locations()).as("freed; its bytes are in the UFS")
+        .isEmpty();
+    assertThat(Files.size(ufs.resolve("tf/async"))).isEqualTo(50);
+  }
+
   @Test
   void persistenceStatesAndWriteTypes_surviveACheckpointAndRestart() throws Exception {
     writeCached("/s/must", 10, WriteType.MUST_CACHE);
