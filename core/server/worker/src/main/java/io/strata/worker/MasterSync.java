@@ -332,7 +332,8 @@ final class MasterSync implements StoreEvents, MasterClient {
         .setAwaitedBytes(store.awaitedBytes()).setEvictableAckedSeq(evictableSeq);
     for (PersistResult r : results) {
       b.addPersistResults(PersistResultProto.newBuilder().setFileId(r.fileId()).setOk(r.ok())
-          .setError(r.error() == null ? "" : r.error()).setLength(r.length()));
+          .setError(r.error() == null ? "" : r.error()).setLength(r.length())
+          .setUfsUri(r.ufsUri() == null ? "" : r.ufsUri()));
     }
     WorkerHeartbeatRequest hb = b.build();
     WorkerHeartbeatResponse res = call(s -> s.heartbeat(hb));

@@ -37,7 +37,15 @@ public final class MasterReplies {
   }
 
   /** A worker's outcome of a persist command. */
-  public record PersistResult(long fileId, boolean ok, String error, long length) {}
+  /**
+   * A worker's persist outcome; {@code ufsUri}: the temporary UFS file it wrote (empty: the attempt last sent to it,
+   * as from a worker that does not say).
+   */
+  public record PersistResult(long fileId, boolean ok, String error, long length, String ufsUri) {
+    public PersistResult(long fileId, boolean ok, String error, long length) {
+      this(fileId, ok, error, length, "");
+    }
+  }
 
   /**
    * The master's heartbeat answer: re-register, blocks to remove, files to persist, pins, and blocks whose

@@ -50,6 +50,12 @@ final class PersistScheduler {
     long sentAtMs;
     String tempUri;
     MountTable.Resolution target;
+    /**
+     * Every temporary copy handed out for the file, with the worker asked to write it: a result of an attempt given up
+     * on (timed out, resent) that comes in later is still this file's copy, written whole, and is placed instead of
+     * waiting for the attempt sent since (which that worker, still busy with the first, may never start).
+     */
+    final Map<String, Long> temps = new HashMap<>();
   }
 
   private final InodeTree tree;
@@ -142,10 +148,27 @@ final class PersistScheduler {
     for (Reported rep; (rep = results.poll()) != null; ) {
       PersistResult r = rep.result();
       Job job = jobs.get(r.fileId());
-      if (job == null || job.workerId < 0) {
-        continue; // a late answer to a command already given up on
+      String uri = r.ufsUri() == null ? "" : r.ufsUri();
+      if (job == null) {
+        continue; // a late answer for a file no longer to persist
       }
-      if (rep.workerId() != job.workerId) {
+      if (!uri.isEmpty() && !uri.equals(job.tempUri)) {
+        Long askedOf = job.temps.get(uri);
+        if (askedOf == null || askedOf != rep.workerId()) {
+          LOG.warn("Ignoring a persist result for file {} from worker {}: it names {}, not a copy asked of it",
+              r.fileId(), rep.workerId(), uri);
+          continue;
+        }
+        if (!r.ok()) {
+          continue; // an earlier attempt failed: says nothing of the one under way
+        }
+        // An earlier attempt's copy, written whole: placed now, rather than waiting for the attempt sent since.
+        LOG.info("Persisting file {}: the copy of an earlier attempt ({}) is done; placing it", r.fileId(), uri);
+        job.tempUri = uri;
+        job.workerId = rep.workerId();
+      } else if (job.workerId < 0) {
+        continue; // a late answer to a command already given up on, that does not say which copy it wrote
+      } else if (rep.workerId() != job.workerId) {
         LOG.warn("Ignoring a persist result for file {} from worker {}: the command went to worker {}",
             r.fileId(), rep.workerId(), job.workerId);
         continue;
@@ -244,6 +267,7 @@ final class PersistScheduler {
     }
     job.target = r;
     job.tempUri = UfsTempNames.tempUri(r.ufsUri(), f.name(), fileId);
+    job.temps.put(job.tempUri, -1L); // the worker it is asked of is set below
     // The copy's directory is made here, and workers create the copy without parents: a persist racing a
     // delete of the file's directory then fails rather than bringing the directory back into the UFS
     // (where a listing would load it into Strata again).
@@ -291,6 +315,7 @@ final class PersistScheduler {
       return;
     }
     job.workerId = worker;
+    job.temps.put(job.tempUri, worker);
     job.sentAtMs = now;
     synchronized (this) {
       outbox.computeIfAbsent(worker, w -> new ArrayList<>())
@@ -408,6 +433,15 @@ final class PersistScheduler {
     changed = true;
     jobs.remove(fileId);
     persistedUnflushed.add(fileId);
+    for (String other : job.temps.keySet()) {
+      if (!other.equals(job.tempUri)) {
+        try {
+          u.delete(other, false); // an attempt given up on: its copy (whole, partial or never begun) is not wanted
+        } catch (IOException e) {
+          LOG.debug("Cannot delete {}, a copy of an earlier attempt: {}", other, e.toString());
+        }
+      }
+    }
     LOG.debug("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
   }
 

@@ -83,7 +83,7 @@ final class MasterProtoConverter {
   static List<MasterReplies.PersistResult> fromPersistProtos(List<PersistResultProto> results) {
     List<MasterReplies.PersistResult> out = new ArrayList<>(results.size());
     for (PersistResultProto r : results) {
-      out.add(new MasterReplies.PersistResult(r.getFileId(), r.getOk(), r.getError(), r.getLength()));
+      out.add(new MasterReplies.PersistResult(r.getFileId(), r.getOk(), r.getError(), r.getLength(), r.getUfsUri()));
     }
     return out;
   }

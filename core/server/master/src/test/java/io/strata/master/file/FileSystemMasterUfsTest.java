@@ -356,6 +356,45 @@ class FileSystemMasterUfsTest {
     assertThat(open().getStatus("/d/f").persistence()).isEqualTo(PersistenceState.TO_BE_PERSISTED);
   }
 
+  /**
+   * A persist the master gave up on (no answer within the persist timeout) and sent again, whose first copy the
+   * worker then finishes (a worker still busy with a file ignores its second command): the first attempt's copy is
+   * placed, and the second's temporary name goes. Before, the master took that result for the second attempt,
+   * renamed the second copy (never written), failed, and went round again for ever, leaving a copy behind each time.
+   */
+  @Test
+  void aPersistResultOfAnAttemptGivenUpOn_placesThatAttemptsCopy() throws Exception {
+    FileInfo f = writeCached("/slow/f", 250, WriteType.ASYNC_THROUGH);
+    fs.persistTick();
+    PersistCommand first = heartbeat(List.of()).persist().get(0);
+    clock.advanceMillis(31_000); // past the persist timeout (30 s)
+    fs.persistTick(); // given up on
+    clock.advanceMillis(1_000); // past the retry's backoff
+    fs.persistTick();
+    PersistCommand second = heartbeat(List.of()).persist().get(0);
+    assertThat(second.ufsUri()).isNotEqualTo(first.ufsUri());
+    Path secondTemp = Path.of(URI.create(second.ufsUri()));
+    Files.write(secondTemp, new byte[7]); // as if a worker had begun it: it must not be placed
+
+    Path firstTemp = Path.of(URI.create(first.ufsUri()));
+    Files.write(firstTemp, new byte[250]);
+    heartbeat(List.of(new PersistResult(f.id(), true, "", 250, first.ufsUri())));
+    fs.persistTick();
+
+    // The bytes are held by the first attempt's copy, now in place.
+    assertThat(fs.getStatus("/slow/f").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(Files.size(ufs.resolve("slow/f"))).isEqualTo(250);
+    assertThat(firstTemp).doesNotExist();
+    assertThat(secondTemp).as("the other attempt's copy is deleted").doesNotExist();
+    // A result naming a copy never asked of this worker changes nothing.
+    FileInfo g = writeCached("/slow/g", 50, WriteType.ASYNC_THROUGH);
+    fs.persistTick();
+    heartbeat(List.of());
+    heartbeat(List.of(new PersistResult(g.id(), true, "", 50, first.ufsUri())));
+    fs.persistTick();
+    assertThat(fs.getStatus("/slow/g").persistence()).isEqualTo(PersistenceState.TO_BE_PERSISTED);
+  }
+
   @Test
   void evictableBlocks_areSentAgain_untilTheWorkerAcknowledgesThem() throws Exception {
     FileInfo f = writeCached("/e/lost", 50, WriteType.ASYNC_THROUGH);

@@ -124,7 +124,7 @@ final class FilePersister {
       out = null;
       persistedBytes.add(written);
       LOG.info("Persisted file {} to {} ({} bytes, {} blocks)", cmd.fileId(), uri, written, cmd.blocks().size());
-      return new PersistResult(cmd.fileId(), true, "", written);
+      return new PersistResult(cmd.fileId(), true, "", written, cmd.target().uri());
     } catch (Throwable t) {
       StrataException e = UfsErrors.wrap("Persisting file " + cmd.fileId() + " to " + uri, t);
       if (out != null) {
@@ -143,7 +143,7 @@ final class FilePersister {
       }
       failures.increment();
       LOG.warn("{}", e.getMessage());
-      return new PersistResult(cmd.fileId(), false, e.getMessage(), 0);
+      return new PersistResult(cmd.fileId(), false, e.getMessage(), 0, cmd.target().uri());
     }
   }
 

@@ -103,5 +103,6 @@ public interface MasterClient {
   }
 
   /** The outcome of a persist command: ok with the bytes written, or the error. */
-  record PersistResult(long fileId, boolean ok, String error, long length) {}
+  /** A persist's outcome; {@code ufsUri}: the temporary UFS file it wrote (its command's target). */
+  record PersistResult(long fileId, boolean ok, String error, long length, String ufsUri) {}
 }

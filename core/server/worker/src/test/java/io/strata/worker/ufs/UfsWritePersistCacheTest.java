@@ -149,7 +149,7 @@ class UfsWritePersistCacheTest {
     expected.write(b1);
     assertThat(Files.readAllBytes(target)).isEqualTo(expected.toByteArray());
     List<PersistResult> results = p.results();
-    assertThat(results).containsExactly(new PersistResult(9, true, "", BLOCK + 1234));
+    assertThat(results).containsExactly(new PersistResult(9, true, "", BLOCK + 1234, cmd.target().uri()));
     assertThat(p.submit(cmd)).as("ignored while its result is undelivered").isFalse();
     p.acknowledge(results);
     assertThat(p.results()).isEmpty();
