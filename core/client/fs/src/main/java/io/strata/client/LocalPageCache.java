@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The directory must be this user's alone to write: a page another user could put there would be served as the
  * file's bytes (a checksum is not a signature). A directory it creates is made {@code rwx------}; one that another
- * user owns, or that its group or others may write, is not used (logged). The default,
+ * user owns, that its group or others may write, or that is named through another user's link is not used (logged). The default,
  * {@code /tmp/strata-client-cache-${user.name}}, is one per user. One context of this JVM at a time holds a
  * directory ({@link #HELD}, by its real path): an OS file lock is the process's, and closing any channel of the lock
  * file would drop it, so a second context here never touches the lock file at all.
@@ -114,6 +114,11 @@ final class LocalPageCache implements Closeable {
       }
       held = dir;
       ch = FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      if (!sameOwner(dir, dir.resolve(".lock"))) {
+        ch.close();
+        HELD.remove(held);
+        return null;
+      }
       FileLock lock;
       try {
         lock = ch.tryLock();
@@ -149,7 +154,9 @@ final class LocalPageCache implements Closeable {
 
   /**
    * The directory's real path, created {@code rwx------} when missing; null (logged) when it is not this user's
-   * alone to write: owned by another user, or writable by its group or others (where POSIX permissions exist).
+   * alone to write: writable by its group or others (where POSIX permissions exist), or named through a link another
+   * user made (which could point this client at a directory of this user's where the cache has no business). Who
+   * owns it is checked once the lock file is made ({@link #sameOwner}).
    */
   private static Path ownDirectory(Path dir) throws IOException {
     if (!Files.isDirectory(dir)) {
@@ -170,18 +177,38 @@ final class LocalPageCache implements Closeable {
       return real;
     }
     java.nio.file.attribute.PosixFileAttributes a = view.readAttributes();
-    String me = System.getProperty("user.name");
     java.util.Set<java.nio.file.attribute.PosixFilePermission> p = a.permissions();
-    if (!a.owner().getName().equals(me)
-        || p.contains(java.nio.file.attribute.PosixFilePermission.GROUP_WRITE)
+    if (p.contains(java.nio.file.attribute.PosixFilePermission.GROUP_WRITE)
         || p.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
-      LOG.warn("The page cache directory {} is owned by {} with permissions {}: another user could put pages there, "
-          + "which this client would serve as file data; reading without the page cache (use a directory of {} that "
-          + "only {} may write, set in {})", real, a.owner().getName(),
-          java.nio.file.attribute.PosixFilePermissions.toString(p), me, me, ClientKeys.PAGE_CACHE_DIR.name());
+      LOG.warn("The page cache directory {} has permissions {}: another user could put pages there, which this client "
+          + "would serve as file data; reading without the page cache (use a directory only its owner may write, set "
+          + "in {})", real, java.nio.file.attribute.PosixFilePermissions.toString(p), ClientKeys.PAGE_CACHE_DIR.name());
+      return null;
+    }
+    if (Files.isSymbolicLink(dir)
+        && !Files.getOwner(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS).equals(a.owner())) {
+      LOG.warn("The page cache directory {} is a link owned by {} to {}, owned by {}; reading without the page cache",
+          dir, Files.getOwner(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS).getName(), real, a.owner().getName());
       return null;
     }
     return real;
+  }
+
+  /**
+   * Whether the directory's owner is this process's user: the owner of the lock file this process just opened (made,
+   * or found, in a directory no other user may write), so no user name need be looked up.
+   */
+  private static boolean sameOwner(Path dir, Path lockFile) throws IOException {
+    if (Files.getFileAttributeView(dir, java.nio.file.attribute.PosixFileAttributeView.class) == null) {
+      return true;
+    }
+    java.nio.file.attribute.UserPrincipal owner = Files.getOwner(dir);
+    if (owner.equals(Files.getOwner(lockFile))) {
+      return true;
+    }
+    LOG.warn("The page cache directory {} is owned by {}, not by this client's user ({}); reading without the page "
+        + "cache", dir, owner.getName(), Files.getOwner(lockFile).getName());
+    return false;
   }
 
   int pageSize() {

@@ -434,9 +434,20 @@ final class MasterSync implements StoreEvents, MasterClient {
   }
 
   @Override
-  public synchronized void dirFailed(String path, List<Long> lostBlocks) {
+  public void dirFailed(String path, List<Long> lostBlocks) {
+    // A block the store holds again by now (a move's whole copy kept in another dir, announced as moved) is not
+    // reported removed: this event may come after that announcement, and would take it back. Asked before the
+    // leaf monitor.
+    List<Long> gone = new ArrayList<>(lostBlocks.size());
     for (long id : lostBlocks) {
-      blockRemoved(id);
+      if (store == null || !storeHas(id)) {
+        gone.add(id);
+      }
+    }
+    synchronized (this) {
+      for (long id : gone) {
+        blockRemoved(id);
+      }
     }
   }
 

@@ -23,6 +23,7 @@ import org.apache.hadoop.fs.Path;
  * <p>Thread-safe (Hadoop file system clients are).
  */
 final class HadoopUnderFileSystem implements UnderFileSystem {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HadoopUnderFileSystem.class);
   private final FileSystem fs;
   private final boolean local;
 
@@ -255,9 +256,14 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
     if (done && raw != null) {
       java.io.File toDir = raw.pathToFile(to).getParentFile();
       java.io.File fromDir = raw.pathToFile(from).getParentFile();
-      syncDir(toDir);
-      if (fromDir != null && !fromDir.equals(toDir)) {
-        syncDir(fromDir);
+      try {
+        syncDir(toDir);
+        if (fromDir != null && !fromDir.equals(toDir)) {
+          syncDir(fromDir);
+        }
+      } catch (IOException e) {
+        // The rename is done: its callers must not take it for undone (a retry would find the source gone).
+        LOG.warn("Renamed {} to {}, but syncing their directories failed: {}", src, dst, e.toString());
       }
     }
     return done;

@@ -78,7 +78,7 @@ public final class WebServer implements AutoCloseable {
       boolean any = false;
       for (String n : configured) {
         any |= n.equals("*");
-        names.add(n.toLowerCase(java.util.Locale.ROOT));
+        names.add(nameOf(n.trim().toLowerCase(java.util.Locale.ROOT))); // a name given with its port: the name
       }
       return new HostCheck(java.util.Set.copyOf(names), any);
     }
@@ -92,12 +92,15 @@ public final class WebServer implements AutoCloseable {
       if (h.startsWith("[")) {
         return h.indexOf(']') > 0; // an IPv6 literal, with or without a port
       }
-      int colon = h.indexOf(':');
-      String name = colon >= 0 ? h.substring(0, colon) : h;
-      if (name.endsWith(".")) {
-        name = name.substring(0, name.length() - 1);
-      }
+      String name = nameOf(h);
       return name.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}") || names.contains(name);
+    }
+
+    /** A host name without its port and trailing dot. */
+    private static String nameOf(String hostAndPort) {
+      int colon = hostAndPort.indexOf(':');
+      String name = colon >= 0 ? hostAndPort.substring(0, colon) : hostAndPort;
+      return name.endsWith(".") ? name.substring(0, name.length() - 1) : name;
     }
   }
 

@@ -180,5 +180,8 @@ class WebServerTest {
     WebServer.HostCheck any = WebServer.HostCheck.of(List.of("*"), "127.0.0.1");
     assertThat(any.allows("attacker.example")).isTrue();
     assertThat(WebServer.HostCheck.of(List.of(), "127.0.0.1").allows("attacker.example")).isFalse();
+    // A name configured with its port matches that name on any port.
+    assertThat(WebServer.HostCheck.of(List.of("UI.example.org:8080"), "127.0.0.1").allows("ui.example.org:19999"))
+        .isTrue();
   }
 }

@@ -177,11 +177,14 @@ final class CachePolicies {
             free(f.path(), true, true, f.id());
             LOG.info("TTL of {} ran out: freed", f.path());
           } catch (FailedPreconditionException e) {
-            // A file on its way to the UFS (or just there) is freed once it is persisted: its TTL stays for a later
-            // tick. One that is never persisted cannot be freed: its TTL goes, as after a free.
+            // Files on their way to the UFS (or just there) are freed once persisted: the TTL stays for a later tick.
+            // Where a file is never to be persisted, nothing can be freed: the TTL goes, as after a free.
             keep = tree.filesUnder(StrataPath.of(f.path())).stream()
-                .anyMatch(x -> x.persistence() == PersistenceState.TO_BE_PERSISTED || x.persisted());
-            throw e;
+                .noneMatch(x -> x.complete() && !x.persisted() && x.persistence() != PersistenceState.TO_BE_PERSISTED);
+            if (!keep) {
+              throw e;
+            }
+            LOG.debug("TTL of {} ran out; freed once it is persisted ({})", f.path(), e.getMessage());
           } finally {
             if (!keep) {
               tree.setAttribute(StrataPath.of(f.path()), null, -1L, null, null, null, cur -> {

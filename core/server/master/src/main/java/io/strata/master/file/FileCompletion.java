@@ -98,7 +98,13 @@ final class FileCompletion {
         throw new UnavailableException("Cannot complete " + p + " now: an earlier attempt is still placing its "
             + "under file system copy; retry");
       }
-      try (PathGuard.Held held = guard.hold("Completing " + p, p)) {
+      PathGuard.Held held = guard.tryHold(p);
+      if (held == null) {
+        placing.remove(current.id());
+        throw new UnavailableException("Cannot complete " + p + " now: a delete or rename of a related path is in "
+            + "progress; retry");
+      }
+      try (held) {
         long ufsMtime = placeUfsCopy(p, current, length);
         unflushed.add(current.id());
         try {
@@ -314,7 +320,7 @@ final class FileCompletion {
         }
       }
       blocks.commitBlock(workerId, blockId, length, tier, announce, file.complete() || announce ? null : replaces);
-      if (file.complete() && file.persisted()) {
+      if (file.complete() && unflushed.persisted(file)) {
         blocks.releaseToWorker(workerId, List.of(blockId)); // a cached copy of persisted data: evictable
       }
       // Journaled whenever the file is incomplete, not only when the block is new here: a block first

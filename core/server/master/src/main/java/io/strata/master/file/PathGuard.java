@@ -29,6 +29,8 @@ final class PathGuard {
   static final int WAITERS_MAX = 32;
 
   private final List<List<StrataPath>> held = new ArrayList<>();
+  /** The paths of the changes waiting now: {@link #tryHold} yields to them, so they are not starved. */
+  private final List<List<StrataPath>> waiters = new ArrayList<>();
   private int waiting;
 
   /** Held paths, released by {@link #close}. */
@@ -49,6 +51,7 @@ final class PathGuard {
               + " changes wait already; retry");
         }
         waiting++;
+        waiters.add(mine);
         try {
           for (; blocking != null; blocking = conflict(mine)) {
             long left = deadline - System.nanoTime();
@@ -65,6 +68,7 @@ final class PathGuard {
           }
         } finally {
           waiting--;
+          waiters.removeIf(w -> w == mine);
         }
       }
       held.add(mine);
@@ -73,12 +77,13 @@ final class PathGuard {
   }
 
   /**
-   * Holds {@code paths} when none is related to a held path, without waiting; null when one is (for a caller that
-   * tries again later rather than hold its thread).
+   * Holds {@code paths} when none is related to a held path or to one a change waits for, without waiting; null
+   * otherwise (for a caller that tries again later rather than hold its thread; yielding to waiters, many such
+   * callers on paths under a directory cannot keep a delete or rename of the directory waiting).
    */
   synchronized Held tryHold(StrataPath... paths) {
     List<StrataPath> mine = List.of(paths);
-    if (conflict(mine) != null) {
+    if (conflict(mine) != null || related(mine, waiters) != null) {
       return null;
     }
     held.add(mine);
@@ -102,7 +107,12 @@ final class PathGuard {
 
   /** A held change with a path related to one of {@code mine}, or null. */
   private List<StrataPath> conflict(List<StrataPath> mine) {
-    for (List<StrataPath> other : held) {
+    return related(mine, held);
+  }
+
+  /** A change among {@code changes} with a path related to one of {@code mine}, or null. */
+  private static List<StrataPath> related(List<StrataPath> mine, List<List<StrataPath>> changes) {
+    for (List<StrataPath> other : changes) {
       for (StrataPath a : mine) {
         for (StrataPath b : other) {
           if (a.equals(b) || a.isUnder(b) || b.isUnder(a)) {

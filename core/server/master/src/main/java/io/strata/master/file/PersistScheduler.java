@@ -152,7 +152,7 @@ final class PersistScheduler {
       if (job == null) {
         continue; // a late answer for a file no longer to persist
       }
-      if (!uri.isEmpty() && !uri.equals(job.tempUri)) {
+      if (!uri.isEmpty() && (!uri.equals(job.tempUri) || job.workerId < 0)) {
         Long askedOf = job.temps.get(uri);
         if (askedOf == null || askedOf != rep.workerId()) {
           LOG.warn("Ignoring a persist result for file {} from worker {}: it names {}, not a copy asked of it",
@@ -162,7 +162,8 @@ final class PersistScheduler {
         if (!r.ok()) {
           continue; // an earlier attempt failed: says nothing of the one under way
         }
-        // An earlier attempt's copy, written whole: placed now, rather than waiting for the attempt sent since.
+        // An earlier attempt's copy (or the last one's, given up on meanwhile), written whole: placed now, rather than
+        // waiting for an attempt sent since or to come.
         LOG.info("Persisting file {}: the copy of an earlier attempt ({}) is done; placing it", r.fileId(), uri);
         job.tempUri = uri;
         job.workerId = rep.workerId();
@@ -288,7 +289,9 @@ final class PersistScheduler {
         return;
       }
       job.workerId = 0;
-      finish(fileId, job);
+      if (!finish(fileId, job)) {
+        job.workerId = -1; // a change of a related path holds the path: tried again next round, not a failure
+      }
       return;
     }
     List<BlockState> bs = blocksOf.apply(f);

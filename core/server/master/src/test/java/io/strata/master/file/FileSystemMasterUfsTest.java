@@ -728,6 +728,13 @@ class FileSystemMasterUfsTest {
     assertThat(fs.blockSource(BlockId.of(async.id(), 0)).locations()).as("freed; its bytes are in the UFS")
         .isEmpty();
     assertThat(Files.size(ufs.resolve("tf/async"))).isEqualTo(50);
+    // A directory holding a file never to be persisted can never be freed: its TTL goes, not kept for ever.
+    writeCached("/tm/async", 50, WriteType.ASYNC_THROUGH);
+    writeCached("/tm/must", 50, WriteType.MUST_CACHE);
+    fs.setAttribute("/tm", null, 1_000L, "FREE");
+    clock.advanceMillis(2_000);
+    fs.ttlTick();
+    assertThat(fs.getStatus("/tm").ttlMs()).isEqualTo(-1);
   }
 
   @Test

@@ -179,6 +179,33 @@ class UfsRaceTest {
   }
 
   /**
+   * A CACHE_THROUGH complete under a directory whose rename is in the UFS does not wait on its handler thread (nor
+   * keep the rename waiting): it is refused UNAVAILABLE at once, and a retry once the rename is done finds the file at
+   * its new path. What holds the bytes meanwhile: the temporary UFS copy, untouched.
+   */
+  @Test
+  void aCacheThroughCompleteUnderADirectoryBeingRenamed_isRefusedAtOnce_andNothingIsLost() throws Exception {
+    Files.createDirectories(ufs.resolve("dir"));
+    ufsFile("dir/other", "o");
+    fs.getStatus("/dir/other");
+    FileInfo f = fs.createFile("/dir/ct", BS, true, 0, WriteType.CACHE_THROUGH);
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.write(temp, new byte[30]);
+    GatedFileSystem.arm(GatedFileSystem.Op.RENAME);
+    CompletableFuture<Void> rename = async(() -> fs.rename("/dir", "/moved"));
+    assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the rename is in the UFS").isTrue();
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> fs.completeFile("/dir/ct", f.id(), 30))
+        .isInstanceOf(io.strata.common.exception.UnavailableException.class).hasMessageContaining("retry");
+    assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start)).as("not after a wait").isLessThan(10);
+    assertThat(temp).exists();
+    GatedFileSystem.release.countDown();
+    rename.get(30, TimeUnit.SECONDS);
+    assertThat(Files.readString(ufs.resolve("moved/other"))).isEqualTo("o");
+    assertThat(fs.getStatus("/moved/ct").complete()).isFalse();
+  }
+
+  /**
    * A delete and a rename of one persisted file at once: the rename waits for the delete (whose UFS delete is held),
    * then finds nothing to rename. Before, the rename moved only the inode (the UFS copy was already gone) and both
    * were answered OK: /q PERSISTED with no bytes anywhere.
