@@ -98,11 +98,12 @@ final class FileCompletion {
         throw new UnavailableException("Cannot complete " + p + " now: an earlier attempt is still placing its "
             + "under file system copy; retry");
       }
-      PathGuard.Held held = guard.tryHold(p);
-      if (held == null) {
+      PathGuard.Held held;
+      try {
+        held = guard.hold("Completing " + p, p);
+      } catch (StrataException | RuntimeException e) {
         placing.remove(current.id());
-        throw new UnavailableException("Cannot complete " + p + " now: a delete or rename of a related path is in "
-            + "progress; retry");
+        throw e;
       }
       try (held) {
         long ufsMtime = placeUfsCopy(p, current, length);

@@ -39,12 +39,19 @@ final class PathGuard {
     void close();
   }
 
-  /** Waits until none of {@code paths} is related to a held path, then holds them. */
+  /**
+   * Waits until none of {@code paths} is related to a held path, nor to one a change that came before this one waits
+   * for (first come, first served among related changes: a stream of changes under a directory cannot keep a change
+   * of the directory waiting), then holds them.
+   */
   Held hold(String change, StrataPath... paths) throws StrataException {
     List<StrataPath> mine = List.of(paths);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
     synchronized (this) {
       List<StrataPath> blocking = conflict(mine);
+      if (blocking == null) {
+        blocking = related(mine, waiters);
+      }
       if (blocking != null) {
         if (waiting >= WAITERS_MAX) {
           throw new UnavailableException(change + ": a change of " + blocking + " is in progress and " + waiting
@@ -53,7 +60,7 @@ final class PathGuard {
         waiting++;
         waiters.add(mine);
         try {
-          for (; blocking != null; blocking = conflict(mine)) {
+          for (; blocking != null; blocking = blockingWaiter(mine)) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
               throw new UnavailableException(change + ": a change of " + blocking + " is still in progress after "
@@ -69,6 +76,7 @@ final class PathGuard {
         } finally {
           waiting--;
           waiters.removeIf(w -> w == mine);
+          notifyAll(); // a change that waited behind this one may go now
         }
       }
       held.add(mine);
@@ -103,6 +111,23 @@ final class PathGuard {
   /** Changes holding paths now (tests). */
   synchronized int size() {
     return held.size();
+  }
+
+  /** A held change, or a change waiting ahead of {@code mine}, with a path related to one of its, or null. */
+  private List<StrataPath> blockingWaiter(List<StrataPath> mine) {
+    List<StrataPath> c = conflict(mine);
+    if (c != null) {
+      return c;
+    }
+    for (List<StrataPath> w : waiters) {
+      if (w == mine) {
+        return null; // only those that came first
+      }
+      if (related(mine, List.of(w)) != null) {
+        return w;
+      }
+    }
+    return null;
   }
 
   /** A held change with a path related to one of {@code mine}, or null. */

@@ -38,4 +38,43 @@ class PathGuardTest {
     }
     assertThat(guard.size()).isZero();
   }
+
+  /**
+   * First come, first served among related changes: while a change of /dir waits for one under it, later changes
+   * under /dir wait behind it (and tryHold gives way), so a stream of them cannot keep it waiting; unrelated ones go.
+   */
+  @Test
+  void aWaitingChangeOfADirectory_isNotOvertakenByLaterChangesUnderIt() throws Exception {
+    PathGuard guard = new PathGuard();
+    PathGuard.Held first = guard.hold("completing /dir/a", p("/dir/a"));
+    java.util.List<String> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    CompletableFuture<Void> dir = CompletableFuture.runAsync(() -> {
+      try (PathGuard.Held h = guard.hold("deleting /dir", p("/dir"))) {
+        order.add("dir");
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> guard.waiting() == 1 || dir.isDone());
+    assertThat(guard.tryHold(p("/dir/b"))).as("gives way to the waiting change").isNull();
+    try (PathGuard.Held other = guard.tryHold(p("/other"))) {
+      assertThat(other).as("an unrelated path goes").isNotNull();
+    }
+    CompletableFuture<Void> later = CompletableFuture.runAsync(() -> {
+      try (PathGuard.Held h = guard.hold("completing /dir/b", p("/dir/b"))) {
+        order.add("later");
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> guard.waiting() == 2 || later.isDone());
+    assertThat(later).as("waits behind the change of /dir").isNotDone();
+    first.close();
+    dir.get(10, TimeUnit.SECONDS);
+    later.get(10, TimeUnit.SECONDS);
+    assertThat(order).containsExactly("dir", "later");
+    assertThat(guard.size()).isZero();
+  }
 }

@@ -179,12 +179,12 @@ class UfsRaceTest {
   }
 
   /**
-   * A CACHE_THROUGH complete under a directory whose rename is in the UFS does not wait on its handler thread (nor
-   * keep the rename waiting): it is refused UNAVAILABLE at once, and a retry once the rename is done finds the file at
-   * its new path. What holds the bytes meanwhile: the temporary UFS copy, untouched.
+   * A CACHE_THROUGH complete under a directory whose rename is in the UFS waits for the rename (it holds a related
+   * path), and then fails with a clear error rather than clearing or placing anything at the old path: the rename
+   * took the file and its temporary copy along. What holds the bytes: that copy, under the new directory.
    */
   @Test
-  void aCacheThroughCompleteUnderADirectoryBeingRenamed_isRefusedAtOnce_andNothingIsLost() throws Exception {
+  void aCacheThroughCompleteUnderADirectoryBeingRenamed_waitsForIt_andPlacesNothingAtTheOldPath() throws Exception {
     Files.createDirectories(ufs.resolve("dir"));
     ufsFile("dir/other", "o");
     fs.getStatus("/dir/other");
@@ -194,14 +194,17 @@ class UfsRaceTest {
     GatedFileSystem.arm(GatedFileSystem.Op.RENAME);
     CompletableFuture<Void> rename = async(() -> fs.rename("/dir", "/moved"));
     assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the rename is in the UFS").isTrue();
-    long start = System.nanoTime();
-    assertThatThrownBy(() -> fs.completeFile("/dir/ct", f.id(), 30))
-        .isInstanceOf(io.strata.common.exception.UnavailableException.class).hasMessageContaining("retry");
-    assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start)).as("not after a wait").isLessThan(10);
-    assertThat(temp).exists();
+    CompletableFuture<Void> complete = async(() -> fs.completeFile("/dir/ct", f.id(), 30));
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+        .until(() -> fs.changesWaiting() == 1 || complete.isDone());
+    assertThat(complete).as("the complete waits for the rename").isNotDone();
     GatedFileSystem.release.countDown();
     rename.get(30, TimeUnit.SECONDS);
+    assertThatThrownBy(() -> complete.get(30, TimeUnit.SECONDS)).hasRootCauseInstanceOf(
+        io.strata.common.exception.StrataException.class);
+    assertThat(ufs.resolve("dir")).doesNotExist();
     assertThat(Files.readString(ufs.resolve("moved/other"))).isEqualTo("o");
+    assertThat(ufs.resolve("moved").resolve(temp.getFileName())).exists();
     assertThat(fs.getStatus("/moved/ct").complete()).isFalse();
   }
 
