@@ -108,11 +108,11 @@ public final class FileSystemMaster {
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs, guard, unflushed);
     this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, new WorkerAccess(), ufsWriteTargets,
-        unflushed);
+        unflushed, commitLock, this::syncQuietly);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
         workers::storageDirs, unflushed);
     this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, clock, commitLock, this::removeBlocksOf, this::sync,
-        ufsWriteTargets);
+        ufsWriteTargets, guard);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed);
     this.changes = new NamespaceChanges(tree, mounts, sync, leaseRecovery, commitLock, this::removeBlocksOf,

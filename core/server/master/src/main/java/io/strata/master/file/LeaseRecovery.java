@@ -35,6 +35,12 @@ final class LeaseRecovery {
   private final MountOperations.Flush flush;
   /** The master's temp UFS names of through writes, by file id. */
   private final Map<Long, String> ufsWriteTargets;
+  /**
+   * Tried (never waited for) on the file's path: a CACHE_THROUGH complete placing the file's UFS copy holds it, and
+   * a recovery in the middle would delete the file after its copy went into place (the copy then listed by the next
+   * UFS sync, the writer told its file failed). Such a file is looked at again next round.
+   */
+  private final PathGuard guard;
   private final LeaseManager leases = new LeaseManager();
   /** Set once this master adopted the incomplete files it found (on its first check as leader). */
   private volatile boolean leasesAdopted;
@@ -42,7 +48,9 @@ final class LeaseRecovery {
   private final java.util.ArrayDeque<long[]> recentlyRecovered = new java.util.ArrayDeque<>();
 
   LeaseRecovery(InodeTree tree, MountTable mounts, MetadataSync sync, Clock clock, Object commitLock,
-      Consumer<List<Long>> removeBlocks, MountOperations.Flush flush, Map<Long, String> ufsWriteTargets) {
+      Consumer<List<Long>> removeBlocks, MountOperations.Flush flush, Map<Long, String> ufsWriteTargets,
+      PathGuard guard) {
+    this.guard = guard;
     this.tree = tree;
     this.mounts = mounts;
     this.sync = sync;
@@ -138,7 +146,16 @@ final class LeaseRecovery {
       return false;
     }
     String temp = ufsWriteTargets.get(fileId);
+    PathGuard.Held held;
     try {
+      held = guard.tryHold(StrataPath.of(f.path()));
+    } catch (StrataException bad) {
+      return false; // a path the tree holds is always valid; nothing to recover by it otherwise
+    }
+    if (held == null) {
+      return false; // a change of a related path (its complete placing its copy, say) is under way: next round
+    }
+    try (held) {
       MountTable.Resolution r = temp == null ? null : mounts.resolve(StrataPath.of(f.path()));
       // Checked and deleted under the commit lock, which completion takes too: a writer that completes
       // at the last moment keeps its (acknowledged) file, and the recovery is the one that gives up.
@@ -147,6 +164,9 @@ final class LeaseRecovery {
         if (cur == null || cur.complete()) {
           leases.release(fileId);
           return false;
+        }
+        if (!cur.path().equals(f.path())) {
+          return false; // renamed since: its new path is not the one held; next round
         }
         List<Long> removed;
         synchronized (leases) {

@@ -37,6 +37,10 @@ final class WorkerProtocol {
   /** Block ids a heartbeat reply tells a worker it may evict, at most. */
   static final int RELEASE_BATCH = 4096;
 
+  /** Taken empty before removals go out: every change that queues removals does so under it with its entry. */
+  private final Object commitLock;
+  /** Waits until what the journal holds so far is durable; false when it cannot be made so now. */
+  private final java.util.function.BooleanSupplier durable;
   /** Persisted files whose PERSISTED entry is not durable yet: their blocks are not let go of. */
   private final PersistedUnflushed unflushed;
   private final InodeTree tree;
@@ -50,8 +54,10 @@ final class WorkerProtocol {
 
   WorkerProtocol(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync,
       PersistScheduler persister, WorkerAccess workerAccess, Map<Long, String> ufsWriteTargets,
-      PersistedUnflushed unflushed) {
+      PersistedUnflushed unflushed, Object commitLock, java.util.function.BooleanSupplier durable) {
     this.unflushed = unflushed;
+    this.commitLock = commitLock;
+    this.durable = durable;
     this.tree = tree;
     this.blocks = blocks;
     this.mounts = mounts;
@@ -108,9 +114,27 @@ final class WorkerProtocol {
     }
     long version = tree.pinVersion();
     List<Long> pinned = version == workerPinVersion ? null : tree.pinnedFileIds();
-    return new WorkerReply(false, hb.removeBlockIds(),
+    List<Long> removals = hb.removeBlockIds();
+    if (!removals.isEmpty() && !removalsDurable()) {
+      removals = List.of(); // they stay queued at the block master, and go in a later reply
+    }
+    return new WorkerReply(false, removals,
         persister == null ? List.of() : persister.commandsFor(workerId), version, pinned,
         blocks.takeReleased(workerId, RELEASE_BATCH, evictableAckedSeq));
+  }
+
+  /**
+   * Whether the journal entries behind the removals just taken (a delete, a lease recovery, a replacing commit, an
+   * unmount, a UFS sync's) are durable: each such change queues its removals under the commit lock together with its
+   * entry, so once the lock is free (taken empty here) every removal in the batch has its entry in the journal, and a
+   * flush now makes them durable. A master that crashed or lost its journal before that flush comes back with those
+   * files and their blocks, not with the files and no blocks.
+   */
+  private boolean removalsDurable() {
+    synchronized (commitLock) {
+      // nothing: waits for a change that is queueing removals to have appended its entry
+    }
+    return durable.getAsBoolean();
   }
 
   /**

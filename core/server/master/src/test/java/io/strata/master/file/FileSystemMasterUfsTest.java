@@ -395,6 +395,36 @@ class FileSystemMasterUfsTest {
     assertThat(fs.getStatus("/slow/g").persistence()).isEqualTo(PersistenceState.TO_BE_PERSISTED);
   }
 
+  /**
+   * A delete whose journal entry cannot be made durable (this master was deposed: its flush is refused) fails, and
+   * the worker is never told to remove the file's blocks: a successor replays the file, and its bytes are still held
+   * by those blocks. Before, the next heartbeat carried the removals at once.
+   */
+  @Test
+  void removals_goToWorkersOnlyOnceTheirEntryIsDurable() throws Exception {
+    FileInfo f = writeCached("/rm/f", 250, WriteType.MUST_CACHE);
+    Journal successor = new Journal(tmp.resolve("journal"), 1 << 20);
+    journals.add(successor);
+    successor.replayReadOnly(e -> { });
+    successor.takeOver(e -> { }); // fences this master's journal
+    assertThatThrownBy(() -> fs.delete("/rm/f", false)).isInstanceOf(StrataException.class);
+    assertThat(heartbeat(List.of()).removeBlockIds()).as("the delete is not durable").isEmpty();
+    assertThat(heartbeat(List.of()).removeBlockIds()).isEmpty();
+    successor.close();
+    journals.remove(successor);
+    FileSystemMaster next = open();
+    assertThat(next.getStatus("/rm/f").length()).isEqualTo(250);
+    assertThat(next.getStatus("/rm/f").id()).isEqualTo(f.id());
+  }
+
+  @Test
+  void removals_ofADurableDelete_goOut() throws Exception {
+    writeCached("/rm/g", 250, WriteType.MUST_CACHE);
+    FileInfo g = fs.getStatus("/rm/g");
+    fs.delete("/rm/g", false);
+    assertThat(heartbeat(List.of()).removeBlockIds()).contains(BlockId.of(g.id(), 0));
+  }
+
   @Test
   void evictableBlocks_areSentAgain_untilTheWorkerAcknowledgesThem() throws Exception {
     FileInfo f = writeCached("/e/lost", 50, WriteType.ASYNC_THROUGH);

@@ -209,6 +209,32 @@ class UfsRaceTest {
   }
 
   /**
+   * A writer's lease that runs out while its CACHE_THROUGH complete is moving the copy into place: the recovery leaves
+   * the file to the complete (it holds the path), which wins. Before, the recovery deleted the file after its copy was
+   * in place: the writer was told its file failed while the copy came back at the next listing.
+   */
+  @Test
+  void leaseRecovery_leavesAFileWhoseCopyIsBeingPlaced_andItsCompleteWins() throws Exception {
+    fs.setLeaseTimeout(java.time.Duration.ofSeconds(10));
+    FileInfo f = fs.createFile("/lr", BS, true, 0644, WriteType.CACHE_THROUGH, "client-x");
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.write(temp, new byte[30]);
+    assertThat(fs.leaseTick()).isEmpty();
+    GatedFileSystem.arm(GatedFileSystem.Op.RENAME);
+    CompletableFuture<Void> complete = async(() -> fs.completeFile("/lr", f.id(), 30));
+    assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the copy is being placed").isTrue();
+    clock.advanceMillis(20_000);
+    assertThat(fs.leaseTick()).as("its complete holds the path").isEmpty();
+    GatedFileSystem.release.countDown();
+    complete.get(30, TimeUnit.SECONDS);
+    // The bytes are held by the placed UFS copy of a complete, persisted file.
+    assertThat(fs.getStatus("/lr").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(Files.size(ufs.resolve("lr"))).isEqualTo(30);
+    assertThat(fs.leaseTick()).isEmpty();
+    assertThat(fs.exists("/lr")).isTrue();
+  }
+
+  /**
    * A delete and a rename of one persisted file at once: the rename waits for the delete (whose UFS delete is held),
    * then finds nothing to rename. Before, the rename moved only the inode (the UFS copy was already gone) and both
    * were answered OK: /q PERSISTED with no bytes anywhere.
