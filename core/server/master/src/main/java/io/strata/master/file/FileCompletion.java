@@ -84,6 +84,19 @@ final class FileCompletion {
    * {@link #settle}s, before anyone hears of the outcome (a batch of completes shares one flush).
    */
   Applied apply(String path, long fileId, long length, boolean ufsWritten) throws StrataException {
+    return apply(path, fileId, length, ufsWritten, System.nanoTime() + GUARD_WAIT_NANOS);
+  }
+
+  /**
+   * The longest a complete waits for a change of a related path (a rename of its directory) before it is refused
+   * UNAVAILABLE: well under a client's RPC deadline. A batch shares one such wait ({@link #apply(String, long, long,
+   * boolean, long)}).
+   */
+  static final long GUARD_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+
+  /** As above; {@code guardDeadline}: until when ({@link System#nanoTime}) it may wait for the path guard. */
+  Applied apply(String path, long fileId, long length, boolean ufsWritten, long guardDeadline)
+      throws StrataException {
     StrataPath p = StrataPath.of(path);
     FileInfo current = tree.getStatus(p);
     FileInfo done;
@@ -100,7 +113,7 @@ final class FileCompletion {
       }
       PathGuard.Held held;
       try {
-        held = guard.hold("Completing " + p, p);
+        held = guard.hold("Completing " + p, guardDeadline, p);
       } catch (StrataException | RuntimeException e) {
         placing.remove(current.id());
         throw e;

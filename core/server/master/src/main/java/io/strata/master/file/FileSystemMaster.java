@@ -108,7 +108,7 @@ public final class FileSystemMaster {
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs, guard, unflushed);
     this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, new WorkerAccess(), ufsWriteTargets,
-        unflushed, commitLock, this::syncQuietly);
+        unflushed, commitLock, this::journalCaughtUpBriefly);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
         workers::storageDirs, unflushed);
     this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, clock, commitLock, this::removeBlocksOf, this::sync,
@@ -130,6 +130,17 @@ public final class FileSystemMaster {
       journal.flush();
     }
   }
+
+  /**
+   * Whether everything the journal holds so far is durable, waiting for it at most {@link #HEARTBEAT_FLUSH_WAIT_MS}
+   * and never writing on this thread (a worker's heartbeat must not wait on a slow disk: it would be marked lost).
+   */
+  private boolean journalCaughtUpBriefly() {
+    return journal == null || journal.awaitFlushedBriefly(journal.appendedSequence(), HEARTBEAT_FLUSH_WAIT_MS);
+  }
+
+  /** The longest a heartbeat waits for the journal before it sends its removals in a later reply instead. */
+  static final long HEARTBEAT_FLUSH_WAIT_MS = 250;
 
   /** Flushes the journal; false (logged) when it could not be. */
   private boolean syncQuietly() {
@@ -411,10 +422,11 @@ public final class FileSystemMaster {
   public List<Outcome> completeFiles(List<CompleteEntry> entries) throws StrataException {
     List<FileCompletion.Applied> applied = new ArrayList<>(entries.size());
     List<StrataException> errors = new ArrayList<>(entries.size());
+    long guardDeadline = System.nanoTime() + FileCompletion.GUARD_WAIT_NANOS; // one wait for the whole batch
     for (CompleteEntry c : entries) {
       try {
         applied.add(retries.completeApplied(c.path(), c.id(),
-            () -> completion.apply(c.path(), c.fileId(), c.length(), false)));
+            () -> completion.apply(c.path(), c.fileId(), c.length(), false, guardDeadline)));
         errors.add(null);
       } catch (StrataException e) {
         applied.add(null);

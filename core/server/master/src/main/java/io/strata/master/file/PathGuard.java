@@ -45,8 +45,12 @@ final class PathGuard {
    * of the directory waiting), then holds them.
    */
   Held hold(String change, StrataPath... paths) throws StrataException {
+    return hold(change, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS), paths);
+  }
+
+  /** As {@link #hold(String, StrataPath...)}, waiting until {@code deadline} ({@link System#nanoTime}) at most. */
+  Held hold(String change, long deadline, StrataPath... paths) throws StrataException {
     List<StrataPath> mine = List.of(paths);
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
     synchronized (this) {
       List<StrataPath> blocking = conflict(mine);
       if (blocking == null) {
@@ -63,8 +67,8 @@ final class PathGuard {
           for (; blocking != null; blocking = blockingWaiter(mine)) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-              throw new UnavailableException(change + ": a change of " + blocking + " is still in progress after "
-                  + WAIT_MS + " ms; retry");
+              throw new UnavailableException(change + ": a change of " + blocking + " is still in progress; "
+                  + "retry");
             }
             try {
               TimeUnit.NANOSECONDS.timedWait(this, left);

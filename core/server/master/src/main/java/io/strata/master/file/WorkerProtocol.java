@@ -39,7 +39,7 @@ final class WorkerProtocol {
 
   /** Taken empty before removals go out: every change that queues removals does so under it with its entry. */
   private final Object commitLock;
-  /** Waits until what the journal holds so far is durable; false when it cannot be made so now. */
+  /** Whether what the journal holds so far is durable, after a short wait at most; never blocks on the disk. */
   private final java.util.function.BooleanSupplier durable;
   /** Persisted files whose PERSISTED entry is not durable yet: their blocks are not let go of. */
   private final PersistedUnflushed unflushed;

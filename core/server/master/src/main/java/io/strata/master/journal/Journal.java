@@ -299,6 +299,31 @@ public final class Journal implements JournalSink, AutoCloseable {
     }
   }
 
+  /**
+   * Waits at most {@code timeoutMs} for every entry up to {@code seq} to be on disk, never writing itself: the
+   * background writer, woken now, writes what is queued. For a caller that must not be held by a slow disk (a
+   * worker's heartbeat): false when the entries are not durable yet, or the journal failed or is closing.
+   */
+  public boolean awaitFlushedBriefly(long seq, long timeoutMs) {
+    kickWriter();
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    synchronized (this) {
+      while (flushed < seq) {
+        long left = deadline - System.nanoTime();
+        if (failure != null || closed || left <= 0) {
+          return false;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(this, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
   /** Waits until everything appended so far is durable. */
   public void flush() throws UnavailableException {
     awaitFlushed(appendedSequence());

@@ -146,6 +146,24 @@ class JournalTest {
     assertThat(j.appendedSequence()).isEqualTo(2);
   }
 
+  /**
+   * A brief wait never writes on the caller's thread: the background writer, woken, makes the entries durable (a
+   * second instance replays them); a closed journal answers false at once instead of waiting.
+   */
+  @Test
+  void awaitFlushedBriefly_isAnsweredByTheBackgroundWriter_andFalseOnceTheJournalCannotBeWritten() throws Exception {
+    Journal j = openWriting();
+    j.append(entry(1));
+    assertThat(j.awaitFlushedBriefly(j.appendedSequence(), 10_000)).isTrue();
+    assertThat(j.backgroundBatchesWritten()).as("written by the background writer").isEqualTo(1);
+    assertThat(replayFresh()).containsExactly(entry(1));
+    assertThat(j.awaitFlushedBriefly(j.appendedSequence(), 1)).as("nothing new: at once").isTrue();
+    j.close();
+    long start = System.nanoTime();
+    assertThat(j.awaitFlushedBriefly(j.appendedSequence() + 1, 10_000)).as("closed").isFalse();
+    assertThat(System.nanoTime() - start).as("without waiting out the time").isLessThan(5_000_000_000L);
+  }
+
   @Test
   void reopenedJournal_continuesTheSequence_andReplaysBothRuns() throws Exception {
     writeAndClose(1, 3);
