@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The master's reads that need nothing but its memory (Ping, GetStatus and Exists of a loaded path, a small
- * listing) are answered on the transport thread: with every handler thread stuck in an under file system that
+ * listing) are answered on the transport thread, and lease renewals on their own pool: with every handler thread stuck in an under file system that
  * stopped answering (the status of paths not loaded yet), a client still gets them at once, while a call that
  * needs a handler waits. A real master; the stuck UFS is the local file system behind {@link StallingFileSystem}.
  */
@@ -49,7 +49,14 @@ class MasterInlineReadsIntegrationTest extends MasterRpcFixture {
       fs.createDirectory("/here");
       fs.createFile("/here/a").close();
       fs.createFile("/here/b").close();
+      // Persisted (the master writes an empty file's copy itself) before the handlers stall: that change takes the
+      // tree's write lock, and an inline read that meets it held goes to the (then stuck) handler pool.
+      await().atMost(Duration.ofSeconds(30)).until(() -> fs.getStatus("/here/a").isPersisted()
+          && fs.getStatus("/here/b").isPersisted());
     }
+    // A file being written, whose writer renews its lease.
+    long open = m.createFile(io.strata.proto.CreateFileRequest.newBuilder().setPath("/here/open").setBlockSize(1 << 20)
+        .setClientId("writer-1").build()).getFile().getId();
 
     StallingFileSystem.arm();
     List<CompletableFuture<GetStatusResponse>> stalled = new ArrayList<>();
@@ -72,7 +79,10 @@ class MasterInlineReadsIntegrationTest extends MasterRpcFixture {
       Iterator<ListStatusResponse> it = m.withDeadlineAfter(5, TimeUnit.SECONDS)
           .listStatus(ListStatusRequest.newBuilder().setPath("/here").setSyncIntervalMs(-1).build());
       it.forEachRemaining(r -> r.getFilesList().forEach(f -> listed.add(f.getPath())));
-      assertThat(listed).containsExactlyInAnyOrder("/here/a", "/here/b");
+      assertThat(listed).containsExactlyInAnyOrder("/here/a", "/here/b", "/here/open");
+      // A writer's lease renewal does not wait for a handler thread either (its lease would run out meanwhile).
+      assertThat(m.withDeadlineAfter(5, TimeUnit.SECONDS).renewLease(io.strata.proto.RenewLeaseRequest.newBuilder()
+          .setClientId("writer-1").addFileIds(open).build()).getLostFileIdsList()).isEmpty();
 
       // A change needs a handler thread: none is free, so it is still waiting when its deadline passes.
       StatusRuntimeException waited = org.junit.jupiter.api.Assertions.assertThrows(StatusRuntimeException.class,

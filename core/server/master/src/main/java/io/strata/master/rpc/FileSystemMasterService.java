@@ -102,10 +102,31 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
     });
   }
 
+  /**
+   * Lease renewals run on their own small pool, never queued behind the handler pool: with every handler thread
+   * stuck (a UFS that stopped answering), renewals that waited there would let live writers' leases run out, and
+   * lease recovery (on its own thread) would delete their files. A renewal does no I/O: the tree's read lock and the
+   * leases' monitor. Idle, the pool has no thread.
+   */
+  private static final java.util.concurrent.ThreadPoolExecutor RENEWALS = renewals();
+
+  private static java.util.concurrent.ThreadPoolExecutor renewals() {
+    java.util.concurrent.ThreadPoolExecutor pool = new java.util.concurrent.ThreadPoolExecutor(2, 2, 30,
+        java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(4096),
+        io.strata.server.GrpcServer.namedDaemon("master-lease-renewals"));
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+
   @Override
   public void renewLease(io.strata.proto.RenewLeaseRequest r, StreamObserver<io.strata.proto.RenewLeaseResponse> o) {
-    Rpc.unary(o, () -> io.strata.proto.RenewLeaseResponse.newBuilder()
-        .addAllLostFileIds(state.leading().renewLease(r.getClientId(), r.getFileIdsList())).build());
+    try {
+      RENEWALS.execute(() -> Rpc.unary(o, () -> io.strata.proto.RenewLeaseResponse.newBuilder()
+          .addAllLostFileIds(state.leading().renewLease(r.getClientId(), r.getFileIdsList())).build()));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      o.onError(GrpcErrors.toStatus(new io.strata.common.exception.ResourceExhaustedException(
+          "Too many lease renewals waiting at the master (4096); retry")));
+    }
   }
 
   @Override
@@ -204,13 +225,14 @@ public final class FileSystemMasterService extends FileSystemMasterServiceGrpc.F
   /**
    * The methods that run on the transport thread (see {@code GrpcServer}): they answer from memory without
    * waiting, or hand their blocking part to the handler pool ({@link #blocking}). ListStatus only starts
-   * its listing on the listings pool.
+   * its listing on the listings pool, and RenewLease runs on its own pool ({@link #RENEWALS}).
    */
   public static final java.util.Set<String> INLINE_METHODS = java.util.Set.of(
       FileSystemMasterServiceGrpc.getPingMethod().getFullMethodName(),
       FileSystemMasterServiceGrpc.getGetStatusMethod().getFullMethodName(),
       FileSystemMasterServiceGrpc.getExistsMethod().getFullMethodName(),
-      FileSystemMasterServiceGrpc.getListStatusMethod().getFullMethodName());
+      FileSystemMasterServiceGrpc.getListStatusMethod().getFullMethodName(),
+      FileSystemMasterServiceGrpc.getRenewLeaseMethod().getFullMethodName());
 
   /** Runs a call that may block on the handler pool (or refuses it when the pool is saturated). */
   private <T> void blocking(StreamObserver<T> o, Rpc.Call<T> call) {
