@@ -102,6 +102,7 @@ final class LocalPageCache implements Closeable {
         .toAbsolutePath();
     FileChannel ch = null;
     Path held = null;
+    LocalPageCache opened = null;
     try {
       dir = ownDirectory(dir);
       if (dir == null) {
@@ -115,8 +116,6 @@ final class LocalPageCache implements Closeable {
       held = dir;
       ch = FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       if (!sameOwner(dir, dir.resolve(".lock"))) {
-        ch.close();
-        HELD.remove(held);
         return null;
       }
       FileLock lock;
@@ -128,27 +127,29 @@ final class LocalPageCache implements Closeable {
       if (lock == null) {
         LOG.warn("The page cache directory {} is in use by another client; this one reads without the page cache",
             dir);
-        ch.close();
-        HELD.remove(held);
         return null;
       }
       LocalPageCache cache = new LocalPageCache(dir, (int) pageSize, quota,
           conf.get(ClientKeys.PAGE_CACHE_EVICTION).equals("LFU"), ch, lock);
       cache.rebuild();
+      opened = cache;
       return cache;
     } catch (IOException | RuntimeException e) {
       LOG.warn("Cannot use the page cache directory {} ({}); reading without the page cache", dir, e.toString());
-      if (ch != null) {
-        try {
-          ch.close();
-        } catch (IOException ignored) {
-          // nothing held
+      return null;
+    } finally {
+      if (opened == null) { // let go of what this attempt took: the lock's channel, and the directory's claim here
+        if (ch != null) {
+          try {
+            ch.close();
+          } catch (IOException ignored) {
+            // nothing held
+          }
+        }
+        if (held != null) {
+          HELD.remove(held);
         }
       }
-      if (held != null) {
-        HELD.remove(held);
-      }
-      return null;
     }
   }
 

@@ -48,26 +48,14 @@ class PathGuardTest {
     PathGuard guard = new PathGuard();
     PathGuard.Held first = guard.hold("completing /dir/a", p("/dir/a"));
     java.util.List<String> order = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
-    CompletableFuture<Void> dir = CompletableFuture.runAsync(() -> {
-      try (PathGuard.Held h = guard.hold("deleting /dir", p("/dir"))) {
-        order.add("dir");
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<Void> dir = holdAsync(guard, "deleting /dir", "/dir", () -> order.add("dir"));
     org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
         .until(() -> guard.waiting() == 1 || dir.isDone());
     assertThat(guard.tryHold(p("/dir/b"))).as("gives way to the waiting change").isNull();
     try (PathGuard.Held other = guard.tryHold(p("/other"))) {
       assertThat(other).as("an unrelated path goes").isNotNull();
     }
-    CompletableFuture<Void> later = CompletableFuture.runAsync(() -> {
-      try (PathGuard.Held h = guard.hold("completing /dir/b", p("/dir/b"))) {
-        order.add("later");
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<Void> later = holdAsync(guard, "completing /dir/b", "/dir/b", () -> order.add("later"));
     org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
         .until(() -> guard.waiting() == 2 || later.isDone());
     assertThat(later).as("waits behind the change of /dir").isNotDone();
@@ -76,5 +64,16 @@ class PathGuardTest {
     later.get(10, TimeUnit.SECONDS);
     assertThat(order).containsExactly("dir", "later");
     assertThat(guard.size()).isZero();
+  }
+
+  /** On another thread: holds {@code path} (waiting as a change does), runs {@code held}, and lets go. */
+  private static CompletableFuture<Void> holdAsync(PathGuard guard, String change, String path, Runnable held) {
+    return CompletableFuture.runAsync(() -> {
+      try (PathGuard.Held h = guard.hold(change, p(path))) {
+        held.run();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
   }
 }

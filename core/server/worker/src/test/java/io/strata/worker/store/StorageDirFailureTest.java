@@ -139,6 +139,42 @@ class StorageDirFailureTest {
     };
   }
 
+  /** A store after {@link #promoteWhileADirFails}, its two tiers' dirs, and the meta the promoting read saw. */
+  private record Promoted(TieredBlockStore store, Path fast, Path slow, BlockMeta seen) {}
+
+  /**
+   * A two-tier store (an SSD with room for one block over an HDD) whose block 2, in the HDD, is promoted into the SSD
+   * while a dir fails: the SSD (the move's target) when {@code targetFails}, else the HDD (its source), once the copy
+   * has its name in the SSD.
+   */
+  private Promoted promoteWhileADirFails(String name, boolean targetFails) throws IOException {
+    Path fast = root.resolve(name + "-fast");
+    Path slow = root.resolve(name + "-slow");
+    TieredBlockStore[] s = {null};
+    java.util.concurrent.atomic.AtomicBoolean failOnSync = new java.util.concurrent.atomic.AtomicBoolean();
+    Durability failing = fsyncThen(file -> { }, dir -> {
+      if (dir.startsWith(fast) && failOnSync.getAndSet(false)) {
+        // The copy has its name in the target dir; now one of the two dirs dies and the store learns it.
+        deleteTree(targetFails ? fast : slow);
+        assertThat(s[0].dirFailed(s[0].tier(targetFails ? 0 : 1).get(0), null)).isTrue();
+      }
+    });
+    s[0] = StoreFixture.builder().tier("SSD", BLOCK, fast).tier("HDD", QUOTA, slow).events(events)
+        .durability(failing).build();
+    write(s[0], 1, BLOCK); // fills the SSD
+    write(s[0], 2, BLOCK); // so this one lands in the HDD
+    assertThat(s[0].dirOf(2).root).isEqualTo(slow);
+    s[0].remove(1); // room in the SSD again
+
+    failOnSync.set(true);
+    BlockMeta seen;
+    try (BlockStore.ReadHandle h = s[0].openForRead(2, true)) { // promotes: a move into the SSD
+      seen = h.meta();
+    }
+    assertThat(failOnSync.get()).as("a dir failed during the move").isFalse();
+    return new Promoted(s[0], fast, slow, seen);
+  }
+
   /**
    * A block moved (here promoted) into a dir that fails while the copy lands there stays where it was: its
    * source is whole and still the copy the store lists, and nothing of it is deleted. (The move once checked
@@ -146,34 +182,13 @@ class StorageDirFailureTest {
    */
   @Test
   void blockMovedIntoADirThatFailsDuringTheMove_staysWhereItWas() throws IOException {
-    Path fast = root.resolve("fast");
-    Path slow = root.resolve("slow");
-    TieredBlockStore[] s = {null};
-    java.util.concurrent.atomic.AtomicBoolean failOnSync = new java.util.concurrent.atomic.AtomicBoolean();
-    Durability failingTarget = fsyncThen(file -> { }, dir -> {
-      if (dir.startsWith(fast) && failOnSync.getAndSet(false)) {
-        // The copy has its name in the target dir; now that dir dies and the store learns it.
-        deleteTree(fast);
-        assertThat(s[0].dirFailed(s[0].tier(0).get(0), null)).isTrue();
-      }
-    });
-    s[0] = StoreFixture.builder().tier("SSD", BLOCK, fast).tier("HDD", QUOTA, slow).events(events)
-        .durability(failingTarget).build();
-    write(s[0], 1, BLOCK); // fills the SSD
-    write(s[0], 2, BLOCK); // so this one lands in the HDD
-    assertThat(s[0].dirOf(2).root).isEqualTo(slow);
-    s[0].remove(1); // room in the SSD again
-
-    failOnSync.set(true);
-    try (BlockStore.ReadHandle h = s[0].openForRead(2, true)) { // promotes: a move into the SSD
-      assertThat(h.meta()).isEqualTo(new BlockMeta(2, BLOCK, "HDD"));
-    }
-    assertThat(failOnSync.get()).as("the target failed during the move").isFalse();
-    assertThat(s[0].dirOf(2).root).isEqualTo(slow);
-    assertThat(read(s[0], 2)).isEqualTo(content(2, BLOCK));
+    Promoted p = promoteWhileADirFails("into", true);
+    assertThat(p.seen()).isEqualTo(new BlockMeta(2, BLOCK, "HDD"));
+    assertThat(p.store().dirOf(2).root).isEqualTo(p.slow());
+    assertThat(read(p.store(), 2)).isEqualTo(content(2, BLOCK));
     assertThat(events.moved()).isEmpty();
-    assertThat(events.dirFailures()).extracting(DirFailed::path).containsExactly(fast.toString());
-    assertThat(s[0].usedBytes()).isEqualTo(BLOCK);
+    assertThat(events.dirFailures()).extracting(DirFailed::path).containsExactly(p.fast().toString());
+    assertThat(p.store().usedBytes()).isEqualTo(BLOCK);
   }
 
   /**
@@ -183,35 +198,14 @@ class StorageDirFailureTest {
    */
   @Test
   void blockMovedOutOfADirThatFailsDuringTheMove_isKeptInItsTarget() throws IOException {
-    Path fast = root.resolve("fast2");
-    Path slow = root.resolve("slow2");
-    TieredBlockStore[] s = {null};
-    java.util.concurrent.atomic.AtomicBoolean failOnSync = new java.util.concurrent.atomic.AtomicBoolean();
-    Durability failingSource = fsyncThen(file -> { }, dir -> {
-      if (dir.startsWith(fast) && failOnSync.getAndSet(false)) {
-        // The copy has its name in the target dir; now the source dir dies and the store learns it.
-        deleteTree(slow);
-        assertThat(s[0].dirFailed(s[0].tier(1).get(0), null)).isTrue();
-      }
-    });
-    s[0] = StoreFixture.builder().tier("SSD", BLOCK, fast).tier("HDD", QUOTA, slow).events(events)
-        .durability(failingSource).build();
-    write(s[0], 1, BLOCK); // fills the SSD
-    write(s[0], 2, BLOCK); // so this one lands in the HDD
-    assertThat(s[0].dirOf(2).root).isEqualTo(slow);
-    s[0].remove(1); // room in the SSD again
-
-    failOnSync.set(true);
-    try (BlockStore.ReadHandle h = s[0].openForRead(2, true)) { // promotes: a move into the SSD
-      assertThat(h.meta().blockId()).isEqualTo(2);
-    }
-    assertThat(failOnSync.get()).as("the source failed during the move").isFalse();
-    assertThat(events.dirFailures()).extracting(DirFailed::path).containsExactly(slow.toString());
+    Promoted p = promoteWhileADirFails("outOf", false);
+    assertThat(p.seen().blockId()).isEqualTo(2);
+    assertThat(events.dirFailures()).extracting(DirFailed::path).containsExactly(p.slow().toString());
     // The bytes are held by the copy in the SSD: listed, readable whole, and announced.
-    assertThat(s[0].dirOf(2).root).isEqualTo(fast);
-    assertThat(read(s[0], 2)).isEqualTo(content(2, BLOCK));
+    assertThat(p.store().dirOf(2).root).isEqualTo(p.fast());
+    assertThat(read(p.store(), 2)).isEqualTo(content(2, BLOCK));
     assertThat(events.moved()).hasSize(1);
-    assertThat(s[0].usedBytes()).isEqualTo(BLOCK);
+    assertThat(p.store().usedBytes()).isEqualTo(BLOCK);
   }
 
   /**
