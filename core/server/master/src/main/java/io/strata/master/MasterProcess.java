@@ -223,8 +223,7 @@ public final class MasterProcess implements AutoCloseable {
     io.strata.master.web.MasterWebUi.register(web, this, conf, clock, startMs, id);
     // One master per journal dir without ZooKeeper (exclusive); HA masters share it (see JournalLock).
     journalLock = JournalLock.acquire(journalDir(conf), !ha());
-    journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
-    metrics.watch(journal);
+    journal = newJournal();
     fs = newState();
     long t0 = System.nanoTime();
     try {
@@ -340,8 +339,7 @@ public final class MasterProcess implements AutoCloseable {
       LOG.warn("Standby {} cannot follow the journal incrementally ({}); reloading it", id, e.getMessage());
       try {
         journal.close();
-        journal = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
-        metrics.watch(journal);
+        journal = newJournal();
         fs = newState();
         journal.replayReadOnly(applier());
       } catch (IOException | RuntimeException e2) {
@@ -367,6 +365,33 @@ public final class MasterProcess implements AutoCloseable {
       LOG.error("Master {} won the election but cannot take over the journal; giving up leadership", id, e);
       fatalHandler.run();
     }
+  }
+
+  /** A journal over the configured dir, watched by the metrics, whose failure makes this master step down. */
+  private Journal newJournal() {
+    Journal j = new Journal(journalDir(conf), conf.get(MasterKeys.JOURNAL_SEGMENT_SIZE));
+    metrics.watch(j);
+    // Off the failing thread, which may be an RPC handler waiting for its own flush.
+    j.onFailure(e -> new Thread(() -> journalFailed(j, e), "master-journal-failed").start());
+    return j;
+  }
+
+  /**
+   * The journal failed for good (a disk error, or another master fenced this one): every later change fails, and
+   * the changes applied in memory since the last durable entry would be served without ever becoming durable. So
+   * the master steps down (exits under MasterMain), as HDFS's NameNode and Alluxio's master do; a standby, or a
+   * restart, recovers from what the journal holds on disk.
+   */
+  private void journalFailed(Journal j, IOException e) {
+    synchronized (this) {
+      if (closed || j != journal) {
+        return;
+      }
+      leading = false;
+      LOG.error("Master {} cannot write its journal at {} any more ({}); it stops serving and shuts down", id,
+          j.dir(), e.getMessage());
+    }
+    fatalHandler.run();
   }
 
   private void stepDown() {

@@ -2,6 +2,7 @@ package io.strata.master.file;
 
 import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.StrataException;
+import io.strata.common.time.ElapsedClock;
 import io.strata.master.MasterKeys;
 import io.strata.master.block.BlockMaster;
 import io.strata.master.block.BlockReport;
@@ -96,7 +97,7 @@ public final class FileSystemMaster {
         new RequestIdTable(defaults.get(MasterKeys.REQUEST_IDS_PER_CLIENT_MAX),
             defaults.get(MasterKeys.REQUEST_IDS_MAX), defaults.get(MasterKeys.REQUEST_IDS_RETENTION)));
     this.tree = new InodeTree(clock, calls);
-    this.blocks = new BlockMaster(clock, workerTimeout, new TreeFileLookup(tree));
+    this.blocks = new BlockMaster(ElapsedClock.of(clock), workerTimeout, new TreeFileLookup(tree));
     if (ufs != null && ufs.rootMount() != null) {
       mounts.add(ufs.rootMount());
     }
@@ -111,8 +112,9 @@ public final class FileSystemMaster {
         unflushed, commitLock, this::journalCaughtUpBriefly);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
         workers::storageDirs, unflushed);
-    this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, clock, commitLock, this::removeBlocksOf, this::sync,
-        ufsWriteTargets, guard);
+    // Leases and worker liveness measure silence: on a clock an NTP step cannot move (tests' clocks as they are).
+    this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, ElapsedClock.of(clock), commitLock,
+        this::removeBlocksOf, this::sync, ufsWriteTargets, guard);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed);
     this.changes = new NamespaceChanges(tree, mounts, sync, leaseRecovery, commitLock, this::removeBlocksOf,

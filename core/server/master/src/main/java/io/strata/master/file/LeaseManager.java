@@ -17,7 +17,8 @@ import java.util.Set;
  * <p>Leases live in memory only. A master that starts leading gives every incomplete file it does not
  * know a lease renewed at that moment ({@link #adopt}), so a writer that survives a failover keeps its
  * file by renewing (the renewal names its files) and an abandoned one is recovered a timeout after the
- * takeover. Expiry compares {@code now - renewed} with the timeout (no sum that could overflow).
+ * takeover. Expiry compares {@code now - renewed} with the timeout (no sum that could overflow), on the
+ * {@link io.strata.common.time.ElapsedClock} the master gives it, which a step of the system clock does not move.
  *
  * <p>Thread-safe: this object's monitor guards everything; its own methods do no I/O and take no other lock.
  * {@link LeaseRecovery} holds the monitor across a renewal's look at its files and across a recovery's last

@@ -78,6 +78,12 @@ public final class Journal implements JournalSink, AutoCloseable {
   private volatile java.util.function.LongConsumer syncTimes = n -> { };
   /** Told how long each {@link #awaitFlushed} waited, in nanoseconds (the master's metrics). */
   private volatile java.util.function.LongConsumer flushWaits = n -> { };
+  /**
+   * Told once, on the thread that saw it, when writing fails for good (a disk error, or this master was deposed):
+   * the master steps down, as HDFS's NameNode and Alluxio's master do, rather than go on serving a namespace whose
+   * later changes can never become durable (see {@link #onFailure}).
+   */
+  private volatile java.util.function.Consumer<IOException> failureListener = e -> { };
   /** Entries written so far by this journal object (counted per batch, by the writing thread). */
   private final java.util.concurrent.atomic.LongAdder entriesWritten = new java.util.concurrent.atomic.LongAdder();
 
@@ -412,11 +418,12 @@ public final class Journal implements JournalSink, AutoCloseable {
           try {
             wake.wait(BACKGROUND_FLUSH_MS);
           } catch (InterruptedException e) {
+            boolean fail;
             synchronized (this) {
-              if (!closing) {
-                failure = new IOException("The journal writer was interrupted");
-                notifyAll();
-              }
+              fail = !closing;
+            }
+            if (fail) {
+              writerFailed(new IOException("The journal writer was interrupted"));
             }
             return;
           }
@@ -462,10 +469,26 @@ public final class Journal implements JournalSink, AutoCloseable {
 
   private void writerFailed(IOException e) {
     LOG.error("Writing the journal at {} failed; the master can no longer accept changes", dir, e);
+    boolean first;
     synchronized (this) {
-      failure = e;
+      first = failure == null && !closed;
+      if (failure == null) {
+        failure = e;
+      }
       notifyAll();
     }
+    if (first) {
+      failureListener.accept(e); // outside the monitor: the listener may close this journal
+    }
+  }
+
+  /**
+   * Sets what to do when writing fails for good (once, on the failing thread, outside every journal lock). Every
+   * later write fails anyway; the listener is there so the master can step down and let a standby, or a restart,
+   * recover the journal as it is on disk.
+   */
+  public void onFailure(java.util.function.Consumer<IOException> listener) {
+    this.failureListener = listener;
   }
 
   // ------------------------------------------------------------------ checkpoints

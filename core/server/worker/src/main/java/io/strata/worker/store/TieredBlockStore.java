@@ -2,6 +2,7 @@ package io.strata.worker.store;
 
 import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.StrataException;
+import io.strata.common.time.ElapsedClock;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -94,7 +95,7 @@ public final class TieredBlockStore implements BlockStore {
     this.protection = new Protection(index);
     this.reports = new StoreReports(index, locks);
     this.mover = new Mover(index, locks, allocator, annotator, removals, failures, durability, events);
-    this.writes = new WriteSpace(index, allocator, mover, failures, reports, clock);
+    this.writes = new WriteSpace(index, allocator, mover, failures, reports, ElapsedClock.of(clock)); // idle timeouts
     this.commits = new Commits(index, failures, annotator, durability, clock);
   }
 
