@@ -215,6 +215,11 @@ public final class LocalStrataCluster implements AutoCloseable {
     workers.get(i).close();
   }
 
+  /** Worker i's configuration (its port and dirs), to start it by hand. */
+  public StrataConf workerConf(int i) {
+    return workerConfs.get(i);
+  }
+
   /** Starts worker i again on its port and dir (after {@link #stopWorker}). */
   public WorkerProcess restartWorker(int i) throws IOException {
     WorkerProcess w = new WorkerProcess(workerConfs.get(i), Clock.systemUTC()).start();

@@ -28,7 +28,8 @@ public final class FormatMain {
       try (JournalLock lock = JournalLock.acquire(dir, true)) {
         Journal.format(dir, force);
       }
-      System.out.println("Formatted the journal at " + dir);
+      System.out.println("Formatted the journal at " + dir + " (cluster " + Journal.clusterId(dir) + "; workers "
+          + "holding blocks of an earlier cluster are refused until their storage dirs are emptied)");
     } catch (JournalLock.HeldException e) {
       System.err.println("format: refusing to format: " + e.getMessage());
       System.exit(1);

@@ -63,6 +63,8 @@ public final class MasterProcess implements AutoCloseable {
   private volatile boolean leading;
   private volatile Runnable fatalHandler;
   private Journal journal;
+  /** The journal's cluster id, read when this master starts leading (workers of another cluster are refused). */
+  private volatile String clusterId;
   private JournalLock journalLock;
   private final UfsManager ufsManager;
   private UfsConfig ufsConfig;
@@ -206,7 +208,7 @@ public final class MasterProcess implements AutoCloseable {
         io.grpc.ServerInterceptors.intercept(new FileSystemMasterService(state, host + ":" + port, startMs,
             conf.get(MasterKeys.LIST_BATCH_SIZE_MAX), listings, (work, refused) -> server.handOff(work, refused),
             new ClusterDefaults(conf), this::webPort), io.strata.common.grpc.ServerTiming.serverInterceptor()),
-        new BlockMasterWorkerService(state, conf.get(CommonKeys.WORKER_SECRET)).bindService()),
+        new BlockMasterWorkerService(state, conf.get(CommonKeys.WORKER_SECRET), () -> clusterId).bindService()),
         FileSystemMasterService.INLINE_METHODS);
     try {
       server.start();
@@ -232,6 +234,7 @@ public final class MasterProcess implements AutoCloseable {
       } else {
         journal.replay(applier());
         journal.startWriting();
+        clusterId = Journal.clusterId(journal.dir());
         leading = true;
       }
     } catch (IllegalStateException e) {
@@ -358,6 +361,7 @@ public final class MasterProcess implements AutoCloseable {
     try {
       journal.takeOver(applier());
       journal.startWriting();
+      clusterId = Journal.clusterId(journal.dir());
       leading = true;
       LOG.info("Master {} is the leader (epoch {}), after applying the journal up to {} in {} ms", id,
           journal.epoch(), journal.appendedSequence(), (System.nanoTime() - t0) / 1_000_000);
@@ -409,6 +413,11 @@ public final class MasterProcess implements AutoCloseable {
   /** True while this master leads (always, for a single master). */
   public boolean isLeading() {
     return leading;
+  }
+
+  /** The cluster id of the journal this master leads on (null before it leads). */
+  public String clusterId() {
+    return clusterId;
   }
 
   /** The bound RPC port. */

@@ -65,7 +65,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final WorkerAddress address;
   private final long rpcTimeoutMs;
   private final long startTimeMs;
-  private final Runnable onAllDirsFailed;
+  private final Runnable fatal;
   private volatile java.util.function.Consumer<java.util.Collection<Long>> onAbandoned = ids -> {};
   private volatile java.util.function.Supplier<java.util.Collection<Long>> heldFiles = List::of;
   private volatile BlockStore store;
@@ -98,11 +98,14 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** When the master last answered a heartbeat or registration (the start time before that). */
   private volatile long lastBeatMs;
 
+  /** The cluster id kept with the stored blocks, sent with each registration. */
+  private final ClusterIdFiles clusterIds;
+
   /** {@code strata.security.worker.secret} (empty: none). */
   private final String secret;
 
   MasterSync(io.strata.common.master.MasterConnection master, WorkerAddress address, long rpcTimeoutMs, Clock clock,
-      Runnable onAllDirsFailed, String secret, long maxMessageBytes) {
+      Runnable fatal, String secret, long maxMessageBytes) {
     this.secret = secret;
     this.pending = new PendingReport(maxMessageBytes);
     this.master = master;
@@ -113,7 +116,16 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.startTimeMs = clock.millis();
     this.clock = clock;
     this.lastBeatMs = startTimeMs;
-    this.onAllDirsFailed = onAllDirsFailed;
+    this.fatal = fatal;
+    this.clusterIds = new ClusterIdFiles(() -> {
+      List<java.nio.file.Path> out = new ArrayList<>();
+      for (BlockStore.DirReport d : store.dirReports()) {
+        if (d.good()) {
+          out.add(java.nio.file.Path.of(d.path()));
+        }
+      }
+      return out;
+    });
   }
 
   /** Also told of the files whose writers lost their leases, after the store aborted their blocks. */
@@ -250,7 +262,8 @@ final class MasterSync implements StoreEvents, MasterClient {
             .setNode(address.identity().node()).setRack(address.identity().rack())
             .setTransferPort(address.transferPort()).setWebPort(address.webPort()))
         .setCapacityBytes(store.capacityBytes()).setUsedBytes(store.usedBytes()).setStartTimeMs(startTimeMs)
-        .addAllDirs(dirs()).addAllHeldFileIds(heldFiles.get()).setWorkerSecret(secret);
+        .addAllDirs(dirs()).addAllHeldFileIds(heldFiles.get()).setWorkerSecret(secret)
+        .setClusterId(refusedUnlessOk(clusterIds::known));
     List<BlockReportProto> all = new ArrayList<>();
     for (BlockStore.BlockMeta b : store.committedBlocks()) {
       all.add(BlockReportProto.newBuilder().setBlockId(b.blockId()).setLength(b.length()).setTier(b.tier()).build());
@@ -261,7 +274,8 @@ final class MasterSync implements StoreEvents, MasterClient {
     int rest = all.size() - req.getBlocksCount();
     RegisterWorkerRequest built = req.build();
     evictableSeq = 0;
-    io.strata.proto.RegisterWorkerResponse registered = call(s -> s.registerWorker(built));
+    io.strata.proto.RegisterWorkerResponse registered = refusedUnlessOk(() -> call(s -> s.registerWorker(built)));
+    clusterIds.joined(registered.getClusterId());
     workerToken = registered.getWorkerToken();
     workerId = registered.getWorkerId();
     registration = new Registration(registered.getWorkerId(), registered.getWorkerToken());
@@ -271,6 +285,25 @@ final class MasterSync implements StoreEvents, MasterClient {
       LOG.info("Letting go of the blocks of {} ended files the master named at registration",
           registered.getEndedFileIdsCount());
       letGo(registered.getEndedFileIdsList());
+    }
+  }
+
+  private interface Step<T> {
+    T run() throws StrataException;
+  }
+
+  /**
+   * Runs a registration step; a refusal because the stored blocks belong to another cluster (or to several) stops
+   * the worker (its fatal handler; WorkerMain exits) with the reason: retrying cannot help, and its blocks must not
+   * be removed as unknown, nor served as a new file's.
+   */
+  private <T> T refusedUnlessOk(Step<T> step) throws StrataException {
+    try {
+      return step.run();
+    } catch (io.strata.common.exception.FailedPreconditionException e) {
+      LOG.error("This worker cannot join the cluster, and stops: {}", e.getMessage());
+      fatal.run();
+      throw e;
     }
   }
 
@@ -453,7 +486,7 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public void allDirsFailed() {
-    onAllDirsFailed.run();
+    fatal.run();
   }
 
   /** Tells the master this worker holds a new block (pinned when its file is); throws the master's error. */

@@ -104,6 +104,11 @@ public final class Journal implements JournalSink, AutoCloseable {
     return JournalFiles.hasContent(dir);
   }
 
+  /** The cluster id of the journal at {@code dir}, created when missing (see {@code JournalFiles.clusterId}). */
+  public static String clusterId(Path dir) throws IOException {
+    return JournalFiles.clusterId(dir);
+  }
+
   /** Initialises an empty journal; refuses to wipe one that holds entries unless {@code force}. */
   public static void format(Path dir, boolean force) throws IOException {
     JournalFiles.format(dir, force);

@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The journal directory's layout and the file operations on it: {@code VERSION} (marks a formatted
- * journal), {@code segments/<first sequence, 20 digits>.log} and {@code checkpoints/<sequence>.ckpt}
+ * journal), {@code CLUSTER_ID} (made at format; workers keep it with their blocks), {@code segments/<first sequence, 20 digits>.log} and {@code checkpoints/<sequence>.ckpt}
  * (written to a temp name, fsynced, then renamed, so a checkpoint file is always whole); formatting,
  * the version check, naming and listing, and dropping what a checkpoint covers.
  *
@@ -27,6 +27,8 @@ import org.slf4j.LoggerFactory;
 final class JournalFiles {
   private static final Logger LOG = LoggerFactory.getLogger(JournalFiles.class);
   static final String VERSION = "strata-journal 1\n";
+  /** The file holding the journal's cluster id (one line). */
+  static final String CLUSTER_ID = "CLUSTER_ID";
 
   private JournalFiles() {}
 
@@ -47,7 +49,8 @@ final class JournalFiles {
 
   /** Initialises an empty journal; refuses to wipe one that holds entries unless {@code force}. */
   static void format(Path dir, boolean force) throws IOException {
-    if (hasContent(dir) && !force) {
+    boolean wiping = hasContent(dir);
+    if (wiping && !force) {
       throw new IOException("The journal at " + dir + " holds entries; formatting would erase the namespace. "
           + "Use --force to wipe it.");
     }
@@ -65,8 +68,45 @@ final class JournalFiles {
     Files.deleteIfExists(dir.resolve("EPOCHS"));
     Files.createDirectories(dir.resolve("segments"));
     Files.createDirectories(dir.resolve("checkpoints"));
+    // Entries wiped make a new cluster: workers holding blocks of the old one are refused (block ids start again).
+    // A journal without entries keeps its id (a standby may have read it; no block can belong to it yet).
+    if (wiping) {
+      Files.deleteIfExists(dir.resolve(CLUSTER_ID));
+    }
+    String id = clusterId(dir);
     Files.writeString(dir.resolve("VERSION"), VERSION, StandardCharsets.UTF_8);
-    LOG.info("Formatted the journal at {}", dir);
+    LOG.info("Formatted the journal at {} (cluster {})", dir, id);
+  }
+
+  /**
+   * The cluster id of the journal at {@code dir} ({@code CLUSTER_ID}), created when missing (a format, or a journal
+   * written before cluster ids existed). Created whole and once: written to a temp name, synced, then linked to its
+   * name, which fails when another master sharing the dir created it first; that one is read then.
+   */
+  static String clusterId(Path dir) throws IOException {
+    Path f = dir.resolve(CLUSTER_ID);
+    if (!Files.exists(f)) {
+      Files.createDirectories(dir);
+      Path tmp = Files.createTempFile(dir, CLUSTER_ID, ".tmp");
+      try {
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+          ch.write(ByteBuffer.wrap((java.util.UUID.randomUUID() + "\n").getBytes(StandardCharsets.UTF_8)));
+          ch.force(true);
+        }
+        Files.createLink(f, tmp);
+        syncDir(dir);
+      } catch (java.nio.file.FileAlreadyExistsException raced) {
+        // another master created it first: that one stands
+      } finally {
+        Files.deleteIfExists(tmp);
+      }
+    }
+    String id = Files.readString(f, StandardCharsets.UTF_8).trim();
+    if (id.isEmpty()) {
+      throw new CorruptJournalException(f + " is empty: the journal's cluster id is lost; refusing to start (workers "
+          + "check it before their blocks are trusted)");
+    }
+    return id;
   }
 
   /**

@@ -31,12 +31,12 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
   /** {@code strata.security.worker.secret}: what a registering worker must show (empty: nothing). */
   private final byte[] secret;
 
-  public BlockMasterWorkerService(MasterState state) {
-    this(state, "");
-  }
+  /** The journal's cluster id (null until the master leads: registration fails before that anyway). */
+  private final java.util.function.Supplier<String> clusterId;
 
-  public BlockMasterWorkerService(MasterState state, String secret) {
+  public BlockMasterWorkerService(MasterState state, String secret, java.util.function.Supplier<String> clusterId) {
     this.state = state;
+    this.clusterId = clusterId;
     this.secret = secret.getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 
@@ -60,6 +60,18 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
             + " registers " + r.getDirsCount() + " storage dirs; at most " + MAX_DIRS + " are taken (they are listed "
             + "on every page of the web UI's workers)");
       }
+      String cluster = clusterId.get();
+      if (cluster == null) {
+        throw new io.strata.common.exception.UnavailableException("The master is not leading yet");
+      }
+      if (!r.getClusterId().isEmpty() && !r.getClusterId().equals(cluster)) {
+        // Block ids start again after a format: an old block would pass for a new file's block.
+        throw new io.strata.common.exception.FailedPreconditionException("Worker " + r.getAddress().getHost() + ":"
+            + r.getAddress().getRpcPort() + " holds blocks of cluster " + r.getClusterId() + ", but this master serves "
+            + "cluster " + cluster + " (its journal was formatted since, or it runs on another journal): those "
+            + "blocks cannot be trusted here. Point the worker at its cluster's master, or empty its storage dirs "
+            + "to let it join this one");
+      }
       checkPort(r.getAddress(), "transfer", r.getAddress().getTransferPort(), "none");
       checkPort(r.getAddress(), "web", r.getAddress().getWebPort(), "unknown");
       var report = MasterProtoConverter.fromProto(r.getBlocksList());
@@ -67,6 +79,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
           r.getUsedBytes(), report, r.getStartTimeMs(), MasterProtoConverter.fromDirProtos(r.getDirsList()));
       fs.workerRegistered(id, report);
       return RegisterWorkerResponse.newBuilder().setWorkerId(id).setWorkerToken(fs.issueWorkerToken(id))
+          .setClusterId(cluster)
           .addAllEndedFileIds(fs.endedFiles(r.getHeldFileIdsList())).build();
     });
   }
