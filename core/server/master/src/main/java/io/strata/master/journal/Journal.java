@@ -476,7 +476,7 @@ public final class Journal implements JournalSink, AutoCloseable {
     LOG.error("Writing the journal at {} failed; the master can no longer accept changes", dir, e);
     boolean first;
     synchronized (this) {
-      first = failure == null && !closed;
+      first = failure == null && !closing; // a write cut by close is no failure to act on
       if (failure == null) {
         failure = e;
       }
