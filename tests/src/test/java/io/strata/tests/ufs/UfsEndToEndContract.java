@@ -293,6 +293,35 @@ abstract class UfsEndToEndContract {
     assertThat(readStraightFromUfs(ufsDir + "/late")).isEqualTo(content);
   }
 
+  /**
+   * A file rewritten straight in the UFS at the same length while one of its blocks is cached: a read never mixes the
+   * cached old bytes with new ones from the UFS (the worker compares the UFS mtime with the one Strata recorded and
+   * refuses the uncached block); once a sync picks up the change, the file reads as the UFS now holds it.
+   */
+  @Test
+  @Order(8)
+  void aFileRewrittenInTheUfsAtTheSameLength_isNeverReadMixed() throws Exception {
+    String path = dir + "/same";
+    byte[] before = data(11, LENGTH);
+    write(path, before, WriteType.THROUGH);
+    try (FileInStream in = fs.openFile(path, OpenFileOptions.defaults().withReadType(ReadType.CACHE))) {
+      assertThat(in.readNBytes(100)).isEqualTo(java.util.Arrays.copyOf(before, 100)); // caches block 0 only
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> cachedBlocks(path) == 1);
+    long recorded = ufs().getStatus(ufsDir + "/same").modificationTimeMs();
+    byte[] after = data(12, LENGTH);
+    do {
+      Thread.sleep(5); // a new mtime, at the UFS's millisecond resolution
+      writeStraightToUfs(ufsDir + "/same", after);
+    } while (ufs().getStatus(ufsDir + "/same").modificationTimeMs() == recorded);
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> read(path, ReadType.CACHE))
+        .hasMessageContaining("changed in the under file system")
+        .hasMessageContaining("loadMetadata");
+    assertThat(fs.getStatus(path, GetStatusOptions.defaults().withSyncIntervalMs(0)).length()).isEqualTo(LENGTH);
+    assertThat(read(path, ReadType.CACHE)).isEqualTo(after);
+  }
+
   @Test
   @Order(100)
   void aCacheThroughFile_isReadByteExact_afterEveryWorkerIsGone_fromANewWorkerWithEmptyTiers() throws Exception {

@@ -24,12 +24,23 @@ import org.apache.hadoop.fs.Path;
  */
 final class HadoopUnderFileSystem implements UnderFileSystem {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HadoopUnderFileSystem.class);
+  /** Object stores whose rename copies the object (a new mtime), by Hadoop scheme. */
+  private static final java.util.Set<String> RENAME_COPIES = java.util.Set.of("s3a", "s3", "s3n", "gs", "abfs", "abfss",
+      "wasb", "wasbs", "oss", "cosn", "obs");
   private final FileSystem fs;
   private final boolean local;
+  private final boolean mtimeTracksContent;
 
   HadoopUnderFileSystem(URI root, Map<String, String> options) throws IOException {
     this.fs = FileSystem.newInstance(root, configuration(options));
     this.local = "file".equals(root.getScheme());
+    String scheme = root.getScheme() == null ? "file" : root.getScheme().toLowerCase(java.util.Locale.ROOT);
+    this.mtimeTracksContent = !RENAME_COPIES.contains(scheme);
+  }
+
+  @Override
+  public boolean mtimeTracksContent() {
+    return mtimeTracksContent;
   }
 
   /**

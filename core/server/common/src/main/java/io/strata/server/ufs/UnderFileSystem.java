@@ -40,4 +40,13 @@ public interface UnderFileSystem extends Closeable {
 
   /** Renames; false when the source is missing or the destination exists. */
   boolean rename(String src, String dst) throws IOException;
+
+  /**
+   * Whether a file's modification time changes only when its bytes do (file systems: a rename keeps it), so a file
+   * whose mtime differs from the one Strata recorded has changed. False for object stores, whose rename copies the
+   * object under a new time: there a changed mtime says nothing.
+   */
+  default boolean mtimeTracksContent() {
+    return true;
+  }
 }

@@ -8,8 +8,9 @@ import java.util.Map;
 public final class MasterReplies {
   private MasterReplies() {}
 
-  /** Where a block of a persisted file sits in its UFS file. */
-  public record UfsSource(String ufsUri, Map<String, String> options, long offset, long fileLength) {
+  /** Where a block of a persisted file sits in its UFS file, and the file's length and UFS mtime as recorded. */
+  public record UfsSource(String ufsUri, Map<String, String> options, long offset, long fileLength,
+      long ufsMtimeMs) {
     @Override
     public String toString() {
       return "UfsSource[" + ufsUri + ", options=" + io.strata.server.ufs.Redact.options(options) + ", offset=" + offset + "]";

@@ -217,7 +217,8 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       }
       if (src.ufs() != null) {
         b.setUfs(UfsBlockSourceProto.newBuilder().setUfsUri(src.ufs().ufsUri()).putAllUfsOptions(src.ufs().options())
-            .setOffset(src.ufs().offset()).setFileLength(src.ufs().fileLength()));
+            .setOffset(src.ufs().offset()).setFileLength(src.ufs().fileLength())
+            .setUfsMtimeMs(src.ufs().ufsMtimeMs()));
       }
       return b.build();
     });

@@ -64,8 +64,15 @@ public interface MasterClient {
     }
   }
 
-  /** A block's place in a persisted file: at {@code offset} of {@code uri}, a file of {@code fileLength} bytes. */
-  record UfsSource(String uri, Map<String, String> options, long offset, long fileLength) {
+  /**
+   * A block's place in a persisted file: at {@code offset} of {@code uri}, a file of {@code fileLength} bytes whose
+   * UFS modification time Strata recorded as {@code mtimeMs} (0: unknown).
+   */
+  record UfsSource(String uri, Map<String, String> options, long offset, long fileLength, long mtimeMs) {
+    UfsSource(String uri, Map<String, String> options, long offset, long fileLength) {
+      this(uri, options, offset, fileLength, 0);
+    }
+
     public UfsSource {
       options = Map.copyOf(options);
     }

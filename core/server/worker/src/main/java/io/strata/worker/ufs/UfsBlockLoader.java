@@ -309,7 +309,11 @@ final class UfsBlockLoader {
         + " ms (strata.worker.ufs.read.stall.timeout); the worker stopped sending");
   }
 
-  /** Fails unless the UFS file still has the length Strata knows. */
+  /**
+   * Fails unless the UFS file still has the length Strata knows, and, on a file system whose mtime changes only with
+   * the bytes ({@link UnderFileSystem#mtimeTracksContent}), the mtime Strata recorded: a file rewritten in place at
+   * the same length would otherwise mix its new bytes with blocks cached from the old ones.
+   */
   private static void checkUnchanged(UnderFileSystem fs, BlockSource src) throws IOException {
     UfsSource u = src.ufs();
     UfsStatus st = fs.getStatus(u.uri());
@@ -322,6 +326,13 @@ final class UfsBlockLoader {
       throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system: Strata knows it "
           + "as " + u.fileLength() + " bytes but it now has " + st.length() + ", so block " + src.blockId()
           + " cannot be read from it; run loadMetadata on its path to pick up the change");
+    }
+    if (u.mtimeMs() != 0 && st.modificationTimeMs() != 0 && st.modificationTimeMs() != u.mtimeMs()
+        && fs.mtimeTracksContent()) {
+      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system: it was modified "
+          + "at " + java.time.Instant.ofEpochMilli(st.modificationTimeMs()) + ", after Strata recorded it (as of "
+          + java.time.Instant.ofEpochMilli(u.mtimeMs()) + "), so block " + src.blockId() + " cannot be read from it; "
+          + "run loadMetadata on its path to pick up the change");
     }
   }
 

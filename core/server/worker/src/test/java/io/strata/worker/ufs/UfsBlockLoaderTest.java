@@ -156,6 +156,40 @@ class UfsBlockLoaderTest {
     assertThat(UfsTestKit.tmpFiles(storeDir)).isEmpty();
   }
 
+  /**
+   * A file rewritten in place at the same length (its mtime moved on): the block is refused rather than cached from
+   * the new bytes next to blocks cached from the old ones. The mtime Strata recorded still matching reads as usual.
+   */
+  @Test
+  void read_ofAFileRewrittenAtTheSameLength_isRefusedByItsMtime_andCachesNothing() throws Exception {
+    Path f = tmp.resolve("ufs/dir/data.bin");
+    long recorded = Files.getLastModifiedTime(f).toMillis();
+    master.sources.put(block(0), new BlockSource(block(0), BLOCK, List.of(),
+        new UfsSource(fileUri, Map.of(), 0, file.length, recorded)));
+    CollectingSink same = new CollectingSink(store, block(0), 0, 100, null);
+    loader.read(block(0), 0, 100, false, false, same);
+    assertThat(same.await()).isTrue();
+    assertThat(same.failure).isNull();
+    assertThat(same.received()).isEqualTo(fileRange(0, 100));
+
+    byte[] rewritten = UfsTestKit.content(2, file.length);
+    Files.write(f, rewritten);
+    Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(recorded + 5_000));
+    master.sources.put(block(1), new BlockSource(block(1), BLOCK, List.of(),
+        new UfsSource(fileUri, Map.of(), BLOCK, file.length, recorded)));
+    CollectingSink changed = new CollectingSink(store, block(1), 0, 100, null);
+    loader.read(block(1), 0, 100, false, false, changed);
+
+    assertThat(changed.await()).isTrue();
+    assertThat(changed.failure).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("changed in the under file system")
+        .hasMessageContaining("modified at")
+        .hasMessageContaining("loadMetadata");
+    await().atMost(Duration.ofSeconds(10)).until(() -> loader.loadsInFlight() == 0);
+    assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(block(0));
+    assertThat(UfsTestKit.tmpFiles(storeDir)).isEmpty();
+  }
+
   @Test
   void failedLoad_abortsItsTempBlock_andFailsEveryWaiter() throws Exception {
     // The master says block 2 is a full block, but the file ends 10000 bytes into it.
