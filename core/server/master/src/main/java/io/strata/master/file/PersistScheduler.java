@@ -42,6 +42,8 @@ import org.slf4j.LoggerFactory;
  */
 final class PersistScheduler {
   private static final Logger LOG = LoggerFactory.getLogger(PersistScheduler.class);
+  /** Most temporary copies of dropped jobs remembered for a late result (the oldest are deleted once more and let go). */
+  static final int ABANDONED_MAX = 10_000;
 
   private static final class Job {
     long attempts;
@@ -58,6 +60,15 @@ final class PersistScheduler {
     final Map<String, Long> temps = new HashMap<>();
   }
 
+  /** A temporary copy of a job dropped while an attempt could still write it, to delete when it turns up. */
+  private record Abandoned(MountTable.Resolution target, long sinceMs) {}
+
+  /**
+   * The temporary copies of jobs dropped (their file deleted, or persisted another way) while a worker could still be
+   * writing them, by URI: deleted when the job is dropped, again when the worker's late result names one (it finished
+   * the copy after that delete, or began it after), and once more a persist timeout later, then let go. Tick thread.
+   */
+  private final Map<String, Abandoned> abandoned = new java.util.LinkedHashMap<>();
   private final InodeTree tree;
   private final BlockMaster blocks;
   private final MountTable mounts;
@@ -150,6 +161,10 @@ final class PersistScheduler {
       Job job = jobs.get(r.fileId());
       String uri = r.ufsUri() == null ? "" : r.ufsUri();
       if (job == null) {
+        Abandoned a = uri.isEmpty() ? null : abandoned.remove(uri);
+        if (a != null && r.ok()) {
+          deleteTemp(a.target(), uri, "a late copy of file " + r.fileId() + ", no longer to persist");
+        }
         continue; // a late answer for a file no longer to persist
       }
       if (!uri.isEmpty() && (!uri.equals(job.tempUri) || job.workerId < 0)) {
@@ -193,14 +208,24 @@ final class PersistScheduler {
       Job job = e.getValue();
       if (!wanted.contains(e.getKey()) && job.workerId < 0) {
         it.remove(); // deleted, or persisted another way
+        abandon(job, now);
       } else if (job.workerId >= 0 && (!live.contains(job.workerId)
           || now - job.sentAtMs > conf.persistTimeout().toMillis())) {
         fail(e.getKey(), job, live.contains(job.workerId) ? "no answer from worker " + job.workerId + " within "
             + conf.persistTimeout() : "worker " + job.workerId + " was lost", now);
         if (!wanted.contains(e.getKey())) {
           it.remove();
+          abandon(job, now);
         }
       }
+    }
+    for (java.util.Iterator<Map.Entry<String, Abandoned>> it = abandoned.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<String, Abandoned> e = it.next();
+      if (now - e.getValue().sinceMs() <= conf.persistTimeout().toMillis()) {
+        break; // in the order dropped: the rest are younger
+      }
+      it.remove();
+      deleteTemp(e.getValue().target(), e.getKey(), "a copy of a dropped persist job, a persist timeout on");
     }
     int inFlight = 0;
     for (Job job : jobs.values()) {
@@ -343,8 +368,8 @@ final class PersistScheduler {
     }
     try {
       if (f == null || f.persistence() != PersistenceState.TO_BE_PERSISTED) {
-        u.delete(job.tempUri, false); // deleted or changed meanwhile: the copy is not wanted
-        jobs.remove(fileId);
+        jobs.remove(fileId); // deleted or changed meanwhile: no copy of any attempt is wanted
+        abandon(job, now);
         return true;
       }
       MountTable.Resolution now2 = mounts.resolve(StrataPath.of(f.path()));
@@ -431,6 +456,8 @@ final class PersistScheduler {
       dropPlacedCopy(u, dst, at, s); // deleted meanwhile: its copy must not come back at the next listing
       made.undo();
       jobs.remove(fileId);
+      job.temps.remove(job.tempUri); // placed, then dropped above
+      abandon(job, now);
       return;
     }
     changed = true;
@@ -472,6 +499,45 @@ final class PersistScheduler {
     } catch (IOException | RuntimeException e) {
       LOG.warn("Cannot remove {}, placed for a file no longer at {}: {}", dst, at, e.toString());
     }
+  }
+
+  /**
+   * A dropped job's temporary copies: deleted now (whole, partial or not begun), and remembered so that one a worker
+   * writes or finishes after this is deleted too (see {@link #abandoned}).
+   */
+  private void abandon(Job job, long now) {
+    if (job.target == null) {
+      return; // never sent
+    }
+    for (String temp : job.temps.keySet()) {
+      deleteTemp(job.target, temp, "a copy of a dropped persist job");
+      abandoned.remove(temp);
+      abandoned.put(temp, new Abandoned(job.target, now));
+    }
+    if (abandoned.size() > ABANDONED_MAX) {
+      LOG.warn("More than {} copies of dropped persist jobs to watch: no longer watching the oldest {} (deleted when "
+          + "dropped; one written after that stays in the under file system)", ABANDONED_MAX,
+          abandoned.size() - ABANDONED_MAX);
+      for (java.util.Iterator<String> it = abandoned.keySet().iterator(); abandoned.size() > ABANDONED_MAX; ) {
+        it.next();
+        it.remove();
+      }
+    }
+  }
+
+  private void deleteTemp(MountTable.Resolution target, String uri, String what) {
+    try {
+      if (ufs.client(target).delete(uri, false)) {
+        LOG.info("Deleted {}: {}", what, uri);
+      }
+    } catch (IOException e) {
+      LOG.debug("Cannot delete {} ({}): {}", what, uri, e.toString());
+    }
+  }
+
+  /** Temporary copies of dropped persist jobs still watched for (tests). */
+  int abandonedCopies() {
+    return abandoned.size();
   }
 
   private void fail(long fileId, Job job, String why, long now) {

@@ -396,6 +396,42 @@ class FileSystemMasterUfsTest {
   }
 
   /**
+   * Persist jobs dropped by a delete while their worker was slow: the copy the worker finishes after the master gave
+   * up and dropped the job is deleted when its late result comes in, and a copy written after the drop that no result
+   * ever names is deleted a persist timeout later. Before, both stayed in the under file system for good.
+   */
+  @Test
+  void copiesOfPersistJobsDroppedByADelete_areDeleted_whenTheirResultComesLate_orATimeoutLater() throws Exception {
+    FileInfo f = writeCached("/late/f", 250, WriteType.ASYNC_THROUGH);
+    FileInfo g = writeCached("/late/g", 50, WriteType.ASYNC_THROUGH);
+    fs.persistTick();
+    List<PersistCommand> sent = heartbeat(List.of()).persist();
+    PersistCommand cf = sent.stream().filter(c -> c.fileId() == f.id()).findFirst().orElseThrow();
+    PersistCommand cg = sent.stream().filter(c -> c.fileId() == g.id()).findFirst().orElseThrow();
+    fs.delete("/late/f", false);
+    fs.delete("/late/g", false);
+    clock.advanceMillis(31_000); // past the persist timeout (30 s): given up on, and dropped (nothing to persist)
+    fs.persistTick();
+
+    Path lateF = Path.of(URI.create(cf.ufsUri()));
+    Files.createDirectories(lateF.getParent());
+    Files.write(lateF, new byte[250]); // the slow worker finishes f's copy...
+    heartbeat(List.of(new PersistResult(f.id(), true, "", 250, cf.ufsUri())));
+    fs.persistTick();
+    assertThat(lateF).as("deleted when its result came in").doesNotExist();
+
+    Path lateG = Path.of(URI.create(cg.ufsUri()));
+    Files.write(lateG, new byte[50]); // ...and writes g's, never to report it
+    fs.persistTick();
+    assertThat(lateG).as("watched for a persist timeout").exists();
+    clock.advanceMillis(31_000);
+    fs.persistTick();
+    assertThat(lateG).as("deleted a persist timeout after the drop").doesNotExist();
+    assertThat(ufs.resolve("late")).satisfiesAnyOf(d -> assertThat(d).doesNotExist(),
+        d -> assertThat(d).isEmptyDirectory());
+  }
+
+  /**
    * A delete whose journal entry cannot be made durable (this master was deposed: its flush is refused) fails, and
    * the worker is never told to remove the file's blocks: a successor replays the file, and its bytes are still held
    * by those blocks. Before, the next heartbeat carried the removals at once.
