@@ -79,7 +79,9 @@ final class WriteSessions {
     // aborts it: abortAll) and its file's lease (the master's recovery aborts it).
     temp.hold();
     temps.put(id, temp);
-    sums.put(id, SentChecksums.bounded(id, c.getMaxLength()));
+    // Bounded by the block's own maximum, as the store checked it: a reserved block's CREATE names a max_length the
+    // store never looks at, and a huge one would let the writer grow this list until the worker runs out of memory.
+    sums.put(id, SentChecksums.bounded(id, temp.maxLength()));
     counters.tempsCreated.incrementAndGet();
     counters.writesNow.incrementAndGet();
     return ShortCircuitResponse.newBuilder().setPath(path).setGranted(granted).build();

@@ -40,6 +40,11 @@ public interface BlockStore {
       throw new UnsupportedOperationException("This store does not take blocks written from outside");
     }
 
+    /** The most bytes this block may hold, as the store checked it when the block was created or reserved. */
+    default long maxLength() {
+      throw new UnsupportedOperationException("This store does not expose a temp block's maximum length");
+    }
+
     /** The temp block's file, for short-circuit writers on this host. */
     default java.nio.file.Path path() {
       throw new UnsupportedOperationException("This store does not expose block files");

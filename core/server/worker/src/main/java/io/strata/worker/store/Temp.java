@@ -63,6 +63,11 @@ final class Temp implements TempBlock {
   }
 
   @Override
+  public long maxLength() {
+    return maxLength;
+  }
+
+  @Override
   public long blockId() {
     return blockId;
   }
