@@ -211,6 +211,38 @@ class FileSystemIntegrationTest {
     assertThat(readAll("/tree/f2-renamed")).isEqualTo(data(2, 150_000));
   }
 
+  /**
+   * A file renamed (or its directory renamed) while it is being written completes where it is then, with every byte
+   * written, as HDFS completes by inode: the close succeeds, the old path is gone, and a CACHE_THROUGH file's UFS copy
+   * lands at the new path. Before, the complete looked the file up by its old path, failed, and lease recovery
+   * deleted the renamed file and its bytes minutes later.
+   */
+  @Test
+  void aFileRenamedWhileWritten_completesAtItsNewPath_withEveryByte() throws Exception {
+    fs.createDirectory("/renamed/dir", CreateDirectoryOptions.defaults().withRecursive(true));
+    byte[] first = data(31, 200_000);
+    byte[] second = data(32, 150_000);
+    try (FileOutStream out = fs.createFile("/renamed/src", CreateFileOptions.defaults().withBlockSize(65_536)
+        .withWriteType(io.strata.client.options.WriteType.MUST_CACHE))) {
+      out.write(first, 0, 100_000);
+      fs.rename("/renamed/src", "/renamed/dst");
+      out.write(first, 100_000, 100_000);
+    }
+    assertThat(fs.exists("/renamed/src")).isFalse();
+    assertThat(readAll("/renamed/dst")).isEqualTo(first);
+
+    try (FileOutStream out = fs.createFile("/renamed/dir/f", CreateFileOptions.defaults().withBlockSize(65_536)
+        .withWriteType(io.strata.client.options.WriteType.CACHE_THROUGH))) {
+      out.write(second, 0, 70_000);
+      fs.rename("/renamed/dir", "/renamed/moved");
+      out.write(second, 70_000, 80_000);
+    }
+    assertThat(fs.getStatus("/renamed/moved/f").persistenceState()).isEqualTo("PERSISTED");
+    assertThat(readAll("/renamed/moved/f")).isEqualTo(second);
+    assertThat(java.nio.file.Files.readAllBytes(cluster.rootUfsDir().resolve("renamed/moved/f"))).isEqualTo(second);
+    assertThat(fs.exists("/renamed/dir")).isFalse();
+  }
+
   private static long blocksOfFile(long fileId) {
     long n = 0;
     for (int w = 0; w < cluster.workers().size(); w++) {

@@ -97,6 +97,14 @@ final class FileCompletion {
   /** As above; {@code guardDeadline}: until when ({@link System#nanoTime}) it may wait for the path guard. */
   Applied apply(String path, long fileId, long length, boolean ufsWritten, long guardDeadline)
       throws StrataException {
+    if (fileId != 0) {
+      FileInfo byId = tree.getFile(fileId);
+      if (byId != null && !byId.complete() && !byId.path().equals(path)) {
+        // Renamed while it was written: completed where it is now, as HDFS completes by inode. Refused (the id
+        // guard below) only when it moves again before the tree applies this.
+        path = byId.path();
+      }
+    }
     StrataPath p = StrataPath.of(path);
     FileInfo current = tree.getStatus(p);
     FileInfo done;
