@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class ShuffleLifecycle implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleLifecycle.class);
-  public static final String ROOT = "/.shuffle";
+  public static final String ROOT = io.strata.common.shuffle.AppIds.ROOT;
 
   /** How partition files are made: block size, whether each gets a replica, RPC timeout, parallelism. */
   public record Settings(long blockSize, boolean replicate, long rpcTimeoutMs, int threads) {}

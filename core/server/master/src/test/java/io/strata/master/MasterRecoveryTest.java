@@ -206,12 +206,13 @@ class MasterRecoveryTest {
     Master first = open();
     long primary = first.register("w1");
     long replica = first.register("w2");
-    FileInfo f = first.fs().createFile("/shuffled", 100, false, 0);
+    first.fs().createDirectory("/.shuffle/app/0", true, false, 0755);
+    FileInfo f = first.fs().createFile("/.shuffle/app/0/shuffled", 100, false, 0);
     long block = BlockId.of(f.id(), 0);
     first.fs().commitBlock(primary, block, 80, TIER);
     first.fs().commitBlock(replica, block, 60, TIER, false, "w1:29999");
     assertThat(first.fs().blockMaster().blockLength(block)).isEqualTo(60);
-    first.fs().completeFile("/shuffled", f.id(), 60);
+    first.fs().completeFile(f.path(), f.id(), 60);
     first.journal().close();
 
     Master second = open();

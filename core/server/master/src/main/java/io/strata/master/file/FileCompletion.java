@@ -341,6 +341,14 @@ final class FileCompletion {
               + length + " bytes: the block has " + expected);
         }
       }
+      if (replaces != null && !replaces.isEmpty() && !io.strata.common.shuffle.AppIds.underRoot(file.path())) {
+        // Only a shuffle partition's replica is sealed in place of its primary: taken for any other file, a
+        // commit sent through a worker's shuffle service with a wrong (or hostile) file id would drop the
+        // genuine copy of a file being written.
+        throw new InvalidArgumentException("Cannot commit block " + blockId + " in place of the copy at " + replaces
+            + ": " + file.path() + " is not a shuffle partition file (under " + io.strata.common.shuffle.AppIds.ROOT
+            + "/)");
+      }
       blocks.commitBlock(workerId, blockId, length, tier, announce, file.complete() || announce ? null : replaces);
       if (file.complete() && unflushed.persisted(file)) {
         blocks.releaseToWorker(workerId, List.of(blockId)); // a cached copy of persisted data: evictable

@@ -49,6 +49,14 @@ class FileSystemMasterTest {
     return fs.createFile(path, BS, true, 0);
   }
 
+  /** A file where shuffle partition files live, the only files a copy may be committed in place of another for. */
+  private FileInfo createShuffleFile(String name) throws Exception {
+    if (!fs.exists("/.shuffle/app/0")) {
+      fs.createDirectory("/.shuffle/app/0", true, false, 0755);
+    }
+    return create("/.shuffle/app/0/" + name);
+  }
+
   // ---- createFile argument checks ----
 
   @Test
@@ -330,7 +338,7 @@ class FileSystemMasterTest {
   void commitBlock_inPlaceOfAnotherWorker_replacesItsCopy_forGood() throws Exception {
     long w2 = register("w2");
     long w3 = register("w3");
-    FileInfo f = create("/f");
+    FileInfo f = createShuffleFile("f");
     long block = BlockId.of(f.id(), 0);
     fs.commitBlock(worker, block, 30, TIER);
     fs.commitBlock(w2, block, 30, TIER, false, "w1:29999");
@@ -349,6 +357,15 @@ class FileSystemMasterTest {
     // A plain commit by another worker (a block written again after a commit that seemed to fail) keeps both.
     fs.commitBlock(w3, block, 30, TIER);
     assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactlyInAnyOrder(w2, w3);
+
+    // Any other file's copy is never replaced: a commit in place of it (a worker's shuffle service sent a wrong file
+    // id) is refused, and the genuine copy stays listed.
+    FileInfo plain = create("/plain");
+    long plainBlock = BlockId.of(plain.id(), 0);
+    fs.commitBlock(again, plainBlock, 30, TIER);
+    assertThatThrownBy(() -> fs.commitBlock(w2, plainBlock, 30, TIER, false, "w1:29999"))
+        .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("is not a shuffle partition file");
+    assertThat(bm.getBlock(plainBlock).locations()).extracting(l -> l.worker().id()).containsExactly(again);
   }
 
   /**
@@ -360,7 +377,7 @@ class FileSystemMasterTest {
   void commitBlock_ofAnotherLength_isTakenOnlyInPlaceOfTheOnlyCopy() throws Exception {
     long w2 = register("w2");
     long w3 = register("w3");
-    FileInfo f = create("/f");
+    FileInfo f = createShuffleFile("f");
     long block = BlockId.of(f.id(), 0);
     fs.commitBlock(worker, block, 30, TIER);
     assertThatThrownBy(() -> fs.commitBlock(w2, block, 20, TIER)).isInstanceOf(FailedPreconditionException.class)
@@ -371,7 +388,7 @@ class FileSystemMasterTest {
     assertThat(bm.blockLength(block)).isEqualTo(30);
     assertThat(bm.getBlock(block).locations()).extracting(l -> l.worker().id()).containsExactlyInAnyOrder(worker, w3);
 
-    FileInfo g = create("/g");
+    FileInfo g = createShuffleFile("g");
     long other = BlockId.of(g.id(), 0);
     fs.commitBlock(worker, other, 30, TIER);
     fs.commitBlock(w2, other, 20, TIER, false, "w1:29999");
@@ -380,7 +397,7 @@ class FileSystemMasterTest {
     assertThat(removals(worker)).contains(other);
     bm.heartbeat(worker, 1L << 30, 30, List.of(new BlockReport(other, 30, TIER)), List.of());
     assertThat(bm.getBlock(other).locations()).extracting(l -> l.worker().id()).containsExactly(w2);
-    assertThat(fs.completeFile("/g", g.id(), 20).length()).isEqualTo(20);
+    assertThat(fs.completeFile(g.path(), g.id(), 20).length()).isEqualTo(20);
   }
 
   /**
@@ -390,7 +407,7 @@ class FileSystemMasterTest {
   @Test
   void lostWorker_replacedMeanwhile_isRefusedItsCopyWhenItComesBack() throws Exception {
     long w2 = register("w2");
-    FileInfo f = create("/f");
+    FileInfo f = createShuffleFile("f");
     long block = BlockId.of(f.id(), 0);
     fs.commitBlock(worker, block, 30, TIER);
     loseFirstWorker(w2);
