@@ -140,11 +140,15 @@ public final class ShuffleLifecycle implements Closeable {
           s.reviving.remove(partitionId);
         }
         mine.complete(next);
-      } catch (IOException | RuntimeException e) {
+      } catch (IOException | RuntimeException | Error e) {
+        // An Error too: left pending, the entry would hold every later revive of this partition for ever.
         synchronized (s) {
           s.reviving.remove(partitionId);
         }
         mine.completeExceptionally(e);
+        if (e instanceof Error err) {
+          throw err;
+        }
       }
     }
     return WorkerCalls.get(theirs, "Reviving partition " + partitionId + " of shuffle " + shuffleId);

@@ -63,10 +63,25 @@ final class PartitionFile {
   private volatile boolean commitAttempted;
   /** UFS copies of this copy begun so far (a failed one lets a later seal begin another). Guarded by this. */
   private int writesBegun;
+  /** What one parked batch counts against the parking budget besides its data (see {@code Parked.held}). */
+  static final long PARKED_OVERHEAD = 512;
   /** A forwarded batch that came before the ones before it, with what waits for it to be appended. */
   private record Parked(BatchHeader header, ByteBuffer data, CompletableFuture<Void> applied) {
+    /**
+     * What a parked batch costs the heap besides its bytes (the request's proto, this record, the header, the buffer,
+     * the future and the tree's entry): counted against the parking budget, or a stream of empty batches would hold
+     * many times the budget.
+     */
+    static final long OVERHEAD = PARKED_OVERHEAD;
+
+    /** Its size in the file. */
     long bytes() {
       return (long) BatchHeader.BYTES + data.remaining();
+    }
+
+    /** What it holds of the parking budget. */
+    long held() {
+      return OVERHEAD + data.remaining();
     }
   }
   /** On a replica: forwarded batches waiting for the ones before them, by offset. Guarded by this. */
@@ -121,7 +136,7 @@ final class PartitionFile {
         if (offset > length) {
           Parked p = new Parked(header, data, new CompletableFuture<>());
           checkParkable(offset, p.bytes());
-          if (!parking.tryTake(p.bytes())) {
+          if (!parking.tryTake(p.held())) {
             // Frozen, not broken: what is here is still a prefix of the primary's copy, fit to be sealed.
             frozen = new FailedPreconditionException(describe() + " got a forwarded batch for offset " + offset
                 + " while this worker already holds " + parking.held() + " bytes of forwarded batches waiting for "
@@ -142,7 +157,7 @@ final class PartitionFile {
           Parked next = parked.firstEntry().getValue();
           appendNow(next.header(), next.data()); // on failure it stays parked and fails below with the rest
           parked.pollFirstEntry();
-          parking.release(next.bytes());
+          parking.release(next.held());
           applied.add(next);
         }
       } catch (IOException e) {
@@ -277,7 +292,7 @@ final class PartitionFile {
     List<Parked> out = new ArrayList<>(parked.values());
     parked.clear();
     for (Parked p : out) {
-      parking.release(p.bytes());
+      parking.release(p.held());
     }
     return out;
   }

@@ -240,7 +240,8 @@ class OrderedReplicaTest {
   void batchesWaitingOnAReplica_areBoundedOverAllItsCopies_andAForwardPastTheBoundFreezesOnlyItsCopy()
       throws Exception {
     List<ShuffleStore.Batch> sent = appendOnPrimary(3);
-    long oneWaits = BatchHeader.BYTES + sent.get(2).data().remaining();
+    // A parked batch counts its data and a fixed overhead for what holds it on the heap.
+    long oneWaits = PartitionFile.PARKED_OVERHEAD + sent.get(2).data().remaining();
     // Room for that one batch waiting, over the whole worker: each copy's own bound is far larger.
     ShuffleStore small = store(dir.resolve("small"), oneWaits);
     small.open(List.of(new ShuffleStore.PartitionSpec("app", 1, 0, 11, 100, null),
