@@ -133,8 +133,10 @@ class StrataShuffleFaultIntegrationTest {
 
   /**
    * Two attempts of one map that both pushed every record and committed, the state a speculative copy leaves
-   * (Spark itself speculates only on another host, which these tests do not have): the readers keep the
-   * attempt Spark's map output tracker registered and skip the other's complete set of batches. The first
+   * when both attempts end before Spark kills the loser (a race that real speculation, in
+   * {@link StrataShuffleSpeculationIntegrationTest}, rarely gives: there the loser is killed before its commit):
+   * the readers keep the attempt Spark's map output tracker registered and skip the other's complete set of
+   * batches, its last batches included. The first
    * attempt gives other values (as a non-deterministic map may), so reading any of its batches, or both
    * attempts, would change the answer.
    */
