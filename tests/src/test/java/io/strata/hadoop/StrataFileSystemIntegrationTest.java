@@ -104,6 +104,32 @@ class StrataFileSystemIntegrationTest {
     assertThat(io.strata.client.FileSystem.Factory.references(client)).isZero();
   }
 
+  /**
+   * A file system closed while one of its output streams is still open completes that file with every byte written,
+   * as HDFS does; an aborted stream's file is not completed; a stream the program closes later says it is closed.
+   */
+  @Test
+  void close_completesTheFilesOfStreamsLeftOpen() throws IOException {
+    byte[] data = bytes(3 << 20, 41); // three blocks
+    Path left = new Path("/left-open/f");
+    Path aborted = new Path("/left-open/aborted");
+    FileSystem fs = FileSystem.get(uri, conf());
+    FSDataOutputStream out = fs.create(left, true);
+    out.write(data);
+    FSDataOutputStream abort = fs.create(aborted, true);
+    abort.write(data, 0, 1000);
+    ((org.apache.hadoop.fs.Abortable) abort.getWrappedStream()).abort();
+    fs.close();
+
+    try (FileSystem again = FileSystem.get(uri, conf())) {
+      assertThat(again.getFileStatus(left).getLen()).isEqualTo(data.length);
+      assertThat(read(again, left)).isEqualTo(data);
+      assertThat(again.exists(aborted)).as("an aborted write is not completed").isFalse();
+    }
+    assertThatThrownBy(() -> out.write(1)).isInstanceOf(IOException.class).hasMessageContaining("closed");
+    out.close(); // closing it again is harmless
+  }
+
   @Test
   void authority_listOfMasters_pollsForTheLeader() throws IOException {
     // A dead address first: the client polls the list and finds the live master.

@@ -53,8 +53,14 @@ import org.apache.hadoop.util.Progressable;
  * (Strata keeps as many cached copies as its policies decide). hflush/hsync publish nothing before close
  * (see {@link StrataOutputStream}).
  *
- * <p>Thread-safe, as Hadoop file systems are shared by every thread of a process; the only mutable state
- * is the working directory (volatile). The streams it returns are for one thread at a time.
+ * <p>{@link #close} first closes (completes) every output stream still open, as HDFS's does
+ * ({@code DFSClient.closeAllFilesBeingWritten}): a program that closes its file system (or lets the JVM's
+ * shutdown hook do it) without closing its streams keeps its files, instead of leaving them incomplete until
+ * lease recovery deletes them.
+ *
+ * <p>Thread-safe, as Hadoop file systems are shared by every thread of a process; the mutable state is the
+ * working directory (volatile) and the set of open output streams (concurrent). The streams it returns are for
+ * one thread at a time.
  */
 public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements LeaseRecoverable {
   public static final String SCHEME = "strata";
@@ -62,6 +68,8 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
   private URI uri;
   private io.strata.client.FileSystem fs;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  /** Output streams created here and not closed or aborted yet: {@link #close} completes them. */
+  private final java.util.Set<StrataOutputStream> writing = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private volatile Path workingDir;
   private long defaultBlockSize;
   private String user;
@@ -398,7 +406,9 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
     } catch (StrataException e) {
       throw HadoopErrors.translate(e);
     }
-    return new FSDataOutputStream(new StrataOutputStream(p, out), statistics);
+    StrataOutputStream s = new StrataOutputStream(p, out, writing::remove);
+    writing.add(s);
+    return new FSDataOutputStream(s, statistics);
   }
 
   /**
@@ -635,6 +645,14 @@ public class StrataFileSystem extends org.apache.hadoop.fs.FileSystem implements
   public void close() throws IOException {
     if (!closed.compareAndSet(false, true)) {
       return;
+    }
+    for (StrataOutputStream open : List.copyOf(writing)) {
+      try {
+        open.close(); // completes the file with what was written, as HDFS's close does
+      } catch (IOException | RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(StrataFileSystem.class).warn("Closing the file system: the stream still "
+            + "open on {} failed to close: {}", open.path(), e.toString());
+      }
     }
     try {
       super.close(); // deletes the deleteOnExit paths, so before the client goes

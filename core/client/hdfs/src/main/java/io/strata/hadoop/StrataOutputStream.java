@@ -33,10 +33,18 @@ final class StrataOutputStream extends OutputStream implements StreamCapabilitie
       .withCounters(StreamStatisticNames.STREAM_WRITE_BYTES, StreamStatisticNames.STREAM_WRITE_EXCEPTIONS)
       .build();
   private boolean closed;
+  /** Told once, at the first close or abort (the file system's set of open streams). */
+  private final java.util.function.Consumer<StrataOutputStream> onEnd;
 
-  StrataOutputStream(String path, FileOutStream out) {
+  StrataOutputStream(String path, FileOutStream out, java.util.function.Consumer<StrataOutputStream> onEnd) {
     this.path = path;
     this.out = out;
+    this.onEnd = onEnd;
+  }
+
+  /** The Strata path written. */
+  String path() {
+    return path;
   }
 
   private void checkOpen() throws IOException {
@@ -79,6 +87,7 @@ final class StrataOutputStream extends OutputStream implements StreamCapabilitie
   public void close() throws IOException {
     // Closed before: the Strata stream's close says again why its write failed (as HDFS's does), else nothing.
     closed = true;
+    onEnd.accept(this);
     try {
       out.close();
     } catch (IOException e) {
@@ -91,6 +100,7 @@ final class StrataOutputStream extends OutputStream implements StreamCapabilitie
   public AbortableResult abort() {
     boolean wasClosed = closed;
     closed = true;
+    onEnd.accept(this);
     if (!wasClosed) {
       out.cancel();
     }
