@@ -33,9 +33,13 @@ final class Temp implements TempBlock {
 
   final long blockId;
   final long maxLength;
-  final StorageDir dir;
-  final Path path;
-  final FileChannel channel;
+  /**
+   * Where the block is written. Changed only by {@link WriteSpace}'s move of a block its writer appends to into a
+   * lower tier (its dir full of blocks being written), under the store's monitor, on the writer's own thread.
+   */
+  volatile StorageDir dir;
+  volatile Path path;
+  volatile FileChannel channel;
   private final Appender appender;
   volatile long length;
   /** Bytes this temp block holds in its dir's {@code used}: at least {@link #length}. Store monitor. */

@@ -24,13 +24,15 @@ import java.util.List;
  * for the whole block, the {@link Allocator} picking the dir, evicting by {@link Mover} when none has it;
  * {@link #createReserved}: the whole block reserved up front, waiting bounded on the {@link SpaceSignal}
  * for room), and reserves space chunk by chunk as a temp block's data arrives ({@link #append}), so a
- * block never needs twice its size. A block id is claimed (a null entry in {@link BlockIndex#writing})
+ * block never needs twice its size. A block appended to in this process whose dir has no room left that eviction
+ * can make (its tier full of blocks being written) moves down a tier and goes on there ({@link #moveDown}). A block id is claimed (a null entry in {@link BlockIndex#writing})
  * before its dir is chosen, so two writers of one id never race.
  *
  * <p>Thread-safe. Reservations change dirs' {@code used} under the store's monitor ({@link BlockIndex#lock});
  * opening files, writing data, evicting and waiting for room happen outside it, holding no block lock.
  */
 final class WriteSpace implements Temp.Appender {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(WriteSpace.class);
   private final BlockIndex index;
   private final Allocator allocator;
   private final Mover mover;
@@ -272,7 +274,7 @@ final class WriteSpace implements Temp.Appender {
       need = Math.max(0, t.length + n - t.reserved);
     }
     if (need > 0) {
-      reserve(t, need); // a block reserved whole never needs more
+      reserve(t, need, true); // a block reserved whole never needs more; may move it a tier down
     }
     t.crcs.update(data.duplicate());
     try {
@@ -319,7 +321,7 @@ final class WriteSpace implements Temp.Appender {
       need = Math.min(bytes, t.maxLength - t.reserved);
     }
     if (need > 0) {
-      reserve(t, need);
+      reserve(t, need, false); // its client holds the file: never moved
     }
     t.lastAppendMs = clock.millis();
     synchronized (index.lock) {
@@ -369,9 +371,14 @@ final class WriteSpace implements Temp.Appender {
     }
   }
 
-  /** Adds {@code n} bytes to a temp block's reservation in its dir, evicting there if needed; at once. */
-  private void reserve(Temp t, long n) throws StrataException {
+  /**
+   * Adds {@code n} bytes to a temp block's reservation in its dir, evicting there if needed; at once. With
+   * {@code mayMove} (a block its writer appends to in this process), a dir that has no room left even so (its tier
+   * full of blocks being written, which no eviction moves) sends the block down a tier ({@link #moveDown}).
+   */
+  private void reserve(Temp t, long n, boolean mayMove) throws StrataException {
     StorageDir dir = t.dir;
+    long total = 0;
     // Concurrent evictors skip each other's locked victims and may take the room one of them made, so a
     // pass that finds nothing is retried (bounded) with a fresh view before the write is refused.
     for (int attempt = 0; attempt < 4; attempt++) {
@@ -389,10 +396,102 @@ final class WriteSpace implements Temp.Appender {
           return;
         }
         if (attempt == 3) {
-          throw new ResourceExhaustedException(reports.fullMessage(dir, t.blockId, n));
+          if (!mayMove) {
+            throw new ResourceExhaustedException(reports.fullMessage(dir, t.blockId, n));
+          }
+          total = t.reserved + n;
+          break;
         }
       }
       mover.freeSpace(dir, n);
+    }
+    if (!moveDown(t, total)) {
+      synchronized (index.lock) {
+        throw new ResourceExhaustedException(reports.fullMessage(dir, t.blockId, n));
+      }
+    }
+  }
+
+  /**
+   * Moves a temp block its writer appends to into a dir of a lower tier with {@code total} bytes reserved for it,
+   * copying what it holds so far, so that a tier filled by blocks being written (which eviction cannot move) spills
+   * down instead of failing the write: a shuffle partition's blocks all start in memory and grow there. Runs on the
+   * writer's thread between two appends; the swap is under the store's monitor, and an abort that came first wins
+   * (the copy is dropped). False when no lower tier has room.
+   */
+  private boolean moveDown(Temp t, long total) throws StrataException {
+    StorageDir from = t.dir;
+    for (int ordinal = from.tierOrdinal + 1; ordinal < index.tiers.size(); ordinal++) {
+      StorageDir to = mover.reserveIn(ordinal, total);
+      if (to == null) {
+        continue;
+      }
+      Path path;
+      synchronized (index.lock) {
+        path = to.tmpDir.resolve(t.blockId + "-" + (index.tmpSeq++));
+      }
+      FileChannel ch = null;
+      try {
+        ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        long len = t.length;
+        try (FileChannel in = FileChannel.open(t.path, StandardOpenOption.READ)) {
+          for (long pos = 0; pos < len; ) {
+            pos += in.transferTo(pos, len - pos, ch);
+          }
+        }
+      } catch (IOException e) {
+        closeQuietly(ch);
+        deleteQuietly(path);
+        index.release(to, total);
+        LOG.warn("Cannot move temp block {} from {} to {}: {}", t.blockId, from.root, to.root, e.toString());
+        continue;
+      }
+      FileChannel oldChannel = null;
+      Path oldPath = null;
+      synchronized (index.lock) {
+        if (!t.closed) {
+          oldChannel = t.channel;
+          oldPath = t.path;
+          if (from.isGood()) {
+            from.used -= t.reserved;
+          }
+          t.dir = to;
+          t.path = path;
+          t.channel = ch;
+          t.reserved = total;
+        }
+      }
+      if (oldChannel == null) {
+        closeQuietly(ch);
+        deleteQuietly(path);
+        index.release(to, total);
+        throw new InternalException("Temp block " + t.blockId + " was aborted while being written");
+      }
+      index.space.changed();
+      closeQuietly(oldChannel);
+      deleteQuietly(oldPath);
+      LOG.info("Temp block {} moved down from tier {} to {} ({} bytes so far): {} has no room left that eviction "
+          + "can make (blocks being written hold it)", t.blockId, from.tierAlias, to.tierAlias, t.length, from.root);
+      return true;
+    }
+    return false;
+  }
+
+  private static void closeQuietly(FileChannel ch) {
+    if (ch != null) {
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // its file is deleted next
+      }
+    }
+  }
+
+  private static void deleteQuietly(Path p) {
+    try {
+      java.nio.file.Files.deleteIfExists(p);
+    } catch (IOException e) {
+      LOG.warn("Cannot delete {}: {}", p, e.toString());
     }
   }
 

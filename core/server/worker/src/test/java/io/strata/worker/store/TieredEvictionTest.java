@@ -503,8 +503,12 @@ class TieredEvictionTest {
 
   // ---------------------------------------------------------------- no room at all
 
+  /**
+   * A block being appended to whose dir has no room that eviction can make (pinned blocks and another block being
+   * written hold MEM) moves down a tier with what it holds and goes on there; the pinned blocks stay, nothing leaks.
+   */
   @Test
-  void append_whenItsDirIsFullOfPinnedBlocks_isResourceExhausted_andLeaksNothing() throws IOException {
+  void append_whenItsDirIsFullOfPinnedBlocks_movesTheBlockDownATier_andLeaksNothing() throws IOException {
     writeBlocks(1, 2);
     store.pin(1);
     store.pin(2);
@@ -512,35 +516,45 @@ class TieredEvictionTest {
     TempBlock b = store.createTemp(4, BLOCK);
     assertThat(List.of(a, b)).allMatch(t -> ((Temp) t).dir.tierAlias.equals("MEM"));
     a.append(ByteBuffer.wrap(content(3, BLOCK)));
-    ByteBuffer data = ByteBuffer.wrap(content(4, BLOCK));
+    byte[] four = content(4, BLOCK);
 
-    assertThatThrownBy(() -> b.append(data)).isInstanceOf(ResourceExhaustedException.class);
+    b.append(ByteBuffer.wrap(four, 0, 300));
+    assertThat(((Temp) b).dir.tierAlias).isEqualTo("SSD");
+    b.append(ByteBuffer.wrap(four, 300, BLOCK - 300));
 
-    assertThat(data.remaining()).isEqualTo(BLOCK);
-    assertThat(b.length()).isZero();
-    assertThat(store.usedBytes()).isEqualTo(3L * BLOCK);
-    store.abort(b);
+    assertThat(store.usedBytes()).isEqualTo(4L * BLOCK);
+    assertThat(store.commit(b).tier()).isEqualTo("SSD");
     assertThat(store.commit(a).tier()).isEqualTo("MEM");
-    assertThat(store.usedBytes()).isEqualTo(3L * BLOCK);
+    assertThat(read(store, 4)).isEqualTo(four);
+    assertThat(read(store, 3)).isEqualTo(content(3, BLOCK));
+    assertThat(store.usedBytes()).isEqualTo(4L * BLOCK);
     assertThat(events.moved()).as("pinned blocks stayed").isEmpty();
     assertFilesMatchIndex();
     assertThat(store.locks.poolSize()).isZero();
   }
 
+  /** The same with a block moved down after it held bytes already: they go with it, byte-exact. */
   @Test
-  void append_whenItsDirIsFullOfReadLockedBlocks_isResourceExhausted_andLeaksNothing() throws IOException {
+  void append_whenItsDirIsFullOfReadLockedBlocks_movesTheBlockDownWithItsBytes() throws IOException {
     writeBlocks(1, 2);
     List<ReadHandle> readers = new ArrayList<>();
     readers.add(store.openForRead(1, false));
     readers.add(store.openForRead(2, false));
     TempBlock a = store.createTemp(3, BLOCK);
     TempBlock b = store.createTemp(4, BLOCK);
-    a.append(ByteBuffer.wrap(content(3, BLOCK)));
+    byte[] four = content(4, BLOCK);
+    b.append(ByteBuffer.wrap(four, 0, 400)); // room in MEM still
+    assertThat(((Temp) b).dir.tierAlias).isEqualTo("MEM");
+    a.append(ByteBuffer.wrap(content(3, 600))); // MEM full now
 
-    assertThatThrownBy(() -> b.append(ByteBuffer.wrap(content(4, 10)))).isInstanceOf(ResourceExhaustedException.class);
+    b.append(ByteBuffer.wrap(four, 400, 10));
 
-    assertThat(store.usedBytes()).isEqualTo(3L * BLOCK);
-    assertThat(b.length()).isZero();
+    assertThat(((Temp) b).dir.tierAlias).isEqualTo("SSD");
+    assertThat(b.length()).isEqualTo(410);
+    assertThat(store.usedBytes()).isEqualTo(2L * BLOCK + 600 + 410);
+    b.append(ByteBuffer.wrap(four, 410, BLOCK - 410));
+    assertThat(store.commit(b).tier()).isEqualTo("SSD");
+    assertThat(read(store, 4)).isEqualTo(four);
     store.commit(a);
     assertThat(events.moved()).isEmpty();
     for (ReadHandle h : readers) {
@@ -548,12 +562,33 @@ class TieredEvictionTest {
       h.close();
     }
     assertThat(store.locks.poolSize()).isZero();
+    assertFilesMatchIndex();
+  }
 
-    // Once the readers are gone, the same writer goes on: MEM's coldest moves down to make room.
-    b.append(ByteBuffer.wrap(content(4, BLOCK)));
-    assertThat(store.commit(b).tier()).isEqualTo("MEM");
-    assertThat(events.moved()).containsExactly(new Moved(1, BLOCK, "SSD"));
-    assertThat(read(store, 4)).isEqualTo(content(4, BLOCK));
+  /** With no tier below that has room either, the append is RESOURCE_EXHAUSTED and leaves everything as it was. */
+  @Test
+  void append_whenNoTierHasRoomThatEvictionCanMake_isResourceExhausted_andLeaksNothing() throws IOException {
+    writeBlocks(1, 2);
+    store.pin(1);
+    store.pin(2);
+    TempBlock a = store.createTemp(3, BLOCK);
+    TempBlock b = store.createTemp(4, BLOCK);
+    a.append(ByteBuffer.wrap(content(3, BLOCK)));
+    for (long id = 10; id < 36; id++) { // SSD's 6 and HDD's 20 blocks, pinned
+      writeBlocks(id, id);
+      store.pin(id);
+    }
+    assertThat(store.usedBytes()).isEqualTo(29L * BLOCK);
+    ByteBuffer data = ByteBuffer.wrap(content(4, BLOCK));
+
+    assertThatThrownBy(() -> b.append(data)).isInstanceOf(ResourceExhaustedException.class);
+
+    assertThat(data.remaining()).isEqualTo(BLOCK);
+    assertThat(b.length()).isZero();
+    assertThat(((Temp) b).dir.tierAlias).isEqualTo("MEM");
+    assertThat(store.usedBytes()).isEqualTo(29L * BLOCK);
+    store.abort(b);
+    assertThat(store.commit(a).tier()).isEqualTo("MEM");
     assertFilesMatchIndex();
   }
 
