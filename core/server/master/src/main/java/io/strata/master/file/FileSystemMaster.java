@@ -68,6 +68,11 @@ public final class FileSystemMaster {
   private final CachePolicies policies;
   /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
+  /** The UFS clients by mount (the metadata sync's). */
+  private final MetadataSync ufsClients;
+  /** UFS temp copies of files deleted while written through, to delete ({@link #deleteOrphanedTemps}). */
+  private final java.util.concurrent.ConcurrentLinkedQueue<String> orphanedTemps =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
   /** Write leases of incomplete files and their recovery. */
   private final LeaseRecovery leaseRecovery;
   /** The tree's journal sink: tags the operations of calls with request ids, and answers their retries. */
@@ -104,6 +109,7 @@ public final class FileSystemMaster {
     UfsManager manager = ufs == null ? new UfsManager() : ufs.manager();
     MetadataSync sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
         commitLock, this::removeBlocksOf);
+    this.ufsClients = sync;
     PathGuard guard = new PathGuard(); // one for every change that moves or clears UFS paths
     PersistedUnflushed unflushed = new PersistedUnflushed(); // one for everything that lets persisted blocks go
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
@@ -158,7 +164,38 @@ public final class FileSystemMaster {
   private void removeBlocksOf(List<Long> fileIds) {
     for (long id : fileIds) {
       blocks.removeFileBlocks(id, 0);
-      ufsWriteTargets.remove(id);
+      String temp = ufsWriteTargets.remove(id);
+      if (temp != null) {
+        orphanedTemps.add(temp); // deleted while written through: its UFS copy is no one's now
+      }
+    }
+  }
+
+  /**
+   * Deletes the temporary UFS copies of through-written files deleted before they completed (a write that failed and
+   * deleted its file, a delete of a file being written, a lease recovery): a copy whose worker finished it after its
+   * writer gave up would otherwise stay in the UFS for good. On the master's background thread, outside every lock.
+   */
+  private void deleteOrphanedTemps() {
+    for (String temp; (temp = orphanedTemps.poll()) != null; ) {
+      MountTable.MountInfo best = null;
+      for (MountTable.MountInfo m : mounts.list()) {
+        if (io.strata.server.ufs.UfsManager.isUnder(temp, m.ufsUri())
+            && (best == null || m.ufsUri().length() > best.ufsUri().length())) {
+          best = m;
+        }
+      }
+      if (best == null) {
+        continue; // unmounted since
+      }
+      try {
+        if (ufsClients.client(new MountTable.Resolution(best, temp)).delete(temp, false)) {
+          LOG.info("Deleted {}, the under file system copy of a file deleted while it was written", temp);
+        }
+      } catch (IOException e) {
+        LOG.warn("Cannot delete {}, the under file system copy of a file deleted while it was written: {}", temp,
+            e.toString());
+      }
     }
   }
 
@@ -579,7 +616,9 @@ public final class FileSystemMaster {
 
   /** Recovers the files of writers that stopped renewing (the master's background thread); see {@link LeaseRecovery#tick}. */
   public List<Long> leaseTick() {
-    return leaseRecovery.tick();
+    List<Long> recovered = leaseRecovery.tick();
+    deleteOrphanedTemps();
+    return recovered;
   }
 
   /** See {@link LeaseRecovery#ended}. */

@@ -227,6 +227,31 @@ class FileSystemMasterUfsTest {
     assertThat(names("/race", 0)).containsExactly("new");
   }
 
+  /**
+   * A through-written file deleted before it completed (its write failed and its client deleted it, say, after the
+   * worker's UFS close outlasted the client's deadline): the UFS copy its worker wrote under the temporary name goes
+   * at the master's next background round, where before it stayed for good. A completed file's copy is untouched.
+   */
+  @Test
+  void theUfsCopyOfAFileDeletedWhileWrittenThrough_isDeleted() throws Exception {
+    FileInfo f = fs.createFile("/orphan/f", BS, true, 0, WriteType.CACHE_THROUGH);
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.writeString(temp, "written whole, too late");
+    FileInfo kept = fs.createFile("/orphan/kept", BS, true, 0, WriteType.THROUGH);
+    Files.writeString(Path.of(URI.create(fs.ufsWriteTarget(kept.id()).ufsUri())), "kk");
+    fs.completeFile("/orphan/kept", kept.id(), 2);
+
+    fs.delete("/orphan/f", false, true);
+    assertThat(temp).as("deleted at the next round, not by the delete").exists();
+    fs.leaseTick();
+
+    assertThat(temp).doesNotExist();
+    assertThat(ufs.resolve("orphan/kept")).hasContent("kk");
+    try (var left = Files.list(ufs.resolve("orphan"))) {
+      assertThat(left.map(p -> p.getFileName().toString())).containsExactly("kept");
+    }
+  }
+
   @Test
   void temporaryNamesOfWritesInProgress_areNeverLoaded() throws Exception {
     ufsFile("d/.x.strata-12.tmp", "partial");
