@@ -350,6 +350,31 @@ class ShortCircuitIntegrationTest {
   }
 
   /**
+   * A stream dropped without close (its reader and the block it opened ahead hold read locks at the worker, which keep
+   * those blocks from eviction and removal) lets them go once the collector finds it unreachable; before, they were
+   * held until the client process ended.
+   */
+  @Test
+  void aStreamDroppedUnclosed_letsGoOfItsBlocks_onceCollected() throws Exception {
+    byte[] data = write("/sc/dropped", 3 * BLOCK + 7, 12);
+    await().atMost(Duration.ofSeconds(10)).until(() -> server().openNow() == 0);
+    readSomeAndDrop("/sc/dropped", data);
+    assertThat(server().openNow()).as("held by the dropped stream").isPositive();
+    await().atMost(Duration.ofSeconds(30)).until(() -> {
+      System.gc();
+      return server().openNow() == 0;
+    });
+  }
+
+  /** Opens {@code path}, reads 100 bytes and returns without closing the stream, which is then unreachable. */
+  private static void readSomeAndDrop(String path, byte[] data) throws IOException {
+    FileInStream in = fs.openFile(path);
+    byte[] b = new byte[100];
+    in.readNBytes(b, 0, b.length);
+    assertThat(b).isEqualTo(java.util.Arrays.copyOf(data, 100));
+  }
+
+  /**
    * A sequential short-circuit read opens the next block in the background while it reads the current one
    * (strata.user.shortcircuit.open.ahead): the read is byte-exact with each block opened once, a stream
    * closed mid-file releases the block opened ahead too, and with the key off nothing is opened ahead.

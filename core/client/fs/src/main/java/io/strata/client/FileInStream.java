@@ -62,7 +62,9 @@ public final class FileInStream extends InputStream {
   private BlockRetry retry;
   private long retryBlock = -1;
   private long pos;
-  private BlockRangeReader reader;
+  /** What this stream holds open at workers, let go at close, or by a cleaner if it is dropped unclosed. */
+  private final Held held;
+  private final java.lang.ref.Cleaner.Cleanable cleanable;
   private FileBlockInfo readerBlock;
   /** The blocks positioned reads read short-circuit, kept open ({@link KeptBlocks}). */
   private final KeptBlocks kept;
@@ -91,6 +93,8 @@ public final class FileInStream extends InputStream {
     this.ahead = context.conf().get(ClientKeys.SHORT_CIRCUIT_OPEN_AHEAD)
         ? new ShortCircuitAhead(context.shortCircuit(), context.background(),
             context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY), context::isClosed) : null;
+    this.held = new Held(kept, ahead);
+    this.cleanable = CLEANER.register(this, held);
     this.copies = new BlockCopies(context, selector, file, readType, ahead);
     this.passiveCache = new PassiveCaching(context, selector, readType);
   }
@@ -155,27 +159,27 @@ public final class FileInStream extends InputStream {
       return n;
     }
     while (true) {
-      if (reader == null) {
+      if (held.reader == null) {
         openReaderAt(pos);
       }
       try {
-        int n = reader.read(b, off, (int) Math.min(len, readerEnd - pos));
+        int n = held.reader.read(b, off, (int) Math.min(len, readerEnd - pos));
         if (n < 0) {
-          reader.close();
-          reader = null;
+          held.reader.close();
+          held.reader = null;
           continue;
         }
         pos += n;
         if (pos == readerEnd) {
-          reader.close();
-          passiveCache.blockRead(readerBlock, reader.worker());
-          reader = null;
+          held.reader.close();
+          passiveCache.blockRead(readerBlock, held.reader.worker());
+          held.reader = null;
           retry = null;
         }
         return n;
       } catch (IOException e) {
-        BlockRangeReader failed = reader;
-        reader = null;
+        BlockRangeReader failed = held.reader;
+        held.reader = null;
         failed.close();
         // Nothing of this call was delivered: the next attempt opens the block again at pos, exactly.
         copies.failedAttempt(retryOf(readerBlock), failed, readerBlock, pos, e);
@@ -202,11 +206,11 @@ public final class FileInStream extends InputStream {
     FileBlockInfo block = blockAt(position);
     long inBlock = position - block.offset();
     long len = block.length() - inBlock;
-    reader = copies.openOrFail(block, inBlock, len, retryOf(block), position);
+    held.reader = copies.openOrFail(block, inBlock, len, retryOf(block), position);
     readerBlock = block;
     readerEnd = position + len;
     int next = (int) (position / file.blockSize()) + 1;
-    if (ahead != null && reader instanceof ShortCircuitBlockReader && next < blocks.size()) {
+    if (ahead != null && held.reader instanceof ShortCircuitBlockReader && next < blocks.size()) {
       // While this block is read, the next one's open (its round trips to the worker) goes on in the background.
       copies.openAhead(blocks.get(next));
     }
@@ -225,9 +229,9 @@ public final class FileInStream extends InputStream {
     if (position == pos) {
       return;
     }
-    if (reader != null) {
-      reader.close();
-      reader = null;
+    if (held.reader != null) {
+      held.reader.close();
+      held.reader = null;
     }
     pos = position;
   }
@@ -321,9 +325,9 @@ public final class FileInStream extends InputStream {
     if (paged != null) {
       paged.unbuffer();
     }
-    if (reader != null) {
-      reader.close();
-      reader = null;
+    if (held.reader != null) {
+      held.reader.close();
+      held.reader = null;
     }
     kept.closeAll();
     if (ahead != null) {
@@ -338,5 +342,44 @@ public final class FileInStream extends InputStream {
     }
     unbuffer();
     closed = true;
+    cleanable.clean(); // nothing is held now; the cleaner forgets this stream
+  }
+
+  /**
+   * Lets go of the open block streams of streams dropped without {@link #close} (their short-circuit read locks at the
+   * workers, which would keep blocks from eviction and removal, and their prefetched chunks), once the collector finds
+   * them unreachable. One daemon thread for all streams.
+   */
+  private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create(r -> {
+    Thread t = new Thread(r, "strata-stream-cleaner");
+    t.setDaemon(true);
+    return t;
+  });
+
+  /**
+   * The open parts of a stream: its current block reader, its kept blocks and its short-circuit opens ahead. Touched
+   * by the stream's thread, and by the cleaner's only once the stream is unreachable (or closed).
+   */
+  private static final class Held implements Runnable {
+    private final KeptBlocks kept;
+    private final ShortCircuitAhead ahead;
+    BlockRangeReader reader;
+
+    Held(KeptBlocks kept, ShortCircuitAhead ahead) {
+      this.kept = kept;
+      this.ahead = ahead;
+    }
+
+    @Override
+    public void run() {
+      if (reader != null) {
+        reader.close();
+        reader = null;
+      }
+      kept.closeAll();
+      if (ahead != null) {
+        ahead.discard();
+      }
+    }
   }
 }
