@@ -233,14 +233,31 @@ class FileSystemIntegrationTest {
 
     try (FileOutStream out = fs.createFile("/renamed/dir/f", CreateFileOptions.defaults().withBlockSize(65_536)
         .withWriteType(io.strata.client.options.WriteType.CACHE_THROUGH))) {
-      out.write(second, 0, 70_000);
+      out.write(second, 0, 30_000); // less than a chunk: the UFS copy starts after the rename
       fs.rename("/renamed/dir", "/renamed/moved");
-      out.write(second, 70_000, 80_000);
+      out.write(second, 30_000, 120_000);
     }
     assertThat(fs.getStatus("/renamed/moved/f").persistenceState()).isEqualTo("PERSISTED");
     assertThat(readAll("/renamed/moved/f")).isEqualTo(second);
     assertThat(java.nio.file.Files.readAllBytes(cluster.rootUfsDir().resolve("renamed/moved/f"))).isEqualTo(second);
     assertThat(fs.exists("/renamed/dir")).isFalse();
+
+    // The directory renamed after the UFS copy started (its temporary copy moved with the directory).
+    fs.createDirectory("/renamed/dir2", CreateDirectoryOptions.defaults());
+    try (FileOutStream out = fs.createFile("/renamed/dir2/g", CreateFileOptions.defaults().withBlockSize(65_536)
+        .withWriteType(io.strata.client.options.WriteType.CACHE_THROUGH))) {
+      out.write(second, 0, 140_000); // two chunks sent: the worker writes the UFS copy
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> {
+        try (var names = java.nio.file.Files.list(cluster.rootUfsDir().resolve("renamed/dir2"))) {
+          return names.anyMatch(n -> n.getFileName().toString().startsWith(".g.strata-"));
+        }
+      });
+      fs.rename("/renamed/dir2", "/renamed/moved2");
+      out.write(second, 140_000, 10_000);
+    }
+    assertThat(readAll("/renamed/moved2/g")).isEqualTo(second);
+    assertThat(java.nio.file.Files.readAllBytes(cluster.rootUfsDir().resolve("renamed/moved2/g")))
+        .isEqualTo(second);
   }
 
   private static long blocksOfFile(long fileId) {

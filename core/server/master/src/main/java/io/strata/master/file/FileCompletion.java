@@ -178,8 +178,11 @@ final class FileCompletion {
     UnderFileSystem u = sync.client(r);
     try {
       String temp = ufsWriteTargets.get(file.id());
-      if (temp == null) {
-        temp = findTempCopy(u, r.ufsUri(), file, length); // handed out before this master started leading
+      if (temp == null
+          || (u.getStatus(temp) == null && !UfsManager.parent(temp).equals(UfsManager.parent(r.ufsUri())))) {
+        // Handed out before this master started leading; or its directory was renamed while the copy was written
+        // (the copy moved with it): found beside the file's UFS path now.
+        temp = findTempCopy(u, r.ufsUri(), file, length);
       }
       UfsStatus written = u.getStatus(temp);
       if (written == null) {

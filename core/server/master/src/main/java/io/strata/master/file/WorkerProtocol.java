@@ -214,6 +214,17 @@ final class WorkerProtocol {
    * writer that found no room in the cache).
    */
   UfsTarget ufsWriteTarget(long fileId) throws StrataException {
+    // A file renamed (or its directory) while its target is made is looked up again at its new path, a few times.
+    for (int attempt = 1; ; attempt++) {
+      UfsTarget t = ufsWriteTargetOnce(fileId, attempt < 3);
+      if (t != null) {
+        return t;
+      }
+    }
+  }
+
+  /** {@link #ufsWriteTarget}; null when the file moved meanwhile and {@code again} allows another look. */
+  private UfsTarget ufsWriteTargetOnce(long fileId, boolean again) throws StrataException {
     FileInfo f = tree.getFile(fileId);
     if (f == null) {
       throw new NotFoundException("File " + fileId + " does not exist");
@@ -234,6 +245,9 @@ final class WorkerProtocol {
     // a delete of its directory fails instead of bringing the directory back (see PersistScheduler#send).
     try {
       if (!UfsDirsCreated.mkdirsFor(sync.client(r), UfsManager.parent(temp), () -> tree.isFileAt(fileId, f.path()))) {
+        if (again && tree.getFile(fileId) != null) {
+          return null; // moved: its new path next
+        }
         throw new NotFoundException("File " + fileId + " was deleted or moved while its write started");
       }
     } catch (IOException e) {
