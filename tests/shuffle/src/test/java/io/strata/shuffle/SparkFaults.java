@@ -162,6 +162,15 @@ final class SparkFaults {
   }
 
   /** The epoch file names of a shuffle's partition files ({@code <partition>-<epoch>}). */
+  /** The driver's key of its application in Strata: {@code /.shuffle/<key>} ({@link StrataShuffleManager#appKey}). */
+  static String appKey(org.apache.spark.SparkContext sc) {
+    return ((StrataShuffleManager) sc.env().shuffleManager()).appKey();
+  }
+
+  static String appKey(JavaSparkContext sc) {
+    return appKey(sc.sc());
+  }
+
   static List<String> partitionFiles(FileSystem fs, String appId, int shuffleId) throws IOException {
     List<String> out = new ArrayList<>();
     for (URIStatus s : fs.listStatus(ShuffleLifecycle.dir(appId, shuffleId))) {

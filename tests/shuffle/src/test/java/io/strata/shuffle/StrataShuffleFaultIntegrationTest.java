@@ -109,7 +109,7 @@ class StrataShuffleFaultIntegrationTest {
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(tasks.mapFailed).hasValue(1));
     long failed = failedId.get();
     assertThat(failed).as("the " + what + " (failed on purpose)").isNotNegative();
-    assertThat(SparkFaults.batchesOf(cluster.client(), sc.sc().applicationId(), shuffleId, failed))
+    assertThat(SparkFaults.batchesOf(cluster.client(), SparkFaults.appKey(sc), shuffleId, failed))
         .as("batches of " + what + " " + failed + " in the partition files").isPositive();
   }
 

@@ -113,7 +113,6 @@ class StrataShuffleLocalClusterIntegrationTest {
         .set("spark.strata.master", "localhost:" + cluster.masterPort())
         .set("spark.strata.shuffle.fallback.enabled", "false");
     try (JavaSparkContext sc = withoutSparkTestingProperty(conf)) {
-      appId = sc.sc().applicationId();
       // One task per core and more: the first offer round gives each executor one.
       Map<Long, Executor> byPid = new TreeMap<>();
       for (Executor e : sc.parallelize(ShuffleJobs.range(8), 8).map(i -> describeExecutor()).collect()) {
@@ -121,6 +120,8 @@ class StrataShuffleLocalClusterIntegrationTest {
       }
       executors = byPid.values();
       strata = ShuffleJobs.runAll(sc);
+      appId = SparkFaults.appKey(sc); // known once a shuffle was registered
+      assertThat(appId).startsWith(sc.sc().applicationId() + "-");
       FileSystem fs = cluster.client();
       for (URIStatus shuffle : fs.listStatus("/.shuffle/" + appId)) {
         for (URIStatus partition : fs.listStatus(shuffle.path())) {

@@ -2,8 +2,10 @@ package io.strata.shuffle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.strata.client.FileOutStream;
 import io.strata.client.FileSystem;
 import io.strata.client.URIStatus;
+import io.strata.client.options.CreateDirectoryOptions;
 import io.strata.common.shuffle.BatchHeader;
 import io.strata.minicluster.LocalStrataCluster;
 import java.time.Duration;
@@ -59,8 +61,8 @@ class StrataShuffleSparkIntegrationTest {
         .set("spark.shuffle.manager", StrataShuffleManager.class.getName())
         .set("spark.strata.master", "localhost:" + cluster.masterPort());
     try (JavaSparkContext sc = new JavaSparkContext(conf)) {
-      appId = sc.sc().applicationId();
       strata = ShuffleJobs.runAll(sc);
+      appId = SparkFaults.appKey(sc); // known once a shuffle was registered
       // While the application runs, its shuffles are complete, persisted Strata files.
       FileSystem fs = cluster.client();
       strataRuns = metricsJobs(sc, fs);
@@ -220,7 +222,7 @@ class StrataShuffleSparkIntegrationTest {
       dataBytes = 0;
       batches = 0;
       int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
-      for (BatchHeader h : SparkFaults.batches(fs, sc.sc().applicationId(), shuffleId)) {
+      for (BatchHeader h : SparkFaults.batches(fs, SparkFaults.appKey(sc), shuffleId)) {
         dataBytes += h.length();
         batches += h.length() > 0 ? 1 : 0; // not the partitions' empty end marks, which readers count and skip
       }
@@ -338,6 +340,39 @@ class StrataShuffleSparkIntegrationTest {
   @Test
   void stoppingTheApplication_removesItsShuffleFiles() throws Exception {
     assertThat(cluster.client().exists("/.shuffle/" + appId)).isFalse();
+  }
+
+  /**
+   * A driver whose Spark application id an earlier driver had (a YARN attempt after a crashed one; two applications
+   * given one spark.app.id) keeps its shuffles apart in Strata: the files the earlier one left under the plain id
+   * (here made by hand, as a crashed driver keyed by the id would have left them) neither stop its shuffles (the
+   * fallback is off) nor go when it stops. Before, its registration found those files and failed, and its stop
+   * deleted them.
+   */
+  @Test
+  void aDriverWithAnEarlierDriversApplicationId_keepsItsShufflesApart() throws Exception {
+    FileSystem fs = cluster.client();
+    SparkConf conf = ShuffleJobs.conf("local[2]")
+        .set("spark.shuffle.manager", StrataShuffleManager.class.getName())
+        .set("spark.strata.master", "localhost:" + cluster.masterPort())
+        .set("spark.strata.shuffle.fallback.enabled", "false");
+    String id;
+    String key;
+    try (JavaSparkContext sc = new JavaSparkContext(conf)) {
+      id = sc.sc().applicationId();
+      fs.createDirectory("/.shuffle/" + id + "/0", CreateDirectoryOptions.defaults().withRecursive(true));
+      try (FileOutStream out = fs.createFile("/.shuffle/" + id + "/0/0-0")) {
+        out.write(new byte[] {1, 2, 3});
+      }
+      assertThat(SparkFaults.pairs(sc).reduceByKey(Long::sum).count()).isPositive();
+      key = SparkFaults.appKey(sc);
+      assertThat(key).startsWith(id + "-").isNotEqualTo(id);
+      assertThat(fs.listStatus("/.shuffle/" + key)).as("its shuffles while it runs").isNotEmpty();
+      assertThat(fs.exists(io.strata.common.shuffle.AppIds.driverMarker(key))).as("its driver marker").isTrue();
+    }
+    assertThat(fs.exists("/.shuffle/" + key)).as("removed at its stop").isFalse();
+    assertThat(fs.exists(io.strata.common.shuffle.AppIds.driverMarker(key))).isFalse();
+    assertThat(fs.getStatus("/.shuffle/" + id + "/0/0-0").length()).as("the earlier driver's file stays").isEqualTo(3);
   }
 
   @Test

@@ -170,7 +170,7 @@ class StrataShuffleSpeculationIntegrationTest {
         .containsExactlyInAnyOrder(HOSTS);
     assertThat(mapEnds).as("map tasks that ended: 4 and the copy").hasSize(MAPS + 1);
 
-    String app = sc.sc().applicationId();
+    String app = SparkFaults.appKey(sc);
     assertThat(SparkFaults.batchesOf(cluster.client(), app, shuffleId, original.taskId()))
         .as("batches of the original (killed) attempt %d in the partition files", original.taskId()).isPositive();
     assertThat(SparkFaults.batchesOf(cluster.client(), app, shuffleId, copy.taskId()))

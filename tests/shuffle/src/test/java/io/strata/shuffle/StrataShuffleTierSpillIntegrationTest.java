@@ -94,10 +94,10 @@ class StrataShuffleTierSpillIntegrationTest {
       strata = countAndChecksum(shuffled);
       int shuffleId = ((ShuffleDependency<?, ?, ?>) shuffled.rdd().dependencies().head()).shuffleId();
       FileSystem fs = cluster.client();
-      for (String path : SparkFaults.partitionFiles(fs, sc.sc().applicationId(), shuffleId)) {
+      for (String path : SparkFaults.partitionFiles(fs, SparkFaults.appKey(sc), shuffleId)) {
         files.put(path, fs.getStatusWithBlocks(path));
       }
-      batches.addAll(SparkFaults.batches(fs, sc.sc().applicationId(), shuffleId));
+      batches.addAll(SparkFaults.batches(fs, SparkFaults.appKey(sc), shuffleId));
     }
   }
 

@@ -169,7 +169,7 @@ class StrataShuffleWorkerLossIntegrationTest {
     assertThat(blamed).as("workers the revives were told to avoid (worker 1 is port " + killedPort + ")")
         .isNotEmpty().allMatch(w -> w.endsWith(":" + killedPort));
     List<String> revived = new ArrayList<>();
-    for (String f : SparkFaults.partitionFiles(cluster.client(), sc.sc().applicationId(),
+    for (String f : SparkFaults.partitionFiles(cluster.client(), SparkFaults.appKey(sc),
         dependency(shuffled).shuffleId())) {
       if (!f.endsWith("-0")) {
         revived.add(f);

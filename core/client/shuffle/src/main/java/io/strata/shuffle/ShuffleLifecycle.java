@@ -33,6 +33,8 @@ import org.slf4j.LoggerFactory;
 public final class ShuffleLifecycle implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleLifecycle.class);
   public static final String ROOT = io.strata.common.shuffle.AppIds.ROOT;
+  /** Each application's driver marker ({@link #holdDriverMarker}); null for one that could not be made. Guarded. */
+  private final java.util.Map<String, WorkerWrittenFile> markers = new java.util.HashMap<>();
 
   /** How partition files are made: block size, whether each gets a replica, RPC timeout, parallelism. */
   public record Settings(long blockSize, boolean replicate, long rpcTimeoutMs, int threads) {}
@@ -83,6 +85,7 @@ public final class ShuffleLifecycle implements Closeable {
       shuffles.put(shuffleId, s);
     }
     try {
+      holdDriverMarker(appId);
       fs.createDirectory(dir(appId, shuffleId), CreateDirectoryOptions.defaults().withRecursive(true)
           .withAllowExists(true));
       List<Integer> all = new ArrayList<>(partitions);
@@ -262,6 +265,35 @@ public final class ShuffleLifecycle implements Closeable {
     }
   }
 
+  /**
+   * Creates the application's driver marker ({@link io.strata.common.shuffle.AppIds#driverMarker}) once: an incomplete
+   * file this client renews the lease of while it runs, so that the master deletes the application's shuffle files if
+   * this driver dies without {@link #removeApp}. A marker that cannot be made is logged: the shuffles work without it.
+   */
+  private void holdDriverMarker(String appId) {
+    synchronized (markers) {
+      if (markers.containsKey(appId)) {
+        return;
+      }
+      String path = io.strata.common.shuffle.AppIds.driverMarker(appId);
+      try {
+        fs.createDirectory(io.strata.common.shuffle.AppIds.DRIVERS, CreateDirectoryOptions.defaults()
+            .withRecursive(true).withAllowExists(true));
+        WorkerWrittenFile.Creation c = fs.createWorkerWrittenFiles(List.of(path),
+            io.strata.client.options.CreateFileOptions.defaults()
+                .withWriteType(io.strata.client.options.WriteType.MUST_CACHE)).get(0);
+        if (c.file() == null) {
+          throw c.error();
+        }
+        markers.put(appId, c.file());
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("Cannot create the driver marker {}: the shuffle files of {} stay if this driver dies ({})", path,
+            appId, e.toString());
+        markers.put(appId, null); // tried once
+      }
+    }
+  }
+
   /** Removes everything of an application (its shuffles not yet unregistered, and its directory). */
   public void removeApp(String appId) {
     List<Integer> ids;
@@ -277,6 +309,13 @@ public final class ShuffleLifecycle implements Closeable {
       // nothing was written
     } catch (IOException e) {
       LOG.warn("Cannot delete {}/{}: {}", ROOT, appId, e.getMessage());
+    }
+    WorkerWrittenFile marker;
+    synchronized (markers) {
+      marker = markers.remove(appId);
+    }
+    if (marker != null) {
+      marker.abandon(); // last: were this driver to die before, the master would delete the rest
     }
   }
 

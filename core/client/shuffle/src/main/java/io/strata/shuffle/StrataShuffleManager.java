@@ -51,7 +51,10 @@ public final class StrataShuffleManager implements ShuffleManager {
   private ShuffleLifecycle lifecycle;
   private DriverEndpoint endpoint;
   private CompletableFuture<RpcEndpointRef> driver;
+  /** This driver's key of its application in Strata ({@link #appKey}); set at the first registration. */
   private String appId;
+  /** Whether a shuffle was registered with Strata: the application's files are removed at stop then. */
+  private boolean registered;
 
   public StrataShuffleManager(SparkConf sparkConf, boolean isDriver) {
     this.sparkConf = sparkConf;
@@ -313,15 +316,36 @@ public final class StrataShuffleManager implements ShuffleManager {
     return false;
   }
 
+  /**
+   * This driver's key of its application in Strata: the directory {@code /.shuffle/<key>} and the workers' app id.
+   * Spark's application id alone is not unique (a YARN attempt after a failed one has the same, and so do two
+   * applications given one {@code spark.app.id}): shared, the second would find the first's files, and the first to
+   * end would delete the other's. So the key is the id, the attempt id when there is one, and a random part made
+   * once per driver. Null before this driver registered a shuffle with Strata.
+   */
+  public synchronized String appKey() {
+    return appId;
+  }
+
+  private synchronized String appKeyFor(org.apache.spark.SparkContext sc) {
+    if (appId == null) {
+      String attempt = sc.applicationAttemptId().isDefined() ? "_" + sc.applicationAttemptId().get() : "";
+      String suffix = attempt + "-" + String.format("%08x", new java.security.SecureRandom().nextInt());
+      String id = sparkConf.getAppId();
+      appId = id.substring(0, Math.min(id.length(), 128 - suffix.length())) + suffix; // AppIds: at most 128
+    }
+    return appId;
+  }
+
   @Override
   public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
-    String app = sparkConf.getAppId();
+    String app = appKeyFor(dependency.rdd().context());
     int maps = dependency.rdd().partitions().length;
     int partitions = dependency.partitioner().numPartitions();
     try {
       java.util.List<PartitionLocation> locs = lifecycle().register(app, shuffleId, partitions);
       synchronized (this) {
-        appId = app;
+        registered = true;
       }
       strataShuffles.add(shuffleId);
       if (conf.sealAtStageEnd()) {
@@ -440,7 +464,7 @@ public final class StrataShuffleManager implements ShuffleManager {
     String app;
     synchronized (this) {
       l = lifecycle;
-      app = appId;
+      app = registered ? appId : null;
     }
     if (l != null && app != null) {
       l.removeApp(app);

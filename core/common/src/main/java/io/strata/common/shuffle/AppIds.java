@@ -16,6 +16,27 @@ public final class AppIds {
 
   private AppIds() {}
 
+  /** Where drivers keep their liveness markers ({@link #driverMarker}); no app id can name it (they start alnum). */
+  public static final String DRIVERS = ROOT + "/.drivers";
+
+  /**
+   * The marker of application {@code appId}'s driver: an incomplete file the driver holds the write lease of while it
+   * runs. When the master recovers it (the driver stopped renewing: it crashed), it deletes {@code ROOT/<appId>}, the
+   * application's shuffle files, which nobody would remove otherwise.
+   */
+  public static String driverMarker(String appId) {
+    return DRIVERS + "/" + appId;
+  }
+
+  /** The application whose driver marker {@code path} is, or null when it is none. */
+  public static String appOfDriverMarker(String path) {
+    if (!path.startsWith(DRIVERS + "/")) {
+      return null;
+    }
+    String app = path.substring(DRIVERS.length() + 1);
+    return APP_ID.matcher(app).matches() && !app.contains("..") ? app : null;
+  }
+
   /** Whether {@code path} (normalised, absolute) names something under {@link #ROOT}. */
   public static boolean underRoot(String path) {
     return path.startsWith(ROOT + "/");

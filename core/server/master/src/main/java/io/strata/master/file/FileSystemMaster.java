@@ -68,6 +68,8 @@ public final class FileSystemMaster {
   private final CachePolicies policies;
   /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
+  /** Applications whose shuffle driver died, their files still to delete ({@link #deleteEndedShuffleApps}). */
+  private final java.util.Set<String> shuffleAppsEnded = java.util.concurrent.ConcurrentHashMap.newKeySet();
   /** The UFS clients by mount (the metadata sync's). */
   private final MetadataSync ufsClients;
   /** UFS temp copies of files deleted while written through, to delete ({@link #deleteOrphanedTemps}). */
@@ -121,6 +123,7 @@ public final class FileSystemMaster {
     // Leases and worker liveness measure silence: on a clock an NTP step cannot move (tests' clocks as they are).
     this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, ElapsedClock.of(clock), commitLock,
         this::removeBlocksOf, this::sync, ufsWriteTargets, guard);
+    leaseRecovery.onShuffleAppEnded(shuffleAppsEnded::add);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed);
     this.changes = new NamespaceChanges(tree, mounts, sync, leaseRecovery, commitLock, this::removeBlocksOf,
@@ -167,6 +170,29 @@ public final class FileSystemMaster {
       String temp = ufsWriteTargets.remove(id);
       if (temp != null) {
         orphanedTemps.add(temp); // deleted while written through: its UFS copy is no one's now
+      }
+    }
+  }
+
+  /**
+   * Deletes the shuffle files of applications whose drivers died ({@code /.shuffle/<app>}, their UFS copies too): their
+   * driver markers' leases were recovered. A delete that fails (the UFS unreachable) is tried again next round. On the
+   * lease thread, with no lock held.
+   */
+  private void deleteEndedShuffleApps() {
+    for (java.util.Iterator<String> it = shuffleAppsEnded.iterator(); it.hasNext(); ) {
+      String app = it.next();
+      String dir = io.strata.common.shuffle.AppIds.ROOT + "/" + app;
+      try {
+        if (exists(dir)) {
+          delete(dir, true, false);
+          LOG.info("Deleted {}: the shuffle files of application {}, whose driver stopped renewing its lease", dir,
+              app);
+        }
+        it.remove();
+      } catch (StrataException e) {
+        LOG.warn("Cannot delete {}, the shuffle files of application {} whose driver is gone: {}; trying again", dir,
+            app, e.getMessage());
       }
     }
   }
@@ -617,6 +643,7 @@ public final class FileSystemMaster {
   /** Recovers the files of writers that stopped renewing (the master's background thread); see {@link LeaseRecovery#tick}. */
   public List<Long> leaseTick() {
     List<Long> recovered = leaseRecovery.tick();
+    deleteEndedShuffleApps();
     deleteOrphanedTemps();
     return recovered;
   }

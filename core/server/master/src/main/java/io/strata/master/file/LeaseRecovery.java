@@ -42,6 +42,11 @@ final class LeaseRecovery {
    */
   private final PathGuard guard;
   private final LeaseManager leases = new LeaseManager();
+  /**
+   * Told the application whose shuffle driver's marker was recovered (the driver died without removing its shuffle
+   * files; {@link io.strata.common.shuffle.AppIds#driverMarker}): the master deletes them.
+   */
+  private volatile Consumer<String> shuffleAppEnded = app -> { };
   /** Set once this master adopted the incomplete files it found (on its first check as leader). */
   private volatile boolean leasesAdopted;
   /** Files recovered lately, with when, for workers to drop what they still receive of them. */
@@ -63,6 +68,10 @@ final class LeaseRecovery {
 
   void setTimeout(java.time.Duration timeout) {
     leases.setTimeout(timeout);
+  }
+
+  void onShuffleAppEnded(Consumer<String> listener) {
+    this.shuffleAppEnded = listener;
   }
 
   /** A file was created: {@code clientId} holds it ("" for the file alone). */
@@ -129,12 +138,21 @@ final class LeaseRecovery {
       }
     }
     List<Long> recovered = new ArrayList<>();
+    List<String> appsEnded = new ArrayList<>();
     for (Map.Entry<String, List<Long>> e : leases.expired(now).entrySet()) {
       for (long fileId : e.getValue()) {
+        FileInfo f = tree.getFile(fileId);
         if (recover(e.getKey(), fileId)) {
           recovered.add(fileId);
+          String app = f == null ? null : io.strata.common.shuffle.AppIds.appOfDriverMarker(f.path());
+          if (app != null) {
+            appsEnded.add(app);
+          }
         }
       }
+    }
+    for (String app : appsEnded) {
+      shuffleAppEnded.accept(app); // outside every lock, as any delete
     }
     return recovered;
   }

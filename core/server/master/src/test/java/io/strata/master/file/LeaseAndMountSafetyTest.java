@@ -94,6 +94,36 @@ class LeaseAndMountSafetyTest {
 
   // ---- leases ----
 
+  /**
+   * A shuffle driver that dies: its marker ({@code /.shuffle/.drivers/<app>}, an incomplete file it renews) is
+   * recovered once its lease runs out, and the application's shuffle files go with it (sealed ones are complete: no
+   * lease covers them, so nothing else would remove them), their blocks too. Another application, whose driver renews,
+   * keeps its files.
+   */
+  @Test
+  void aDeadShuffleDriversMarker_takesItsApplicationsShuffleFilesWithIt() throws Exception {
+    fs.createDirectory("/.shuffle/.drivers", true, false, 0755);
+    for (String app : List.of("dead-1", "live-1")) {
+      fs.createDirectory("/.shuffle/" + app + "/0", true, false, 0755);
+      FileInfo sealed = createWithBlocks("/.shuffle/" + app + "/0/0-0", "driver-" + app, 1, WriteType.MUST_CACHE);
+      fs.completeFile(sealed.path(), sealed.id(), BS);
+      fs.createFile("/.shuffle/.drivers/" + app, BS, true, 0644, WriteType.MUST_CACHE, "driver-" + app);
+    }
+    long liveMarker = fs.getStatus("/.shuffle/.drivers/live-1").id();
+    long deadBlock = BlockId.of(fs.getStatus("/.shuffle/dead-1/0/0-0").id(), 0);
+
+    clock.advance(LEASE);
+    fs.renewLease("driver-live-1", List.of(liveMarker));
+    clock.advanceMillis(1);
+    fs.leaseTick();
+
+    assertThat(fs.exists("/.shuffle/.drivers/dead-1")).isFalse();
+    assertThat(fs.exists("/.shuffle/dead-1")).as("the dead driver's shuffle files").isFalse();
+    assertThat(heartbeat(worker, List.of()).removeBlockIds()).contains(deadBlock);
+    assertThat(fs.exists("/.shuffle/.drivers/live-1")).isTrue();
+    assertThat(fs.getStatus("/.shuffle/live-1/0/0-0").complete()).as("a live driver's sealed file").isTrue();
+  }
+
   @Test
   void abandonedFile_isDeletedWithItsBlocks_onceTheLeaseRunsOut_andThePathIsFreeAgain() throws Exception {
     FileInfo f = createWithBlocks("/w/abandoned", "client-a", 2, WriteType.MUST_CACHE);
