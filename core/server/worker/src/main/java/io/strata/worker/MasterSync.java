@@ -68,6 +68,9 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final Runnable fatal;
   private volatile java.util.function.Consumer<java.util.Collection<Long>> onAbandoned = ids -> {};
   private volatile java.util.function.Supplier<java.util.Collection<Long>> heldFiles = List::of;
+  /** How often a heartbeat names the held files ({@link #heldFiles}); the heartbeat thread's bookkeeping below. */
+  private volatile long heldCheckMs = 60_000;
+  private long lastHeldCheckMs;
   private volatile BlockStore store;
   private volatile WorkerUfs ufs;
   private final Pins pins = new Pins();
@@ -137,8 +140,9 @@ final class MasterSync implements StoreEvents, MasterClient {
    * What names the files this worker keeps blocks of past the idle timeout (shuffle partitions), sent with
    * each registration; those the master says ended go to the {@link #onAbandoned} listener.
    */
-  void heldFiles(java.util.function.Supplier<java.util.Collection<Long>> held) {
+  void heldFiles(java.util.function.Supplier<java.util.Collection<Long>> held, java.time.Duration checkEvery) {
     this.heldFiles = held;
+    this.heldCheckMs = checkEvery.toMillis();
   }
 
   void attach(BlockStore store, WorkerUfs ufs) {
@@ -368,6 +372,13 @@ final class MasterSync implements StoreEvents, MasterClient {
           .setError(r.error() == null ? "" : r.error()).setLength(r.length())
           .setUfsUri(r.ufsUri() == null ? "" : r.ufsUri()));
     }
+    long now = clock.millis();
+    if (now - lastHeldCheckMs >= heldCheckMs) {
+      // Blocks kept past the idle timeout whose files ended without this worker hearing (a missed drop, a driver
+      // that died after its seal): named now and then, as at registration, and let go of when the master says so.
+      b.addAllHeldFileIds(heldFiles.get());
+      lastHeldCheckMs = now;
+    }
     WorkerHeartbeatRequest hb = b.build();
     WorkerHeartbeatResponse res = call(s -> s.heartbeat(hb));
     synchronized (this) {
@@ -410,6 +421,10 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     if (res.getAbandonedFileIdsCount() > 0) {
       letGo(res.getAbandonedFileIdsList()); // files whose writers lost their leases
+    }
+    if (res.getEndedFileIdsCount() > 0) {
+      LOG.info("Letting go of the blocks of {} ended files the master named", res.getEndedFileIdsCount());
+      letGo(res.getEndedFileIdsList());
     }
     if (res.getPinsIncluded()) {
       pins.update(res.getPinVersion(), res.getPinnedFileIdsList(), store);

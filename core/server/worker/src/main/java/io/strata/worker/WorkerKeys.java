@@ -207,6 +207,15 @@ public final class WorkerKeys {
           .doc("How often the worker heartbeats to the master (and retries registration while it cannot).")
           .build();
 
+  public static final PropertyKey<Duration> HELD_FILES_CHECK_INTERVAL =
+      PropertyKey.durationKey("strata.worker.held.files.check.interval")
+          .defaultValue("1min")
+          .validate(d -> d.toMillis() >= 10, "at least 10ms")
+          .doc("How often a heartbeat names the files whose blocks the worker keeps past the idle timeout (shuffle "
+              + "partitions, sealed ones too) and lets go of those the master says ended (deleted or complete): what "
+              + "a missed drop left behind, or the files of an application whose driver died.")
+          .build();
+
   public static final PropertyKey<Long> READ_CHUNK_SIZE_MAX = PropertyKey.bytesKey("strata.worker.read.chunk.size.max")
       .defaultValue("4MB")
       .doc("Largest chunk the worker sends in a block read, whatever the client asks for.")

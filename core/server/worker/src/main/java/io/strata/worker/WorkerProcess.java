@@ -209,7 +209,7 @@ public final class WorkerProcess implements AutoCloseable {
     }
     sync.attach(store, ufs);
     sync.onAbandoned(ids -> shuffle.store().abandoned(ids));
-    sync.heldFiles(() -> shuffle.store().openFileIds());
+    sync.heldFiles(() -> shuffle.store().openFileIds(), conf.get(WorkerKeys.HELD_FILES_CHECK_INTERVAL));
     deferred.set(store);
     if (conf.get(WorkerKeys.SHORT_CIRCUIT_ENABLED) && !io.netty.channel.epoll.Epoll.isAvailable()) {
       LOG.warn("Short-circuit reads are off: Netty epoll is not available ({}); clients on this host stream "

@@ -113,6 +113,9 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       b.addAllEvictableBlockIds(res.evictable().blockIds()).setEvictableSeq(res.evictable().seq());
       if (!res.reregister()) {
         b.addAllAbandonedFileIds(fs.recentlyRecoveredFileIds());
+        if (r.getHeldFileIdsCount() > 0) {
+          b.addAllEndedFileIds(fs.endedFiles(r.getHeldFileIdsList()));
+        }
       }
       if (res.pinnedFileIds() != null) {
         b.setPinsIncluded(true).addAllPinnedFileIds(res.pinnedFileIds());
