@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /**
  * An executor's ask of the driver's endpoint that is answered busy ({@link DriverEndpoint.Busy}, wrapped by Spark's
  * RPC as it arrives) is asked again after a pause, up to a number of tries; any other failure is thrown at once
- * ({@link StrataShuffleManager#whileBusy}).
+ * ({@link StrataShuffleManager#whileBusy}). And the endpoint answers revives on a pool of their own.
  */
 class DriverBusyTest {
   /** What Spark's askSync throws (a checked exception in Java, thrown from Scala), as the supplier's failure. */
@@ -52,5 +52,33 @@ class DriverBusyTest {
           new java.io.IOException("Shuffle 3 is not registered")));
     }, 4, 1)).hasRootCauseMessage("Shuffle 3 is not registered");
     assertThat(asked).hasValue(1);
+  }
+
+  /**
+   * Readers waiting on a seal hold every thread of the endpoint's seal pool, and a revive is still worked on at once:
+   * it has a pool of its own. Before, one pool served both, and revives queued behind the seal waits.
+   */
+  @Test
+  void revives_areNotQueuedBehindReadersWaitingOnASeal() throws Exception {
+    DriverEndpoint endpoint = new DriverEndpoint(null, null);
+    java.util.concurrent.CountDownLatch sealDone = new java.util.concurrent.CountDownLatch(1);
+    try {
+      DriverEndpoint.GetSealed ask = new DriverEndpoint.GetSealed(0, 0, 1);
+      for (int i = 0; i < DriverEndpoint.THREADS * 2; i++) {
+        endpoint.poolFor(ask).execute(() -> {
+          try {
+            sealDone.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+      }
+      java.util.concurrent.CountDownLatch revived = new java.util.concurrent.CountDownLatch(1);
+      endpoint.poolFor(new DriverEndpoint.Revive(0, 0, 0, java.util.Set.of())).execute(revived::countDown);
+      assertThat(revived.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("the revive ran").isTrue();
+    } finally {
+      sealDone.countDown();
+      endpoint.onStop();
+    }
   }
 }

@@ -20,8 +20,8 @@ import scala.runtime.BoxedUnit;
  * The driver's Spark RPC endpoint ({@value #NAME}) through which executors reach the
  * {@link ShuffleLifecycle}: revive a partition's location, and get a shuffle's sealed files (a reader that finds
  * an epoch of its partitions open and no seal round running starts one; the map stage's end usually started it
- * already, see {@link StrataShuffleManager}). Requests are answered from the endpoint's own pool, never on Spark's
- * dispatcher threads, since seals take seconds; only a request for partitions sealed already, none lost, is
+ * already, see {@link StrataShuffleManager}). Requests are answered from the endpoint's own pools (one for seals,
+ * one for revives: {@link #poolFor}), never on Spark's dispatcher threads, since seals take seconds; only a request for partitions sealed already, none lost, is
  * answered at once on the dispatcher thread (unless the answer is the whole shuffle's: a big message).
  *
  * <p>A lost partition epoch is answered with the map attempts (Spark's map ids) registered for that
@@ -85,17 +85,28 @@ final class DriverEndpoint implements RpcEndpoint {
 
   private final RpcEnv rpcEnv;
   private final ShuffleLifecycle lifecycle;
-  /** Most requests (revives, seals) worked on at once, and queued behind them; past both, refused. */
+  /** Most requests of each kind (revives; seals) worked on at once, and queued behind them; past both, refused. */
   static final int THREADS = 8;
   static final int QUEUED_MAX = 4096;
 
-  private final ExecutorService pool = newPool();
+  /**
+   * Readers' asks for the seal, which wait while it runs (a large shuffle over a slow UFS: minutes), and revives,
+   * which pushers wait for: on pools of their own, so that readers waiting on a seal cannot hold every thread while
+   * another job's pushers, revived off a lost worker, wait out Spark's ask timeout and fail their tasks.
+   */
+  private final ExecutorService seals = newPool("strata-shuffle-driver-seal");
+  private final ExecutorService revives = newPool("strata-shuffle-driver-revive");
+
+  /** The pool that answers {@code m}. */
+  ExecutorService poolFor(Object m) {
+    return m instanceof Revive ? revives : seals;
+  }
 
   /** Bounded: every executor of a large job may ask at once, and each answer may wait on workers. */
-  private static ExecutorService newPool() {
+  private static ExecutorService newPool(String name) {
     java.util.concurrent.ThreadPoolExecutor p = new java.util.concurrent.ThreadPoolExecutor(THREADS, THREADS,
         60, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(QUEUED_MAX), r -> {
-          Thread t = new Thread(r, "strata-shuffle-driver-endpoint");
+          Thread t = new Thread(r, name);
           t.setDaemon(true);
           return t;
         });
@@ -135,7 +146,7 @@ final class DriverEndpoint implements RpcEndpoint {
           return unit;
         }
         try {
-          pool.execute(() -> {
+          poolFor(m).execute(() -> {
             try {
               context.reply(m instanceof Revive r ? lifecycle.revive(r.shuffleId(), r.partitionId(), r.epoch(),
                   r.badWorkers()) : ready != null ? ready : sealed((GetSealed) m));
@@ -224,6 +235,7 @@ final class DriverEndpoint implements RpcEndpoint {
 
   @Override
   public void onStop() {
-    pool.shutdownNow();
+    seals.shutdownNow();
+    revives.shutdownNow();
   }
 }
