@@ -95,8 +95,11 @@ public final class TieredBlockStore implements BlockStore {
     this.protection = new Protection(index);
     this.reports = new StoreReports(index, locks);
     this.mover = new Mover(index, locks, allocator, annotator, removals, failures, durability, events);
-    this.writes = new WriteSpace(index, allocator, mover, failures, reports, ElapsedClock.of(clock)); // idle timeouts
-    this.commits = new Commits(index, failures, annotator, durability, clock);
+    // Temp blocks' idle times are stamped (WriteSpace) and compared (Commits.idleTemps) on one clock that a step of
+    // the system clock cannot move.
+    Clock elapsed = ElapsedClock.of(clock);
+    this.writes = new WriteSpace(index, allocator, mover, failures, reports, elapsed);
+    this.commits = new Commits(index, failures, annotator, durability, elapsed);
   }
 
   /** The number of tiers (1 to 3). */

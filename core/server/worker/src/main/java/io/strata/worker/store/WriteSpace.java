@@ -448,8 +448,10 @@ final class WriteSpace implements Temp.Appender {
       }
       FileChannel oldChannel = null;
       Path oldPath = null;
+      boolean targetFailed;
       synchronized (index.lock) {
-        if (!t.closed) {
+        targetFailed = !to.isGood(); // failed during the copy: its sweep of temps did not see this one there
+        if (!t.closed && !targetFailed) {
           oldChannel = t.channel;
           oldPath = t.path;
           if (from.isGood()) {
@@ -465,6 +467,9 @@ final class WriteSpace implements Temp.Appender {
         closeQuietly(ch);
         deleteQuietly(path);
         index.release(to, total);
+        if (targetFailed) {
+          continue; // another dir, or tier, may take it
+        }
         throw new InternalException("Temp block " + t.blockId + " was aborted while being written");
       }
       index.space.changed();
