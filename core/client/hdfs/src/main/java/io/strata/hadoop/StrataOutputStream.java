@@ -24,7 +24,9 @@ import org.apache.hadoop.fs.statistics.impl.IOStatisticsStore;
  * <p>{@link Abortable}: {@link #abort} cancels the write; the file is removed and nothing is published.
  * IOStatistics: bytes written and write operations.
  *
- * <p>Not thread-safe: one writer, like the FileOutStream under it.
+ * <p>One writer, like the FileOutStream under it; its calls are synchronized all the same, because the file system's
+ * close (Hadoop's shutdown hook, say) closes a stream still open from another thread, and must wait for a write in
+ * progress rather than finish the file under it (as HDFS's DFSOutputStream does).
  */
 final class StrataOutputStream extends OutputStream implements StreamCapabilities, IOStatisticsSource, Abortable {
   private final String path;
@@ -54,7 +56,7 @@ final class StrataOutputStream extends OutputStream implements StreamCapabilitie
   }
 
   @Override
-  public void write(int b) throws IOException {
+  public synchronized void write(int b) throws IOException {
     checkOpen();
     try {
       out.write(b);
@@ -66,7 +68,7 @@ final class StrataOutputStream extends OutputStream implements StreamCapabilitie
   }
 
   @Override
-  public void write(byte[] b, int off, int len) throws IOException {
+  public synchronized void write(byte[] b, int off, int len) throws IOException {
     checkOpen();
     try {
       out.write(b, off, len);
@@ -79,12 +81,12 @@ final class StrataOutputStream extends OutputStream implements StreamCapabilitie
 
   /** Nothing is published before close (see the class comment); checks only that the stream is open. */
   @Override
-  public void flush() throws IOException {
+  public synchronized void flush() throws IOException {
     checkOpen();
   }
 
   @Override
-  public void close() throws IOException {
+  public synchronized void close() throws IOException {
     // Closed before: the Strata stream's close says again why its write failed (as HDFS's does), else nothing.
     closed = true;
     onEnd.accept(this);
@@ -97,7 +99,7 @@ final class StrataOutputStream extends OutputStream implements StreamCapabilitie
   }
 
   @Override
-  public AbortableResult abort() {
+  public synchronized AbortableResult abort() {
     boolean wasClosed = closed;
     closed = true;
     onEnd.accept(this);
