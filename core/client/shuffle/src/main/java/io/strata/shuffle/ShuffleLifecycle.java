@@ -272,10 +272,19 @@ public final class ShuffleLifecycle implements Closeable {
    */
   private void holdDriverMarker(String appId) {
     synchronized (markers) {
-      if (markers.containsKey(appId)) {
-        return;
-      }
       String path = io.strata.common.shuffle.AppIds.driverMarker(appId);
+      if (markers.containsKey(appId)) {
+        try {
+          if (markers.get(appId) == null || fs.exists(path)) {
+            return;
+          }
+          // Recovered: this driver did not renew for a lease timeout (a long pause). Made again, the master keeps
+          // the application's files (it deletes them a lease timeout after the recovery, unless a marker is back).
+          LOG.warn("The driver marker {} was recovered by the master: making it again", path);
+        } catch (IOException | RuntimeException e) {
+          return; // looked at again at the next registration
+        }
+      }
       try {
         fs.createDirectory(io.strata.common.shuffle.AppIds.DRIVERS, CreateDirectoryOptions.defaults()
             .withRecursive(true).withAllowExists(true));

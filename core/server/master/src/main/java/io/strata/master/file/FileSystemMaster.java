@@ -68,8 +68,13 @@ public final class FileSystemMaster {
   private final CachePolicies policies;
   /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
-  /** Applications whose shuffle driver died, their files still to delete ({@link #deleteEndedShuffleApps}). */
-  private final java.util.Set<String> shuffleAppsEnded = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** Leases and worker liveness measure silence on this clock ({@link ElapsedClock}). */
+  private final Clock elapsed;
+  /**
+   * Applications whose shuffle driver's marker was recovered, with when: their files still to delete
+   * ({@link #deleteEndedShuffleApps}). In memory: after a failover before the delete, the files stay.
+   */
+  private final Map<String, Long> shuffleAppsEnded = new ConcurrentHashMap<>();
   /** The UFS clients by mount (the metadata sync's). */
   private final MetadataSync ufsClients;
   /** UFS temp copies of files deleted while written through, to delete ({@link #deleteOrphanedTemps}). */
@@ -104,7 +109,8 @@ public final class FileSystemMaster {
         new RequestIdTable(defaults.get(MasterKeys.REQUEST_IDS_PER_CLIENT_MAX),
             defaults.get(MasterKeys.REQUEST_IDS_MAX), defaults.get(MasterKeys.REQUEST_IDS_RETENTION)));
     this.tree = new InodeTree(clock, calls);
-    this.blocks = new BlockMaster(ElapsedClock.of(clock), workerTimeout, new TreeFileLookup(tree));
+    this.elapsed = ElapsedClock.of(clock);
+    this.blocks = new BlockMaster(elapsed, workerTimeout, new TreeFileLookup(tree));
     if (ufs != null && ufs.rootMount() != null) {
       mounts.add(ufs.rootMount());
     }
@@ -121,9 +127,9 @@ public final class FileSystemMaster {
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
         workers::storageDirs, unflushed);
     // Leases and worker liveness measure silence: on a clock an NTP step cannot move (tests' clocks as they are).
-    this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, ElapsedClock.of(clock), commitLock,
+    this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, elapsed, commitLock,
         this::removeBlocksOf, this::sync, ufsWriteTargets, guard);
-    leaseRecovery.onShuffleAppEnded(shuffleAppsEnded::add);
+    leaseRecovery.onShuffleAppEnded(app -> shuffleAppsEnded.put(app, elapsed.millis()));
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed);
     this.changes = new NamespaceChanges(tree, mounts, sync, leaseRecovery, commitLock, this::removeBlocksOf,
@@ -176,23 +182,32 @@ public final class FileSystemMaster {
 
   /**
    * Deletes the shuffle files of applications whose drivers died ({@code /.shuffle/<app>}, their UFS copies too): their
-   * driver markers' leases were recovered. A delete that fails (the UFS unreachable) is tried again next round. On the
-   * lease thread, with no lock held.
+   * driver markers' leases were recovered one more lease timeout ago, and no marker was made again since (a driver
+   * that only paused, longer than its lease, makes it again at its next shuffle registration). A delete that fails
+   * (the UFS unreachable) is tried again next round. On the lease thread, with no lock held.
    */
   private void deleteEndedShuffleApps() {
-    for (java.util.Iterator<String> it = shuffleAppsEnded.iterator(); it.hasNext(); ) {
-      String app = it.next();
+    long now = elapsed.millis();
+    long grace = leaseRecovery.timeout().toMillis();
+    for (java.util.Iterator<Map.Entry<String, Long>> it = shuffleAppsEnded.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<String, Long> e = it.next();
+      if (now - e.getValue() <= grace) {
+        continue;
+      }
+      String app = e.getKey();
       String dir = io.strata.common.shuffle.AppIds.ROOT + "/" + app;
       try {
-        if (exists(dir)) {
+        if (exists(io.strata.common.shuffle.AppIds.driverMarker(app))) {
+          LOG.info("The driver of shuffle application {} made its marker again: its files stay", app);
+        } else if (exists(dir)) {
           delete(dir, true, false);
           LOG.info("Deleted {}: the shuffle files of application {}, whose driver stopped renewing its lease", dir,
               app);
         }
         it.remove();
-      } catch (StrataException e) {
+      } catch (StrataException ex) {
         LOG.warn("Cannot delete {}, the shuffle files of application {} whose driver is gone: {}; trying again", dir,
-            app, e.getMessage());
+            app, ex.getMessage());
       }
     }
   }
@@ -206,7 +221,7 @@ public final class FileSystemMaster {
     for (String temp; (temp = orphanedTemps.poll()) != null; ) {
       MountTable.MountInfo best = null;
       for (MountTable.MountInfo m : mounts.list()) {
-        if (io.strata.server.ufs.UfsManager.isUnder(temp, m.ufsUri())
+        if (!m.readOnly() && io.strata.server.ufs.UfsManager.isUnder(temp, m.ufsUri())
             && (best == null || m.ufsUri().length() > best.ufsUri().length())) {
           best = m;
         }

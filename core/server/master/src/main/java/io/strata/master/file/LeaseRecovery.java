@@ -70,6 +70,10 @@ final class LeaseRecovery {
     leases.setTimeout(timeout);
   }
 
+  java.time.Duration timeout() {
+    return leases.timeout();
+  }
+
   void onShuffleAppEnded(Consumer<String> listener) {
     this.shuffleAppEnded = listener;
   }

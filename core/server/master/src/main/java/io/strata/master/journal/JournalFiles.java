@@ -93,7 +93,14 @@ final class JournalFiles {
           ch.write(ByteBuffer.wrap((java.util.UUID.randomUUID() + "\n").getBytes(StandardCharsets.UTF_8)));
           ch.force(true);
         }
-        Files.createLink(f, tmp);
+        try {
+          Files.createLink(f, tmp);
+        } catch (UnsupportedOperationException | java.nio.file.FileSystemException noLinks) {
+          if (noLinks instanceof java.nio.file.FileAlreadyExistsException raced) {
+            throw raced;
+          }
+          Files.move(tmp, f); // a file system without hard links: refuses too when the name exists
+        }
         syncDir(dir);
       } catch (java.nio.file.FileAlreadyExistsException raced) {
         // another master created it first: that one stands

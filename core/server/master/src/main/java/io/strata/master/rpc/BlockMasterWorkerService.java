@@ -70,7 +70,9 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
             + r.getAddress().getRpcPort() + " holds blocks of cluster " + r.getClusterId() + ", but this master serves "
             + "cluster " + cluster + " (its journal was formatted since, or it runs on another journal): those "
             + "blocks cannot be trusted here. Point the worker at its cluster's master, or empty its storage dirs "
-            + "to let it join this one");
+            + "to let it join this one; or, if this master's journal is that cluster's (restored without its "
+            + "CLUSTER_ID file), write " + r.getClusterId() + " into the journal dir's CLUSTER_ID and restart the "
+            + "master");
       }
       checkPort(r.getAddress(), "transfer", r.getAddress().getTransferPort(), "none");
       checkPort(r.getAddress(), "web", r.getAddress().getWebPort(), "unknown");

@@ -96,14 +96,14 @@ class LeaseAndMountSafetyTest {
 
   /**
    * A shuffle driver that dies: its marker ({@code /.shuffle/.drivers/<app>}, an incomplete file it renews) is
-   * recovered once its lease runs out, and the application's shuffle files go with it (sealed ones are complete: no
-   * lease covers them, so nothing else would remove them), their blocks too. Another application, whose driver renews,
-   * keeps its files.
+   * recovered once its lease runs out, and one more lease timeout later the application's shuffle files go (sealed
+   * ones are complete: no lease covers them, so nothing else would remove them), their blocks too. A driver that only
+   * paused past its lease and made its marker again in that time keeps its files; so does one that renews.
    */
   @Test
   void aDeadShuffleDriversMarker_takesItsApplicationsShuffleFilesWithIt() throws Exception {
     fs.createDirectory("/.shuffle/.drivers", true, false, 0755);
-    for (String app : List.of("dead-1", "live-1")) {
+    for (String app : List.of("dead-1", "paused-1", "live-1")) {
       fs.createDirectory("/.shuffle/" + app + "/0", true, false, 0755);
       FileInfo sealed = createWithBlocks("/.shuffle/" + app + "/0/0-0", "driver-" + app, 1, WriteType.MUST_CACHE);
       fs.completeFile(sealed.path(), sealed.id(), BS);
@@ -116,10 +116,22 @@ class LeaseAndMountSafetyTest {
     fs.renewLease("driver-live-1", List.of(liveMarker));
     clock.advanceMillis(1);
     fs.leaseTick();
-
     assertThat(fs.exists("/.shuffle/.drivers/dead-1")).isFalse();
+    assertThat(fs.exists("/.shuffle/.drivers/paused-1")).isFalse();
+    assertThat(fs.exists("/.shuffle/dead-1/0/0-0")).as("kept for one more lease timeout").isTrue();
+    // The paused driver comes back and makes its marker again.
+    long again = fs.createFile("/.shuffle/.drivers/paused-1", BS, true, 0644, WriteType.MUST_CACHE, "driver-paused-1")
+        .id();
+
+    clock.advance(LEASE);
+    fs.renewLease("driver-live-1", List.of(liveMarker));
+    fs.renewLease("driver-paused-1", List.of(again));
+    clock.advanceMillis(1);
+    fs.leaseTick();
+
     assertThat(fs.exists("/.shuffle/dead-1")).as("the dead driver's shuffle files").isFalse();
     assertThat(heartbeat(worker, List.of()).removeBlockIds()).contains(deadBlock);
+    assertThat(fs.getStatus("/.shuffle/paused-1/0/0-0").complete()).as("the paused driver's sealed file").isTrue();
     assertThat(fs.exists("/.shuffle/.drivers/live-1")).isTrue();
     assertThat(fs.getStatus("/.shuffle/live-1/0/0-0").complete()).as("a live driver's sealed file").isTrue();
   }
