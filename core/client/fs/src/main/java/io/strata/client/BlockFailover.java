@@ -158,7 +158,39 @@ final class BlockFailover {
     if (writeType == WriteType.ASYNC_THROUGH) {
       return reservedBlock(blockId);
     }
-    return BlockWriter.open(context, selector.select(blockId, blockSize, failedWorkers), blockId, blockSize, false);
+    Set<WorkerAddress> skip = new HashSet<>(failedWorkers);
+    IOException last = null;
+    while (true) {
+      WorkerAddress worker;
+      try {
+        worker = selector.select(blockId, blockSize, skip);
+      } catch (ResourceExhaustedException e) {
+        if (last != null) {
+          throw last; // every worker left refused to start the block: the last one's reason
+        }
+        throw e;
+      }
+      try {
+        return BlockWriter.open(context, worker, blockId, blockSize, false);
+      } catch (ResourceExhaustedException e) {
+        // Full (or no good dir left) there: another worker may have room; when none has, the stream drops the block
+        // (CACHE_THROUGH) or fails with this.
+        LOG.info("Worker {} has no room to start block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
+        skip.add(worker);
+        last = e;
+      } catch (IOException e) {
+        if (!BlockRetry.isCopyFailure(e)) {
+          throw e;
+        }
+        // A worker that fails before the block even starts (its refusal of a short-circuit create, say): the block
+        // starts at another one, as a block that fails later fails over.
+        LOG.info("Worker {} failed to start block {} of {}: {}; trying another", worker, blockIndex, file.path(),
+            e.getMessage());
+        failedWorkers.add(worker);
+        skip.add(worker);
+        last = e;
+      }
+    }
   }
 
   /**

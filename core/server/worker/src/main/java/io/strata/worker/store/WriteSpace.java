@@ -253,7 +253,8 @@ final class WriteSpace implements Temp.Appender {
         }
       }
     }
-    throw new ResourceExhaustedException("No good storage dir is left for " + bytes + " bytes: "
+    // Every dir failed: this worker is broken, not full (UNAVAILABLE, so the writer fails over to another worker).
+    throw new UnavailableException("No good storage dir is left on this worker for " + bytes + " bytes: "
         + reports.dirReports());
   }
 

@@ -9,7 +9,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.strata.common.exception.InternalException;
 import io.strata.common.exception.NotFoundException;
-import io.strata.common.exception.ResourceExhaustedException;
 import io.strata.worker.store.BlockStore.BlockMeta;
 import io.strata.worker.store.BlockStore.DirReport;
 import io.strata.worker.store.BlockStore.TempBlock;
@@ -362,7 +361,8 @@ class StorageDirFailureTest {
     assertThat(store.committedBlocks()).isEmpty();
     assertThat(store.dirReports()).noneMatch(DirReport::good);
     assertThat(store.dirReports().stream().mapToLong(DirReport::lostBlocks).sum()).isEqualTo(6);
-    assertThatThrownBy(() -> store.createTemp(50, BLOCK)).isInstanceOf(ResourceExhaustedException.class);
+    assertThatThrownBy(() -> store.createTemp(50, BLOCK)).isInstanceOf(io.strata.common.exception.UnavailableException.class)
+        .hasMessageContaining("No good storage dir is left on this worker"); // broken, not full: writers go elsewhere
     assertThat(events.allDirsFailedCount()).isEqualTo(1);
   }
 
