@@ -158,6 +158,23 @@ final class BlockFailover {
     if (writeType == WriteType.ASYNC_THROUGH) {
       return reservedBlock(blockId);
     }
+    return startAtSomeWorker(blockId, worker -> BlockWriter.open(context, worker, blockId, blockSize, false),
+        (none, last) -> last);
+  }
+
+  /** Starts a block at one worker, or throws why it could not. */
+  private interface Starter {
+    BlockWriter start(WorkerAddress worker) throws IOException;
+  }
+
+  /**
+   * Starts block {@code blockId} at the worker the write policy picks, leaving out each worker that is full (another
+   * may have room) or fails before the block starts (its refusal of a short-circuit create, say: left out of this
+   * stream, as a worker failing later is). When no worker is left, {@code noneLeft} makes the error from the selector's
+   * and the last worker's refusal (null when none refused).
+   */
+  private BlockWriter startAtSomeWorker(long blockId, Starter starter,
+      java.util.function.BinaryOperator<IOException> noneLeft) throws IOException {
     Set<WorkerAddress> skip = new HashSet<>(failedWorkers);
     IOException last = null;
     while (true) {
@@ -165,25 +182,18 @@ final class BlockFailover {
       try {
         worker = selector.select(blockId, blockSize, skip);
       } catch (ResourceExhaustedException e) {
-        if (last != null) {
-          throw last; // every worker left refused to start the block: the last one's reason
-        }
-        throw e;
+        throw last == null ? e : noneLeft.apply(e, last);
       }
       try {
-        return BlockWriter.open(context, worker, blockId, blockSize, false);
+        return starter.start(worker);
       } catch (ResourceExhaustedException e) {
-        // Full (or no good dir left) there: another worker may have room; when none has, the stream drops the block
-        // (CACHE_THROUGH) or fails with this.
-        LOG.info("Worker {} has no room to start block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
+        LOG.info("Worker {} has no room for block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
         skip.add(worker);
         last = e;
       } catch (IOException e) {
         if (!BlockRetry.isCopyFailure(e)) {
           throw e;
         }
-        // A worker that fails before the block even starts (its refusal of a short-circuit create, say): the block
-        // starts at another one, as a block that fails later fails over.
         LOG.info("Worker {} failed to start block {} of {}: {}; trying another", worker, blockIndex, file.path(),
             e.getMessage());
         failedWorkers.add(worker);
@@ -385,37 +395,12 @@ final class BlockFailover {
   /** A block stream whose room is reserved whole at a worker; each worker that stays full is left out. */
   private BlockWriter reservedBlock(long blockId) throws IOException {
     long waitMs = context.conf().get(ClientKeys.WRITE_SPACE_WAIT_TIMEOUT).toMillis();
-    Set<WorkerAddress> full = new HashSet<>(failedWorkers);
-    ResourceExhaustedException last = null;
-    while (true) {
-      WorkerAddress worker;
-      try {
-        worker = selector.select(blockId, blockSize, full);
-      } catch (ResourceExhaustedException e) {
-        if (last == null) {
-          throw e;
-        }
-        throw new ResourceExhaustedException("Writing " + file.path() + " (ASYNC_THROUGH): no worker had room for "
-            + "block " + blockIndex + " within " + waitMs + " ms (strata.user.write.space.wait.timeout); "
-            + "the last one said: " + last.getMessage(), last);
-      }
-      try {
-        BlockOutStream.reserve(context, worker, blockId, blockSize, waitMs);
-        return BlockWriter.open(context, worker, blockId, blockSize, true);
-      } catch (ResourceExhaustedException e) {
-        LOG.info("Worker {} has no room for block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
-        full.add(worker);
-        last = e;
-      } catch (IOException e) {
-        if (!BlockRetry.isCopyFailure(e)) {
-          throw e;
-        }
-        // A worker that fails before the block even starts: leave it out like a full one.
-        LOG.info("Worker {} failed to reserve block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
-        failedWorkers.add(worker);
-        full.add(worker);
-      }
-    }
+    return startAtSomeWorker(blockId, worker -> {
+      BlockOutStream.reserve(context, worker, blockId, blockSize, waitMs);
+      return BlockWriter.open(context, worker, blockId, blockSize, true);
+    }, (none, last) -> last instanceof ResourceExhaustedException ? new ResourceExhaustedException("Writing "
+        + file.path() + " (ASYNC_THROUGH): no worker had room for block " + blockIndex + " within " + waitMs
+        + " ms (strata.user.write.space.wait.timeout); the last one said: " + last.getMessage(), last) : none);
   }
 
   /**
