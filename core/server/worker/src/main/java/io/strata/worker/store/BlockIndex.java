@@ -81,17 +81,27 @@ final class BlockIndex {
             if (committed.containsKey(e.getKey())) {
               StorageDir first = committed.get(e.getKey());
               if (e.getValue().equals(first.blocks.get(e.getKey()))) {
-                // A move a crash cut short between the copy's rename and the source's delete: two whole copies of
-                // one block (a block's bytes never change), each checked against its own checksums above. The
-                // second goes, or it would fill this dir uncounted, one more per such crash.
-                LOG.warn("Block {} is in both {} and {} (a move cut short); keeping the first, deleting the other",
-                    e.getKey(), first, dir);
+                // A move a crash cut short between the copy's rename and the source's delete: two copies of one
+                // block (a block's bytes never change). A copy in a tier without fsync may have lost its bytes in
+                // the crash with its size kept, so the one whose bytes match its checksums stays (the first when
+                // both do); the other goes, or it would fill its dir uncounted, one more per such crash.
+                long id = e.getKey();
+                boolean firstWhole = bytesMatch(first, id);
+                StorageDir drop = firstWhole || !bytesMatch(dir, id) ? dir : first;
+                if (drop == first) {
+                  first.blocks.remove(id);
+                  first.used -= e.getValue();
+                  committed.put(id, dir);
+                  dir.blocks.put(id, e.getValue());
+                  dir.used += e.getValue();
+                }
+                LOG.warn("Block {} is in both {} and {} (a move cut short); deleting the copy in {}{}", id, first, dir,
+                    drop, firstWhole || drop == first ? "" : " (neither copy matches its checksums: reads will say so)");
                 try {
-                  java.nio.file.Files.deleteIfExists(dir.blockPath(e.getKey()));
-                  java.nio.file.Files.deleteIfExists(dir.sidecarPath(e.getKey()));
+                  java.nio.file.Files.deleteIfExists(drop.blockPath(id));
+                  java.nio.file.Files.deleteIfExists(drop.sidecarPath(id));
                 } catch (IOException notDeleted) {
-                  LOG.warn("Cannot delete the second copy of block {} in {}: {}", e.getKey(), dir,
-                      notDeleted.toString());
+                  LOG.warn("Cannot delete the other copy of block {} in {}: {}", id, drop, notDeleted.toString());
                 }
               } else {
                 LOG.warn("Block {} is in both {} and {} with other lengths; keeping the first, leaving the other's "
@@ -167,6 +177,17 @@ final class BlockIndex {
   }
 
   /** A committed block's length, or -1. */
+  /** Whether the bytes of block {@code id} in {@code dir} match its stored checksums (false when unreadable). */
+  private static boolean bytesMatch(StorageDir dir, long id) {
+    try {
+      long length = java.nio.file.Files.size(dir.blockPath(id));
+      return java.util.Arrays.equals(ChecksumSidecar.compute(dir.blockPath(id)),
+          ChecksumSidecar.read(dir.sidecarPath(id), length));
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
   long lengthOf(long blockId) {
     synchronized (lock) {
       StorageDir d = committed.get(blockId);

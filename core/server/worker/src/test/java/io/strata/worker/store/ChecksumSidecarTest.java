@@ -134,4 +134,27 @@ class ChecksumSidecarTest {
     assertThat(blockFiles(hdd)).isEmpty();
     assertThat(sidecarFiles(hdd)).isEmpty();
   }
+
+  /**
+   * The same, where the crash took the bytes of the copy in a tier without fsync (its size kept, its pages zero): the
+   * copy whose bytes match its checksums stays, wherever it is, and reads give the block's bytes.
+   */
+  @Test
+  void aMoveCutShortByACrash_keepsTheCopyWhoseBytesMatchItsChecksums() throws IOException {
+    Path mem = root.resolve("mem");
+    Path hdd = root.resolve("hdd");
+    StoreFixture fixture = StoreFixture.builder().tier("MEM", 10 << 20, mem).tier("HDD", 10 << 20, hdd);
+    TieredBlockStore before = fixture.build();
+    byte[] data = content(9, LEN);
+    write(before, 9, data, 4096);
+    Files.copy(mem.resolve("blocks/9"), hdd.resolve("blocks/9"));
+    Files.copy(mem.resolve("blocks/9.crc"), hdd.resolve("blocks/9.crc"));
+    Files.write(mem.resolve("blocks/9"), new byte[LEN]); // the MEM copy's pages lost, its size kept
+
+    TieredBlockStore after = fixture.build();
+    assertThat(after.dirOf(9).root).isEqualTo(hdd);
+    assertThat(StoreFixture.read(after, 9)).isEqualTo(data);
+    assertThat(blockFiles(mem)).isEmpty();
+    assertThat(after.usedBytes()).isEqualTo(LEN);
+  }
 }
