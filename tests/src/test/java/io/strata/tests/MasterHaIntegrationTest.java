@@ -381,4 +381,59 @@ class MasterHaIntegrationTest {
     assertThat(leader.fileSystemMaster().exists("/r/h")).isFalse();
     assertThat(leader.fileSystemMaster().getStatus("/r/f").complete()).isTrue();
   }
+
+  /**
+   * A standby that wins the election but cannot take over (damage in the journal past what it read: its tailing is
+   * slowed to an hour here) runs its fatal handler with the master's monitor free: a handler that closes the master
+   * on another thread and waits for it, as MasterMain's exit does through its shutdown hook, returns, and the master
+   * is closed, out of the election. Before, the handler ran inside the monitor and the close waited for it for ever:
+   * a master hung while still elected, so no other could lead.
+   */
+  @Test
+  void aStandbyThatCannotTakeOver_runsItsFatalHandlerWithTheMonitorFree_andCloses() throws Exception {
+    MasterProcess leader = master(io.strata.minicluster.FreePorts.loopback());
+    await().atMost(WAIT).until(leader::isLeading);
+    Map<String, String> c = viaZooKeeper(base());
+    c.put("strata.master.rpc.port", Integer.toString(io.strata.minicluster.FreePorts.loopback()));
+    c.put("strata.master.hostname", "localhost");
+    c.put("strata.master.journal.tail.interval", "1h");
+    java.util.concurrent.atomic.AtomicReference<MasterProcess> standby = new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(1);
+    standby.set(new MasterProcess(StrataConf.of(c), Clock.systemUTC()).onFatal(() -> {
+      Thread closer = new Thread(() -> standby.get().close(), "test-closer");
+      closer.start();
+      boolean interrupted = false;
+      while (closer.isAlive()) { // the close interrupts this thread (it stops the master's role thread)
+        try {
+          closer.join();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+      handled.countDown();
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }).start());
+    open.add(standby.get());
+
+    Path segment;
+    try (var s = java.nio.file.Files.list(tmp.resolve("journal/segments"))) {
+      segment = s.sorted().reduce((a, b) -> b).orElseThrow();
+    }
+    long readUpTo = java.nio.file.Files.size(segment);
+    leader.fileSystemMaster().createDirectory("/after-the-standby-read-1", false, false, 0755);
+    leader.fileSystemMaster().createDirectory("/after-the-standby-read-2", false, false, 0755);
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(segment,
+        java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(1);
+      ch.read(b, readUpTo + 12);
+      b.put(0, (byte) (b.get(0) ^ 0x5a)).rewind();
+      ch.write(b, readUpTo + 12); // inside the first record the standby has not read; a whole one follows it
+    }
+    leader.close();
+
+    assertThat(handled.await(60, TimeUnit.SECONDS)).as("the fatal handler returned").isTrue();
+    assertThat(standby.get().isLeading()).isFalse();
+  }
 }

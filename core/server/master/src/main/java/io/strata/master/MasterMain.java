@@ -18,8 +18,11 @@ public final class MasterMain {
         List.of("strata.worker.", "strata.user."));
     MasterProcess master = Startup.start("master", () -> new MasterProcess(conf, Clock.systemUTC())
         .onFatal(() -> {
-          System.err.println("This master lost its leadership or cannot take over; exiting");
-          System.exit(1);
+          System.err.println("This master lost its leadership, cannot take over, or cannot write its journal; "
+              + "exiting");
+          // On a thread of its own: the exit runs the shutdown hook, which closes the master, and the caller may
+          // hold what that close needs.
+          new Thread(() -> System.exit(1), "master-exit").start();
         }).start());
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {

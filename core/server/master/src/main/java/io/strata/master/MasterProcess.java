@@ -353,9 +353,23 @@ public final class MasterProcess implements AutoCloseable {
     }
   }
 
-  private synchronized void takeOver() {
+  private void takeOver() {
+    // The fatal handler runs with this object's monitor free: MasterMain's exits the JVM, whose shutdown hook closes
+    // this master under that monitor (called inside it, the exit waited for the hook, the hook for the monitor: a
+    // master hung while still holding the election, with a new epoch reserved, so no one else could lead).
+    if (!takeOverLocked()) {
+      fatalHandler.run();
+    }
+  }
+
+  /** True when this master leads now, or has nothing to do; false when it won the election but cannot lead. */
+  private synchronized boolean takeOverLocked() {
     if (closed || leading) {
-      return;
+      return true;
+    }
+    if (latch != null && !latch.hasLeadership()) {
+      return true; // a stale notice: leadership was lost again before it was handled, and fencing now would depose
+                   // the master elected since
     }
     long t0 = System.nanoTime();
     try {
@@ -365,9 +379,10 @@ public final class MasterProcess implements AutoCloseable {
       leading = true;
       LOG.info("Master {} is the leader (epoch {}), after applying the journal up to {} in {} ms", id,
           journal.epoch(), journal.appendedSequence(), (System.nanoTime() - t0) / 1_000_000);
+      return true;
     } catch (IOException | RuntimeException e) {
       LOG.error("Master {} won the election but cannot take over the journal; giving up leadership", id, e);
-      fatalHandler.run();
+      return false;
     }
   }
 

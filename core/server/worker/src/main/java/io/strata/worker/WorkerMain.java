@@ -18,8 +18,9 @@ public final class WorkerMain {
         List.of("strata.master.", "strata.user."));
     WorkerProcess worker = Startup.start("worker", () -> new WorkerProcess(conf, Clock.systemUTC())
         .onFatal(() -> {
-          System.err.println("Every storage dir of this worker has failed; exiting");
-          System.exit(1);
+          System.err.println("Every storage dir of this worker has failed, or the master refused it (see the log); "
+              + "exiting");
+          new Thread(() -> System.exit(1), "worker-exit").start(); // the caller may hold what the shutdown needs
         }).start());
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
