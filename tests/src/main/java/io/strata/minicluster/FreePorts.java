@@ -38,8 +38,10 @@ public final class FreePorts {
 
   /** The first port of the kernel's ephemeral range (Linux's default when it cannot be read). */
   static int ephemeralLow() {
-    try {
-      return Integer.parseInt(Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim()
+    // Read as a stream: procfs files report a size of 0, and Files.readString trusts the size (it read "3" of
+    // "32768 60999" here, so every port came from the ephemeral range after all).
+    try (java.io.InputStream in = Files.newInputStream(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))) {
+      return Integer.parseInt(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim()
           .split("\\s+")[0]);
     } catch (IOException | RuntimeException e) {
       return 32_768;
