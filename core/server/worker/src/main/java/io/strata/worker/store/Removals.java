@@ -75,18 +75,21 @@ final class Removals {
   boolean deleteBlock(long blockId, StorageDir expected) {
     StorageDir dir;
     IOException unlinkFailed = null;
+    boolean claimed;
     synchronized (index.lock) {
       dir = index.committed.get(blockId);
       if (dir == null || (expected != null && dir != expected)) {
         return false;
       }
-      // Unlinked before the id is free again, as the mover does: once it is out of the index a new copy of the
-      // block may be committed at this very path, and an unlink after that would delete the new copy's files.
-      try {
-        Files.deleteIfExists(dir.blockPath(blockId));
-        Files.deleteIfExists(dir.sidecarPath(blockId));
-      } catch (IOException e) {
-        unlinkFailed = e;
+      // Its id stays claimed (a null entry in writing: no new copy can start) until its files are unlinked, which
+      // happens outside this monitor: a dir whose unlink hangs (a dying disk) must not hold every other dir's reads,
+      // writes and the heartbeat until the master gives the worker up. Unclaimed, a new copy of the block could be
+      // committed at this very path before the unlink, which would delete the new copy's files.
+      claimed = !index.writing.containsKey(blockId);
+      if (claimed) {
+        index.writing.put(blockId, null);
+      } else {
+        unlinkFailed = unlink(dir, blockId); // someone holds the id already (never so for a committed block)
       }
       index.committed.remove(blockId);
       Long len = dir.blocks.remove(blockId);
@@ -95,6 +98,15 @@ final class Removals {
       index.evictable.remove(blockId);
       index.removeWhenUnlocked.remove(blockId);
     }
+    if (claimed) {
+      try {
+        unlinkFailed = unlink(dir, blockId);
+      } finally {
+        synchronized (index.lock) {
+          index.writing.remove(blockId, null);
+        }
+      }
+    }
     index.space.changed();
     annotator.onRemove(blockId);
     if (unlinkFailed != null) {
@@ -102,5 +114,16 @@ final class Removals {
     }
     events.blockRemoved(blockId);
     return true;
+  }
+
+  /** Unlinks a block's file and its checksum sidecar; the failure, or null. */
+  private static IOException unlink(StorageDir dir, long blockId) {
+    try {
+      Files.deleteIfExists(dir.blockPath(blockId));
+      Files.deleteIfExists(dir.sidecarPath(blockId));
+      return null;
+    } catch (IOException e) {
+      return e;
+    }
   }
 }
