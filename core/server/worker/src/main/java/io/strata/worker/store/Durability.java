@@ -40,6 +40,11 @@ public interface Durability {
     }
   };
 
+  /** Unlinks a file a removal let go of, if it is there (tests wrap it to hold a removal mid-way). */
+  default void unlink(Path file) throws IOException {
+    java.nio.file.Files.deleteIfExists(file);
+  }
+
   /** Syncs a file by path (a copy made by {@code Files.copy}). */
   default void syncFile(Path file) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {

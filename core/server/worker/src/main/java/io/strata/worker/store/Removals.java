@@ -1,7 +1,6 @@
 package io.strata.worker.store;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.util.Optional;
 
 /**
@@ -16,13 +15,16 @@ import java.util.Optional;
  */
 final class Removals {
   private final BlockIndex index;
+  /** Unlinks the files ({@link Durability#unlink}). */
+  private final Durability durability;
   private final BlockLockManager locks;
   private final DirFailures failures;
   private final BlockAnnotator annotator;
   private final StoreEvents events;
 
   Removals(BlockIndex index, BlockLockManager locks, DirFailures failures, BlockAnnotator annotator,
-      StoreEvents events) {
+      StoreEvents events, Durability durability) {
+    this.durability = durability;
     this.index = index;
     this.locks = locks;
     this.failures = failures;
@@ -117,10 +119,10 @@ final class Removals {
   }
 
   /** Unlinks a block's file and its checksum sidecar; the failure, or null. */
-  private static IOException unlink(StorageDir dir, long blockId) {
+  private IOException unlink(StorageDir dir, long blockId) {
     try {
-      Files.deleteIfExists(dir.blockPath(blockId));
-      Files.deleteIfExists(dir.sidecarPath(blockId));
+      durability.unlink(dir.blockPath(blockId));
+      durability.unlink(dir.sidecarPath(blockId));
       return null;
     } catch (IOException e) {
       return e;

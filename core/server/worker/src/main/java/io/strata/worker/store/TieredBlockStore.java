@@ -91,7 +91,7 @@ public final class TieredBlockStore implements BlockStore {
     this.clock = clock;
     this.index = new BlockIndex(this, specs, annotator, durability);
     this.failures = new DirFailures(index, annotator, events);
-    this.removals = new Removals(index, locks, failures, annotator, events);
+    this.removals = new Removals(index, locks, failures, annotator, events, durability);
     this.protection = new Protection(index);
     this.reports = new StoreReports(index, locks);
     this.mover = new Mover(index, locks, allocator, annotator, removals, failures, durability, events);
