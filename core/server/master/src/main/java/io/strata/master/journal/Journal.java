@@ -358,6 +358,11 @@ public final class Journal implements JournalSink, AutoCloseable {
    * for every waiter. Any failure fails the journal for good.
    */
   private void write(Batch batch) {
+    write(batch, false);
+  }
+
+  /** As above; {@code background}: the background writer's batch (counted with the flush it publishes). */
+  private void write(Batch batch, boolean background) {
     long last = batch.entries().isEmpty() ? -1 : batch.entries().get(batch.entries().size() - 1).getSequence();
     boolean rotated = false;
     try {
@@ -399,6 +404,9 @@ public final class Journal implements JournalSink, AutoCloseable {
           if (last >= 0) {
             flushed = last;
             batches++;
+            if (background) {
+              backgroundBatches++; // counted before the waiters wake: one that saw the flush sees the count
+            }
           }
           if (rotated) {
             rotations++;
@@ -455,12 +463,7 @@ public final class Journal implements JournalSink, AutoCloseable {
         }
         batch = takeBatch();
       }
-      write(batch);
-      if (!batch.entries().isEmpty()) {
-        synchronized (this) {
-          backgroundBatches++;
-        }
-      }
+      write(batch, true);
     }
   }
 
