@@ -46,4 +46,41 @@ class WriteStartFailoverIntegrationTest {
       }
     }
   }
+
+  /**
+   * CACHE_THROUGH with one worker full (of data not yet persisted, which nothing evicts) and the other refusing: no
+   * worker takes the block, so it goes to the under file system only, as when every worker is full; the write
+   * succeeds, PERSISTED, and reads back whole.
+   */
+  @Test
+  void cacheThrough_withOneWorkerFullAndTheOtherRefusing_writesTheBlocksThroughToTheUfs() throws Exception {
+    try (LocalStrataCluster cluster = LocalStrataCluster.builder().workers(2)
+        .set("strata.worker.tier.0.quota", "256KB")
+        .set("strata.user.block.write.location.policy", "ROUND_ROBIN").build().start()) {
+      try (FileSystem fs = FileSystem.create(cluster.clientConf())) {
+        for (int i = 0; i < 2; i++) { // fills both workers with blocks nothing may evict
+          try (FileOutStream out = fs.createFile("/full/" + i, CreateFileOptions.defaults().withBlockSize(256 << 10)
+              .withWriteType(WriteType.MUST_CACHE))) {
+            out.write(new byte[256 << 10]);
+          }
+        }
+      }
+      Path tmp = cluster.baseDir().resolve("worker-0").resolve("tmp");
+      Files.delete(tmp);
+      Files.writeString(tmp, "not a directory");
+      byte[] data = new byte[200_000];
+      new Random(7).nextBytes(data);
+      try (FileSystem fs = FileSystem.create(cluster.clientConf())) {
+        try (FileOutStream out = fs.createFile("/through", CreateFileOptions.defaults().withBlockSize(65_536)
+            .withWriteType(WriteType.CACHE_THROUGH))) {
+          out.write(data);
+        }
+        assertThat(fs.getStatus("/through").persistenceState()).isEqualTo("PERSISTED");
+        try (FileInStream in = fs.openFile("/through")) {
+          assertThat(in.readAllBytes()).isEqualTo(data);
+        }
+      }
+      assertThat(Files.readAllBytes(cluster.rootUfsDir().resolve("through"))).isEqualTo(data);
+    }
+  }
 }

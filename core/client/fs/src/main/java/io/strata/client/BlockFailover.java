@@ -159,7 +159,16 @@ final class BlockFailover {
       return reservedBlock(blockId);
     }
     return startAtSomeWorker(blockId, worker -> BlockWriter.open(context, worker, blockId, blockSize, false),
-        (none, last) -> last);
+        (none, full, failed) -> {
+          if (full != null) {
+            return full; // a worker that was full: CACHE_THROUGH drops the block, MUST_CACHE fails with why
+          }
+          if (writeType == WriteType.CACHE_THROUGH) {
+            none.addSuppressed(failed); // the UFS copy takes the block, as when every worker is full
+            return none;
+          }
+          return failed;
+        });
   }
 
   /** Starts a block at one worker, or throws why it could not. */
@@ -167,29 +176,33 @@ final class BlockFailover {
     BlockWriter start(WorkerAddress worker) throws IOException;
   }
 
+  /** The error when no worker is left: from the selector's, the last full worker's and the last failed one's. */
+  private interface NoneLeft {
+    IOException error(ResourceExhaustedException none, ResourceExhaustedException full, IOException failed);
+  }
+
   /**
    * Starts block {@code blockId} at the worker the write policy picks, leaving out each worker that is full (another
    * may have room) or fails before the block starts (its refusal of a short-circuit create, say: left out of this
-   * stream, as a worker failing later is). When no worker is left, {@code noneLeft} makes the error from the selector's
-   * and the last worker's refusal (null when none refused).
+   * stream, as a worker failing later is). When no worker is left after one refused, {@code noneLeft} makes the error.
    */
-  private BlockWriter startAtSomeWorker(long blockId, Starter starter,
-      java.util.function.BinaryOperator<IOException> noneLeft) throws IOException {
+  private BlockWriter startAtSomeWorker(long blockId, Starter starter, NoneLeft noneLeft) throws IOException {
     Set<WorkerAddress> skip = new HashSet<>(failedWorkers);
-    IOException last = null;
+    ResourceExhaustedException full = null;
+    IOException failed = null;
     while (true) {
       WorkerAddress worker;
       try {
         worker = selector.select(blockId, blockSize, skip);
       } catch (ResourceExhaustedException e) {
-        throw last == null ? e : noneLeft.apply(e, last);
+        throw full == null && failed == null ? e : noneLeft.error(e, full, failed);
       }
       try {
         return starter.start(worker);
       } catch (ResourceExhaustedException e) {
         LOG.info("Worker {} has no room for block {} of {}: {}", worker, blockIndex, file.path(), e.getMessage());
         skip.add(worker);
-        last = e;
+        full = e;
       } catch (IOException e) {
         if (!BlockRetry.isCopyFailure(e)) {
           throw e;
@@ -198,7 +211,7 @@ final class BlockFailover {
             e.getMessage());
         failedWorkers.add(worker);
         skip.add(worker);
-        last = e;
+        failed = e;
       }
     }
   }
@@ -398,9 +411,9 @@ final class BlockFailover {
     return startAtSomeWorker(blockId, worker -> {
       BlockOutStream.reserve(context, worker, blockId, blockSize, waitMs);
       return BlockWriter.open(context, worker, blockId, blockSize, true);
-    }, (none, last) -> last instanceof ResourceExhaustedException ? new ResourceExhaustedException("Writing "
-        + file.path() + " (ASYNC_THROUGH): no worker had room for block " + blockIndex + " within " + waitMs
-        + " ms (strata.user.write.space.wait.timeout); the last one said: " + last.getMessage(), last) : none);
+    }, (none, full, failed) -> full == null ? none : new ResourceExhaustedException("Writing " + file.path()
+        + " (ASYNC_THROUGH): no worker had room for block " + blockIndex + " within " + waitMs
+        + " ms (strata.user.write.space.wait.timeout); the last one said: " + full.getMessage(), full));
   }
 
   /**
