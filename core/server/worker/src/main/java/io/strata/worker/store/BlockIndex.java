@@ -86,8 +86,11 @@ final class BlockIndex {
                 // the crash with its size kept, so the one whose bytes match its checksums stays (the first when
                 // both do); the other goes, or it would fill its dir uncounted, one more per such crash.
                 long id = e.getKey();
-                boolean firstWhole = bytesMatch(first, id);
-                StorageDir drop = firstWhole || !bytesMatch(dir, id) ? dir : first;
+                boolean firstWhole = verified(first, id);
+                boolean secondWhole = verified(dir, id);
+                // Neither verified (a sidecar rebuilt from bytes a crash may have zeroed): the copy in a tier that
+                // fsyncs is the one the crash could not undo.
+                StorageDir drop = firstWhole ? dir : secondWhole ? first : !first.fsync && dir.fsync ? first : dir;
                 if (drop == first) {
                   first.blocks.remove(id);
                   first.used -= e.getValue();
@@ -96,7 +99,7 @@ final class BlockIndex {
                   dir.used += e.getValue();
                 }
                 LOG.warn("Block {} is in both {} and {} (a move cut short); deleting the copy in {}{}", id, first, dir,
-                    drop, firstWhole || drop == first ? "" : " (neither copy matches its checksums: reads will say so)");
+                    drop, firstWhole || secondWhole ? "" : " (neither copy could be verified against checksums of its own)");
                 try {
                   java.nio.file.Files.deleteIfExists(drop.blockPath(id));
                   java.nio.file.Files.deleteIfExists(drop.sidecarPath(id));
@@ -176,9 +179,14 @@ final class BlockIndex {
     }
   }
 
-  /** A committed block's length, or -1. */
-  /** Whether the bytes of block {@code id} in {@code dir} match its stored checksums (false when unreadable). */
-  private static boolean bytesMatch(StorageDir dir, long id) {
+  /**
+   * Whether the bytes of block {@code id} in {@code dir} match checksums kept from before (a sidecar rebuilt at this
+   * start from the bytes proves nothing); false when unreadable.
+   */
+  private static boolean verified(StorageDir dir, long id) {
+    if (dir.rebuiltSidecars.contains(id)) {
+      return false;
+    }
     try {
       long length = java.nio.file.Files.size(dir.blockPath(id));
       return java.util.Arrays.equals(ChecksumSidecar.compute(dir.blockPath(id)),
@@ -188,6 +196,7 @@ final class BlockIndex {
     }
   }
 
+  /** A committed block's length, or -1. */
   long lengthOf(long blockId) {
     synchronized (lock) {
       StorageDir d = committed.get(blockId);

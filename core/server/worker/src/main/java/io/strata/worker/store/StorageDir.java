@@ -51,6 +51,8 @@ final class StorageDir implements DirView {
   /** Committed blocks in this dir: id → length. */
   final Map<Long, Long> blocks = new HashMap<>();
   private volatile boolean good = true;
+  /** Blocks whose sidecar {@link #open} rebuilt from their bytes: their bytes are unverified (start-up only). */
+  final java.util.Set<Long> rebuiltSidecars = new java.util.HashSet<>();
 
   StorageDir(int tierOrdinal, String tierAlias, int dirIndex, Path root, long capacity, boolean fsync) {
     this.fsync = fsync;
@@ -128,6 +130,7 @@ final class StorageDir implements DirView {
         ChecksumSidecar.write(tmp, e.getValue(), ChecksumSidecar.compute(block), fsync ? durability : null);
         Files.move(tmp, sc, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         rebuilt++;
+        rebuiltSidecars.add(e.getKey());
       } catch (IOException failed) {
         // One block's trouble (its bytes unreadable, no room for the sidecar) is that block's, not the dir's: it is
         // left out of the index, its file left where it is (the bytes are kept for a later start, or an operator),

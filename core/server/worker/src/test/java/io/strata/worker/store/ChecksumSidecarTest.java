@@ -157,4 +157,27 @@ class ChecksumSidecarTest {
     assertThat(blockFiles(mem)).isEmpty();
     assertThat(after.usedBytes()).isEqualTo(LEN);
   }
+
+  /**
+   * The same with the MEM copy's sidecar lost too (rebuilt at start from the zeroed bytes, so it proves nothing): the
+   * copy in the tier that fsyncs stays.
+   */
+  @Test
+  void aMoveCutShortByACrash_withTheSidecarLostToo_keepsTheCopyInTheTierThatFsyncs() throws IOException {
+    Path mem = root.resolve("mem");
+    Path hdd = root.resolve("hdd");
+    StoreFixture fixture = StoreFixture.builder().tier("MEM", 10 << 20, mem).tier("HDD", 10 << 20, hdd);
+    TieredBlockStore before = fixture.build();
+    byte[] data = content(10, LEN);
+    write(before, 10, data, 4096);
+    Files.copy(mem.resolve("blocks/10"), hdd.resolve("blocks/10"));
+    Files.copy(mem.resolve("blocks/10.crc"), hdd.resolve("blocks/10.crc"));
+    Files.write(mem.resolve("blocks/10"), new byte[LEN]);
+    Files.delete(mem.resolve("blocks/10.crc"));
+
+    TieredBlockStore after = fixture.build();
+    assertThat(after.dirOf(10).root).isEqualTo(hdd);
+    assertThat(StoreFixture.read(after, 10)).isEqualTo(data);
+    assertThat(blockFiles(mem)).isEmpty();
+  }
 }
