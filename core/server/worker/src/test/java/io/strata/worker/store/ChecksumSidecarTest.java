@@ -116,23 +116,34 @@ class ChecksumSidecarTest {
         .hasMessageContaining("Block 4").hasMessageContaining("checksums cannot be read");
   }
 
-  @Test
-  void aMoveCutShortByACrash_leavesOneCopyAfterTheRestart() throws IOException {
+  /**
+   * A store of a MEM and an HDD tier holding block {@code id} ({@link #LEN} bytes) in both, as a move that a crash cut
+   * short between the copy's rename into HDD and the source's delete leaves them; {@code crash} then damages what it
+   * likes, and the store is opened again.
+   */
+  private TieredBlockStore afterACrashMidMove(long id, byte[] data, CrashDamage crash) throws IOException {
     Path mem = root.resolve("mem");
     Path hdd = root.resolve("hdd");
     StoreFixture fixture = StoreFixture.builder().tier("MEM", 10 << 20, mem).tier("HDD", 10 << 20, hdd);
-    TieredBlockStore before = fixture.build();
-    byte[] data = content(8, LEN);
-    write(before, 8, data, 4096);
-    // The move's copy renamed into HDD, the source in MEM not deleted yet: then the crash.
-    Files.copy(mem.resolve("blocks/8"), hdd.resolve("blocks/8"));
-    Files.copy(mem.resolve("blocks/8.crc"), hdd.resolve("blocks/8.crc"));
+    write(fixture.build(), id, data, 4096);
+    Files.copy(mem.resolve("blocks/" + id), hdd.resolve("blocks/" + id));
+    Files.copy(mem.resolve("blocks/" + id + ".crc"), hdd.resolve("blocks/" + id + ".crc"));
+    crash.damage(mem.resolve("blocks/" + id));
+    return fixture.build();
+  }
 
-    TieredBlockStore after = fixture.build();
-    assertThat(after.dirOf(8).root).isEqualTo(mem);
+  private interface CrashDamage {
+    void damage(Path memCopy) throws IOException;
+  }
+
+  @Test
+  void aMoveCutShortByACrash_leavesOneCopyAfterTheRestart() throws IOException {
+    byte[] data = content(8, LEN);
+    TieredBlockStore after = afterACrashMidMove(8, data, memCopy -> { });
+    assertThat(after.dirOf(8).root).isEqualTo(root.resolve("mem"));
     assertThat(stored(after, 8)).containsExactly(ChunkChecksums.of(ByteBuffer.wrap(data)));
-    assertThat(blockFiles(hdd)).isEmpty();
-    assertThat(sidecarFiles(hdd)).isEmpty();
+    assertThat(blockFiles(root.resolve("hdd"))).isEmpty();
+    assertThat(sidecarFiles(root.resolve("hdd"))).isEmpty();
   }
 
   /**
@@ -141,20 +152,11 @@ class ChecksumSidecarTest {
    */
   @Test
   void aMoveCutShortByACrash_keepsTheCopyWhoseBytesMatchItsChecksums() throws IOException {
-    Path mem = root.resolve("mem");
-    Path hdd = root.resolve("hdd");
-    StoreFixture fixture = StoreFixture.builder().tier("MEM", 10 << 20, mem).tier("HDD", 10 << 20, hdd);
-    TieredBlockStore before = fixture.build();
     byte[] data = content(9, LEN);
-    write(before, 9, data, 4096);
-    Files.copy(mem.resolve("blocks/9"), hdd.resolve("blocks/9"));
-    Files.copy(mem.resolve("blocks/9.crc"), hdd.resolve("blocks/9.crc"));
-    Files.write(mem.resolve("blocks/9"), new byte[LEN]); // the MEM copy's pages lost, its size kept
-
-    TieredBlockStore after = fixture.build();
-    assertThat(after.dirOf(9).root).isEqualTo(hdd);
+    TieredBlockStore after = afterACrashMidMove(9, data, memCopy -> Files.write(memCopy, new byte[LEN]));
+    assertThat(after.dirOf(9).root).isEqualTo(root.resolve("hdd"));
     assertThat(StoreFixture.read(after, 9)).isEqualTo(data);
-    assertThat(blockFiles(mem)).isEmpty();
+    assertThat(blockFiles(root.resolve("mem"))).isEmpty();
     assertThat(after.usedBytes()).isEqualTo(LEN);
   }
 
@@ -164,20 +166,13 @@ class ChecksumSidecarTest {
    */
   @Test
   void aMoveCutShortByACrash_withTheSidecarLostToo_keepsTheCopyInTheTierThatFsyncs() throws IOException {
-    Path mem = root.resolve("mem");
-    Path hdd = root.resolve("hdd");
-    StoreFixture fixture = StoreFixture.builder().tier("MEM", 10 << 20, mem).tier("HDD", 10 << 20, hdd);
-    TieredBlockStore before = fixture.build();
     byte[] data = content(10, LEN);
-    write(before, 10, data, 4096);
-    Files.copy(mem.resolve("blocks/10"), hdd.resolve("blocks/10"));
-    Files.copy(mem.resolve("blocks/10.crc"), hdd.resolve("blocks/10.crc"));
-    Files.write(mem.resolve("blocks/10"), new byte[LEN]);
-    Files.delete(mem.resolve("blocks/10.crc"));
-
-    TieredBlockStore after = fixture.build();
-    assertThat(after.dirOf(10).root).isEqualTo(hdd);
+    TieredBlockStore after = afterACrashMidMove(10, data, memCopy -> {
+      Files.write(memCopy, new byte[LEN]);
+      Files.delete(ChecksumSidecar.of(memCopy));
+    });
+    assertThat(after.dirOf(10).root).isEqualTo(root.resolve("hdd"));
     assertThat(StoreFixture.read(after, 10)).isEqualTo(data);
-    assertThat(blockFiles(mem)).isEmpty();
+    assertThat(blockFiles(root.resolve("mem"))).isEmpty();
   }
 }
