@@ -436,4 +436,41 @@ class MasterHaIntegrationTest {
     assertThat(handled.await(60, TimeUnit.SECONDS)).as("the fatal handler returned").isTrue();
     assertThat(standby.get().isLeading()).isFalse();
   }
+
+  /**
+   * A standby that fell behind a checkpoint (the leader wrote one, removing segments the standby had not read, and went
+   * away before the standby tailed again: its tailing is slowed to an hour here) reloads the journal from the newest
+   * checkpoint when it wins the election, and leads with every change. Before, its takeover failed ("entries are
+   * missing") and it gave leadership up.
+   */
+  @Test
+  void aStandbyBehindACheckpoint_reloadsAndTakesOver_withEveryChange() throws Exception {
+    Map<String, String> c = viaZooKeeper(base());
+    c.put("strata.master.journal.checkpoint.period.entries", "5");
+    c.put("strata.master.hostname", "localhost");
+    c.put("strata.master.rpc.port", Integer.toString(io.strata.minicluster.FreePorts.loopback()));
+    MasterProcess leader = new MasterProcess(StrataConf.of(c), Clock.systemUTC()).start();
+    open.add(leader);
+    await().atMost(WAIT).until(leader::isLeading);
+    c.put("strata.master.rpc.port", Integer.toString(io.strata.minicluster.FreePorts.loopback()));
+    c.put("strata.master.journal.tail.interval", "1h");
+    MasterProcess standby = new MasterProcess(StrataConf.of(c), Clock.systemUTC()).start();
+    open.add(standby);
+
+    Path first;
+    try (var s = java.nio.file.Files.list(tmp.resolve("journal/segments"))) {
+      first = s.sorted().findFirst().orElseThrow(); // the segment the standby read from
+    }
+    for (int i = 0; i < 20; i++) {
+      leader.fileSystemMaster().createDirectory("/behind-" + i, false, false, 0755);
+    }
+    // The leader checkpoints (every 5 entries, checked each second) and removes the segments it covers.
+    await().atMost(WAIT).until(() -> !java.nio.file.Files.exists(first));
+    leader.close();
+
+    await().atMost(WAIT).until(standby::isLeading);
+    for (int i = 0; i < 20; i++) {
+      assertThat(standby.fileSystemMaster().exists("/behind-" + i)).as("/behind-" + i).isTrue();
+    }
+  }
 }

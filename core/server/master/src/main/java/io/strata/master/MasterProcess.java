@@ -373,7 +373,18 @@ public final class MasterProcess implements AutoCloseable {
     }
     long t0 = System.nanoTime();
     try {
-      journal.takeOver(applier());
+      try {
+        journal.takeOver(applier());
+      } catch (CorruptJournalException behind) {
+        // A checkpoint removed segments this standby had not read yet (the leader checkpointed and went away within a
+        // tail interval): the whole state again, from the newest checkpoint, then the catch-up (the fence stands).
+        // Real damage fails the second time as the first.
+        LOG.warn("Master {} cannot catch up incrementally ({}); reloading the journal before taking over", id,
+            behind.getMessage());
+        fs = newState();
+        journal.replayReadOnly(applier());
+        journal.takeOver(applier());
+      }
       journal.startWriting();
       clusterId = Journal.clusterId(journal.dir());
       leading = true;
