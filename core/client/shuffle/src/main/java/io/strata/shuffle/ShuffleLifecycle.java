@@ -271,34 +271,39 @@ public final class ShuffleLifecycle implements Closeable {
    * this driver dies without {@link #removeApp}. A marker that cannot be made is logged: the shuffles work without it.
    */
   private void holdDriverMarker(String appId) {
-    synchronized (markers) {
-      String path = io.strata.common.shuffle.AppIds.driverMarker(appId);
-      if (markers.containsKey(appId)) {
-        try {
-          if (markers.get(appId) == null || fs.exists(path)) {
-            return;
-          }
-          // Recovered: this driver did not renew for a lease timeout (a long pause). Made again, the master keeps
-          // the application's files (it deletes them a lease timeout after the recovery, unless a marker is back).
-          LOG.warn("The driver marker {} was recovered by the master: making it again", path);
-        } catch (IOException | RuntimeException e) {
-          return; // looked at again at the next registration
-        }
+    String path = io.strata.common.shuffle.AppIds.driverMarker(appId);
+    WorkerWrittenFile had;
+    synchronized (markers) { // the map only: no RPC under it
+      if (markers.containsKey(appId) && markers.get(appId) == null) {
+        return; // could not be made once: not tried at every registration
       }
-      try {
-        fs.createDirectory(io.strata.common.shuffle.AppIds.DRIVERS, CreateDirectoryOptions.defaults()
-            .withRecursive(true).withAllowExists(true));
-        WorkerWrittenFile.Creation c = fs.createWorkerWrittenFiles(List.of(path),
-            io.strata.client.options.CreateFileOptions.defaults()
-                .withWriteType(io.strata.client.options.WriteType.MUST_CACHE)).get(0);
-        if (c.file() == null) {
-          throw c.error();
+      had = markers.get(appId);
+    }
+    try {
+      if (had != null) {
+        if (fs.exists(path)) {
+          return;
         }
+        // Recovered: this driver did not renew for a lease timeout (a long pause). Made again, the master keeps the
+        // application's files (it deletes them a lease timeout after the recovery, unless a marker is back).
+        LOG.warn("The driver marker {} was recovered by the master: making it again", path);
+      }
+      fs.createDirectory(io.strata.common.shuffle.AppIds.DRIVERS, CreateDirectoryOptions.defaults()
+          .withRecursive(true).withAllowExists(true));
+      WorkerWrittenFile.Creation c = fs.createWorkerWrittenFiles(List.of(path),
+          io.strata.client.options.CreateFileOptions.defaults()
+              .withWriteType(io.strata.client.options.WriteType.MUST_CACHE)).get(0);
+      if (c.file() == null) {
+        throw c.error();
+      }
+      synchronized (markers) {
         markers.put(appId, c.file());
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("Cannot create the driver marker {}: the shuffle files of {} stay if this driver dies ({})", path,
-            appId, e.toString());
-        markers.put(appId, null); // tried once
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Cannot create the driver marker {}: the shuffle files of {} stay if this driver dies ({})", path,
+          appId, e.toString());
+      synchronized (markers) {
+        markers.putIfAbsent(appId, null); // tried once (a marker a concurrent registration made stays)
       }
     }
   }
