@@ -68,18 +68,8 @@ public final class FileSystemMaster {
   private final CachePolicies policies;
   /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
-  /** Leases and worker liveness measure silence on this clock ({@link ElapsedClock}). */
-  private final Clock elapsed;
-  /**
-   * Applications whose shuffle driver's marker was recovered, with when: their files still to delete
-   * ({@link #deleteEndedShuffleApps}). In memory: after a failover before the delete, the files stay.
-   */
-  private final Map<String, Long> shuffleAppsEnded = new ConcurrentHashMap<>();
-  /** The UFS clients by mount (the metadata sync's). */
-  private final MetadataSync ufsClients;
-  /** UFS temp copies of files deleted while written through, to delete ({@link #deleteOrphanedTemps}). */
-  private final java.util.concurrent.ConcurrentLinkedQueue<String> orphanedTemps =
-      new java.util.concurrent.ConcurrentLinkedQueue<>();
+  /** Orphaned UFS temp copies and dead shuffle drivers' files, deleted on the lease thread. */
+  private final MasterLeftovers leftovers;
   /** Write leases of incomplete files and their recovery. */
   private final LeaseRecovery leaseRecovery;
   /** The tree's journal sink: tags the operations of calls with request ids, and answers their retries. */
@@ -109,7 +99,7 @@ public final class FileSystemMaster {
         new RequestIdTable(defaults.get(MasterKeys.REQUEST_IDS_PER_CLIENT_MAX),
             defaults.get(MasterKeys.REQUEST_IDS_MAX), defaults.get(MasterKeys.REQUEST_IDS_RETENTION)));
     this.tree = new InodeTree(clock, calls);
-    this.elapsed = ElapsedClock.of(clock);
+    Clock elapsed = ElapsedClock.of(clock); // leases and worker liveness measure silence on it
     this.blocks = new BlockMaster(elapsed, workerTimeout, new TreeFileLookup(tree));
     if (ufs != null && ufs.rootMount() != null) {
       mounts.add(ufs.rootMount());
@@ -117,7 +107,6 @@ public final class FileSystemMaster {
     UfsManager manager = ufs == null ? new UfsManager() : ufs.manager();
     MetadataSync sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
         commitLock, this::removeBlocksOf);
-    this.ufsClients = sync;
     PathGuard guard = new PathGuard(); // one for every change that moves or clears UFS paths
     PersistedUnflushed unflushed = new PersistedUnflushed(); // one for everything that lets persisted blocks go
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
@@ -129,7 +118,19 @@ public final class FileSystemMaster {
     // Leases and worker liveness measure silence: on a clock an NTP step cannot move (tests' clocks as they are).
     this.leaseRecovery = new LeaseRecovery(tree, mounts, sync, elapsed, commitLock,
         this::removeBlocksOf, this::sync, ufsWriteTargets, guard);
-    leaseRecovery.onShuffleAppEnded(app -> shuffleAppsEnded.put(app, elapsed.millis()));
+    this.leftovers = new MasterLeftovers(mounts, sync, elapsed, leaseRecovery::timeout,
+        new MasterLeftovers.Namespace() {
+          @Override
+          public boolean exists(String path) throws StrataException {
+            return FileSystemMaster.this.exists(path);
+          }
+
+          @Override
+          public void deleteRecursively(String path) throws StrataException {
+            delete(path, true, false);
+          }
+        });
+    leaseRecovery.onShuffleAppEnded(leftovers::shuffleAppEnded);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed);
     this.changes = new NamespaceChanges(tree, mounts, sync, leaseRecovery, commitLock, this::removeBlocksOf,
@@ -175,67 +176,7 @@ public final class FileSystemMaster {
       blocks.removeFileBlocks(id, 0);
       String temp = ufsWriteTargets.remove(id);
       if (temp != null) {
-        orphanedTemps.add(temp); // deleted while written through: its UFS copy is no one's now
-      }
-    }
-  }
-
-  /**
-   * Deletes the shuffle files of applications whose drivers died ({@code /.shuffle/<app>}, their UFS copies too): their
-   * driver markers' leases were recovered one more lease timeout ago, and no marker was made again since (a driver
-   * that only paused, longer than its lease, makes it again at its next shuffle registration). A delete that fails
-   * (the UFS unreachable) is tried again next round. On the lease thread, with no lock held.
-   */
-  private void deleteEndedShuffleApps() {
-    long now = elapsed.millis();
-    long grace = leaseRecovery.timeout().toMillis();
-    for (java.util.Iterator<Map.Entry<String, Long>> it = shuffleAppsEnded.entrySet().iterator(); it.hasNext(); ) {
-      Map.Entry<String, Long> e = it.next();
-      if (now - e.getValue() <= grace) {
-        continue;
-      }
-      String app = e.getKey();
-      String dir = io.strata.common.shuffle.AppIds.ROOT + "/" + app;
-      try {
-        if (exists(io.strata.common.shuffle.AppIds.driverMarker(app))) {
-          LOG.info("The driver of shuffle application {} made its marker again: its files stay", app);
-        } else if (exists(dir)) {
-          delete(dir, true, false);
-          LOG.info("Deleted {}: the shuffle files of application {}, whose driver stopped renewing its lease", dir,
-              app);
-        }
-        it.remove();
-      } catch (StrataException ex) {
-        LOG.warn("Cannot delete {}, the shuffle files of application {} whose driver is gone: {}; trying again", dir,
-            app, ex.getMessage());
-      }
-    }
-  }
-
-  /**
-   * Deletes the temporary UFS copies of through-written files deleted before they completed (a write that failed and
-   * deleted its file, a delete of a file being written, a lease recovery): a copy whose worker finished it after its
-   * writer gave up would otherwise stay in the UFS for good. On the master's background thread, outside every lock.
-   */
-  private void deleteOrphanedTemps() {
-    for (String temp; (temp = orphanedTemps.poll()) != null; ) {
-      MountTable.MountInfo best = null;
-      for (MountTable.MountInfo m : mounts.list()) {
-        if (!m.readOnly() && io.strata.server.ufs.UfsManager.isUnder(temp, m.ufsUri())
-            && (best == null || m.ufsUri().length() > best.ufsUri().length())) {
-          best = m;
-        }
-      }
-      if (best == null) {
-        continue; // unmounted since
-      }
-      try {
-        if (ufsClients.client(new MountTable.Resolution(best, temp)).delete(temp, false)) {
-          LOG.info("Deleted {}, the under file system copy of a file deleted while it was written", temp);
-        }
-      } catch (IOException e) {
-        LOG.warn("Cannot delete {}, the under file system copy of a file deleted while it was written: {}", temp,
-            e.toString());
+        leftovers.tempOrphaned(temp); // deleted while written through: its UFS copy is no one's now
       }
     }
   }
@@ -658,8 +599,7 @@ public final class FileSystemMaster {
   /** Recovers the files of writers that stopped renewing (the master's background thread); see {@link LeaseRecovery#tick}. */
   public List<Long> leaseTick() {
     List<Long> recovered = leaseRecovery.tick();
-    deleteEndedShuffleApps();
-    deleteOrphanedTemps();
+    leftovers.tick();
     return recovered;
   }
 

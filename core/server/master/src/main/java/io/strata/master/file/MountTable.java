@@ -109,6 +109,18 @@ public final class MountTable {
     return null;
   }
 
+  /** The writable mount whose UFS URI holds {@code ufsUri} most closely (the longest), or null. */
+  public MountInfo writableHolding(String ufsUri) {
+    MountInfo best = null;
+    for (MountInfo m : mounts.values()) {
+      if (!m.readOnly() && UfsManager.isUnder(ufsUri, m.ufsUri())
+          && (best == null || m.ufsUri().length() > best.ufsUri().length())) {
+        best = m;
+      }
+    }
+    return best;
+  }
+
   public List<MountInfo> list() {
     return new ArrayList<>(mounts.values());
   }

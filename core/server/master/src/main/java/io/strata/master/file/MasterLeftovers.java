@@ -1,0 +1,119 @@
+package io.strata.master.file;
+
+import io.strata.common.exception.StrataException;
+import io.strata.common.shuffle.AppIds;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the master deletes after the fact, on its lease thread ({@link #tick}), outside every lock:
+ * <ul>
+ *   <li>the temporary UFS copies of through-written files deleted before they completed (a write that failed and
+ *       deleted its file, a delete of a file being written, a lease recovery): a copy whose worker finished it after
+ *       its writer gave up would otherwise stay in the UFS for good;</li>
+ *   <li>the shuffle files of applications whose drivers died ({@code /.shuffle/<app>}, their UFS copies too): their
+ *       driver markers' leases were recovered one more lease timeout ago, and no marker was made again since (a
+ *       driver that only paused, longer than its lease, makes it again at its next shuffle registration). A delete
+ *       that fails (the UFS unreachable) is tried again next round. In memory: after a failover before the delete,
+ *       the files stay.</li>
+ * </ul>
+ *
+ * <p>Thread-safe: {@link #tempOrphaned} and {@link #shuffleAppEnded} are called from any thread (the former under the
+ * tree's and the commit lock: it only queues), {@link #tick} from the lease thread. The queue holds one entry per
+ * through-written file deleted since the last tick, the map one per application whose driver died.
+ */
+final class MasterLeftovers {
+  private static final Logger LOG = LoggerFactory.getLogger(MasterLeftovers.class);
+
+  /** The namespace calls the deletes need (the file system master's). */
+  interface Namespace {
+    boolean exists(String path) throws StrataException;
+
+    void deleteRecursively(String path) throws StrataException;
+  }
+
+  private final MountTable mounts;
+  private final MetadataSync ufsClients;
+  private final Clock elapsed;
+  private final Supplier<Duration> leaseTimeout;
+  private final Namespace namespace;
+  private final ConcurrentLinkedQueue<String> orphanedTemps = new ConcurrentLinkedQueue<>();
+  /** Applications whose shuffle driver's marker was recovered, with when ({@link #elapsed}). */
+  private final Map<String, Long> shuffleAppsEnded = new ConcurrentHashMap<>();
+
+  MasterLeftovers(MountTable mounts, MetadataSync ufsClients, Clock elapsed, Supplier<Duration> leaseTimeout,
+      Namespace namespace) {
+    this.mounts = mounts;
+    this.ufsClients = ufsClients;
+    this.elapsed = elapsed;
+    this.leaseTimeout = leaseTimeout;
+    this.namespace = namespace;
+  }
+
+  /** A through-written file whose temporary UFS copy {@code temp} no one will place was deleted. */
+  void tempOrphaned(String temp) {
+    orphanedTemps.add(temp);
+  }
+
+  /** The driver marker of shuffle application {@code app} was recovered now. */
+  void shuffleAppEnded(String app) {
+    shuffleAppsEnded.put(app, elapsed.millis());
+  }
+
+  /** Deletes what is due (the lease thread, no lock held). */
+  void tick() {
+    deleteEndedShuffleApps();
+    deleteOrphanedTemps();
+  }
+
+  private void deleteEndedShuffleApps() {
+    long now = elapsed.millis();
+    long grace = leaseTimeout.get().toMillis();
+    for (Iterator<Map.Entry<String, Long>> it = shuffleAppsEnded.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<String, Long> e = it.next();
+      if (now - e.getValue() <= grace) {
+        continue;
+      }
+      String app = e.getKey();
+      String dir = AppIds.ROOT + "/" + app;
+      try {
+        if (namespace.exists(AppIds.driverMarker(app))) {
+          LOG.info("The driver of shuffle application {} made its marker again: its files stay", app);
+        } else if (namespace.exists(dir)) {
+          namespace.deleteRecursively(dir);
+          LOG.info("Deleted {}: the shuffle files of application {}, whose driver stopped renewing its lease", dir,
+              app);
+        }
+        it.remove();
+      } catch (StrataException ex) {
+        LOG.warn("Cannot delete {}, the shuffle files of application {} whose driver is gone: {}; trying again", dir,
+            app, ex.getMessage());
+      }
+    }
+  }
+
+  private void deleteOrphanedTemps() {
+    for (String temp; (temp = orphanedTemps.poll()) != null; ) {
+      MountTable.MountInfo mount = mounts.writableHolding(temp);
+      if (mount == null) {
+        continue; // unmounted since
+      }
+      try {
+        if (ufsClients.client(new MountTable.Resolution(mount, temp)).delete(temp, false)) {
+          LOG.info("Deleted {}, the under file system copy of a file deleted while it was written", temp);
+        }
+      } catch (IOException e) {
+        LOG.warn("Cannot delete {}, the under file system copy of a file deleted while it was written: {}", temp,
+            e.toString());
+      }
+    }
+  }
+}
