@@ -8,7 +8,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.strata.common.exception.AlreadyExistsException;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -30,17 +29,7 @@ class RemovalOutsideTheMonitorTest {
   void aHangingUnlink_blocksNothingElse_andKeepsTheIdClaimedUntilItEnds() throws Exception {
     CountDownLatch unlinking = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    Durability holding = new Durability() {
-      @Override
-      public void syncFile(FileChannel channel) throws IOException {
-        FSYNC.syncFile(channel);
-      }
-
-      @Override
-      public void syncDir(Path dir) throws IOException {
-        FSYNC.syncDir(dir);
-      }
-
+    Durability holding = new StoreFixture.Fsync() {
       @Override
       public void unlink(Path file) throws IOException {
         if (file.getFileName().toString().equals("1")) {
@@ -51,7 +40,7 @@ class RemovalOutsideTheMonitorTest {
             throw new IOException(e);
           }
         }
-        FSYNC.unlink(file);
+        super.unlink(file);
       }
     };
     TieredBlockStore store = StoreFixture.builder().tier("SSD", 1 << 20, root.resolve("a"), root.resolve("b"))

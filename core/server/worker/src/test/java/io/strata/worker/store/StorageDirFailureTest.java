@@ -118,21 +118,16 @@ class StorageDirFailureTest {
 
   /** The real fsync, then {@code afterFile} (at a temp block's channel sync) or {@code afterDir} (at a dir sync). */
   private static Durability fsyncThen(SyncHook<java.nio.channels.FileChannel> afterFile, SyncHook<Path> afterDir) {
-    return new Durability() {
+    return new StoreFixture.Fsync() {
       @Override
       public void syncFile(java.nio.channels.FileChannel channel) throws IOException {
-        FSYNC.syncFile(channel);
+        super.syncFile(channel);
         afterFile.after(channel);
       }
 
       @Override
-      public void syncFile(Path file) throws IOException {
-        FSYNC.syncFile(file);
-      }
-
-      @Override
       public void syncDir(Path dir) throws IOException {
-        FSYNC.syncDir(dir);
+        super.syncDir(dir);
         afterDir.after(dir);
       }
     };

@@ -175,4 +175,25 @@ final class StoreFixture {
       }
     }
   }
+
+  /**
+   * The real {@link Durability#FSYNC}, for tests to override one step of (a sync, an unlink). A sync by path is the
+   * real one, never through an overridden channel sync.
+   */
+  static class Fsync implements Durability {
+    @Override
+    public void syncFile(FileChannel channel) throws IOException {
+      FSYNC.syncFile(channel);
+    }
+
+    @Override
+    public void syncFile(Path file) throws IOException {
+      FSYNC.syncFile(file);
+    }
+
+    @Override
+    public void syncDir(Path dir) throws IOException {
+      FSYNC.syncDir(dir);
+    }
+  }
 }
