@@ -3,7 +3,6 @@ package io.strata.shuffle;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.strata.client.FileSystem;
 import io.strata.minicluster.LocalStrataCluster;
 import io.strata.worker.WorkerProcess;
 import java.nio.charset.StandardCharsets;
@@ -11,8 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,32 +23,21 @@ import org.junit.jupiter.api.Test;
  * clients (no Spark).
  */
 class ShuffleHeldFilesIntegrationTest {
-  private static LocalStrataCluster cluster;
-  private static FileSystem fs;
-  private static ShuffleChannels channels;
-  private static ShuffleLifecycle lifecycle;
-  private static ScheduledExecutorService retries;
+  private static PushRig rig;
 
   @BeforeAll
   static void start() throws Exception {
-    cluster = LocalStrataCluster.builder().workers(2).set("strata.worker.held.files.check.interval", "200ms")
-        .build().start();
-    fs = cluster.client();
-    channels = new ShuffleChannels(64 << 20);
-    lifecycle = new ShuffleLifecycle(fs, channels, new ShuffleLifecycle.Settings(1 << 20, true, 10_000, 8));
-    retries = Executors.newScheduledThreadPool(2);
+    rig = new PushRig(LocalStrataCluster.builder().workers(2).set("strata.worker.held.files.check.interval",
+        "200ms").build().start(), 2);
   }
 
   @AfterAll
   static void stop() {
-    retries.shutdownNow();
-    lifecycle.close();
-    channels.close();
-    cluster.close();
+    rig.close();
   }
 
   private static boolean anyHolds(long fileId) {
-    for (WorkerProcess w : cluster.workers()) {
+    for (WorkerProcess w : rig.cluster.workers()) {
       if (w.shuffle().store().openFileIds().contains(fileId)) {
         return true;
       }
@@ -61,10 +47,8 @@ class ShuffleHeldFilesIntegrationTest {
 
   @Test
   void aSealedPartition_isLetGoByItsWorkers_onceTheMasterSaysItsFileEnded() throws Exception {
-    List<PartitionLocation> locs = lifecycle.register("app-held", 0, 2);
-    PushClient p = new PushClient(channels, "app-held", 0, locs.toArray(new PartitionLocation[0]),
-        (failed, bad) -> lifecycle.revive(0, failed.partitionId(), failed.epoch(), bad),
-        new PushClient.Settings(4, 64 << 10, 2, 10_000), retries);
+    List<PartitionLocation> locs = rig.lifecycle.register("app-held", 0, 2);
+    PushClient p = rig.pusher("app-held", 0, locs, 64 << 10);
     List<String> pushed = new ArrayList<>();
     for (int partition = 0; partition < 2; partition++) {
       byte[] b = ("partition " + partition + " ").repeat(100).getBytes(StandardCharsets.UTF_8);
@@ -74,17 +58,17 @@ class ShuffleHeldFilesIntegrationTest {
     p.finish();
     assertThat(locs).allSatisfy(l -> assertThat(anyHolds(l.fileId())).isTrue());
 
-    SealedShuffle sealed = lifecycle.seal(0);
+    SealedShuffle sealed = rig.lifecycle.seal(0);
 
     await().atMost(Duration.ofSeconds(20)).until(() -> locs.stream().noneMatch(l -> anyHolds(l.fileId())));
     for (int partition = 0; partition < 2; partition++) {
       List<String> read = new ArrayList<>();
-      try (PartitionReader r = new PartitionReader(fs, sealed.files().get(partition), Map.of(0, 7L))) {
+      try (PartitionReader r = new PartitionReader(rig.fs, sealed.files().get(partition), Map.of(0, 7L))) {
         r.forEachRemaining(b -> read.add(new String(b, StandardCharsets.UTF_8)));
       }
       assertThat(read).as("partition %d, read after its workers let it go", partition)
           .containsExactly(pushed.get(partition));
     }
-    lifecycle.unregister(0); // the drop finds nothing left to drop, and says nothing
+    rig.lifecycle.unregister(0); // the drop finds nothing left to drop, and says nothing
   }
 }

@@ -52,6 +52,7 @@ import org.junit.jupiter.api.Timeout;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShufflePartitionFilesIntegrationTest {
   private static final String IDLE_TIMEOUT = "1s";
+  private static PushRig rig;
   private static LocalStrataCluster cluster;
   private static FileSystem fs;
   private static ShuffleChannels channels;
@@ -61,27 +62,23 @@ class ShufflePartitionFilesIntegrationTest {
   @BeforeAll
   static void start() throws Exception {
     // A short temp-block timeout and a quick reaper: a partition idle past it must keep its blocks.
-    cluster = LocalStrataCluster.builder().workers(3).set("strata.worker.shuffle.batch.size.max", "1MB")
+    rig = new PushRig(LocalStrataCluster.builder().workers(3).set("strata.worker.shuffle.batch.size.max", "1MB")
         .set("strata.worker.temp.block.timeout", IDLE_TIMEOUT).set("strata.worker.tier.manager.interval", "50ms")
-        .build().start();
-    fs = cluster.client();
-    channels = new ShuffleChannels(64 << 20);
-    lifecycle = new ShuffleLifecycle(fs, channels, new ShuffleLifecycle.Settings(1 << 20, true, 10_000, 8));
-    retries = Executors.newScheduledThreadPool(1);
+        .build().start(), 1);
+    cluster = rig.cluster;
+    fs = rig.fs;
+    channels = rig.channels;
+    lifecycle = rig.lifecycle;
+    retries = rig.retries;
   }
 
   @AfterAll
   static void stop() {
-    retries.shutdownNow();
-    lifecycle.close();
-    channels.close();
-    cluster.close();
+    rig.close();
   }
 
   private static PushClient pusher(String app, int shuffle, List<PartitionLocation> locs) {
-    return new PushClient(channels, app, shuffle, locs.toArray(new PartitionLocation[0]),
-        (failed, bad) -> lifecycle.revive(shuffle, failed.partitionId(), failed.epoch(), bad),
-        new PushClient.Settings(4, 64 << 10, 2, 10_000), retries);
+    return rig.pusher(app, shuffle, locs, 64 << 10);
   }
 
   /** Registers a shuffle of one partition and pushes {@code b} to it as map 0's attempt, acknowledged by both copies. */

@@ -13,8 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -29,21 +27,19 @@ class ShuffleReplicaBackOffIntegrationTest {
   private static final int MAPS = 6;
   private static final int PARTS = 4;
   private static final int PER_MAP = 30;
+  private static PushRig rig;
   private static LocalStrataCluster cluster;
   private static FileSystem fs;
-  private static ShuffleChannels channels;
   private static ShuffleLifecycle lifecycle;
-  private static ScheduledExecutorService retries;
 
   @BeforeAll
   static void start() throws Exception {
-    cluster = LocalStrataCluster.builder().workers(2).set("strata.worker.shuffle.apply.threads", "1")
+    rig = new PushRig(LocalStrataCluster.builder().workers(2).set("strata.worker.shuffle.apply.threads", "1")
         .set("strata.worker.shuffle.apply.queue.max", "1").set("strata.worker.shuffle.backoff", "2ms").build()
-        .start();
-    fs = cluster.client();
-    channels = new ShuffleChannels(64 << 20);
-    lifecycle = new ShuffleLifecycle(fs, channels, new ShuffleLifecycle.Settings(1 << 20, true, 10_000, 8));
-    retries = Executors.newScheduledThreadPool(2);
+        .start(), 2);
+    cluster = rig.cluster;
+    fs = rig.fs;
+    lifecycle = rig.lifecycle;
     Path dir = cluster.baseDir().resolve("backoff");
     Files.createDirectories(dir);
     fs.createDirectory("/.shuffle");
@@ -52,10 +48,7 @@ class ShuffleReplicaBackOffIntegrationTest {
 
   @AfterAll
   static void stop() {
-    retries.shutdownNow();
-    lifecycle.close();
-    channels.close();
-    cluster.close();
+    rig.close();
   }
 
   private static byte[] batch(int map, int partition, int i) {
@@ -77,10 +70,8 @@ class ShuffleReplicaBackOffIntegrationTest {
     for (int shuffle = 0; shuffle < 10 && (shuffle == 0 || forwardResends() == 0); shuffle++) {
       List<PartitionLocation> locs = lifecycle.register("app-backoff", shuffle, PARTS);
       int s = shuffle;
-      List<PushClient> pushers = ConcurrentMaps.push(MAPS, PARTS, PER_MAP, map -> new PushClient(channels,
-          "app-backoff", s, locs.toArray(new PartitionLocation[0]),
-          (failed, bad) -> lifecycle.revive(s, failed.partitionId(), failed.epoch(), bad),
-          new PushClient.Settings(4, 4 << 10, 2, 10_000), retries), ShuffleReplicaBackOffIntegrationTest::batch);
+      List<PushClient> pushers = ConcurrentMaps.push(MAPS, PARTS, PER_MAP,
+          map -> rig.pusher("app-backoff", s, locs, 4 << 10), ShuffleReplicaBackOffIntegrationTest::batch);
       assertThat(pushers).allSatisfy(p -> assertThat(p.revives()).as("revives").isZero());
       SealedShuffle sealed = lifecycle.seal(shuffle);
       assertThat(sealed.lost()).isEmpty();
