@@ -59,8 +59,8 @@ class MasterJournalFailureTest {
       // A second failing change does not step down twice.
       assertThatThrownBy(() -> master.fileSystemMaster().createDirectory("/lost2", false, false, 0755))
           .isInstanceOf(StrataException.class);
-      Thread.sleep(200);
-      assertThat(fatalCalls.get()).isEqualTo(1);
+      org.awaitility.Awaitility.await().during(java.time.Duration.ofMillis(200))
+          .atMost(java.time.Duration.ofSeconds(5)).until(() -> fatalCalls.get() == 1);
     }
     try (MasterProcess next = new MasterProcess(conf(), Clock.systemUTC()).start()) {
       assertThat(next.fileSystemMaster().exists("/acknowledged")).isTrue();
