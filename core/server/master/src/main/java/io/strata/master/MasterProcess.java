@@ -349,6 +349,8 @@ public final class MasterProcess implements AutoCloseable {
         LOG.error("Standby {} cannot reload the journal", id, e2);
       }
     } catch (IOException | RuntimeException e) {
+      // Part-way (some entries applied), the journal refuses the next catch-up (CorruptJournalException above), so
+      // the next round reloads rather than apply those entries twice; before any, the next round starts here again.
       LOG.error("Standby {} failed to tail the journal", id, e);
     }
   }

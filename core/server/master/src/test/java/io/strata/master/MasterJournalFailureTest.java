@@ -44,6 +44,9 @@ class MasterJournalFailureTest {
           fatal.countDown();
         }).start()) {
       master.fileSystemMaster().createDirectory("/acknowledged", false, false, 0755);
+      var written = master.fileSystemMaster().createFile("/written", 1 << 20, false, 0644);
+      assertThat(master.fileSystemMaster().endedFiles(java.util.List.of(written.id(), 12345L)))
+          .as("a file being written has not ended; an unknown one has").containsExactly(12345L);
       assertThat(master.isLeading()).isTrue();
 
       try (Journal successor = new Journal(tmp.resolve("journal"), 1 << 20)) {
@@ -53,6 +56,11 @@ class MasterJournalFailureTest {
       assertThatThrownBy(() -> master.fileSystemMaster().createDirectory("/lost", false, false, 0755))
           .isInstanceOf(StrataException.class)
           .hasMessageContaining("not durable");
+      // A complete applied in memory that never became durable: workers are not told the file ended (they would
+      // drop what they hold of a file that, recovered from the journal, is still being written).
+      assertThatThrownBy(() -> master.fileSystemMaster().completeFile("/written", written.id(), 0))
+          .isInstanceOf(StrataException.class);
+      assertThat(master.fileSystemMaster().endedFiles(java.util.List.of(written.id()))).isEmpty();
 
       assertThat(fatal.await(10, TimeUnit.SECONDS)).as("the fatal handler ran").isTrue();
       assertThat(master.isLeading()).isFalse();
@@ -65,6 +73,7 @@ class MasterJournalFailureTest {
     try (MasterProcess next = new MasterProcess(conf(), Clock.systemUTC()).start()) {
       assertThat(next.fileSystemMaster().exists("/acknowledged")).isTrue();
       assertThat(next.fileSystemMaster().exists("/lost")).isFalse();
+      assertThat(next.fileSystemMaster().getStatus("/written").complete()).isFalse();
       assertThat(next.isLeading()).isTrue();
     }
   }

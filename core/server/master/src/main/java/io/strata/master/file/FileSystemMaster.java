@@ -603,9 +603,15 @@ public final class FileSystemMaster {
     return recovered;
   }
 
-  /** See {@link LeaseRecovery#ended}. */
+  /**
+   * See {@link LeaseRecovery#ended}; only once what ended them (a complete, a delete) is durable, as a worker told so
+   * drops what it holds of them: a complete applied here but lost with this master would leave the file being
+   * written again, with its copies gone. The answer is empty while the journal has not caught up within
+   * {@link #HEARTBEAT_FLUSH_WAIT_MS} (the worker asks again at its next check).
+   */
   public List<Long> endedFiles(java.util.Collection<Long> fileIds) {
-    return leaseRecovery.ended(fileIds);
+    List<Long> ended = leaseRecovery.ended(fileIds); // read first: what ended them was appended before it showed
+    return ended.isEmpty() || journalCaughtUpBriefly() ? ended : List.of();
   }
 
   /** See {@link LeaseRecovery#recentlyRecoveredFileIds}. */

@@ -74,6 +74,12 @@ public final class Journal implements JournalSink, AutoCloseable {
   private long epoch;
   /** Reading (recovery, a standby's tailing): the last entry applied. */
   private long tailSeq;
+  /**
+   * A recovery or catch-up began and did not finish (a read or an applier failed part-way): the state it applied to
+   * holds some entries past {@link #tailSeq}, maybe half an operation. The next catch-up refuses (see {@link #tail}),
+   * so nothing is applied twice; the caller reloads the state from scratch.
+   */
+  private boolean tailBroken;
   /** Told the time of each batch's write and fsync, in nanoseconds (the master's metrics). */
   private volatile java.util.function.LongConsumer syncTimes = n -> { };
   /** Told how long each {@link #awaitFlushed} waited, in nanoseconds (the master's metrics). */
@@ -134,6 +140,9 @@ public final class Journal implements JournalSink, AutoCloseable {
   }
 
   private long recover(Consumer<JournalEntry> applier, boolean cutTornTail) throws IOException {
+    synchronized (this) {
+      tailBroken = true; // until the whole replay is applied
+    }
     JournalFiles.checkVersion(dir);
     long seq = 0;
     TreeMap<Long, Path> checkpoints = JournalFiles.numbered(JournalFiles.checkpointsDir(dir), ".ckpt");
@@ -159,6 +168,7 @@ public final class Journal implements JournalSink, AutoCloseable {
       appended = seq;
       flushed = seq;
       tailSeq = seq;
+      tailBroken = false;
     }
     return seq;
   }
@@ -166,7 +176,10 @@ public final class Journal implements JournalSink, AutoCloseable {
   /**
    * A standby's catch-up: applies the operations written since the last call. Read-only; an incomplete
    * last record or operation is left for the next call. Throws {@link CorruptJournalException} when
-   * entries are missing (a checkpoint removed segments this reader had not reached): the caller reloads.
+   * entries are missing (a checkpoint removed segments this reader had not reached), and when an earlier recovery or
+   * catch-up failed part-way (its applier, or a read after some entries were applied, threw): the state then holds
+   * entries this journal cannot tell apart, and applying from the last known sequence again would apply them twice.
+   * Either way the caller reloads (a new state, then {@link #replayReadOnly}).
    */
   public long tail(Consumer<JournalEntry> applier) throws IOException {
     return catchUp(applier, false);
@@ -188,12 +201,33 @@ public final class Journal implements JournalSink, AutoCloseable {
   private long catchUp(Consumer<JournalEntry> applier, boolean cut) throws IOException {
     long from;
     synchronized (this) {
+      if (tailBroken) {
+        throw new CorruptJournalException("An earlier catch-up of the journal at " + dir + " failed part-way after "
+            + "sequence " + tailSeq + ": the state must be reloaded before it follows the journal again");
+      }
+      tailBroken = true; // until this catch-up has applied all it read
       from = tailSeq;
     }
     // A standby reads the epochs after each segment (JournalReader); a new leader's catch-up, after its own fence.
-    long seq = cut ? JournalReader.applySegments(dir, epochs.read(), from, applier, true)
-        : JournalReader.applySegments(dir, epochs::read, from, applier, false);
+    boolean[] applied = new boolean[1];
+    Consumer<JournalEntry> counted = e -> {
+      applied[0] = true;
+      applier.accept(e);
+    };
+    long seq;
+    try {
+      seq = cut ? JournalReader.applySegments(dir, epochs.read(), from, counted, true)
+          : JournalReader.applySegments(dir, epochs::read, from, counted, false);
+    } catch (IOException | RuntimeException e) {
+      if (!applied[0]) {
+        synchronized (this) {
+          tailBroken = false; // nothing was applied: the next catch-up simply starts here again
+        }
+      }
+      throw e;
+    }
     synchronized (this) {
+      tailBroken = false;
       tailSeq = seq;
       appended = seq;
       flushed = seq;
@@ -508,10 +542,8 @@ public final class Journal implements JournalSink, AutoCloseable {
    */
   public void checkpoint(long seq, List<JournalEntry> entries) throws IOException {
     awaitFlushed(seq);
-    List<JournalEntryProto> protos = new ArrayList<>(entries.size());
-    for (JournalEntry e : entries) {
-      protos.add(JournalCodec.toProto(0, e));
-    }
+    // Each entry's proto is made as it is written, not all of them first (a big namespace's would not fit twice).
+    Iterable<JournalEntryProto> protos = () -> entries.stream().map(e -> JournalCodec.toProto(0, e)).iterator();
     JournalFiles.writeCheckpoint(dir, seq, protos);
     // Start a new segment so that every older one ends at or before seq, then drop them. Entries up to
     // seq are flushed already, so once any rotation after this request is done, they are all in closed

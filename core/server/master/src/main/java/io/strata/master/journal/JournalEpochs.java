@@ -19,11 +19,21 @@ import org.slf4j.LoggerFactory;
  * a later epoch starts at or before s, and a writer checks before and after each write that no later
  * epoch exists ({@link #deposed}). {@code EPOCHS} is replaced whole (temp file, fsync, atomic rename).
  *
- * <p>Not thread-safe: the {@link Journal} calls {@link #fence} and {@link #claim} under its monitor before
+ * <p>{@link #fence} and {@link #claim} read, change and replace {@code EPOCHS} holding an exclusive OS lock on
+ * {@code EPOCHS.lock} in the journal dir (and, as the OS lock is per process, a monitor per dir in this JVM): two
+ * masters taking over at once (one handling a stale leadership notice while the next one fences) each get an epoch
+ * of their own, and neither loses the other's line. Lock order: the {@link Journal}'s monitor, then the dir's
+ * monitor, then the OS lock; held only for the file's read and replacement.
+ *
+ * <p>Not thread-safe otherwise: the {@link Journal} calls {@link #fence} and {@link #claim} under its monitor before
  * its writer thread starts, and then only the writer thread calls {@link #deposed}.
  */
 final class JournalEpochs {
   private static final Logger LOG = LoggerFactory.getLogger(JournalEpochs.class);
+
+  /** The monitor of each journal dir (by real path) that this JVM's masters change {@code EPOCHS} under. */
+  private static final java.util.concurrent.ConcurrentHashMap<Path, Object> CHANGING =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   private final Path dir;
   /** This master's leadership epoch once it writes; 0 while it only reads. */
@@ -120,12 +130,31 @@ final class JournalEpochs {
    * only after the catch-up would leave a window where the old leader acknowledges an entry the new one
    * never read and then voids.
    */
-  void fence() throws IOException {
-    List<long[]> epochs = read();
-    fencedEpoch = newestEpoch(epochs) + 1;
-    epochs.add(new long[] {fencedEpoch, Long.MAX_VALUE});
-    write(epochs);
+  long fence() throws IOException {
+    changing(() -> {
+      List<long[]> epochs = read();
+      fencedEpoch = newestEpoch(epochs) + 1;
+      epochs.add(new long[] {fencedEpoch, Long.MAX_VALUE});
+      write(epochs);
+    });
     LOG.info("Journal at {}: epoch {} reserved; the previous leader can no longer write", dir, fencedEpoch);
+    return fencedEpoch;
+  }
+
+  private interface Change {
+    void run() throws IOException;
+  }
+
+  /** Runs a read, change and replacement of {@code EPOCHS} as the only one, in this JVM and across processes. */
+  private void changing(Change change) throws IOException {
+    Files.createDirectories(dir);
+    Object monitor = CHANGING.computeIfAbsent(dir.toRealPath(), k -> new Object());
+    synchronized (monitor) {
+      try (FileChannel ch = FileChannel.open(dir.resolve("EPOCHS.lock"), StandardOpenOption.CREATE,
+          StandardOpenOption.WRITE); java.nio.channels.FileLock held = ch.lock()) {
+        change.run();
+      }
+    }
   }
 
   /**
@@ -133,21 +162,23 @@ final class JournalEpochs {
    * sequence after the last one replayed.
    */
   void claim(long firstSeq) throws IOException {
-    List<long[]> epochs = read();
-    long last = newestEpoch(epochs);
-    if (fencedEpoch > 0) {
-      if (last > fencedEpoch) {
-        throw new IOException("another master took over the journal at " + dir + " (epoch " + last
-            + ") while this one was taking over as epoch " + fencedEpoch);
+    changing(() -> {
+      List<long[]> epochs = read();
+      long last = newestEpoch(epochs);
+      if (fencedEpoch > 0) {
+        if (last > fencedEpoch) {
+          throw new IOException("another master took over the journal at " + dir + " (epoch " + last
+              + ") while this one was taking over as epoch " + fencedEpoch);
+        }
+        epoch = fencedEpoch;
+        epochs.removeIf(e -> e[0] == fencedEpoch);
+      } else {
+        epoch = last + 1;
       }
-      epoch = fencedEpoch;
-      epochs.removeIf(e -> e[0] == fencedEpoch);
-    } else {
-      epoch = last + 1;
-    }
-    epochs.add(new long[] {epoch, firstSeq});
-    write(epochs);
-    epochsSizeAtClaim = Files.size(dir.resolve("EPOCHS"));
+      epochs.add(new long[] {epoch, firstSeq});
+      write(epochs);
+      epochsSizeAtClaim = Files.size(dir.resolve("EPOCHS"));
+    });
     LOG.info("Journal at {}: this master writes as epoch {} from sequence {}", dir, epoch, firstSeq);
   }
 

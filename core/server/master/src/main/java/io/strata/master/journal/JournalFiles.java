@@ -154,17 +154,17 @@ final class JournalFiles {
     return ch;
   }
 
-  /** Writes checkpoint {@code <seq>.ckpt} whole: a temp name, fsync, atomic rename, dir fsync. */
-  static void writeCheckpoint(Path dir, long seq, List<JournalEntryProto> protos) throws IOException {
+  /**
+   * Writes checkpoint {@code <seq>.ckpt} whole: a temp name, fsync, atomic rename, dir fsync. The records are
+   * streamed ({@link RecordFile#write}): {@code protos} may be made one at a time as they are written.
+   */
+  static void writeCheckpoint(Path dir, long seq, Iterable<JournalEntryProto> protos) throws IOException {
     Path checkpointsDir = checkpointsDir(dir);
     Files.createDirectories(checkpointsDir);
     Path tmp = checkpointsDir.resolve(seq + ".ckpt.tmp");
     try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
         StandardOpenOption.TRUNCATE_EXISTING)) {
-      ByteBuffer buf = RecordFile.encode(protos);
-      while (buf.hasRemaining()) {
-        ch.write(buf);
-      }
+      RecordFile.write(ch, protos, RecordFile.WRITE_BUFFER);
       ch.force(true);
     }
     Files.move(tmp, checkpointsDir.resolve(seq + ".ckpt"), StandardCopyOption.ATOMIC_MOVE);

@@ -59,6 +59,47 @@ final class RecordFile {
     return buf;
   }
 
+  /** The buffer {@link #write} fills before each write of the channel. */
+  static final int WRITE_BUFFER = 1 << 20;
+
+  /**
+   * Writes the records of {@code entries} to {@code ch} through a buffer of at most {@code bufferBytes} (a record
+   * bigger than that is written on its own), so a file of any size (a checkpoint of a big namespace passes 2 GiB,
+   * past what one {@link #encode}d buffer can hold) needs no more memory than the buffer and one record. Returns the
+   * bytes written.
+   */
+  static long write(FileChannel ch, Iterable<JournalEntryProto> entries, int bufferBytes) throws IOException {
+    ByteBuffer buf = ByteBuffer.allocate(bufferBytes).order(ByteOrder.BIG_ENDIAN);
+    CRC32C crc = new CRC32C();
+    long written = 0;
+    for (JournalEntryProto e : entries) {
+      byte[] payload = e.toByteArray();
+      crc.reset();
+      crc.update(payload);
+      if (buf.remaining() < HEADER + payload.length) {
+        written += drain(ch, buf);
+      }
+      if (buf.remaining() >= HEADER + payload.length) {
+        buf.putInt(payload.length).putInt((int) crc.getValue()).put(payload);
+      } else {
+        ByteBuffer one = ByteBuffer.allocate(HEADER + payload.length).order(ByteOrder.BIG_ENDIAN);
+        one.putInt(payload.length).putInt((int) crc.getValue()).put(payload);
+        written += drain(ch, one);
+      }
+    }
+    return written + drain(ch, buf);
+  }
+
+  private static long drain(FileChannel ch, ByteBuffer buf) throws IOException {
+    buf.flip();
+    long n = buf.remaining();
+    while (buf.hasRemaining()) {
+      ch.write(buf);
+    }
+    buf.clear();
+    return n;
+  }
+
   static Scan scan(Path file) throws IOException {
     List<JournalEntryProto> out = new ArrayList<>();
     List<Long> offsets = new ArrayList<>();

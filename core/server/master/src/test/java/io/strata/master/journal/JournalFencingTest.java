@@ -234,6 +234,37 @@ class JournalFencingTest {
     assertThat(replayFresh()).containsExactlyElementsOf(concat(entries(1, 5), List.of(entry(206))));
   }
 
+  @Test
+  void mastersFencingAtOnce_eachReserveAnEpochOfTheirOwn_andEveryReservationStaysInEpochs() throws Exception {
+    // Each thread is a master of its own (its own JournalEpochs) fencing the shared dir again and again.
+    int masters = 4;
+    int rounds = 25;
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(masters);
+    java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(masters);
+    List<java.util.concurrent.Future<List<Long>>> reserved = new ArrayList<>();
+    try {
+      for (int m = 0; m < masters; m++) {
+        reserved.add(pool.submit(() -> {
+          start.await(10, java.util.concurrent.TimeUnit.SECONDS);
+          List<Long> mine = new ArrayList<>();
+          for (int r = 0; r < rounds; r++) {
+            mine.add(new JournalEpochs(dir).fence());
+          }
+          return mine;
+        }));
+      }
+      List<Long> all = new ArrayList<>();
+      for (var f : reserved) {
+        all.addAll(f.get(60, java.util.concurrent.TimeUnit.SECONDS));
+      }
+      assertThat(all).as("no two masters got the same epoch").doesNotHaveDuplicates().hasSize(masters * rounds);
+      assertThat(new JournalEpochs(dir).read()).extracting(e -> e[0])
+          .containsExactlyInAnyOrderElementsOf(all);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   // ------------------------------------------------------------------ tailing
 
   @Test
@@ -255,6 +286,60 @@ class JournalFencingTest {
     // Nothing new: a tail applies nothing again.
     assertThat(s.tail(seen::add)).isEqualTo(10);
     assertThat(seen).containsExactlyElementsOf(entries(1, 10));
+  }
+
+  /** Leader {@code w} writes entries 1 and 2; a standby loads them into {@code seen}. */
+  private Journal standbyThatSawTwo(Journal w, List<JournalEntry> seen) throws IOException {
+    appendAll(w, entries(1, 2));
+    return standby(seen);
+  }
+
+  @Test
+  void standbyTail_thatFailedPartWay_isNeverResumedFromItsOldPlace_soNothingIsAppliedTwice() throws Exception {
+    Journal w = firstLeader();
+    List<JournalEntry> seen = new ArrayList<>();
+    Journal s = standbyThatSawTwo(w, seen);
+    appendAll(w, entries(3, 6));
+
+    // The state rejects entry 5 (a bug, or no memory left): 3 and 4 are applied, the catch-up throws.
+    assertThatThrownBy(() -> s.tail(e -> {
+      if (e.equals(entry(5))) {
+        throw new IllegalStateException("cannot apply " + e);
+      }
+      seen.add(e);
+    })).isInstanceOf(IllegalStateException.class);
+    assertThat(seen).containsExactlyElementsOf(entries(1, 4));
+
+    // Resuming after entry 2 would apply 3 and 4 again: the journal refuses, and the caller reloads.
+    assertThatThrownBy(() -> s.tail(seen::add)).isInstanceOf(CorruptJournalException.class)
+        .hasMessageContaining("failed part-way");
+    assertThat(seen).containsExactlyElementsOf(entries(1, 4));
+    List<JournalEntry> reloaded = new ArrayList<>();
+    Journal again = standby(reloaded);
+    assertThat(reloaded).containsExactlyElementsOf(entries(1, 6));
+    appendAll(w, List.of(entry(7)));
+    assertThat(again.tail(reloaded::add)).isEqualTo(7);
+    assertThat(reloaded).containsExactlyElementsOf(entries(1, 7));
+  }
+
+  @Test
+  void standbyTail_thatFailedBeforeApplyingAnything_simplyStartsThereAgain() throws Exception {
+    Journal w = firstLeader();
+    List<JournalEntry> seen = new ArrayList<>();
+    Journal s = standbyThatSawTwo(w, seen);
+    appendAll(w, entries(3, 4));
+    // EPOCHS cannot be read for a moment (here: a directory in its place): the catch-up fails before it applies any.
+    Path epochs = dir.resolve("EPOCHS");
+    Path aside = dir.resolve("EPOCHS.aside");
+    Files.move(epochs, aside);
+    Files.createDirectory(epochs);
+    assertThatThrownBy(() -> s.tail(seen::add)).isInstanceOf(IOException.class)
+        .isNotInstanceOf(CorruptJournalException.class);
+    assertThat(seen).containsExactlyElementsOf(entries(1, 2));
+    Files.delete(epochs);
+    Files.move(aside, epochs);
+    assertThat(s.tail(seen::add)).isEqualTo(4);
+    assertThat(seen).containsExactlyElementsOf(entries(1, 4));
   }
 
   @Test

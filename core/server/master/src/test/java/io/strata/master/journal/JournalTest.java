@@ -485,6 +485,32 @@ class JournalTest {
   }
 
   @Test
+  void streamedRecords_throughABufferSmallerThanSomeRecords_scanBackWhole_inOrder_atTheOffsetsWritten()
+      throws Exception {
+    // A checkpoint streams its records through a bounded buffer (RecordFile.write); here the buffer is 64 bytes, so
+    // most writes flush it part-full and the entries with long paths (bigger than the buffer) go on their own.
+    List<JournalEntryProto> protos = new ArrayList<>();
+    for (long i = 1; i <= 300; i++) {
+      String name = "/d" + i + (i % 7 == 0 ? "x".repeat((int) (100 + i)) : "");
+      protos.add(JournalCodec.toProto(i, new JournalEntry.Mkdir(i, name, 0755, 1_000 + i)));
+    }
+    Path file = dir.resolve("streamed.ckpt");
+    long written;
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      written = RecordFile.write(ch, protos, 64);
+    }
+    assertThat(written).isEqualTo(Files.size(file));
+    RecordFile.Scan scan = RecordFile.scan(file);
+    assertThat(scan.tornAt()).isEqualTo(-1);
+    assertThat(scan.entries()).containsExactlyElementsOf(protos);
+    ByteBuffer whole = RecordFile.encode(protos);
+    assertThat(written).as("the same bytes as one encoded buffer").isEqualTo(whole.remaining());
+    byte[] expected = new byte[whole.remaining()];
+    whole.get(expected);
+    assertThat(Files.readAllBytes(file)).isEqualTo(expected);
+  }
+
+  @Test
   void checkpoint_whileASegmentHoldsLaterEntries_keepsThatSegment_andSkipsTheCoveredEntries() throws Exception {
     Journal j = openWriting();
     for (JournalEntry e : entries(1, 10)) {
