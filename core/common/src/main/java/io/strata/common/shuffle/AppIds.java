@@ -28,6 +28,12 @@ public final class AppIds {
     return DRIVERS + "/" + appId;
   }
 
+  /**
+   * Where the master notes, one empty directory per application, the applications whose driver marker it recovered and
+   * whose files it is to delete (a note in the journal, so a failover before that delete does not forget it).
+   */
+  public static final String ENDED = ROOT + "/.ended";
+
   /** The application whose driver marker {@code path} is, or null when it is none. */
   public static String appOfDriverMarker(String path) {
     if (!path.startsWith(DRIVERS + "/")) {

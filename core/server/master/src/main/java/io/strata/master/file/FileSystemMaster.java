@@ -129,6 +129,21 @@ public final class FileSystemMaster {
           public void deleteRecursively(String path) throws StrataException {
             delete(path, true, false);
           }
+
+          @Override
+          public void mkdirs(String path) throws StrataException {
+            createDirectory(path, true, true, 0755);
+          }
+
+          @Override
+          public List<String> children(String path) throws StrataException {
+            List<String> names = new ArrayList<>();
+            if (exists(path)) {
+              listStatus(path, false, 1000, batch -> batch.forEach(f -> names.add(
+                  f.path().substring(f.path().lastIndexOf('/') + 1))));
+            }
+            return names;
+          }
         });
     leaseRecovery.onShuffleAppEnded(leftovers::shuffleAppEnded);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,

@@ -22,13 +22,15 @@ import org.slf4j.LoggerFactory;
  *   <li>the shuffle files of applications whose drivers died ({@code /.shuffle/<app>}, their UFS copies too): their
  *       driver markers' leases were recovered one more lease timeout ago, and no marker was made again since (a
  *       driver that only paused, longer than its lease, makes it again at its next shuffle registration). A delete
- *       that fails (the UFS unreachable) is tried again next round. In memory: after a failover before the delete,
- *       the files stay.</li>
+ *       that fails (the UFS unreachable) is tried again next round. Each such application is noted in the namespace,
+ *       as the empty directory {@code /.shuffle/.ended/<app>} (journaled), until its files are deleted or its marker is
+ *       back; the first tick of a master that starts leading (a failover, a restart) takes up the notes it finds, due
+ *       one lease timeout from then.</li>
  * </ul>
  *
- * <p>Thread-safe: {@link #tempOrphaned} and {@link #shuffleAppEnded} are called from any thread (the former under the
- * tree's and the commit lock: it only queues), {@link #tick} from the lease thread. The queue holds one entry per
- * through-written file deleted since the last tick, the map one per application whose driver died.
+ * <p>Thread-safe: {@link #tempOrphaned} is called from any thread (under the tree's and the commit lock: it only
+ * queues), {@link #shuffleAppEnded} and {@link #tick} from the lease thread with no lock held. The queue holds one entry
+ * per through-written file deleted since the last tick, the map one per application whose driver died.
  */
 final class MasterLeftovers {
   private static final Logger LOG = LoggerFactory.getLogger(MasterLeftovers.class);
@@ -38,6 +40,12 @@ final class MasterLeftovers {
     boolean exists(String path) throws StrataException;
 
     void deleteRecursively(String path) throws StrataException;
+
+    /** Creates directory {@code path} and its parents; an existing one is fine. */
+    void mkdirs(String path) throws StrataException;
+
+    /** The names in directory {@code path}; empty when it does not exist. */
+    java.util.List<String> children(String path) throws StrataException;
   }
 
   private final MountTable mounts;
@@ -48,6 +56,8 @@ final class MasterLeftovers {
   private final ConcurrentLinkedQueue<String> orphanedTemps = new ConcurrentLinkedQueue<>();
   /** Applications whose shuffle driver's marker was recovered, with when ({@link #elapsed}). */
   private final Map<String, Long> shuffleAppsEnded = new ConcurrentHashMap<>();
+  /** Whether the notes of ended applications were taken up since this master started leading (lease thread only). */
+  private boolean notesTakenUp;
 
   MasterLeftovers(MountTable mounts, MetadataSync ufsClients, Clock elapsed, Supplier<Duration> leaseTimeout,
       Namespace namespace) {
@@ -63,15 +73,40 @@ final class MasterLeftovers {
     orphanedTemps.add(temp);
   }
 
-  /** The driver marker of shuffle application {@code app} was recovered now. */
+  /** The driver marker of shuffle application {@code app} was recovered now (the lease thread, no lock held). */
   void shuffleAppEnded(String app) {
     shuffleAppsEnded.put(app, elapsed.millis());
+    try {
+      namespace.mkdirs(AppIds.ENDED + "/" + app);
+    } catch (StrataException e) {
+      LOG.warn("Cannot note that the driver of shuffle application {} is gone ({}): its files go at the due time if "
+          + "this master still leads then", app, e.getMessage());
+    }
   }
 
   /** Deletes what is due (the lease thread, no lock held). */
   void tick() {
+    if (!notesTakenUp) {
+      notesTakenUp = takeUpNotes();
+    }
     deleteEndedShuffleApps();
     deleteOrphanedTemps();
+  }
+
+  /** Schedules the ended applications noted by an earlier leader, due one lease timeout from now; false if it failed. */
+  private boolean takeUpNotes() {
+    try {
+      for (String app : namespace.children(AppIds.ENDED)) {
+        if (shuffleAppsEnded.putIfAbsent(app, elapsed.millis()) == null) {
+          LOG.info("The driver of shuffle application {} was gone under the previous leader: its files go one lease "
+              + "timeout from now unless it makes its marker again", app);
+        }
+      }
+      return true;
+    } catch (StrataException e) {
+      LOG.warn("Cannot read the notes of shuffle applications whose drivers are gone: {}; trying again", e.getMessage());
+      return false;
+    }
   }
 
   private void deleteEndedShuffleApps() {
@@ -91,6 +126,9 @@ final class MasterLeftovers {
           namespace.deleteRecursively(dir);
           LOG.info("Deleted {}: the shuffle files of application {}, whose driver stopped renewing its lease", dir,
               app);
+        }
+        if (namespace.exists(AppIds.ENDED + "/" + app)) {
+          namespace.deleteRecursively(AppIds.ENDED + "/" + app); // last: a failover before it deletes again
         }
         it.remove();
       } catch (StrataException ex) {

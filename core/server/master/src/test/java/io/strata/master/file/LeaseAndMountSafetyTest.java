@@ -132,8 +132,48 @@ class LeaseAndMountSafetyTest {
     assertThat(fs.exists("/.shuffle/dead-1")).as("the dead driver's shuffle files").isFalse();
     assertThat(heartbeat(worker, List.of()).removeBlockIds()).contains(deadBlock);
     assertThat(fs.getStatus("/.shuffle/paused-1/0/0-0").complete()).as("the paused driver's sealed file").isTrue();
+    List<FileInfo> notes = new ArrayList<>();
+    fs.listStatus("/.shuffle/.ended", false, 100, notes::addAll);
+    assertThat(notes).as("no note left: one done, one whose marker came back").isEmpty();
     assertThat(fs.exists("/.shuffle/.drivers/live-1")).isTrue();
     assertThat(fs.getStatus("/.shuffle/live-1/0/0-0").complete()).as("a live driver's sealed file").isTrue();
+  }
+
+  /**
+   * A master that starts leading between a dead driver's marker recovery and the delete of its files (here: a restart)
+   * finds the note the recovery left ({@code /.shuffle/.ended/<app>}) and deletes the files one lease timeout later,
+   * then the note. An application whose driver still holds its marker keeps its files.
+   */
+  @Test
+  void aDeadShuffleDriversFiles_goEvenWhenTheMasterRestartedBeforeItsDelete() throws Exception {
+    fs.createDirectory("/.shuffle/.drivers", true, false, 0755);
+    for (String app : List.of("dead-2", "live-2")) {
+      fs.createDirectory("/.shuffle/" + app + "/0", true, false, 0755);
+      FileInfo sealed = createWithBlocks("/.shuffle/" + app + "/0/0-0", "driver-" + app, 1, WriteType.MUST_CACHE);
+      fs.completeFile(sealed.path(), sealed.id(), BS);
+      fs.createFile("/.shuffle/.drivers/" + app, BS, true, 0644, WriteType.MUST_CACHE, "driver-" + app);
+    }
+    long liveMarker = fs.getStatus("/.shuffle/.drivers/live-2").id();
+    clock.advance(LEASE);
+    fs.renewLease("driver-live-2", List.of(liveMarker));
+    clock.advanceMillis(1);
+    fs.leaseTick();
+    assertThat(fs.exists("/.shuffle/.drivers/dead-2")).as("the dead driver's marker, recovered").isFalse();
+    assertThat(fs.exists("/.shuffle/.ended/dead-2")).as("the note of its end").isTrue();
+
+    restart(); // what was due in memory is forgotten
+    fs.renewLease("driver-live-2", List.of(liveMarker));
+    fs.leaseTick(); // the new master's first tick takes up the note
+    assertThat(fs.exists("/.shuffle/dead-2/0/0-0")).as("kept for one lease timeout from the restart").isTrue();
+    clock.advance(LEASE);
+    fs.renewLease("driver-live-2", List.of(liveMarker));
+    clock.advanceMillis(1);
+    fs.leaseTick();
+
+    assertThat(fs.exists("/.shuffle/dead-2")).as("the dead driver's shuffle files").isFalse();
+    assertThat(fs.exists("/.shuffle/.ended/dead-2")).as("the note, once done").isFalse();
+    assertThat(fs.getStatus("/.shuffle/live-2/0/0-0").complete()).as("a live driver's sealed file").isTrue();
+    assertThat(fs.exists("/.shuffle/.drivers/live-2")).isTrue();
   }
 
   @Test
