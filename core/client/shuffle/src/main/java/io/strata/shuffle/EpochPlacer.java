@@ -49,8 +49,8 @@ final class EpochPlacer {
 
   /**
    * Creates the next epoch's files for {@code partitionIds} and opens them on their workers. A worker the
-   * master still lists but that cannot be reached (it died within the master's heartbeat timeout) is left
-   * out and the round is placed again on the others: the files of the failed round are deleted and the
+   * master still lists but that cannot be reached (it died within the master's heartbeat timeout), or that holds as
+   * many partitions as it may, is left out and the round is placed again on the others: the files of the failed round are deleted and the
    * workers that opened them forget them. Any other refusal fails the call.
    */
   List<PartitionLocation> newEpochs(ShuffleState s, List<Integer> partitionIds, Set<String> badWorkers)
@@ -81,10 +81,12 @@ final class EpochPlacer {
       }
       undoRound(s, out, byWorker.keySet(), failed.keySet());
       IOException first = failed.values().iterator().next();
-      if (!failed.values().stream().allMatch(e -> e instanceof UnavailableException)) {
+      // Unreachable, or full (its limit of open partitions): placed on the others.
+      if (!failed.values().stream().allMatch(e -> e instanceof UnavailableException
+          || e instanceof io.strata.common.exception.ResourceExhaustedException)) {
         throw first;
       }
-      LOG.warn("Shuffle {} of {}: cannot reach worker(s) {} to open partitions ({}); placing them on the others",
+      LOG.warn("Shuffle {} of {}: worker(s) {} cannot open partitions ({}); placing them on the others",
           s.shuffleId, s.appId, failed.keySet(), first.getMessage());
       unreachable.addAll(failed.keySet());
     }

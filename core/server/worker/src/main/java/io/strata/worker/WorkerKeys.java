@@ -374,8 +374,18 @@ public final class WorkerKeys {
           .validate(n -> n >= 1, "at least 1 byte")
           .doc("Bytes of shuffle pushes received and not yet answered (queued, being appended or waiting for "
               + "the replica) past which a push is answered BACK_OFF with nothing applied, so clients slow down "
-              + "instead of the worker running out of memory. A primary's forward to its replica is let in past "
-              + "it (its primary's own watermark bounds it).")
+              + "instead of the worker running out of memory. Primaries' forwards to this worker as their replica "
+              + "are counted apart, against twice this (or twice the network message limit if that is more).")
+          .build();
+
+  public static final PropertyKey<Integer> SHUFFLE_PARTITIONS_MAX =
+      PropertyKey.intKey("strata.worker.shuffle.partitions.max")
+          .defaultValue("200000")
+          .validate(n -> n >= 1, "at least 1")
+          .doc("Shuffle partition files (primary and replica copies) open on this worker at most; an "
+              + "OpenPartitions past it is refused RESOURCE_EXHAUSTED with nothing opened (the driver places those "
+              + "partitions on other workers). Each open one holds some heap and is named in the worker's "
+              + "held-files heartbeats.")
           .build();
 
   public static final PropertyKey<Long> SHUFFLE_REPLICA_PARKED_MAX =

@@ -17,7 +17,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * checked whole (partitions, sizes, CRCs) before any batch is appended, appended, then forwarded to the
  * partitions' replicas (one request per replica) and answered only once every replica acked. A push past
  * the watermark, or that the full apply queue refuses, is answered {@link Outcome#backOff} at once with
- * nothing applied; the client retries it after the given delay.
+ * nothing applied; the client retries it after the given delay. A primary's forwards to this worker as their replica
+ * are counted apart, against a bound of their own ({@code forwardedMax}, twice the watermark by default): the
+ * primaries' watermarks bound them, so it is only reached under a flood of forwards (many primaries at once, or a
+ * client that marks its pushes forwarded), which are then answered BACK_OFF too (the primary sends them again until
+ * its forward timeout). A push's bytes count until it is answered and its apply task has run, whichever is later (a
+ * forward whose primary gave up is answered at once, but its request is held until its task runs).
  *
  * <p>Each batch is forwarded with the offset it was appended at; the replica appends it at the same offset
  * (waiting for the batches before it), so the copies are alike byte for byte ({@link PartitionFile#appendAt}).
@@ -51,18 +56,28 @@ public final class PushPipeline {
   private final Forwarder forwarder;
   private final Executor applyPool;
   private final long highWatermarkBytes;
+  private final long forwardedMax;
   private final long backOffMs;
   private final AtomicLong buffered = new AtomicLong();
+  /** Bytes of forwards received and not yet both answered and run; bounded by {@link #forwardedMax}. */
+  private final AtomicLong forwardedBuffered = new AtomicLong();
   private final AtomicLong backOffs = new AtomicLong();
   private final AtomicLong appliedBatches = new AtomicLong();
   private final java.util.concurrent.atomic.LongAdder appliedBytes = new java.util.concurrent.atomic.LongAdder();
 
   public PushPipeline(ShuffleStore store, Forwarder forwarder, Executor applyPool, long highWatermarkBytes,
       long backOffMs) {
+    this(store, forwarder, applyPool, highWatermarkBytes, 2 * highWatermarkBytes, backOffMs);
+  }
+
+  /** {@code forwardedMax}: the bytes of forwards (from primaries) held at most before they are answered BACK_OFF. */
+  public PushPipeline(ShuffleStore store, Forwarder forwarder, Executor applyPool, long highWatermarkBytes,
+      long forwardedMax, long backOffMs) {
     this.store = store;
     this.forwarder = forwarder;
     this.applyPool = applyPool;
     this.highWatermarkBytes = highWatermarkBytes;
+    this.forwardedMax = forwardedMax;
     this.backOffMs = backOffMs;
   }
 
@@ -73,23 +88,39 @@ public final class PushPipeline {
     for (ShuffleStore.Batch b : batches) {
       bytes += b.data().remaining();
     }
-    long now = buffered.addAndGet(bytes);
-    // One push bigger than the watermark alone is let in when nothing else is buffered, or it could never go. A
-    // forward is always let in: its primary admitted it and holds it until this replica acks, so the primaries'
-    // watermarks bound it, and refusing it could leave the batches after it waiting for it here.
-    if (!forwarded && now > highWatermarkBytes && now != bytes) {
-      buffered.addAndGet(-bytes);
+    AtomicLong counter = forwarded ? forwardedBuffered : buffered;
+    long limit = forwarded ? forwardedMax : highWatermarkBytes;
+    long now = counter.addAndGet(bytes);
+    // One push bigger than the limit alone is let in when nothing else is buffered, or it could never go.
+    if (now > limit && now != bytes) {
+      counter.addAndGet(-bytes);
       backOffs.incrementAndGet();
       return CompletableFuture.completedFuture(Outcome.backOff(backOffMs, "The worker has " + (now - bytes)
-          + " shuffle bytes buffered, past strata.worker.shuffle.buffer.high.watermark (" + highWatermarkBytes
-          + "); nothing was applied: retry after " + backOffMs + " ms"));
+          + " shuffle bytes " + (forwarded ? "forwarded by primaries" : "buffered") + ", past " + (forwarded
+              ? "its bound for forwards (" + forwardedMax + ", twice strata.worker.shuffle.buffer.high.watermark)"
+              : "strata.worker.shuffle.buffer.high.watermark (" + highWatermarkBytes + ")")
+          + "; nothing was applied: retry after " + backOffMs + " ms"));
     }
     CompletableFuture<Outcome> out = new CompletableFuture<>();
+    // Counted until answered and run: two releases, the last gives the bytes back.
+    java.util.concurrent.atomic.AtomicInteger holders = new java.util.concurrent.atomic.AtomicInteger(2);
     long held = bytes;
-    out.whenComplete((r, e) -> buffered.addAndGet(-held));
+    Runnable release = () -> {
+      if (holders.decrementAndGet() == 0) {
+        counter.addAndGet(-held);
+      }
+    };
+    out.whenComplete((r, e) -> release.run());
     try {
-      applyPool.execute(() -> apply(appId, shuffleId, batches, forwarded, out));
+      applyPool.execute(() -> {
+        try {
+          apply(appId, shuffleId, batches, forwarded, out);
+        } finally {
+          release.run();
+        }
+      });
     } catch (RejectedExecutionException e) {
+      release.run(); // no task will run
       backOffs.incrementAndGet();
       out.complete(Outcome.backOff(backOffMs, "The worker's shuffle apply queue is full "
           + "(strata.worker.shuffle.apply.queue.max); nothing was applied: retry after " + backOffMs + " ms"));
@@ -260,9 +291,9 @@ public final class PushPipeline {
     return new io.strata.common.exception.ReplicaUnavailableException("Replica " + at + ": " + why, at, cause);
   }
 
-  /** Bytes of pushes received and not yet answered. */
+  /** Bytes of pushes (forwards included) received and not yet both answered and run. */
   public long bufferedBytes() {
-    return buffered.get();
+    return buffered.get() + forwardedBuffered.get();
   }
 
   /** Pushes answered BACK_OFF so far. */

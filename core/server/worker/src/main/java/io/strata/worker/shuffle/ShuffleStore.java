@@ -69,6 +69,7 @@ public final class ShuffleStore {
   private final java.util.concurrent.Executor sealFiles;
   private final AppendBuffers buffers;
   private final Map<Long, PartitionFile> partitions = new ConcurrentHashMap<>();
+  private final int partitionsMax;
   private final ParkingBudget parking;
 
   private final java.util.concurrent.atomic.LongAdder sealed = new java.util.concurrent.atomic.LongAdder();
@@ -85,6 +86,15 @@ public final class ShuffleStore {
    */
   public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes,
       java.util.concurrent.Executor sealFiles, long appendBufferMax, long forwardAheadMax, long parkedMax) {
+    this(store, committer, ufs, maxBatchBytes, sealFiles, appendBufferMax, forwardAheadMax, parkedMax,
+        Integer.MAX_VALUE);
+  }
+
+  /** As above, with at most {@code partitionsMax} partition files open ({@code strata.worker.shuffle.partitions.max}). */
+  public ShuffleStore(BlockStore store, Committer committer, UfsOperations ufs, long maxBatchBytes,
+      java.util.concurrent.Executor sealFiles, long appendBufferMax, long forwardAheadMax, long parkedMax,
+      int partitionsMax) {
+    this.partitionsMax = partitionsMax;
     this.parking = new ParkingBudget(forwardAheadMax, parkedMax);
     this.store = store;
     this.committer = committer;
@@ -98,8 +108,18 @@ public final class ShuffleStore {
     io.strata.common.shuffle.AppIds.check(appId);
   }
 
-  /** Opens partitions for pushes; one already open here with the same ids is left as it is. */
+  /**
+   * Opens partitions for pushes; one already open here with the same ids is left as it is. Refuses the whole request,
+   * RESOURCE_EXHAUSTED with nothing opened, when the new ones would pass {@code partitionsMax} (concurrent requests
+   * may together pass it by what they open at once).
+   */
   public void open(List<PartitionSpec> specs) throws StrataException {
+    long fresh = specs.stream().filter(s -> !partitions.containsKey(s.fileId())).count();
+    if (fresh > 0 && partitions.size() + fresh > partitionsMax) {
+      throw new io.strata.common.exception.ResourceExhaustedException("This worker holds " + partitions.size()
+          + " shuffle partition files; " + fresh + " more would pass strata.worker.shuffle.partitions.max ("
+          + partitionsMax + "): none of this request's were opened");
+    }
     for (PartitionSpec s : specs) {
       checkAppId(s.appId());
       if (s.shuffleId() < 0 || s.partitionId() < 0) {

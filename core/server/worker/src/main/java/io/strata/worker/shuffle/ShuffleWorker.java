@@ -44,14 +44,14 @@ public final class ShuffleWorker implements AutoCloseable {
     sealFilePool.allowCoreThreadTimeOut(true);
     long maxMessage = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     replicas = new ReplicaClient(maxMessage, conf.get(WorkerKeys.SHUFFLE_FORWARD_TIMEOUT).toMillis());
+    // A primary holds at most its watermark, or one push of a message's size, in flight; twice that (batch headers
+    // included) is a bound no primary's forwards reach: how far ahead a forward may wait, and the forwards held.
+    long forwardBound = 2 * Math.max(conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK), maxMessage);
     store = new ShuffleStore(blocks, committer, ufs, Math.min(conf.get(WorkerKeys.SHUFFLE_BATCH_SIZE_MAX),
-        maxMessage - 4096), sealFilePool, conf.get(WorkerKeys.SHUFFLE_APPEND_BUFFER_MAX),
-        // A primary holds at most its watermark, or one push of a message's size, in flight; twice that (batch
-        // headers included) is a bound no primary's forwards reach.
-        2 * Math.max(conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK), maxMessage),
-        conf.get(WorkerKeys.SHUFFLE_REPLICA_PARKED_MAX));
+        maxMessage - 4096), sealFilePool, conf.get(WorkerKeys.SHUFFLE_APPEND_BUFFER_MAX), forwardBound,
+        conf.get(WorkerKeys.SHUFFLE_REPLICA_PARKED_MAX), conf.get(WorkerKeys.SHUFFLE_PARTITIONS_MAX));
     pipeline = new PushPipeline(store, replicas, applyPool, conf.get(WorkerKeys.SHUFFLE_BUFFER_HIGH_WATERMARK),
-        conf.get(WorkerKeys.SHUFFLE_BACKOFF).toMillis());
+        forwardBound, conf.get(WorkerKeys.SHUFFLE_BACKOFF).toMillis());
     service = new ShuffleService(store, pipeline, sealPool);
   }
 

@@ -226,12 +226,13 @@ class OrderedReplicaTest {
   }
 
   @Test
-  void forwards_areNotRefusedForTheWatermark_butPushesAre() throws Exception {
+  void forwards_areCountedApartFromTheClientsWatermark() throws Exception {
     List<ShuffleStore.Batch> sent = appendOnPrimary(3);
-    // A watermark of 1 byte: a replica holding a waiting forward still takes the one that fills the gap.
-    PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1, 10);
+    // A watermark of 1 byte for clients' pushes: a replica holding a waiting forward still takes the one that fills
+    // the gap (forwards count against a bound of their own, here 1 MiB).
+    PushPipeline onReplica = new PushPipeline(replica, (r, a, s, b) -> null, Runnable::run, 1, 1 << 20, 10);
     CompletableFuture<PushPipeline.Outcome> waiting = onReplica.push("app", 1, List.of(sent.get(1)), true);
-    assertThat(onReplica.push("app", 1, List.of(batch(0, 9, "client push")), false).get().applied()).isFalse();
+    assertThat(onReplica.bufferedBytes()).isEqualTo(sent.get(1).data().remaining());
     assertThat(onReplica.push("app", 1, List.of(sent.get(0)), true).get().applied()).isTrue();
     assertThat(waiting.get().applied()).isTrue();
   }
