@@ -179,6 +179,14 @@ class LeaseAndMountSafetyIntegrationTest {
     StrataException e = BadInputIntegrationTest.rawError(() -> raw.getUfsWriteTarget(GetUfsWriteTargetRequest.newBuilder()
         .setFileId(open.status().id()).setWorkerId(workerId).build()));
     assertThat(e).isInstanceOf(PermissionDeniedException.class);
+    // The batched call too, for the live worker without its token and for a worker id no one registered.
+    for (long id : new long[] {workerId, 987_654}) {
+      StrataException batch = BadInputIntegrationTest.rawError(() -> raw.getUfsWriteTargets(
+          io.strata.proto.GetUfsWriteTargetsRequest.newBuilder().addTargets(GetUfsWriteTargetRequest.newBuilder()
+              .setFileId(open.status().id()).setWorkerId(id).setWorkerToken("guessed")).build()));
+      assertThat(batch).isInstanceOf(PermissionDeniedException.class);
+      assertThat(batch.getMessage()).contains("GetUfsWriteTargets");
+    }
     // A heartbeat or a commit in the live worker's name, without its token: refused, so no persist command
     // (with the mount's options) goes out and no block location is added or dropped.
     StrataException hb = BadInputIntegrationTest.rawError(() -> raw.heartbeat(

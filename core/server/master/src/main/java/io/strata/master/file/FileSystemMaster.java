@@ -521,6 +521,16 @@ public final class FileSystemMaster {
   }
 
   /** Files waiting to be persisted or being persisted, as of the last persist round (metrics). */
+  /** Registration tokens held (tests). */
+  int workerTokenCount() {
+    return workers.workerTokenCount();
+  }
+
+  /** Workers with persist commands waiting to be collected (tests). */
+  int persistOutboxWorkers() {
+    return persister == null ? 0 : persister.outboxWorkers();
+  }
+
   public int persistBacklog() {
     return persister == null ? 0 : persister.backlog();
   }
@@ -561,6 +571,11 @@ public final class FileSystemMaster {
   /** Refuses a heartbeat or commit naming a live worker without its registration token. */
   public void checkWorkerCaller(long workerId, String token, String call) throws StrataException {
     workers.checkWorkerCaller(workerId, token, call);
+  }
+
+  /** Refuses a caller that is not a live registered worker showing its token (calls that return credentials). */
+  public void checkRegisteredWorker(long workerId, String token, String call) throws StrataException {
+    workers.checkRegisteredWorker(workerId, token, call);
   }
 
   /** A worker registered: the token it must show to get mount credentials (see {@link WorkerAccess}). */

@@ -81,7 +81,8 @@ final class MetadataSync {
       load(path);
       return;
     }
-    if (intervalMs < 0 || path.isRoot() || mounts.isMountPoint(path.toString()) || !existing.persisted()) {
+    // A path that is or holds a mount point is never synced away (its UFS is not where the mount's files are).
+    if (intervalMs < 0 || path.isRoot() || !mounts.mountsAtOrUnder(path).isEmpty() || !existing.persisted()) {
       return;
     }
     if (intervalMs > 0 && clock.millis() - merge.lastUfsSync(path) < intervalMs) {
@@ -197,7 +198,7 @@ final class MetadataSync {
     }
     UfsMerge.Merged merged;
     synchronized (commitLock) { // as above: the files the listing no longer has go with their blocks
-      merged = merge.mergeListing(dir, listing, blockSize, mounts::isMountPoint, since);
+      merged = merge.mergeListing(dir, listing, blockSize, p -> !mounts.mountsAtOrUnder(p).isEmpty(), since);
       filesRemoved.accept(merged.removedFiles());
     }
     return !merged.stale();

@@ -203,6 +203,9 @@ final class PersistScheduler {
     for (WorkerState w : blocks.liveWorkers()) {
       live.add(w.id());
     }
+    synchronized (this) {
+      outbox.keySet().retainAll(live); // a lost worker never collects them (back, it registers as a new id)
+    }
     for (java.util.Iterator<Map.Entry<Long, Job>> it = jobs.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<Long, Job> e = it.next();
       Job job = e.getValue();
@@ -463,15 +466,11 @@ final class PersistScheduler {
     changed = true;
     jobs.remove(fileId);
     persistedUnflushed.add(fileId);
-    for (String other : job.temps.keySet()) {
-      if (!other.equals(job.tempUri)) {
-        try {
-          u.delete(other, false); // an attempt given up on: its copy (whole, partial or never begun) is not wanted
-        } catch (IOException e) {
-          LOG.debug("Cannot delete {}, a copy of an earlier attempt: {}", other, e.toString());
-        }
-      }
-    }
+    // The attempts given up on: their copies (whole, partial or never begun) are not wanted. Deleted now and watched,
+    // as a dropped job's are: one a worker still writes appears later (an object store shows it only once closed),
+    // and is deleted when its late result comes, or a persist timeout on.
+    job.temps.remove(job.tempUri);
+    abandon(job, now);
     LOG.debug("Persisted {} to {} ({} bytes)", f.path(), dst, f.length());
   }
 
@@ -533,6 +532,11 @@ final class PersistScheduler {
     } catch (IOException e) {
       LOG.debug("Cannot delete {} ({}): {}", what, uri, e.toString());
     }
+  }
+
+  /** Workers with commands waiting to be collected (tests). */
+  synchronized int outboxWorkers() {
+    return outbox.size();
   }
 
   /** Temporary copies of dropped persist jobs still watched for (tests). */

@@ -184,14 +184,15 @@ final class UfsMerge {
   /**
    * Merges a UFS directory listing ({@code listing} null: the directory is gone from the UFS) into the
    * directory at {@code dir}: adds what Strata lacks, and syncs each persisted child as
-   * {@link #syncPath} does. Children that are mount points ({@code keep}) are left alone. The listing was
+   * {@link #syncPath} does. Children that are or hold mount points ({@code keep}) are left alone (removing one would
+   * leave a mount without its inode, which could then be neither unmounted nor mounted again). The listing was
    * taken at change sequence {@code since}: children changed after it are not judged by it, and nothing
    * is added when a child left the directory after it (the listing may still show it); the directory is
    * then not marked loaded, so the next listing looks again. Otherwise it is marked loaded. One journaled
    * operation.
    */
   public Merged mergeListing(StrataPath dir, List<UfsStatus> listing, long blockSize,
-      java.util.function.Predicate<String> keep, long since) throws StrataException {
+      java.util.function.Predicate<StrataPath> keep, long since) throws StrataException {
     List<JournalEntry> entries = new ArrayList<>();
     List<Long> removed = new ArrayList<>();
     tree.lock.writeLock().lock();
@@ -210,7 +211,7 @@ final class UfsMerge {
       }
       for (Inode child : new ArrayList<>(d.children.values())) {
         StrataPath childPath = dir.child(child.name);
-        if (keep.test(childPath.toString())) {
+        if (keep.test(childPath)) {
           continue;
         }
         UfsStatus s = byName.remove(child.name);

@@ -33,6 +33,16 @@ final class WorkerAccess {
     return token;
   }
 
+  /** Forgets the tokens of every worker not in {@code workerIds}. */
+  void keepOnly(java.util.Set<Long> workerIds) {
+    tokens.keySet().retainAll(workerIds);
+  }
+
+  /** Tokens held (tests). */
+  int tokenCount() {
+    return tokens.size();
+  }
+
   /**
    * Refuses a caller that names a live registered worker without showing its token (a worker this master
    * does not know passes: it is told to register, or its call fails as it would have).

@@ -164,7 +164,22 @@ final class WorkerProtocol {
     workerAccess.checkIfLive(workerId, token, blocks, call);
   }
 
+  /** Refuses a caller that is not a live registered worker showing its token. */
+  void checkRegisteredWorker(long workerId, String token, String call) throws StrataException {
+    workerAccess.check(workerId, token, blocks, call);
+  }
+
+  int workerTokenCount() {
+    return workerAccess.tokenCount();
+  }
+
   String issueWorkerToken(long workerId) {
+    java.util.Set<Long> live = new java.util.HashSet<>();
+    for (io.strata.master.block.WorkerState w : blocks.liveWorkers()) {
+      live.add(w.id());
+    }
+    live.add(workerId);
+    workerAccess.keepOnly(live); // a lost worker's token no longer opens anything: forgotten, so they stay bounded
     return workerAccess.issue(workerId);
   }
 
@@ -176,7 +191,7 @@ final class WorkerProtocol {
 
   /** {@link #ufsWriteTarget(long)} for a caller that must be a live registered worker. */
   UfsTarget ufsWriteTarget(long workerId, String token, long fileId) throws StrataException {
-    workerAccess.check(workerId, token, blocks, "GetUfsWriteTarget");
+    checkRegisteredWorker(workerId, token, "GetUfsWriteTarget");
     return ufsWriteTarget(fileId);
   }
 

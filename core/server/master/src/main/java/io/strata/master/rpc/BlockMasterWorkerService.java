@@ -164,8 +164,11 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       StreamObserver<io.strata.proto.GetUfsWriteTargetsResponse> o) {
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
-      checkBatch(fs, r.getTargetsList(), GetUfsWriteTargetRequest::getWorkerId,
+      GetUfsWriteTargetRequest first = checkBatch(fs, r.getTargetsList(), GetUfsWriteTargetRequest::getWorkerId,
           GetUfsWriteTargetRequest::getWorkerToken, "GetUfsWriteTargets");
+      // The answers carry mount credentials (and each makes a new temp name in place of the writer's): only for a live
+      // registered worker showing its token, as GetUfsWriteTarget; an unknown worker id is no pass here.
+      fs.checkRegisteredWorker(first.getWorkerId(), first.getWorkerToken(), "GetUfsWriteTargets");
       io.strata.proto.GetUfsWriteTargetsResponse.Builder out = io.strata.proto.GetUfsWriteTargetsResponse.newBuilder();
       for (GetUfsWriteTargetRequest t : r.getTargetsList()) {
         io.strata.proto.UfsWriteTargetResult.Builder b = io.strata.proto.UfsWriteTargetResult.newBuilder();

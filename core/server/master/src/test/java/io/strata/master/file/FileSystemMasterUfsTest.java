@@ -421,6 +421,79 @@ class FileSystemMasterUfsTest {
   }
 
   /**
+   * A persist given up on and sent again, whose second attempt finishes first: the first attempt's copy, which its
+   * worker writes (or an object store shows) only after that, is deleted when its late result comes, and a copy no
+   * result ever names a persist timeout later. Before, the success deleted the other temp names once, and a copy
+   * that appeared after that stayed in the under file system for good.
+   */
+  @Test
+  void anEarlierAttemptsCopy_finishedAfterALaterAttemptWasPlaced_isDeletedToo() throws Exception {
+    FileInfo f = writeCached("/twice/f", 250, WriteType.ASYNC_THROUGH);
+    FileInfo g = writeCached("/twice/g", 50, WriteType.ASYNC_THROUGH);
+    fs.persistTick();
+    List<PersistCommand> firsts = heartbeat(List.of()).persist();
+    clock.advanceMillis(31_000); // past the persist timeout (30 s): both given up on
+    fs.persistTick();
+    clock.advanceMillis(1_000); // past the retry's backoff
+    fs.persistTick();
+    List<PersistCommand> seconds = heartbeat(List.of()).persist();
+    for (PersistCommand c : seconds) {
+      Path temp = Path.of(URI.create(c.ufsUri()));
+      Files.createDirectories(temp.getParent());
+      Files.write(temp, new byte[(int) fs.getStatus(c.fileId() == f.id() ? "/twice/f" : "/twice/g").length()]);
+    }
+    heartbeat(List.of(new PersistResult(f.id(), true, "", 250, uriOf(seconds, f)),
+        new PersistResult(g.id(), true, "", 50, uriOf(seconds, g))));
+    fs.persistTick();
+    assertThat(fs.getStatus("/twice/f").persistence()).isEqualTo(PersistenceState.PERSISTED);
+    assertThat(fs.getStatus("/twice/g").persistence()).isEqualTo(PersistenceState.PERSISTED);
+
+    // The slow first attempts finish now: f's reports it, g's never does.
+    Path lateF = Path.of(URI.create(uriOf(firsts, f)));
+    Files.write(lateF, new byte[250]);
+    Path lateG = Path.of(URI.create(uriOf(firsts, g)));
+    Files.write(lateG, new byte[50]);
+    heartbeat(List.of(new PersistResult(f.id(), true, "", 250, uriOf(firsts, f))));
+    fs.persistTick();
+    assertThat(lateF).as("deleted when its result came in").doesNotExist();
+    assertThat(lateG).as("watched for a persist timeout").exists();
+    clock.advanceMillis(31_000);
+    fs.persistTick();
+    assertThat(lateG).as("deleted a persist timeout after the placement").doesNotExist();
+    // What holds the bytes: the placed copies.
+    assertThat(Files.size(ufs.resolve("twice/f"))).isEqualTo(250);
+    assertThat(Files.size(ufs.resolve("twice/g"))).isEqualTo(50);
+  }
+
+  /**
+   * What the master keeps per worker does not outlive the worker: persist commands queued for a worker that was lost
+   * before it collected them are dropped (the job fails over to another attempt), and registration tokens are kept for
+   * live workers only. Before, each lost worker id kept its commands, and each registration its token, for good.
+   */
+  @Test
+  void persistCommandsAndTokensOfLostWorkers_areForgotten() throws Exception {
+    FileInfo f = writeCached("/lost/f", 150, WriteType.ASYNC_THROUGH);
+    fs.persistTick();
+    assertThat(fs.persistOutboxWorkers()).as("a command waits for the worker").isEqualTo(1);
+    for (int i = 0; i < 5; i++) {
+      fs.issueWorkerToken(fs.blockMaster().register(new WorkerAddress("gone" + i, 29999), 1L << 30, 0, List.of(), 0));
+    }
+    assertThat(fs.workerTokenCount()).isEqualTo(5);
+    clock.advanceMillis(TIMEOUT.toMillis() + 1); // no heartbeat from any of them: all lost
+    fs.blockMaster().detectLostWorkers();
+    fs.persistTick();
+    assertThat(fs.persistOutboxWorkers()).isZero();
+    long back = fs.blockMaster().register(new WorkerAddress("w1", 29999), 1L << 30, 0, List.of(), 0);
+    fs.issueWorkerToken(back);
+    assertThat(fs.workerTokenCount()).as("the live worker's only").isEqualTo(1);
+    assertThat(fs.getStatus(f.path()).persistence()).isEqualTo(PersistenceState.TO_BE_PERSISTED);
+  }
+
+  private static String uriOf(List<PersistCommand> commands, FileInfo f) {
+    return commands.stream().filter(c -> c.fileId() == f.id()).findFirst().orElseThrow().ufsUri();
+  }
+
+  /**
    * Persist jobs dropped by a delete while their worker was slow: the copy the worker finishes after the master gave
    * up and dropped the job is deleted when its late result comes in, and a copy written after the drop that no result
    * ever names is deleted a persist timeout later. Before, both stayed in the under file system for good.
@@ -666,6 +739,32 @@ class FileSystemMasterUfsTest {
     assertThatThrownBy(() -> again.getStatus("/m")).isInstanceOf(NotFoundException.class);
     assertThat(Files.exists(other.resolve("x"))).isTrue();
     assertThatThrownBy(() -> again.unmount("/m")).isInstanceOf(FailedPreconditionException.class);
+  }
+
+  /**
+   * A nested mount's parent directory gone from the parent UFS (an empty directory there, as the mount point itself is
+   * never made in it: cleaners remove such dirs) is not synced away with the mount inside it. Before, a listing or a
+   * status check with a sync interval removed the whole subtree, mount point and mounted files included, leaving a
+   * mount that could be neither unmounted nor mounted again.
+   */
+  @Test
+  void aSyncNeverRemovesADirectoryHoldingAMountPoint() throws Exception {
+    Path other = Files.createDirectories(tmp.resolve("nested"));
+    Files.writeString(other.resolve("x"), "mounted");
+    Files.createDirectories(ufs.resolve("a/b"));
+    assertThat(fs.getStatus("/a/b").persisted()).isTrue();
+    fs.mount("/a/b/c", other.toString(), false, false, Map.of());
+    assertThat(fs.getStatus("/a/b/c/x").length()).isEqualTo(7);
+
+    Files.delete(ufs.resolve("a/b"));
+    clock.advanceMillis(1000);
+    assertThat(fs.getStatus("/a/b", 0).directory()).as("a status check keeps it").isTrue();
+    assertThat(names("/a", 0)).as("a listing keeps it").containsExactly("b");
+    // What still holds the bytes: the nested mount's UFS, reached through the mount point.
+    assertThat(fs.getStatus("/a/b/c/x").length()).isEqualTo(7);
+    fs.unmount("/a/b/c");
+    assertThat(fs.mountTable()).extracting(MountTable.MountInfo::path).containsExactly("/");
+    assertThat(Files.readString(other.resolve("x"))).isEqualTo("mounted");
   }
 
   /**
