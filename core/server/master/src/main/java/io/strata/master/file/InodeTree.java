@@ -202,6 +202,20 @@ public final class InodeTree extends InodeTreeReads {
   /** As above, owned by {@code owner} (see {@link #createFile(StrataPath, long, boolean, int, WriteType, String)}). */
   public FileInfo createDirectory(StrataPath path, boolean recursive, boolean allowExists, int mode,
       PersistenceState persistence, List<JournalEntry> extra, String owner) throws StrataException {
+    return createDirectory(path, recursive, allowExists, false, mode, persistence, extra, owner);
+  }
+
+  /**
+   * A mount point at {@code path}, with the mount's {@code extra} entries journaled in the same operation: a new
+   * directory, or the empty one there. Checked under the tree's lock, so a file written into the directory after the
+   * mount's own look at it (while it probed the UFS) refuses the mount, rather than be hidden under it.
+   */
+  public FileInfo createMountPoint(StrataPath path, List<JournalEntry> extra) throws StrataException {
+    return createDirectory(path, false, true, true, 0755, PersistenceState.PERSISTED, extra, "");
+  }
+
+  private FileInfo createDirectory(StrataPath path, boolean recursive, boolean allowExists, boolean onlyEmpty,
+      int mode, PersistenceState persistence, List<JournalEntry> extra, String owner) throws StrataException {
     String who = Inode.ownerOrDefault(owner);
     List<JournalEntry> entries = new ArrayList<>(1 + extra.size());
     lock.writeLock().lock();
@@ -215,6 +229,10 @@ public final class InodeTree extends InodeTreeReads {
       InodeDirectory parent = parentFor(path, recursive, "create directory", entries, who);
       Inode existing = parent.children.get(path.name());
       if (existing != null) {
+        if (onlyEmpty && existing instanceof InodeDirectory d && !d.children.isEmpty()) {
+          throw new FailedPreconditionException("Cannot mount at " + path + ": it is not an empty directory now ("
+              + d.children.size() + " entries were made in it meanwhile)");
+        }
         if (existing.isDirectory() && allowExists) {
           entries.addAll(extra);
           return InodeViews.snapshot(existing, path.toString());

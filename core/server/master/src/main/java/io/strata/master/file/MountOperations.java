@@ -121,7 +121,7 @@ final class MountOperations {
       // AddMount and the table's entry are never seen apart (a checkpoint between them dropped the mount). And
       // checked again here, so two mounts at once of one path, or of overlapping dirs, cannot both pass.
       checkNotMounted(p, uri, path);
-      tree.createDirectory(p, false, true, 0755, PersistenceState.PERSISTED, List.of(entry));
+      tree.createMountPoint(p, List.of(entry)); // refuses a directory filled while the UFS was probed
       mounts.add(new MountTable.MountInfo(p.toString(), uri, readOnly, shared, options));
     }
     flush.run();

@@ -313,4 +313,29 @@ class UfsRaceTest {
     assertThat(fs.getStatus("/" + other).id()).isEqualTo(made.id());
     assertThat(Files.readString(ufs.resolve(other))).isEqualTo("new " + other);
   }
+
+  /**
+   * A file written into a directory while a mount at that directory probes its UFS (slow, as an object store is)
+   * refuses the mount, and stays readable where it was written. Before, the mount checked the directory was empty only
+   * before the probe and then mounted over it: the file, told it was written, resolved to the new UFS and was lost
+   * from view.
+   */
+  @Test
+  void aMountAtADirectoryFilledWhileItsUfsIsProbed_isRefused_andTheFileStays() throws Exception {
+    Path other = Files.createDirectories(tmp.resolve("other-ufs"));
+    fs.createDirectory("/data/new", true, false, 0755);
+    GatedFileSystem.arm(GatedFileSystem.Op.STATUS, "/other-ufs");
+    CompletableFuture<Void> mount = async(() -> fs.mount("/data/new", other.toString(), false, false,
+        Map.of("fs.file.impl", GatedFileSystem.class.getName())));
+    assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the mount probes its UFS").isTrue();
+    FileInfo f = writeAsyncThrough("/data/new/f", 150);
+    GatedFileSystem.release.countDown();
+    assertThatThrownBy(() -> mount.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class)
+        .hasRootCauseInstanceOf(io.strata.common.exception.FailedPreconditionException.class)
+        .hasStackTraceContaining("not an empty directory now");
+    assertThat(fs.mountTable()).extracting(MountTable.MountInfo::path).containsExactly("/");
+    // What holds the bytes: the file's cached blocks, at the path it was written to, under the root mount.
+    assertThat(fs.getStatus("/data/new/f").id()).isEqualTo(f.id());
+    assertThat(fs.blocksOf(fs.getStatus("/data/new/f"))).hasSize(2);
+  }
 }
