@@ -144,6 +144,14 @@ public final class BlockMaster {
     }
     BlockMeta meta = blocks.get(b.blockId());
     if (meta == null) {
+      // A negative length, or one past the file's block size, is no copy of it (a worker's bug, or not a worker): it
+      // must not become a record no commit can replace ("already committed with length -1") and nothing removes.
+      if (b.length() < 0 || b.length() > files.maxBlockLength(b.blockId())) {
+        LOG.warn("Worker {} reports block {} with length {}, which no block of its file can have; removing that copy",
+            w.id, b.blockId(), b.length());
+        w.toRemove.add(b.blockId());
+        return false;
+      }
       if (files.stateOf(BlockId.fileId(b.blockId())) != FileLookup.FileState.INCOMPLETE
           && files.cacheableLength(b.blockId()) != b.length()) {
         w.toRemove.add(b.blockId());

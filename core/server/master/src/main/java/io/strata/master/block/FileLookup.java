@@ -24,6 +24,11 @@ public interface FileLookup {
     return -1;
   }
 
+  /** The largest length a block of the file may have (its block size); unbounded when the file is unknown. */
+  default long maxBlockLength(long blockId) {
+    return Long.MAX_VALUE;
+  }
+
   /**
    * Runs {@code action} with the namespace held still (its read lock): the block master takes its own
    * monitor inside, and the lookups it makes there re-enter the read lock. The default (no namespace,

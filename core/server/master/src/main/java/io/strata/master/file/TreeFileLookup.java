@@ -38,6 +38,12 @@ final class TreeFileLookup implements FileLookup {
   }
 
   @Override
+  public long maxBlockLength(long blockId) {
+    FileInfo f = tree.getFile(BlockId.fileId(blockId));
+    return f == null ? Long.MAX_VALUE : f.blockSize();
+  }
+
+  @Override
   public <T> T whileUnchanged(Supplier<T> action) {
     return tree.whileFrozen(action);
   }

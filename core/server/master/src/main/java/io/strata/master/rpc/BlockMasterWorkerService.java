@@ -100,6 +100,10 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
     Rpc.unary(o, () -> {
       FileSystemMaster fs = state.leading();
       fs.checkWorkerCaller(r.getWorkerId(), r.getWorkerToken(), "Heartbeat");
+      if (r.getDirsCount() > MAX_DIRS) {
+        throw new InvalidArgumentException("Worker " + r.getWorkerId() + " reports " + r.getDirsCount()
+            + " storage dirs in a heartbeat; at most " + MAX_DIRS + " are taken, as at registration");
+      }
       MasterReplies.WorkerReply res = fs.workerHeartbeat(r.getWorkerId(), r.getCapacityBytes(), r.getUsedBytes(),
           MasterProtoConverter.fromProto(r.getAddedBlocksList()), r.getRemovedBlockIdsList(),
           r.getDirsCount() == 0 ? null : MasterProtoConverter.fromDirProtos(r.getDirsList()), r.getPinVersion(),

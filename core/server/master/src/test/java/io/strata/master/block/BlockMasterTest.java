@@ -86,6 +86,23 @@ class BlockMasterTest {
   }
 
   /**
+   * A reported block with a negative length (of a file that does not exist, or one being written) is no copy: it is
+   * told to go and no record is made. Before, length -1 matched the "no length may be cached" answer for a missing
+   * file and became a record that nothing removed and that refused the real commit of that block id for good.
+   */
+  @Test
+  void reportedBlocksWithANegativeLength_areRemoved_andMakeNoRecord() throws Exception {
+    long missing = BlockId.of(GONE_FILE, 0);
+    long open = BlockId.of(OPEN_FILE, 0);
+    long a = register(A, new BlockReport(missing, -1, "MEM"), new BlockReport(open, -5, "MEM"));
+    assertThat(bm.getBlock(missing)).isNull();
+    assertThat(bm.getBlock(open)).isNull();
+    assertThat(beat(a).removeBlockIds()).containsExactlyInAnyOrder(missing, open);
+    bm.commitBlock(a, open, 10, "MEM"); // the real commit of that id goes through
+    assertThat(bm.getBlock(open).length()).isEqualTo(10);
+  }
+
+  /**
    * A heartbeat that reports a block added after the master told that worker to remove it (the worker
    * collected its report before the removal reached it) lists no copy there; once the worker reports it
    * removed, a copy cached again is listed.

@@ -176,6 +176,19 @@ class LeaseAndMountSafetyTest {
     assertThat(fs.exists("/.shuffle/.drivers/live-2")).isTrue();
   }
 
+  /** A reported block longer than its file's block size is no copy of it: removed, no record made. */
+  @Test
+  void aReportedBlockLongerThanItsFilesBlockSize_isRemoved() throws Exception {
+    FileInfo f = fs.createFile("/big/f", BS, true, 0644, WriteType.MUST_CACHE, "client-b");
+    long block = BlockId.of(f.id(), 0);
+    WorkerReply r = fs.workerHeartbeat(worker, 1L << 30, 0,
+        List.of(new io.strata.master.block.BlockReport(block, BS + 1, "MEM")), List.of(), null, 0, List.of());
+    assertThat(fs.blockMaster().getBlock(block)).isNull();
+    assertThat(r.removeBlockIds()).contains(block);
+    fs.commitBlock(worker, block, BS, "MEM");
+    assertThat(fs.blockMaster().getBlock(block).length()).isEqualTo(BS);
+  }
+
   @Test
   void abandonedFile_isDeletedWithItsBlocks_onceTheLeaseRunsOut_andThePathIsFreeAgain() throws Exception {
     FileInfo f = createWithBlocks("/w/abandoned", "client-a", 2, WriteType.MUST_CACHE);
