@@ -35,11 +35,11 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A worker reaps an under file system write stream that brought it no message for
- * {@code strata.worker.ufs.write.idle.timeout} (here 1 s), deleting the partial copy: its writer went silent. A
+ * {@code strata.worker.ufs.write.idle.timeout} (here 2 s), deleting the partial copy: its writer went silent. A
  * writer that is slow but alive sends a message only when it fills a chunk, so gaps between its chunks longer than
  * the timeout used to lose the stream and fail the whole file at its next chunk or at close. Its client now sends
  * keep-alives while it holds the stream and the file's lease ({@code strata.user.ufs.write.keepalive.interval},
- * here 200 ms): such a writer completes with every byte in the under file system, on a real cluster; with
+ * here 250 ms): such a writer completes with every byte in the under file system, on a real cluster; with
  * keep-alives off the same writer fails, naming the worker's key; and a real client frozen mid-file (SIGSTOP, its
  * connections left open) has its stream reaped, its partial copy deleted, while its block stream stays open. A
  * writer whose lease the master recovered has its stream ended even while its client still sends keep-alives.
@@ -47,8 +47,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 class SlowUfsWriterIntegrationTest {
   private static final int BLOCK = 256 << 10;
   private static final int PIECE = 100 << 10;
-  /** Longer than the worker's idle timeout (1 s) by far, so the worker's sweep (every 250 ms) sees it. */
-  private static final long GAP_MS = 2_500;
+  /** Longer than the worker's idle timeout (2 s) by far, so the worker's sweep (every 500 ms) sees it. */
+  private static final long GAP_MS = 3_500;
 
   @TempDir
   static Path tmp;
@@ -58,7 +58,7 @@ class SlowUfsWriterIntegrationTest {
   @BeforeAll
   static void start() throws IOException {
     cluster = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("cluster"))
-        .set("strata.worker.ufs.write.idle.timeout", "1s")
+        .set("strata.worker.ufs.write.idle.timeout", "2s")
         .build().start();
   }
 
@@ -84,13 +84,13 @@ class SlowUfsWriterIntegrationTest {
 
   /**
    * Writes {@code data} as a slow writer does: pieces of 100 KiB (a chunk and a half), with a pause longer than the
-   * worker's idle timeout after every other piece; some pauses fall inside a block, some across a block boundary.
+   * worker's idle timeout after every third piece: inside a block, across a block boundary, before the close.
    */
   private static void writeSlowly(FileOutStream out, byte[] data) throws IOException, InterruptedException {
     int piece = 0;
     for (int at = 0; at < data.length; at += PIECE, piece++) {
       out.write(data, at, Math.min(PIECE, data.length - at));
-      if (piece % 2 == 0) {
+      if (piece % 3 == 0) {
         Thread.sleep(GAP_MS); // the application has nothing to write for a while
       }
     }
@@ -113,14 +113,14 @@ class SlowUfsWriterIntegrationTest {
   void slowWriter_withGapsLongerThanTheIdleTimeout_completes_withEveryByteInTheUfs(WriteType type) throws Exception {
     String path = "/slow/" + type;
     byte[] data = data(path, 2 * BLOCK + BLOCK / 2 + 123);
-    try (FileSystemContext ctx = context("200ms"); FileSystem fs = FileSystem.create(ctx)) {
+    try (FileSystemContext ctx = context("250ms"); FileSystem fs = FileSystem.create(ctx)) {
       long before = ctx.ufsKeepAlivesSent();
       try (FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(BLOCK)
           .withWriteType(type).withRecursive(true))) {
         writeSlowly(out, data);
       }
 
-      assertThat(ctx.ufsKeepAlivesSent() - before).as("keep-alives sent in the gaps").isGreaterThan(3);
+      assertThat(ctx.ufsKeepAlivesSent() - before).as("keep-alives sent in the gaps").isGreaterThan(5);
       URIStatus status = fs.getStatus(path);
       assertThat(status.isPersisted()).isTrue();
       assertThat(status.length()).isEqualTo(data.length);
@@ -162,13 +162,13 @@ class SlowUfsWriterIntegrationTest {
   @Test
   void writerThatLostItsLease_stillSendingKeepAlives_hasItsStreamEnded() throws Exception {
     try (LocalStrataCluster c = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("lease"))
-        .set("strata.worker.ufs.write.idle.timeout", "1s")
+        .set("strata.worker.ufs.write.idle.timeout", "2s")
         .set("strata.master.lease.timeout", "1s")
         .set("strata.master.lease.check.interval", "100ms")
         .build().start()) {
       Map<String, String> conf = new HashMap<>(c.clientConf().explicitValues());
       conf.put("strata.user.stream.chunk.size", "64KB");
-      conf.put("strata.user.ufs.write.keepalive.interval", "200ms");
+      conf.put("strata.user.ufs.write.keepalive.interval", "250ms");
       conf.put("strata.user.lease.renew.interval", "1h");
       try (FileSystemContext ctx = new FileSystemContext(StrataConf.of(conf)); FileSystem fs = FileSystem.create(ctx)) {
         FileOutStream out = fs.createFile("/lost/f", CreateFileOptions.defaults().withBlockSize(BLOCK)
@@ -198,7 +198,7 @@ class SlowUfsWriterIntegrationTest {
     String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p = new ProcessBuilder(javaBin, "-Dio.netty.native.detectNativeLibraryDuplicates=false", "-cp",
         System.getProperty("java.class.path"), SlowUfsWriterMain.class.getName(),
-        Integer.toString(cluster.masterPort()), "/silent/f", "200ms").redirectErrorStream(true).start();
+        Integer.toString(cluster.masterPort()), "/silent/f", "250ms").redirectErrorStream(true).start();
     try {
       BufferedReader lines = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
       StringBuilder seen = new StringBuilder();
@@ -208,8 +208,8 @@ class SlowUfsWriterIntegrationTest {
       assertThat(p.isAlive()).as(seen.toString()).isTrue();
       await().atMost(Duration.ofSeconds(10)).until(() -> tempCopies("silent").size() == 1
           && cluster.worker(0).openStreams() == 2);
-      // Alive, it keeps its stream: three idle timeouts later the partial copy is still there.
-      await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+      // Alive, it keeps its stream: two idle timeouts later the partial copy is still there.
+      await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(10))
           .until(() -> tempCopies("silent").size() == 1 && cluster.worker(0).openStreams() == 2);
 
       assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(p.pid())).start().waitFor()).isZero();
