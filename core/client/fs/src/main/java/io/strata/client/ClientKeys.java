@@ -25,6 +25,17 @@ public final class ClientKeys {
               + "them). Keep it a fraction of the master's strata.master.lease.timeout.")
           .build();
 
+  public static final PropertyKey<Duration> UFS_WRITE_KEEPALIVE_INTERVAL =
+      PropertyKey.durationKey("strata.user.ufs.write.keepalive.interval")
+          .defaultValue("1min")
+          .validate(d -> d.isZero() || d.toMillis() >= 10, "0 (off) or at least 10ms")
+          .doc("While a writer holds an under file system write stream (CACHE_THROUGH, THROUGH, an ASYNC_THROUGH "
+              + "write gone through) and its file's lease, the client sends an empty message on that stream when it "
+              + "sent nothing for this long, so a writer that is slow but alive (a gap between its chunks) keeps its "
+              + "stream past the worker's strata.worker.ufs.write.idle.timeout, which still reaps the stream of a "
+              + "writer that went silent. Keep it well below that timeout. 0: no keep-alives.")
+          .build();
+
   public static final PropertyKey<Long> STREAM_CHUNK_SIZE = PropertyKey.bytesKey("strata.user.stream.chunk.size")
       .defaultValue("1MB")
       .validate(v -> v >= 1024 && v <= 4L * 1024 * 1024, "between 1KB and 4MB")

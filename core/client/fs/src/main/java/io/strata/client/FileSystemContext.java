@@ -98,6 +98,8 @@ public final class FileSystemContext implements Closeable {
   private final java.util.concurrent.ThreadPoolExecutor background;
   private final long rpcTimeoutMs;
   private final LeaseRenewer leases;
+  /** Keeps this context's under file system write streams alive while their files' leases are held. */
+  private final UfsKeepAlives ufsKeepAlives;
   private final java.util.concurrent.atomic.AtomicLong callIds = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean closed;
   private io.strata.client.shortcircuit.ShortCircuitClient shortCircuit;
@@ -130,6 +132,8 @@ public final class FileSystemContext implements Closeable {
     }
     this.current = new Generation(1, merged, maxMessageBytes, flowWindowBytes, loops);
     this.leases = new LeaseRenewer(this, merged.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
+    this.ufsKeepAlives = new UfsKeepAlives(merged.get(ClientKeys.UFS_WRITE_KEEPALIVE_INTERVAL).toMillis(),
+        leases::holds);
     this.metadataCache = MetadataCache.from(merged, com.github.benmanes.caffeine.cache.Ticker.systemTicker());
     this.maintenance = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "strata-client-maintenance");
@@ -274,6 +278,15 @@ public final class FileSystemContext implements Closeable {
   }
 
   /** Renews the write leases of this context's open files. */
+  UfsKeepAlives ufsKeepAlives() {
+    return ufsKeepAlives;
+  }
+
+  /** Keep-alives this context sent on its under file system write streams so far (for tests and operators). */
+  public long ufsKeepAlivesSent() {
+    return ufsKeepAlives.sent();
+  }
+
   LeaseRenewer leases() {
     return leases;
   }
@@ -489,6 +502,7 @@ public final class FileSystemContext implements Closeable {
       }
     }
     leases.close();
+    ufsKeepAlives.close();
     if (pageCache != null) {
       pageCache.close();
     }

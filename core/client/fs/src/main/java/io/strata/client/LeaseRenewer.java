@@ -59,6 +59,11 @@ final class LeaseRenewer implements AutoCloseable {
     }
   }
 
+  /** Whether this client still holds {@code fileId}'s lease (added, not yet removed nor named lost by the master). */
+  boolean holds(long fileId) {
+    return files.contains(fileId);
+  }
+
   /** The file was completed or abandoned. */
   void remove(long fileId) {
     files.remove(fileId);

@@ -101,6 +101,27 @@ final class OutboundStream<Q, R> {
     requests.onNext(message);
   }
 
+  /**
+   * Sends {@code message} only if the call is live and its transport can take it now, without waiting; false when
+   * not sent. For a keep-alive from another thread: its caller must keep it from overlapping this stream's other
+   * sends (gRPC's stream takes one sender at a time) and from following {@link #finish} or {@link #cancel}.
+   */
+  boolean sendIfReady(Q message) {
+    lock.lock();
+    try {
+      if (done) {
+        return false;
+      }
+    } finally {
+      lock.unlock();
+    }
+    if (!requests.isReady()) {
+      return false; // data is waiting for the worker already: it is not idle
+    }
+    requests.onNext(message);
+    return true;
+  }
+
   private void awaitReady() throws IOException {
     lock.lock();
     try {

@@ -67,6 +67,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final long startTimeMs;
   private final Runnable fatal;
   private volatile java.util.function.Consumer<java.util.Collection<Long>> onAbandoned = ids -> {};
+  private volatile java.util.function.Consumer<java.util.Collection<Long>> onRecovered = ids -> {};
   private volatile java.util.function.Supplier<java.util.Collection<Long>> heldFiles = List::of;
   /** How often a heartbeat names the held files ({@link #heldFiles}); the heartbeat thread's bookkeeping below. */
   private volatile long heldCheckMs = 60_000;
@@ -134,6 +135,11 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** Also told of the files whose writers lost their leases, after the store aborted their blocks. */
   void onAbandoned(java.util.function.Consumer<java.util.Collection<Long>> listener) {
     this.onAbandoned = listener;
+  }
+
+  /** Told the files whose leases the master recovered (their writers went silent), as heartbeat replies name them. */
+  void onRecovered(java.util.function.Consumer<java.util.Collection<Long>> listener) {
+    this.onRecovered = listener;
   }
 
   /**
@@ -421,6 +427,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     if (res.getAbandonedFileIdsCount() > 0) {
       letGo(res.getAbandonedFileIdsList()); // files whose writers lost their leases
+      onRecovered.accept(res.getAbandonedFileIdsList()); // and their under file system writes
     }
     if (res.getEndedFileIdsCount() > 0) {
       LOG.info("Letting go of the blocks of {} ended files the master named", res.getEndedFileIdsCount());

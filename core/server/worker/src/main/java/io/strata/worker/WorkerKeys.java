@@ -307,8 +307,10 @@ public final class WorkerKeys {
       PropertyKey.durationKey("strata.worker.ufs.write.idle.timeout")
           .defaultValue("5min")
           .validate(d -> d.toMillis() >= 10, "at least 10ms")
-          .doc("An under file system write stream (CACHE_THROUGH, THROUGH) that receives no data for this long is "
-              + "cancelled (DEADLINE_EXCEEDED) and its partial file deleted.")
+          .doc("An under file system write stream (CACHE_THROUGH, THROUGH) that receives no message for this long "
+              + "(neither data nor the keep-alive a live client sends every strata.user.ufs.write.keepalive.interval) "
+              + "is cancelled (DEADLINE_EXCEEDED) and its partial file deleted: its writer went silent. Keep it well "
+              + "above the clients' keep-alive interval.")
           .build();
 
   public static final PropertyKey<Boolean> SHORT_CIRCUIT_ENABLED =

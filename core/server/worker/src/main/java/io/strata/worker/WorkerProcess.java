@@ -209,6 +209,8 @@ public final class WorkerProcess implements AutoCloseable {
     }
     sync.attach(store, ufs);
     sync.onAbandoned(ids -> shuffle.store().abandoned(ids));
+    BlockWorkerService data = dataService;
+    sync.onRecovered(ids -> data.abortUfsWritesOf(ids));
     sync.heldFiles(() -> shuffle.store().openFileIds(), conf.get(WorkerKeys.HELD_FILES_CHECK_INTERVAL));
     deferred.set(store);
     if (conf.get(WorkerKeys.SHORT_CIRCUIT_ENABLED) && !io.netty.channel.epoll.Epoll.isAvailable()) {

@@ -77,7 +77,8 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
       long maxSpaceWaitMs, int maxSpaceWaiters, IdleWatch stallWatch, IdleWatch ufsWriteWatch, boolean zeroCopy) {
     this.spaceWaiters = new java.util.concurrent.Semaphore(maxSpaceWaiters);
     this.maxSpaceWaiters = maxSpaceWaiters;
-    this.res = new CallResources(store, committer, ufs, stallWatch, ufsWriteWatch, new BlockDataMarshalling(),
+    this.res = new CallResources(store, committer, ufs, stallWatch, ufsWriteWatch, new UfsWrites(),
+        new BlockDataMarshalling(),
         new DirectBufferPool(POOL_FREE_BYTES), new StreamedBytes());
     this.maxChunk = maxChunk;
     this.maxSpaceWaitMs = maxSpaceWaitMs;
@@ -124,6 +125,19 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
   }
 
   /** Pooled buffers lent to gRPC and not yet back, plus received chunks not yet released (leak tests). */
+  /**
+   * Ends the under file system writes of files whose leases the master recovered (their partial files deleted);
+   * returns how many ended now (one busy in the under file system is ended at a later call).
+   */
+  public int abortUfsWritesOf(java.util.Collection<Long> fileIds) {
+    return res.ufsWrites().abortWritesOf(fileIds);
+  }
+
+  /** Under file system file writes open now (past their header). */
+  public int openUfsWrites() {
+    return res.ufsWrites().size();
+  }
+
   public int outstandingBuffers() {
     return res.pool().lent() + res.marshalling().outstanding();
   }

@@ -15,12 +15,13 @@ import io.strata.worker.ufs.UfsOperations;
  * @param committer how a finished block write is committed, locally then at the master
  * @param ufs the under file system layer (reads through, file writes)
  * @param stallWatch ends block reads whose reader takes no data for its timeout
- * @param ufsWriteWatch ends UFS file writes that receive no data for its timeout
+ * @param ufsWriteWatch ends UFS file writes that receive no message (data or keep-alive) for its timeout
+ * @param ufsWrites the UFS file writes open now, by file, which a lease recovery ends
  * @param marshalling the zero-copy marshallers; block writes release their aliased chunks to it
  * @param pool the direct buffers zero-copy block reads fill and lend to gRPC
  * @param streamed block bytes sent by ReadBlock and received by WriteBlock streams, per listener
  */
 record CallResources(BlockStore store, Committer committer, UfsOperations ufs, IdleWatch stallWatch,
-    IdleWatch ufsWriteWatch, BlockDataMarshalling marshalling, DirectBufferPool pool,
+    IdleWatch ufsWriteWatch, UfsWrites ufsWrites, BlockDataMarshalling marshalling, DirectBufferPool pool,
     StreamedBytes streamed) {
 }

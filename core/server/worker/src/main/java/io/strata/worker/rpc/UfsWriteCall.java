@@ -2,6 +2,7 @@ package io.strata.worker.rpc;
 
 import io.grpc.stub.StreamObserver;
 import io.strata.common.exception.DeadlineExceededException;
+import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.grpc.GrpcErrors;
 import io.strata.proto.WriteUfsFileRequest;
@@ -12,18 +13,22 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * One under file system file write (WriteUfsFile, for CACHE_THROUGH and THROUGH writers): streams into the
  * file the master names, on the calling thread as block writes do; any failure or cancel deletes the
- * partial file, and so does a client that sends no data for the UFS write idle timeout.
+ * partial file, and so does a client that sends no message for the UFS write idle timeout (its writer went
+ * silent). A live client sends an empty message (no header, no bytes) when it has sent nothing for its
+ * keep-alive interval, which counts as progress and writes nothing, so a slow writer keeps its stream. The
+ * master's word that the file's lease was recovered ends the write too ({@link UfsWrites}).
  *
- * <p>Threading: gRPC delivers its callbacks serially; the idle watch may end it from its own thread, so
- * callbacks hold {@link #lock} (the watch only tries it: a write busy in the UFS is not idle).
+ * <p>Threading: gRPC delivers its callbacks serially; the idle watch and the heartbeat thread may end it from
+ * their own threads, so callbacks hold {@link #lock} (those only try it: a write busy in the UFS is not idle).
  */
-final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest>, IdleWatch.Watched {
+final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest>, IdleWatch.Watched, UfsWrites.Write {
   private final CallResources res;
   private final StreamObserver<WriteUfsFileResponse> response;
   private final ReentrantLock lock = new ReentrantLock();
   private UfsFileWrite write;
   private boolean failed;
   private volatile long lastDataNanos = System.nanoTime();
+  private volatile long fileId = -1;
   private Runnable unwatch = () -> { };
 
   UfsWriteCall(CallResources res, StreamObserver<WriteUfsFileResponse> response) {
@@ -53,6 +58,27 @@ final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest>, IdleWat
   }
 
   @Override
+  public long fileId() {
+    return fileId;
+  }
+
+  @Override
+  public boolean abandon() {
+    if (!lock.tryLock()) {
+      return false;
+    }
+    try {
+      if (!failed) {
+        fail(new FailedPreconditionException("Under file system write of file " + fileId + ": the master recovered "
+            + "the file (its writer's lease lapsed); its partial file is deleted"));
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
   public void onNext(WriteUfsFileRequest req) {
     lock.lock();
     try {
@@ -74,7 +100,13 @@ final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest>, IdleWat
               + "header (the file id)");
         }
         write = res.ufs().openFileWrite(req.getHeader().getFileId());
-        unwatch = res.ufsWriteWatch().watch(this);
+        fileId = req.getHeader().getFileId();
+        Runnable unidle = res.ufsWriteWatch().watch(this);
+        Runnable forget = res.ufsWrites().add(this);
+        unwatch = () -> {
+          unidle.run();
+          forget.run();
+        };
       } else if (req.hasHeader()) {
         throw new InvalidArgumentException("Under file system write of file " + req.getHeader().getFileId()
             + ": only the first message may carry a header");

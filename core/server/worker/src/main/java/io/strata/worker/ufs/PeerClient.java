@@ -4,7 +4,10 @@ import com.google.protobuf.ByteString;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.strata.common.checksum.ChunkChecksums;
+import io.strata.common.exception.CorruptBlockException;
 import io.strata.common.exception.DataLossException;
+import io.strata.common.exception.ErrorCode;
+import io.strata.common.exception.InternalException;
 import io.strata.common.exception.StrataException;
 import io.strata.common.exception.UnavailableException;
 import io.strata.common.grpc.GrpcChannels;
@@ -62,8 +65,17 @@ final class PeerClient implements Closeable {
    * Streams block {@code blockId}, of {@code length} bytes, from {@code peer} into {@code out}; fails
    * (and cancels the call) on any error or when the peer sends another length. The peer sends its stored
    * checksums and each chunk is checked before it is passed on, so a corrupt copy is never copied: that
-   * fails with a {@link io.strata.common.exception.CorruptBlockException} (DATA_LOSS), and the caller
-   * tries its next source.
+   * fails with a {@link CorruptBlockException} (DATA_LOSS), and the caller tries its next source. So does a
+   * peer that answers DATA_LOSS about its own copy (its checksums cannot be read, its file is short), as
+   * it does for a client's read.
+   *
+   * <p>Every chunk must carry its checksums: a peer asked for them sends them with every chunk of a block it
+   * holds, or fails the read (DATA_LOSS) when its copy has none; it never sends bytes it cannot vouch for. The
+   * checksums exist only beside the peer's copy (the master keeps none), so bytes without them cannot be
+   * checked here in any other way: a chunk without checksums (a worker too old to send them, or a bug), with
+   * a count that does not cover it, or at an offset other than the next one is refused before any of its bytes
+   * is passed on, as INTERNAL naming what the peer sent. That is a broken protocol, not a corrupt copy: it is
+   * not reported (the master would drop a copy that may well be good), and the caller tries its next source.
    */
   void read(WorkerAddress peer, long blockId, long length, ChunkConsumer out) throws StrataException {
     ManagedChannel ch = channel(peer);
@@ -76,18 +88,24 @@ final class PeerClient implements Closeable {
         Iterator<ReadBlockResponse> it = BlockWorkerServiceGrpc.newBlockingStub(ch)
             .withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS).readBlock(req);
         long got = 0;
-        while (it.hasNext()) {
-          ReadBlockResponse r = it.next();
-          ByteString chunk = r.getChunk();
-          if (r.getChunkCrc32CCount() > 0) {
-            int bad = r.getOffset() != got
-                || r.getChunkCrc32CCount() != ChunkChecksums.chunkCount(chunk.size()) ? 0
-                : ChunkChecksums.firstMismatch(chunk.asReadOnlyByteBuffer(), r.getChunkCrc32CList());
-            if (bad >= 0) {
-              throw new io.strata.common.exception.CorruptBlockException(blockId, peer.toString(),
-                  got + (long) bad * ChunkChecksums.CHUNK_BYTES, "its bytes fail their checksum (copy from a peer)");
+        while (true) {
+          ReadBlockResponse r;
+          try {
+            if (!it.hasNext()) {
+              break;
             }
+            r = it.next();
+          } catch (io.grpc.StatusRuntimeException e) {
+            StrataException s = GrpcErrors.fromThrowable(e);
+            if (s.code() == ErrorCode.DATA_LOSS) {
+              // The peer found its own copy damaged (its checksums unreadable, its file short).
+              throw new CorruptBlockException(blockId, peer.toString(), got, "the worker answered: "
+                  + s.getMessage());
+            }
+            throw e;
           }
+          ByteString chunk = r.getChunk();
+          verify(peer, blockId, got, r, doing);
           got += chunk.size();
           if (got > length) {
             throw new DataLossException(doing + ": it sent more than the " + length + " bytes the master knows");
@@ -99,7 +117,7 @@ final class PeerClient implements Closeable {
         }
         return null;
       });
-    } catch (io.strata.common.exception.CorruptBlockException e) {
+    } catch (CorruptBlockException e) {
       throw e; // as it is: its caller reports the peer's copy to the master
     } catch (Exception e) {
       StrataException s = e instanceof StrataException se ? se
@@ -108,6 +126,33 @@ final class PeerClient implements Closeable {
       throw UfsErrors.wrap(doing, s);
     } finally {
       ctx.cancel(null); // ends the call if the loop stopped early
+    }
+  }
+
+  /**
+   * Checks one message of the peer's read, which must start at block offset {@code at}, before any of its bytes
+   * is used: a broken protocol is INTERNAL, bytes that fail their checksums a {@link CorruptBlockException}.
+   */
+  private static void verify(WorkerAddress peer, long blockId, long at, ReadBlockResponse r, String doing)
+      throws StrataException {
+    ByteString chunk = r.getChunk();
+    int size = chunk.size();
+    int count = r.getChunkCrc32CCount();
+    int expected = ChunkChecksums.chunkCount(size);
+    if (count == 0 && size > 0) {
+      throw new InternalException(doing + ": it sent " + size + " bytes at offset " + at + " without the checksums "
+          + "asked for (a worker too old to send them, or a bug): they cannot be verified, so nothing of this copy "
+          + "is taken");
+    }
+    if (r.getOffset() != at || count != expected) {
+      throw new InternalException(doing + ": it broke the read protocol, sending " + size + " bytes at offset "
+          + r.getOffset() + " with " + count + " checksums where offset " + at + " with " + expected + " checksums "
+          + "was due; nothing of this copy is taken");
+    }
+    int bad = ChunkChecksums.firstMismatch(chunk.asReadOnlyByteBuffer(), r.getChunkCrc32CList());
+    if (bad >= 0) {
+      throw new CorruptBlockException(blockId, peer.toString(), at + (long) bad * ChunkChecksums.CHUNK_BYTES,
+          "its bytes fail their checksum (copy from a peer)");
     }
   }
 
