@@ -105,9 +105,9 @@ public final class FileSystemMaster {
       mounts.add(ufs.rootMount());
     }
     UfsManager manager = ufs == null ? new UfsManager() : ufs.manager();
-    MetadataSync sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
-        commitLock, this::removeBlocksOf);
     PathGuard guard = new PathGuard(); // one for every change that moves or clears UFS paths
+    MetadataSync sync = new MetadataSync(tree, mounts, manager, clock, ufs == null ? 64L << 20 : ufs.blockSize(),
+        commitLock, this::removeBlocksOf, guard);
     PersistedUnflushed unflushed = new PersistedUnflushed(); // one for everything that lets persisted blocks go
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs, guard, unflushed);

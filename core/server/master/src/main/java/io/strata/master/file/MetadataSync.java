@@ -20,7 +20,9 @@ import java.util.function.Consumer;
  * by what the UFS says; data only Strata has is never touched.
  *
  * <p>UFS I/O happens here, outside the tree's lock; the tree applies each result atomically and re-checks
- * what changed meanwhile. Thread-safe.
+ * what changed meanwhile. A path related to one a delete, rename or placement holds in the {@link PathGuard} (its
+ * UFS call under way: an object store's rename copies for a long time) is neither loaded, judged nor removed: the UFS
+ * shows it half-changed. Its directory is then not marked loaded, so the next listing looks again. Thread-safe.
  */
 final class MetadataSync {
   private final InodeTree tree;
@@ -32,10 +34,13 @@ final class MetadataSync {
   private final Consumer<List<Long>> filesRemoved;
   /** {@code FileSystemMaster}'s commit lock, taken around removals (lock order: it, then the tree's). */
   private final Object commitLock;
+  /** Asked (its monitor a leaf, taken under the tree's lock too) whether a change of a related path is under way. */
+  private final PathGuard guard;
 
   MetadataSync(InodeTree tree, MountTable mounts, UfsManager ufs, Clock clock, long blockSize,
-      Object commitLock, Consumer<List<Long>> filesRemoved) {
+      Object commitLock, Consumer<List<Long>> filesRemoved, PathGuard guard) {
     this.commitLock = commitLock;
+    this.guard = guard;
     this.tree = tree;
     this.merge = new UfsMerge(tree);
     this.mounts = mounts;
@@ -82,7 +87,8 @@ final class MetadataSync {
       return;
     }
     // A path that is or holds a mount point is never synced away (its UFS is not where the mount's files are).
-    if (intervalMs < 0 || path.isRoot() || !mounts.mountsAtOrUnder(path).isEmpty() || !existing.persisted()) {
+    if (intervalMs < 0 || path.isRoot() || !mounts.mountsAtOrUnder(path).isEmpty() || !existing.persisted()
+        || guard.busy(path)) {
       return;
     }
     if (intervalMs > 0 && clock.millis() - merge.lastUfsSync(path) < intervalMs) {
@@ -122,8 +128,8 @@ final class MetadataSync {
       return true;
     }
     MountTable.Resolution target = mounts.resolve(path);
-    if (target == null || UfsTempNames.isTemp(path.name())) {
-      return true;
+    if (target == null || UfsTempNames.isTemp(path.name()) || guard.busy(path)) {
+      return true; // nothing to load, or not now: a rename or delete of a related path is moving it in the UFS
     }
     UfsStatus leaf = status(target);
     if (leaf == null) {
@@ -198,7 +204,8 @@ final class MetadataSync {
     }
     UfsMerge.Merged merged;
     synchronized (commitLock) { // as above: the files the listing no longer has go with their blocks
-      merged = merge.mergeListing(dir, listing, blockSize, p -> !mounts.mountsAtOrUnder(p).isEmpty(), since);
+      merged = merge.mergeListing(dir, listing, blockSize,
+          p -> !mounts.mountsAtOrUnder(p).isEmpty() || guard.busy(p), since);
       filesRemoved.accept(merged.removedFiles());
     }
     return !merged.stale();

@@ -29,6 +29,8 @@ final class PathGuard {
   static final int WAITERS_MAX = 32;
 
   private final List<List<StrataPath>> held = new ArrayList<>();
+  /** The thread holding each held change (by identity), so {@link #busy} does not count a caller's own. */
+  private final java.util.Map<List<StrataPath>, Thread> owners = new java.util.IdentityHashMap<>();
   /** The paths of the changes waiting now: {@link #tryHold} yields to them, so they are not starved. */
   private final List<List<StrataPath>> waiters = new ArrayList<>();
   private int waiting;
@@ -84,6 +86,7 @@ final class PathGuard {
         }
       }
       held.add(mine);
+      owners.put(mine, Thread.currentThread());
     }
     return () -> release(mine);
   }
@@ -99,12 +102,28 @@ final class PathGuard {
       return null;
     }
     held.add(mine);
+    owners.put(mine, Thread.currentThread());
     return () -> release(mine);
   }
 
   private synchronized void release(List<StrataPath> mine) {
     held.removeIf(h -> h == mine);
+    owners.remove(mine);
     notifyAll();
+  }
+
+  /**
+   * Whether a change of another thread holds a path related to {@code path} now (the metadata sync leaves such paths
+   * alone; a change's own loads, on its own thread, go on). A leaf: may be asked under the tree's lock, as it takes no
+   * other lock.
+   */
+  synchronized boolean busy(StrataPath path) {
+    for (List<StrataPath> h : held) {
+      if (owners.get(h) != Thread.currentThread() && related(List.of(path), List.of(h)) != null) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Changes waiting now (tests). */

@@ -284,6 +284,7 @@ class UfsRaceTest {
   }
 
   private void ufsFile(String name, String content) throws IOException {
+    Files.createDirectories(ufs.resolve(name).getParent());
     Files.writeString(ufs.resolve(name), content, StandardCharsets.UTF_8);
   }
 
@@ -337,5 +338,35 @@ class UfsRaceTest {
     // What holds the bytes: the file's cached blocks, at the path it was written to, under the root mount.
     assertThat(fs.getStatus("/data/new/f").id()).isEqualTo(f.id());
     assertThat(fs.blocksOf(fs.getStatus("/data/new/f"))).hasSize(2);
+  }
+
+  /**
+   * While a rename's UFS call is under way (an object store's rename copies object by object, so the destination
+   * appears part by part), a look at the destination does not load what the copy made so far, and a listing does not
+   * add it: the rename then finds its destination free and completes. Before, the look loaded the destination as a
+   * persisted file, the rename failed ALREADY_EXISTS, and the loaded entry stayed (a sync interval of -1 never looks
+   * again) although the UFS rename was undone.
+   */
+  @Test
+  void aLookAtARenamesDestinationWhileItsUfsCopyRuns_loadsNothing_andTheRenameCompletes() throws Exception {
+    ufsFile("out/_tmp/part-0", "bytes of part 0");
+    assertThat(fs.getStatus("/out/_tmp").persisted()).isTrue();
+    GatedFileSystem.arm(GatedFileSystem.Op.RENAME);
+    CompletableFuture<Void> rename = async(() -> fs.rename("/out/_tmp", "/out/final"));
+    assertThat(GatedFileSystem.entered.await(30, TimeUnit.SECONDS)).as("the rename is in the UFS").isTrue();
+    // The copy has made part of the destination so far.
+    ufsFile("out/final/part-0", "bytes of part 0");
+    assertThatThrownBy(() -> fs.getStatus("/out/final/part-0")).isInstanceOf(NotFoundException.class);
+    List<String> names = new java.util.ArrayList<>();
+    fs.listStatus("/out", false, 100, b -> b.forEach(f -> names.add(f.name())), 0);
+    assertThat(names).containsExactly("_tmp");
+    // (The local UFS renames all at once when released: the partial copy is taken away first.)
+    Files.delete(ufs.resolve("out/final/part-0"));
+    Files.delete(ufs.resolve("out/final"));
+    GatedFileSystem.release.countDown();
+    rename.get(30, TimeUnit.SECONDS);
+    assertThat(fs.getStatus("/out/final/part-0").persisted()).isTrue();
+    assertThat(fs.exists("/out/_tmp")).isFalse();
+    assertThat(Files.readString(ufs.resolve("out/final/part-0"))).isEqualTo("bytes of part 0");
   }
 }
