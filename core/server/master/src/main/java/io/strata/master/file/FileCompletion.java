@@ -29,6 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link FileSystemMaster}); UFS calls happen before it is taken.
  */
 final class FileCompletion {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileCompletion.class);
   private final InodeTree tree;
   private final BlockMaster blocks;
   private final MountTable mounts;
@@ -178,6 +179,7 @@ final class FileCompletion {
     UnderFileSystem u = sync.client(r);
     try {
       String temp = ufsWriteTargets.get(file.id());
+      boolean handedOutBefore = temp == null;
       if (temp == null
           || (u.getStatus(temp) == null && !UfsManager.parent(temp).equals(UfsManager.parent(r.ufsUri())))) {
         // Handed out before this master started leading; or its directory was renamed while the copy was written
@@ -185,6 +187,16 @@ final class FileCompletion {
         temp = findTempCopy(u, r.ufsUri(), file, length);
       }
       UfsStatus written = u.getStatus(temp);
+      if (written == null && handedOutBefore && tree.isFileAt(file.id(), p.toString())) {
+        // No temp copy, but one of this length in place: the master before this one placed it and failed before its
+        // complete became durable (the writer retries it here). Nothing else writes there: the create found the UFS
+        // path free, and Strata's namespace has held it since.
+        UfsStatus there = u.getStatus(r.ufsUri());
+        if (there != null && !there.directory() && there.length() == length) {
+          LOG.info("Completing {}: its under file system copy was placed by the previous leader ({})", p, r.ufsUri());
+          return there.modificationTimeMs();
+        }
+      }
       if (written == null) {
         throw new FailedPreconditionException("Cannot complete " + p + ": its under file system copy was never "
             + "written (nothing at " + temp + ")");

@@ -261,6 +261,29 @@ class FileSystemMasterUfsTest {
 
   // ---- write types and persistence ----
 
+  /**
+   * A master that placed a through-written file's copy and failed before its complete became durable: the next
+   * master (here: a restart) finds no temp copy but one of the file's length in place, and the writer's retried
+   * complete succeeds. Before, it failed "never written"; the writer then deleted the file from Strata, and the
+   * complete copy left in the UFS came back at the next listing as a file the writer was told had failed.
+   */
+  @Test
+  void aCompleteRetriedAfterTheMasterBeforePlacedTheCopy_succeeds() throws Exception {
+    FileInfo f = fs.createFile("/placed/t", BS, true, 0, WriteType.THROUGH);
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.createDirectories(temp.getParent());
+    Files.writeString(temp, "abcd");
+    Files.move(temp, ufs.resolve("placed/t")); // the old master's rename, its complete never durable
+    restart();
+    assertThatThrownBy(() -> fs.completeFile("/placed/t", f.id(), 5)).as("another length is not this copy")
+        .isInstanceOf(FailedPreconditionException.class).hasMessageContaining("never written");
+    FileInfo done = fs.completeFile("/placed/t", f.id(), 4);
+    assertThat(done.persistence()).isEqualTo(PersistenceState.PERSISTED);
+    // What holds the bytes: the copy the old master placed.
+    assertThat(Files.readString(ufs.resolve("placed/t"))).isEqualTo("abcd");
+    assertThat(restart().getStatus("/placed/t").complete()).isTrue();
+  }
+
   @Test
   void throughWrites_completeOnlyOnceTheirUfsCopyIsThere_andAreRenamedIntoPlace() throws Exception {
     FileInfo f = fs.createFile("/out/t", BS, true, 0, WriteType.THROUGH);
