@@ -57,6 +57,7 @@ public final class LocalStrataCluster implements AutoCloseable {
     private int firstWorkerPort;
     private int workerPortStep = 2;
     private final Map<String, String> conf = new HashMap<>();
+    private io.strata.worker.store.Durability workerDurability = io.strata.worker.store.Durability.FSYNC;
 
     public Builder workers(int n) {
       this.workers = n;
@@ -77,6 +78,15 @@ public final class LocalStrataCluster implements AutoCloseable {
     /** Worker i gets firstWorkerPort + i * step; 0 picks free ports. */
     public Builder firstWorkerPort(int port) {
       this.firstWorkerPort = port;
+      return this;
+    }
+
+    /**
+     * How every worker's block store syncs and unlinks its files (the real fsync and unlink by default): tests hold a
+     * step of it, as a dying disk would.
+     */
+    public Builder workerDurability(io.strata.worker.store.Durability d) {
+      this.workerDurability = d;
       return this;
     }
 
@@ -149,7 +159,7 @@ public final class LocalStrataCluster implements AutoCloseable {
     w.putAll(overrides);
     StrataConf conf = StrataConf.of(w);
     workerConfs.add(conf);
-    workers.add(new WorkerProcess(conf, Clock.systemUTC()).start());
+    workers.add(new WorkerProcess(conf, Clock.systemUTC()).durability(spec.workerDurability).start());
     return i;
   }
 
@@ -222,7 +232,8 @@ public final class LocalStrataCluster implements AutoCloseable {
 
   /** Starts worker i again on its port and dir (after {@link #stopWorker}). */
   public WorkerProcess restartWorker(int i) throws IOException {
-    WorkerProcess w = new WorkerProcess(workerConfs.get(i), Clock.systemUTC()).start();
+    WorkerProcess w = new WorkerProcess(workerConfs.get(i), Clock.systemUTC()).durability(spec.workerDurability)
+        .start();
     workers.set(i, w);
     return w;
   }

@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * comes from and where a UFS file is written through {@link MasterQueries}. These two classes are where the master
  * protocol's protos meet worker types.
  *
- * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread; {@link #commitBlock} and the
+ * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread, the removals its replies ask for on
+ * this object's removal thread; {@link #commitBlock} and the
  * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. One lock:
  * this object's monitor guards the pending changes and the beat bookkeeping below; it is a leaf (nothing
  * else is taken while it is held) and never held across an RPC or a store call. Heartbeats and commits
@@ -56,6 +57,20 @@ import org.slf4j.LoggerFactory;
  *       still wants it gone.
  *   <li>Removal events carry a sequence number, so a heartbeat's success clears exactly the events it
  *       carried, never a later removal of the same block.
+ *   <li>The removals a reply asks for run on a thread of their own ({@link #removals}), never on the heartbeat
+ *       thread: an unlink on a dying disk may hang, and heartbeats must go on meanwhile, or the master declares
+ *       this worker lost. One removal per block is queued or running at a time (the master asks every beat until
+ *       it hears the block removed), so the queue holds at most the blocks the master asked for; a commit of the
+ *       block, or the block leaving the store otherwise, before a queued removal runs makes it moot (the master
+ *       asks again if it still wants the block gone).
+ *   <li>Moved (or re-announced) blocks are looked up in the store when a heartbeat is built, as the blocks a
+ *       registration could not carry are: one the store no longer holds is not sent, and one it holds is sent as
+ *       it is now. An addition waits for a removal of its block queued before it, so the master (which applies a
+ *       beat's removals before its additions) never takes the removal after the addition.
+ *   <li>A failed dir's lost blocks are reported removed, except those the store holds again (a move's whole copy
+ *       kept in a good dir when its source dir failed in the middle of the move). Whether it holds them is asked
+ *       again once the losses are queued, since that adoption, and its announcement, may cross this report: a block
+ *       held by then has its loss taken back if still unsent, and is announced again.
  * </ul>
  */
 final class MasterSync implements StoreEvents, MasterClient {
@@ -77,6 +92,17 @@ final class MasterSync implements StoreEvents, MasterClient {
   private final Pins pins = new Pins();
   /** Blocks whose removal the master asked for and that are not gone yet (a reader may delay it). */
   private final java.util.Set<Long> removing = new java.util.HashSet<>();
+  /**
+   * The master's removals queued or running on {@link #removals}, by block: true while still to run, false once moot
+   * (a commit of the block, or its removal by other means, came first). One per block, so at most as many as the
+   * blocks the master asked for. Guarded by this.
+   */
+  private final Map<Long, Boolean> removalTasks = new java.util.HashMap<>();
+  /**
+   * Runs the removals the master asks for, one at a time, off the heartbeat thread (an unlink may hang on a dying
+   * disk); a daemon thread, shut down by {@link #close}.
+   */
+  private final java.util.concurrent.ExecutorService removals;
   private volatile long workerId = -1;
   /** The last batch of evictable blocks applied (heartbeat thread only); a new registration starts at 0. */
   private long evictableSeq;
@@ -121,6 +147,8 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.clock = clock;
     this.lastBeatMs = startTimeMs;
     this.fatal = fatal;
+    this.removals = java.util.concurrent.Executors.newSingleThreadExecutor(
+        io.strata.server.GrpcServer.namedDaemon("worker-" + address.rpcPort() + "-removals"));
     this.clusterIds = new ClusterIdFiles(() -> {
       List<java.nio.file.Path> out = new ArrayList<>();
       for (BlockStore.DirReport d : store.dirReports()) {
@@ -340,6 +368,17 @@ final class MasterSync implements StoreEvents, MasterClient {
         goneUpTo = r[0];
       }
       changed = new ArrayList<>(moved.values());
+      if (gone.size() < removed.size()) {
+        // An addition waits for a removal of its block queued before it that this beat cannot carry: the master
+        // applies a beat's removals before its additions, so the removal, in a later beat, would undo it there.
+        java.util.Set<Long> later = new java.util.HashSet<>();
+        for (long[] r : removed) {
+          if (r[0] > goneUpTo) {
+            later.add(r[1]);
+          }
+        }
+        changed.removeIf(r -> later.contains(r.getBlockId()));
+      }
       late = pending.peek(Math.max(0, pending.perMessage() - changed.size()));
       beginBeat();
     }
@@ -352,18 +391,21 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   private boolean heartbeatCall(List<Long> gone, long goneUpTo, List<BlockReportProto> changed,
       List<BlockReportProto> late) throws StrataException {
-    List<BlockReportProto> added = changed;
-    if (!late.isEmpty()) {
-      // Those the registration could not carry, still here (one removed since has its removal queued, or sent
-      // in this beat before the added blocks, which the master applies after): looked up outside the monitor.
-      added = new ArrayList<>(changed);
-      for (BlockReportProto r : late) {
-        try {
-          store.get(r.getBlockId());
-          added.add(r);
-        } catch (StrataException removedSince) {
-          // not here any more: nothing to report
-        }
+    // Moved blocks as the store holds them now, and those the registration could not carry, still here: looked up
+    // outside the monitor. One removed since has its removal queued (sent in a later beat), or sent in this beat
+    // before the added blocks, which the master applies after. A moved block the store no longer holds is not
+    // sent: a move into a dir that failed right after, whose event came after the dir's report of its losses,
+    // would otherwise list a lost block again.
+    List<BlockReportProto> added = new ArrayList<>(changed.size() + late.size());
+    for (BlockReportProto r : changed) {
+      BlockReportProto now = held(r.getBlockId());
+      if (now != null) {
+        added.add(now);
+      }
+    }
+    for (BlockReportProto r : late) {
+      if (held(r.getBlockId()) != null) {
+        added.add(r);
       }
     }
     WorkerUfs u = ufs;
@@ -413,16 +455,17 @@ final class MasterSync implements StoreEvents, MasterClient {
           continue;
         }
         removing.add(id);
+        if (removalTasks.put(id, true) != null) {
+          continue; // queued or running already (a moot one still queued is wanted again)
+        }
       }
       try {
-        if (!store.remove(id)) {
-          blockRemoved(id); // already gone: confirm, so the master stops asking
-        }
-      } catch (java.io.IOException e) {
+        removals.execute(() -> removeAsked(id));
+      } catch (java.util.concurrent.RejectedExecutionException closing) {
         synchronized (this) {
+          removalTasks.remove(id);
           removing.remove(id);
         }
-        LOG.warn("Cannot remove block {}: {}", id, e.toString());
       }
     }
     if (res.getAbandonedFileIdsCount() > 0) {
@@ -443,6 +486,43 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     lastBeatMs = clock.millis();
     return true;
+  }
+
+  /**
+   * Removes a block the master asked for, on the removal thread; a removal made moot since it was queued (a commit of
+   * the block, or the block gone by other means) is skipped.
+   */
+  private void removeAsked(long id) {
+    synchronized (this) {
+      if (!Boolean.TRUE.equals(removalTasks.get(id))) {
+        removalTasks.remove(id);
+        return;
+      }
+    }
+    try {
+      if (!store.remove(id)) {
+        blockRemoved(id); // already gone: confirm, so the master stops asking
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      synchronized (this) {
+        removing.remove(id);
+      }
+      LOG.warn("Cannot remove block {}: {}", id, e.toString());
+    } finally {
+      synchronized (this) {
+        removalTasks.remove(id);
+      }
+    }
+  }
+
+  /** Master-ordered removals queued or running now (tests). */
+  synchronized int removalsQueued() {
+    return removalTasks.size();
+  }
+
+  /** Stops the removal thread (a removal under way finishes on its own; queued ones are dropped). */
+  void close() {
+    removals.shutdownNow();
   }
 
   /** Milliseconds since the master last answered a heartbeat (since the start, before the first). */
@@ -476,6 +556,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     removed.add(new long[] {++removalSeq, blockId});
     moved.remove(blockId);
     removing.remove(blockId);
+    removalTasks.replace(blockId, false); // gone: a removal still queued has nothing left to remove
   }
 
   @Override
@@ -499,9 +580,34 @@ final class MasterSync implements StoreEvents, MasterClient {
         gone.add(id);
       }
     }
+    Map<Long, Long> lossSeq = new java.util.HashMap<>();
     synchronized (this) {
       for (long id : gone) {
         blockRemoved(id);
+        lossSeq.put(id, removalSeq);
+      }
+    }
+    if (store == null) {
+      return;
+    }
+    // Such an adoption may also have crossed the look-up above: the block held when looked up, its announcement made
+    // before this monitor was taken, which the loss just queued would cancel (and, sent in a later beat than the
+    // announcement, would undo at the master). Asked again now that the losses are queued: an adoption after this
+    // look-up announces itself after them.
+    List<BlockReportProto> back = new ArrayList<>();
+    for (long id : gone) {
+      BlockReportProto now = held(id);
+      if (now != null) {
+        back.add(now);
+      }
+    }
+    if (!back.isEmpty()) {
+      synchronized (this) {
+        for (BlockReportProto r : back) {
+          long seq = lossSeq.get(r.getBlockId());
+          removed.removeIf(e -> e[0] == seq); // its loss, unless a heartbeat carried it already
+          moved.putIfAbsent(r.getBlockId(), r); // announced again (looked up again when sent)
+        }
       }
     }
   }
@@ -540,7 +646,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     long beatsAtStart;
     synchronized (this) {
       for (io.strata.worker.rpc.Committer.Commit c : commits) {
-        removed.removeIf(r -> r[1] == c.blockId());
+        supersedeRemovals(c.blockId());
         committing.merge(c.blockId(), 1, Integer::sum);
         if ((beats & 1) == 1) {
           overlapped.add(c.blockId());
@@ -627,7 +733,7 @@ final class MasterSync implements StoreEvents, MasterClient {
         return;
       }
       // This copy supersedes a removal of an older one not yet reported: reporting it would drop this one.
-      removed.removeIf(r -> r[1] == blockId);
+      supersedeRemovals(blockId);
       committing.merge(blockId, 1, Integer::sum);
       if ((beats & 1) == 1) {
         overlapped.add(blockId);
@@ -660,6 +766,28 @@ final class MasterSync implements StoreEvents, MasterClient {
       }
     }
     pins.committed(blockId, store);
+  }
+
+  /**
+   * A new copy of the block is committed: the queued, unsent removal events of an older one go (reporting them would
+   * drop this one), and a removal the master asked for that has not run yet is moot (the master, told of this copy,
+   * asks again if it still wants the block gone). Monitor held.
+   */
+  private void supersedeRemovals(long blockId) {
+    removed.removeIf(r -> r[1] == blockId);
+    if (removalTasks.replace(blockId, false) != null) {
+      removing.remove(blockId);
+    }
+  }
+
+  /** The block as the store holds it now, or null. Never under this monitor. */
+  private BlockReportProto held(long blockId) {
+    try {
+      BlockStore.BlockMeta m = store.get(blockId);
+      return BlockReportProto.newBuilder().setBlockId(blockId).setLength(m.length()).setTier(m.tier()).build();
+    } catch (StrataException e) {
+      return null;
+    }
   }
 
   private boolean storeHas(long blockId) {

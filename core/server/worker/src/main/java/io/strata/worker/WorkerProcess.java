@@ -49,6 +49,8 @@ public final class WorkerProcess implements AutoCloseable {
   private final StrataConf conf;
   private final Clock clock;
   private volatile Runnable fatalHandler;
+  /** How the store makes files durable and unlinks them ({@link #durability}); the real fsync by default. */
+  private io.strata.worker.store.Durability durability = io.strata.worker.store.Durability.FSYNC;
   private GrpcServer server;
   private io.strata.common.master.MasterConnection masterConnection;
   private ScheduledExecutorService background;
@@ -79,6 +81,15 @@ public final class WorkerProcess implements AutoCloseable {
   /** What to do when every storage dir has failed (called once, from a store thread). */
   public WorkerProcess onFatal(Runnable handler) {
     this.fatalHandler = handler;
+    return this;
+  }
+
+  /**
+   * How the block store syncs and unlinks its files (the real fsync and unlink by default); set before {@link #start}.
+   * Tests pass one that holds a step (an unlink on a dying disk) to see what else goes on meanwhile.
+   */
+  public WorkerProcess durability(io.strata.worker.store.Durability d) {
+    this.durability = d;
     return this;
   }
 
@@ -198,7 +209,7 @@ public final class WorkerProcess implements AutoCloseable {
         () -> fatalHandler.run(), conf.get(CommonKeys.WORKER_SECRET), conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE));
     try {
       store = new TieredBlockStore(tierSpecs(conf, port), Allocator.create(conf.get(WorkerKeys.ALLOCATOR)),
-          BlockAnnotator.create(conf.get(WorkerKeys.ANNOTATOR)), sync, clock);
+          BlockAnnotator.create(conf.get(WorkerKeys.ANNOTATOR)), sync, clock, durability);
       store.limitWrites(conf.get(WorkerKeys.WRITE_BLOCKS_MAX), WorkerKeys.WRITE_BLOCKS_MAX.name());
       tierManager = new TierManager(store, conf.get(WorkerKeys.RESERVER_HIGH_WATERMARK),
           conf.get(WorkerKeys.RESERVER_LOW_WATERMARK), conf.get(WorkerKeys.TEMP_BLOCK_TIMEOUT).toMillis(),
@@ -522,6 +533,9 @@ public final class WorkerProcess implements AutoCloseable {
     }
     if (ufsManager != null) {
       ufsManager.close();
+    }
+    if (sync != null) {
+      sync.close(); // its removal thread
     }
     if (masterConnection != null) {
       masterConnection.close();

@@ -39,7 +39,10 @@ final class BlockIndex {
   final long maxDirCapacity;
   /** Committed blocks → the dir holding them. */
   final Map<Long, StorageDir> committed = new HashMap<>();
-  /** Blocks being written; a null value reserves the id while a writer sets up or a removal runs. */
+  /**
+   * Blocks being written; a null value reserves the id while a writer sets up, a removal unlinks or a move copies
+   * (a dir failing meanwhile frees its blocks' ids in {@link #committed}, not here: no new copy starts at their paths).
+   */
   final Map<Long, Temp> writing = new HashMap<>();
   final Set<Long> pinned = new HashSet<>();
   /**

@@ -15,11 +15,14 @@ import org.slf4j.LoggerFactory;
  * one tier down, or deleting them out of the last tier when they are evictable ({@link #freeSpace}); moves
  * a block up on promotion and alignment ({@link #moveUp}); reserves room in a tier for a block moving in
  * ({@link #reserveIn}). A move copies into the target's {@code tmp/}, fsyncs it where the tier asks
- * ({@link Durability}), renames it into {@code blocks/}, and only then deletes the source.
+ * ({@link Durability}), renames it into {@code blocks/}, and only then deletes the source. The block's id stays
+ * claimed (a null entry in {@link BlockIndex#writing}) through the move's file operations, so a dir failing
+ * meanwhile (which frees the ids of its blocks) lets no new copy of the block start at the paths the move renames
+ * into and deletes.
  *
  * <p>Thread-safe. Movers only ever try-lock a block ({@link #tryLockForMove}), so eviction cannot deadlock
  * with readers; a block with a reader, or pinned, is skipped. The store's monitor ({@link BlockIndex#lock})
- * is taken for the index and accounting steps only, never across a copy, a rename or an fsync.
+ * is taken for the index and accounting steps only, never across a copy, a rename, an fsync or a delete.
  */
 final class Mover {
   private static final Logger LOG = LoggerFactory.getLogger(Mover.class);
@@ -140,7 +143,14 @@ final class Mover {
     }
   }
 
-  /** Moves a block the caller holds the write lock of from {@code from} to a dir of tier {@code target}. */
+  /**
+   * Moves a block the caller holds the write lock of from {@code from} to a dir of tier {@code target}. The block's id
+   * is claimed (a null entry in {@link BlockIndex#writing}, as a removal claims it) from before the copy gets a name
+   * in the target until the move's last file operation: the source dir may fail meanwhile, which frees the id (its
+   * blocks leave the index), and a new copy of the block written then could land at the very paths this move
+   * renames into, deletes on a failure, or deletes as a stale copy; claimed, no new copy starts until the move is
+   * done (its writer is refused, as while a removal unlinks).
+   */
   boolean moveLocked(long blockId, StorageDir from, int target) {
     long length;
     synchronized (index.lock) {
@@ -156,8 +166,31 @@ final class Mover {
     }
     Path tmp;
     synchronized (index.lock) {
-      tmp = to.tmpDir.resolve(blockId + "-move-" + (index.tmpSeq++));
+      StorageDir now = index.committed.get(blockId);
+      // Still in its source, or lost with it while room was made (its bytes may still be read, and kept below);
+      // never a copy committed elsewhere since, nor an id another caller holds.
+      if ((now != from && (now != null || from.isGood())) || index.writing.containsKey(blockId)) {
+        tmp = null;
+      } else {
+        index.writing.put(blockId, null);
+        tmp = to.tmpDir.resolve(blockId + "-move-" + (index.tmpSeq++));
+      }
     }
+    if (tmp == null) {
+      index.release(to, length);
+      return false;
+    }
+    try {
+      return copyClaimed(blockId, from, to, length, tmp);
+    } finally {
+      synchronized (index.lock) {
+        index.writing.remove(blockId, null);
+      }
+    }
+  }
+
+  /** The move of {@link #moveLocked} once the id is claimed and {@code length} bytes reserved in {@code to}. */
+  private boolean copyClaimed(long blockId, StorageDir from, StorageDir to, long length, Path tmp) {
     Path tmpSidecar = ChecksumSidecar.of(tmp);
     try {
       // The checksum sidecar moves first and goes last, so the block file never lacks one.
@@ -177,6 +210,7 @@ final class Mover {
     } catch (IOException e) {
       index.release(to, length);
       try {
+        // This move's own names: the claimed id keeps any other copy of the block off them.
         Files.deleteIfExists(tmp);
         Files.deleteIfExists(tmpSidecar);
         Files.deleteIfExists(to.sidecarPath(blockId));
@@ -193,32 +227,25 @@ final class Mover {
       return false;
     }
     boolean adopted = false;
+    boolean deleteCopy = false;
+    boolean stale = false;
     synchronized (index.lock) {
-      if (!from.isGood() && to.isGood() && index.committed.get(blockId) == null
-          && !index.writing.containsKey(blockId)) {
+      if (!from.isGood() && to.isGood() && index.committed.get(blockId) == null) {
         // The source dir failed during the copy and the block was reported lost, but the copy is whole in a good
-        // dir and nothing else holds the id: it is the block now (announced below as moved, which the master
-        // takes as added after the loss), not deleted with what may have been its only copy.
+        // dir, and the claimed id let no other copy start meanwhile: it is the block now (announced below as moved,
+        // which the master takes as added after the loss), not deleted with what may have been its only copy.
         index.committed.put(blockId, to);
         to.blocks.put(blockId, length);
         adopted = true;
       } else if (!from.isGood() || index.committed.get(blockId) != from || !to.isGood()) {
-        // The block was removed, or committed or written again elsewhere, during the copy: this copy is stale, and
-        // goes. Or the target dir failed during the copy: the block stays where it is (its source is whole and
-        // still listed), and the copy goes with the failed dir. The one file deletion under the store monitor, on this rare path:
-        // outside it, a new copy of the block committed to this dir meanwhile (same path) could be deleted instead.
+        // Both dirs failed, or the target did during the copy: the block stays where it is (its source is whole and
+        // still listed, when good), and the copy goes with the failed dir.
+        stale = true;
         if (to.isGood()) {
           to.used -= length;
-          try {
-            Files.deleteIfExists(to.blockPath(blockId));
-            Files.deleteIfExists(to.sidecarPath(blockId));
-          } catch (IOException ignored) {
-            // best effort
-          }
+          deleteCopy = true;
         } // a failed target dir keeps the copy: its files no longer count, and its disk may hang a delete
-        return false;
-      }
-      if (!adopted) {
+      } else {
         index.committed.put(blockId, to);
         to.blocks.put(blockId, length);
         from.blocks.remove(blockId);
@@ -226,12 +253,25 @@ final class Mover {
       }
     }
     index.space.changed();
+    if (stale) {
+      if (deleteCopy) {
+        try {
+          // Outside the monitor: the id is still claimed, so these are this move's files, never a new copy's.
+          Files.deleteIfExists(to.blockPath(blockId));
+          Files.deleteIfExists(to.sidecarPath(blockId));
+        } catch (IOException ignored) {
+          // best effort
+        }
+      }
+      return false;
+    }
     if (adopted) {
       LOG.warn("Block {} was copied whole to {} while its dir {} failed: kept there", blockId, to, from);
       events.blockMoved(blockId, length, to.tierAlias);
       return true;
     }
     try {
+      // Still claimed: were the target to fail now, freeing the id, no new copy could land here before this delete.
       Files.deleteIfExists(from.blockPath(blockId));
       Files.deleteIfExists(from.sidecarPath(blockId));
     } catch (IOException e) {

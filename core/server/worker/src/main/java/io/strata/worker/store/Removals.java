@@ -91,7 +91,9 @@ final class Removals {
       if (claimed) {
         index.writing.put(blockId, null);
       } else {
-        unlinkFailed = unlink(dir, blockId); // someone holds the id already (never so for a committed block)
+        // Someone holds the id already: never so for a committed block here (a move claims it only while holding the
+        // block's write lock, which the caller holds now).
+        unlinkFailed = unlink(dir, blockId);
       }
       index.committed.remove(blockId);
       Long len = dir.blocks.remove(blockId);
