@@ -71,21 +71,30 @@ final class Commits {
         durability.syncDir(t.dir.blocksDir);
       }
     } catch (IOException e) {
+      boolean ours;
       synchronized (index.lock) {
-        if (index.writing.get(t.blockId) == t) {
-          // The block's own names are unlinked while this write still holds the id, so never those of a retry's
-          // block committed at the same path.
-          try {
-            Files.deleteIfExists(t.dir.blockPath(t.blockId));
-            Files.deleteIfExists(t.dir.sidecarPath(t.blockId));
-          } catch (IOException ignored) {
-            // the dir is failing or the probe below will keep it
-          }
+        // Only this write's claim: a failed dir let go of it already, and a retry may hold the id now. Ours, it
+        // becomes a plain claim (a null entry) until the block's own names are unlinked, outside this monitor: an
+        // unlink on the failing disk may hang, and must not hold every other dir's reads, writes and removals. Claimed,
+        // no retry's block can be committed at the same path before the unlink.
+        ours = index.writing.get(t.blockId) == t;
+        if (ours) {
+          index.writing.put(t.blockId, null);
         }
-        // Only this write's claim: a failed dir let go of it already, and a retry may hold the id now.
-        index.writing.remove(t.blockId, t);
         if (t.dir.isGood()) {
           t.dir.used -= t.reserved; // a failed dir's accounting was cleared with it
+        }
+      }
+      if (ours) {
+        try {
+          durability.unlink(t.dir.blockPath(t.blockId));
+          durability.unlink(t.dir.sidecarPath(t.blockId));
+        } catch (IOException ignored) {
+          // the dir is failing, or the probe below will keep it
+        } finally {
+          synchronized (index.lock) {
+            index.writing.remove(t.blockId, null);
+          }
         }
       }
       index.space.changed();

@@ -6,8 +6,10 @@ import java.util.Optional;
 /**
  * Removes committed blocks: at once when the block's write lock is free, else deferred until the last
  * holder (a reader or a mover) leaves: no new reader is admitted meanwhile ({@link BlockIndex#removeWhenUnlocked}),
- * and whoever releases the lock last finishes the removal ({@link #finishDeferredRemoval}). Eviction deletes
- * through {@link #deleteBlock} too.
+ * and whoever releases the lock last finishes the removal ({@link #finishDeferredRemoval}). A reader that lets go
+ * ({@link #finishDeferredRemovalLater}) hands that finish to a thread of this class's own: readers close on network
+ * threads (a transfer's event loop releases its file region), and a removal unlinks files, which a dying disk can hang.
+ * Eviction deletes through {@link #deleteBlock} too.
  *
  * <p>Thread-safe. Block locks are only try-locked here, never waited for; the store's monitor
  * ({@link BlockIndex#lock}) is taken for the index steps only, never across the file deletion or the
@@ -21,6 +23,18 @@ final class Removals {
   private final DirFailures failures;
   private final BlockAnnotator annotator;
   private final StoreEvents events;
+  /**
+   * Finishes the removals readers let go of: one daemon thread, made when needed and gone when idle (a store has no
+   * close). Its queue holds each deferred block once ({@link #finishing}).
+   */
+  private final java.util.concurrent.ThreadPoolExecutor finisher = new java.util.concurrent.ThreadPoolExecutor(1, 1,
+      10, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+        Thread t = new Thread(r, "worker-store-deferred-removals");
+        t.setDaemon(true);
+        return t;
+      });
+  /** Deferred removals queued on {@link #finisher}; guarded by {@link BlockIndex#lock}. */
+  private final java.util.Set<Long> finishing = new java.util.HashSet<>();
 
   Removals(BlockIndex index, BlockLockManager locks, DirFailures failures, BlockAnnotator annotator,
       StoreEvents events, Durability durability) {
@@ -30,6 +44,7 @@ final class Removals {
     this.failures = failures;
     this.annotator = annotator;
     this.events = events;
+    finisher.allowCoreThreadTimeOut(true);
   }
 
   boolean remove(long blockId) throws IOException {
@@ -53,6 +68,21 @@ final class Removals {
     try (BlockLock l = lock.get()) {
       return deleteBlock(blockId, null);
     }
+  }
+
+  /** As {@link #finishDeferredRemoval}, on this class's own thread (for a reader's close, on any thread). */
+  void finishDeferredRemovalLater(long blockId) {
+    synchronized (index.lock) {
+      if (!index.removeWhenUnlocked.contains(blockId) || !finishing.add(blockId)) {
+        return; // nothing deferred (the usual case: no task), or queued already
+      }
+    }
+    finisher.execute(() -> {
+      synchronized (index.lock) {
+        finishing.remove(blockId);
+      }
+      finishDeferredRemoval(blockId);
+    });
   }
 
   /** Finishes a removal deferred for {@code blockId}, if one is and its lock is free now. */

@@ -194,7 +194,7 @@ public final class TieredBlockStore implements BlockStore {
     if (dir == null) {
       lock.close();
       // The last reader may have left while this one held the lock, so this one finishes the removal.
-      removals.finishDeferredRemoval(blockId);
+      removals.finishDeferredRemovalLater(blockId);
       throw new NotFoundException("Block " + blockId + " does not exist on this worker");
     }
     FileChannel ch;
@@ -261,7 +261,7 @@ public final class TieredBlockStore implements BlockStore {
           // read-only channel
         }
         lock.close();
-        removals.finishDeferredRemoval(blockId);
+        removals.finishDeferredRemovalLater(blockId); // not on this (maybe network) thread
       }
     };
   }

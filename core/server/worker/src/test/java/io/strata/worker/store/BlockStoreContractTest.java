@@ -293,8 +293,10 @@ abstract class BlockStoreContractTest {
     // ...but no new reader is let in.
     assertThatThrownBy(() -> store.openForRead(1, false)).isInstanceOf(NotFoundException.class);
 
-    h.close();
+    h.close(); // the removal is finished on the store's own thread, soon after
 
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(events.removed()).containsExactly(1L));
     assertThatThrownBy(() -> store.get(1)).isInstanceOf(NotFoundException.class);
     assertThat(store.committedBlocks()).isEmpty();
     assertThat(store.usedBytes()).isZero();

@@ -25,24 +25,42 @@ class RemovalOutsideTheMonitorTest {
   @TempDir
   Path root;
 
+  /** The real fsync, whose unlink of block file "1" waits for {@link #release}; its next dir sync fails if asked. */
+  private static final class HangingUnlink extends StoreFixture.Fsync {
+    final CountDownLatch unlinking = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+    final java.util.concurrent.atomic.AtomicBoolean failSync = new java.util.concurrent.atomic.AtomicBoolean();
+    volatile Thread unlinker;
+
+    @Override
+    public void syncDir(Path dir) throws IOException {
+      if (failSync.getAndSet(false)) {
+        throw new IOException("sync failed (test)");
+      }
+      super.syncDir(dir);
+    }
+
+    @Override
+    public void unlink(Path file) throws IOException {
+      if (file.getFileName().toString().equals("1")) {
+        unlinker = Thread.currentThread();
+        unlinking.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          throw new IOException(e);
+        }
+      }
+      super.unlink(file);
+    }
+  }
+
+
   @Test
   void aHangingUnlink_blocksNothingElse_andKeepsTheIdClaimedUntilItEnds() throws Exception {
-    CountDownLatch unlinking = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    Durability holding = new StoreFixture.Fsync() {
-      @Override
-      public void unlink(Path file) throws IOException {
-        if (file.getFileName().toString().equals("1")) {
-          unlinking.countDown();
-          try {
-            release.await();
-          } catch (InterruptedException e) {
-            throw new IOException(e);
-          }
-        }
-        super.unlink(file);
-      }
-    };
+    HangingUnlink holding = new HangingUnlink();
+    CountDownLatch unlinking = holding.unlinking;
+    CountDownLatch release = holding.release;
     TieredBlockStore store = StoreFixture.builder().tier("SSD", 1 << 20, root.resolve("a"), root.resolve("b"))
         .durability(holding).build();
     write(store, 1, 1000);
@@ -74,5 +92,70 @@ class RemovalOutsideTheMonitorTest {
     assertThat(removal.get(10, TimeUnit.SECONDS)).isTrue();
     write(store, 1, 700); // a new copy once the old one's files are gone: it stays whole
     assertThat(read(store, 1)).isEqualTo(content(1, 700));
+  }
+
+  /**
+   * A commit that fails after its names were made (the dir's sync failed) unlinks them outside the store's monitor as
+   * a removal does: while that unlink hangs, other blocks are read and written, and the id stays claimed. Before, the
+   * unlink ran under the monitor and held every dir.
+   */
+  @Test
+  void aFailedCommitsHangingUnlink_blocksNothingElse_andKeepsTheIdClaimedUntilItEnds() throws Exception {
+    HangingUnlink holding = new HangingUnlink();
+    CountDownLatch unlinking = holding.unlinking;
+    CountDownLatch release = holding.release;
+    java.util.concurrent.atomic.AtomicBoolean failSync = holding.failSync;
+    TieredBlockStore store = StoreFixture.builder().tier("SSD", 1 << 20, root.resolve("a"), root.resolve("b"))
+        .durability(holding).build();
+    write(store, 2, 1000);
+    failSync.set(true);
+    CompletableFuture<Void> commit = CompletableFuture.runAsync(() -> {
+      try {
+        write(store, 1, 1000);
+      } catch (IOException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    assertThat(unlinking.await(10, TimeUnit.SECONDS)).as("the failed commit unlinks its names").isTrue();
+    CompletableFuture<Void> others = CompletableFuture.runAsync(() -> {
+      try {
+        assertThat(read(store, 2)).isEqualTo(content(2, 1000));
+        write(store, 3, 500);
+      } catch (IOException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    others.get(10, TimeUnit.SECONDS);
+    assertThatThrownBy(() -> store.createTemp(1, 1000)).isInstanceOf(AlreadyExistsException.class);
+
+    release.countDown();
+    assertThatThrownBy(() -> commit.get(10, TimeUnit.SECONDS)).hasRootCauseMessage("sync failed (test)");
+    write(store, 1, 700); // the retry's copy, once the failed one's names are gone: it stays whole
+    assertThat(read(store, 1)).isEqualTo(content(1, 700));
+  }
+
+  /**
+   * The last reader of a block removed while it read does not unlink on its own thread (a network thread: a transfer's
+   * event loop releases its file region): its close returns while the removal's unlink hangs on the store's thread.
+   */
+  @Test
+  void theLastReadersClose_leavesTheDeferredRemovalsUnlinkToTheStoresThread() throws Exception {
+    HangingUnlink holding = new HangingUnlink();
+    CountDownLatch unlinking = holding.unlinking;
+    CountDownLatch release = holding.release;
+    TieredBlockStore store = StoreFixture.builder().tier("SSD", 1 << 20, root.resolve("a"))
+        .durability(holding).build();
+    write(store, 1, 1000);
+    BlockStore.ReadHandle reader = store.openForRead(1, false);
+    assertThat(store.remove(1)).isTrue(); // deferred: the reader holds the block
+    Thread readerThread = Thread.currentThread();
+    CompletableFuture.runAsync(reader::close).get(10, TimeUnit.SECONDS); // returns, though the unlink hangs
+    assertThat(unlinking.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(holding.unlinker).isNotEqualTo(readerThread).extracting(Thread::getName)
+        .isEqualTo("worker-store-deferred-removals");
+    write(store, 2, 500); // the store goes on meanwhile
+    release.countDown();
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(2L));
   }
 }

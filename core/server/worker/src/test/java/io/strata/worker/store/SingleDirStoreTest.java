@@ -352,8 +352,9 @@ class SingleDirStoreTest {
     assertThat(readAll(reader)).isEqualTo(content(1, 5000));
     // The removal waited for the reader; once it is done the block is gone.
     assertThat(store.committedBlocks()).hasSize(1);
-    handle.close();
-    assertThat(store.committedBlocks()).isEmpty();
+    handle.close(); // the removal is finished on the store's own thread, soon after
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(store.committedBlocks()).isEmpty());
     assertThat(store.usedBytes()).isZero();
   }
 
