@@ -68,6 +68,7 @@ class LeaseAndMountSafetyIntegrationTest {
         .set("strata.user.lease.renew.interval", "200ms")
         .set("strata.user.block.size.default", "64KB")
         .set("strata.user.stream.chunk.size", "16KB")
+        .set("strata.worker.held.files.check.interval", "200ms")
         .build().start();
     fs = cluster.client();
     masterChannel = GrpcChannels.forAddress("localhost", cluster.masterPort(), 64 << 20);
@@ -119,6 +120,42 @@ class LeaseAndMountSafetyIntegrationTest {
   private static java.util.List<Path> tempBlocksOnTheWorker() throws IOException {
     try (java.util.stream.Stream<Path> s = Files.walk(cluster.baseDir().resolve("worker-0"))) {
       return s.filter(Files::isRegularFile).filter(p -> p.getParent().getFileName().toString().equals("tmp")).toList();
+    }
+  }
+
+  /**
+   * A block written for a file that does not exist has no lease whose recovery would end it: the worker's held-files
+   * check asks the master about it, and drops it. Before, a client could hold any number of write slots (up to
+   * strata.worker.write.blocks.max) for as long as its connection stayed open.
+   */
+  @Test
+  void aTempBlockOfAFileThatDoesNotExist_isDroppedByTheHeldFilesCheck() throws Exception {
+    ManagedChannel workerChannel = GrpcChannels.forAddress("localhost", cluster.worker(0).rpcPort(), 64 << 20);
+    try {
+      java.util.concurrent.CompletableFuture<Throwable> ended = new java.util.concurrent.CompletableFuture<>();
+      StreamObserver<WriteBlockRequest> req = BlockWorkerServiceGrpc.newStub(workerChannel).writeBlock(
+          new StreamObserver<WriteBlockResponse>() {
+            @Override
+            public void onNext(WriteBlockResponse value) {}
+
+            @Override
+            public void onError(Throwable t) {
+              ended.complete(t);
+            }
+
+            @Override
+            public void onCompleted() {}
+          });
+      req.onNext(WriteBlockRequest.newBuilder().setHeader(WriteBlockHeader.newBuilder()
+          .setBlockId(BlockId.of(987_654, 0)).setMaxLength(65536)).setChunk(ByteString.copyFrom(data(1000, 4)))
+          .build());
+      await().atMost(Duration.ofSeconds(10)).until(() -> !tempBlocksOnTheWorker().isEmpty());
+      await().atMost(Duration.ofSeconds(10)).until(() -> tempBlocksOnTheWorker().isEmpty());
+      // Its writer learns it at its next message.
+      req.onNext(WriteBlockRequest.newBuilder().setChunk(ByteString.copyFrom(data(1000, 5))).build());
+      assertThat(ended.get(10, TimeUnit.SECONDS)).isNotNull();
+    } finally {
+      GrpcChannels.close(workerChannel);
     }
   }
 

@@ -222,7 +222,14 @@ public final class WorkerProcess implements AutoCloseable {
     sync.onAbandoned(ids -> shuffle.store().abandoned(ids));
     BlockWorkerService data = dataService;
     sync.onRecovered(ids -> data.abortUfsWritesOf(ids));
-    sync.heldFiles(() -> shuffle.store().openFileIds(), conf.get(WorkerKeys.HELD_FILES_CHECK_INTERVAL));
+    BlockStore heldBy = store;
+    sync.heldFiles(() -> {
+      // Shuffle partition files, and the files of the clients' held blocks (short-circuit and streamed writes, whose
+      // only other end is their file's lease: a file that never existed has none).
+      java.util.Set<Long> held = new java.util.HashSet<>(shuffle.store().openFileIds());
+      held.addAll(heldBy.heldFileIds());
+      return held;
+    }, conf.get(WorkerKeys.HELD_FILES_CHECK_INTERVAL));
     deferred.set(store);
     if (conf.get(WorkerKeys.SHORT_CIRCUIT_ENABLED) && !io.netty.channel.epoll.Epoll.isAvailable()) {
       LOG.warn("Short-circuit reads are off: Netty epoll is not available ({}); clients on this host stream "

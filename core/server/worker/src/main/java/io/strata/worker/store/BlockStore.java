@@ -132,6 +132,15 @@ public interface BlockStore {
   /** Drops the temp blocks of these files (their writers lost their leases); the writers' streams fail. */
   default void abortWritesOf(java.util.Collection<Long> fileIds) {}
 
+  /**
+   * The files of the temp blocks held now ({@link TempBlock#hold}); the worker's held-files check asks the master
+   * which of them ended, and drops their blocks (a client's block of a file that does not exist, or is complete, has
+   * no lease whose recovery would ever end it).
+   */
+  default java.util.Set<Long> heldFileIds() {
+    return java.util.Set.of();
+  }
+
   /** The committed block, or NotFound. */
   BlockMeta get(long blockId) throws StrataException;
 

@@ -165,6 +165,19 @@ final class Commits {
     }
   }
 
+  /** The files of the held temp blocks ({@link TempBlock#hold}): those the master's held-files check asks about. */
+  Set<Long> heldFileIds() {
+    Set<Long> out = new HashSet<>();
+    synchronized (index.lock) {
+      for (Temp t : index.writing.values()) {
+        if (t != null && !t.closed && t.held) {
+          out.add(BlockId.fileId(t.blockId));
+        }
+      }
+    }
+    return out;
+  }
+
   /**
    * Temp blocks idle for longer than {@code idleMs}: their writers died without closing. Held blocks
    * ({@link TempBlock#hold}) are never among them: their owner's liveness is its file's lease.

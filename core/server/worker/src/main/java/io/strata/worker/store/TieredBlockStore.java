@@ -161,6 +161,11 @@ public final class TieredBlockStore implements BlockStore {
     commits.abortWritesOf(fileIds);
   }
 
+  @Override
+  public java.util.Set<Long> heldFileIds() {
+    return commits.heldFileIds();
+  }
+
   /** Temp blocks idle for longer than {@code idleMs}: their writers died without closing. */
   List<Temp> idleTemps(long idleMs) {
     return commits.idleTemps(idleMs);
