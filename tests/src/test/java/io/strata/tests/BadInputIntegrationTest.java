@@ -103,6 +103,35 @@ class BadInputIntegrationTest {
     throw new AssertionError("the call succeeded");
   }
 
+  /**
+   * Owners and client ids are bounded (256 characters, no control characters) and refused INVALID_ARGUMENT before
+   * anything changes. Before, one recursive create of a deep path with a 1.5 MB owner (kept twice on each of the
+   * thousand directories it made) made a journal batch past what one buffer holds: the journal failed for good and
+   * the master stepped down; and a huge client id in request ids was kept a thousand times over.
+   */
+  @Test
+  void hugeOwnersAndClientIds_areRefused_andTheMasterKeepsLeading() throws Exception {
+    String deep = "/deep" + "/a".repeat(1000) + "/f";
+    String owner = "u".repeat(1_500_000);
+    StrataException e = rawError(() -> master().createFile(CreateFileRequest.newBuilder().setPath(deep)
+        .setBlockSize(1 << 20).setRecursive(true).setOwner(owner).build()));
+    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+    assertThat(e.getMessage()).contains("owner").contains("1500000 characters");
+    assertThat(fs.exists("/deep")).as("nothing was made").isFalse();
+    StrataException ctrl = rawError(() -> master().createFile(CreateFileRequest.newBuilder().setPath("/ctrl-owner")
+        .setBlockSize(1 << 20).setOwner("bad\nowner").build()));
+    assertThat(ctrl.getMessage()).contains("control character");
+    StrataException requestId = rawError(() -> master().rename(io.strata.proto.RenameRequest.newBuilder()
+        .setSrc("/nowhere").setDst("/elsewhere").setRequestId(io.strata.proto.RequestIdProto.newBuilder()
+            .setClientId("c".repeat(7_000_000)).setCallId(1)).build()));
+    assertThat(requestId.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+    assertThat(requestId.getMessage()).contains("client id");
+    StrataException renew = rawError(() -> master().renewLease(io.strata.proto.RenewLeaseRequest.newBuilder()
+        .setClientId("c".repeat(1000)).build()));
+    assertThat(renew.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+    assertThat(cluster.master().isLeading()).isTrue();
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"", "relative/path", "/trailing/", "/a//b", "/a/./b", "/a/../b", "/ctrl\u0001char",
       "/del\u007f"})

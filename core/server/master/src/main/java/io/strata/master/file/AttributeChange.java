@@ -37,18 +37,7 @@ public record AttributeChange(Boolean pinned, Long ttlMs, TtlAction ttlAction, S
   }
 
   private static void checkName(String what, String name, String path) throws InvalidArgumentException {
-    if (name == null) {
-      return;
-    }
-    if (name.isEmpty()) {
-      throw new InvalidArgumentException("Cannot set an empty " + what + " on " + path);
-    }
-    for (int i = 0; i < name.length(); i++) {
-      if (Character.isISOControl(name.charAt(i))) {
-        throw new InvalidArgumentException("Cannot set " + what + " '" + name.replaceAll("\\p{Cntrl}", "?")
-            + "' on " + path + ": it contains a control character at index " + i);
-      }
-    }
+    Names.check(what, name, "Cannot set the " + what + " of " + path);
   }
 
   private static Long time(String what, Long ms, String path) throws InvalidArgumentException {

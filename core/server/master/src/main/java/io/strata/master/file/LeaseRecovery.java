@@ -91,6 +91,7 @@ final class LeaseRecovery {
     if (clientId == null || clientId.isEmpty()) {
       throw new InvalidArgumentException("A lease renewal must name its client id");
     }
+    Names.check("client id", clientId, "Cannot renew a lease");
     List<Long> held = new ArrayList<>();
     List<Long> lost = new ArrayList<>();
     // Under the leases' monitor, which a recovery holds from its last look at the lease to its delete: a file

@@ -93,6 +93,8 @@ final class NamespaceChanges {
       throw new InvalidArgumentException("Cannot create " + path + ": mode " + Integer.toOctalString(mode)
           + " is not a permission mode (0 to 07777)");
     }
+    Names.check("owner", owner == null || owner.isEmpty() ? null : owner, "Cannot create " + path);
+    Names.check("client id", clientId == null || clientId.isEmpty() ? null : clientId, "Cannot create " + path);
     if (!p.isRoot()) {
       mounts.checkWritable(p, "create");
       if (writeType != WriteType.MUST_CACHE) {
@@ -111,6 +113,7 @@ final class NamespaceChanges {
   FileInfo createDirectory(String path, boolean recursive, boolean allowExists, int mode, WriteType writeType,
       String owner) throws StrataException {
     StrataPath p = StrataPath.of(path);
+    Names.check("owner", owner == null || owner.isEmpty() ? null : owner, "Cannot create directory " + path);
     PersistenceState state = PersistenceState.NOT_PERSISTED;
     UfsDirsCreated madeInUfs = null;
     if (!p.isRoot()) {

@@ -42,11 +42,37 @@ final class RecordFile {
    */
   record Scan(List<JournalEntryProto> entries, List<Long> offsets, long validEnd, long tornAt, long resumesAt) {}
 
-  static ByteBuffer encode(List<JournalEntryProto> entries) {
-    int size = 0;
+  /**
+   * Writes a batch of records: encoded in one buffer and written at once when it is at most {@link #WRITE_BUFFER}
+   * bytes (the usual group commit), else streamed through a buffer of that size ({@link #write}), so a batch of many
+   * large entries never overflows one buffer's int size.
+   */
+  static void writeBatch(FileChannel ch, List<JournalEntryProto> entries) throws IOException {
+    long size = 0;
     for (JournalEntryProto e : entries) {
       size += HEADER + e.getSerializedSize();
     }
+    if (size > WRITE_BUFFER) {
+      write(ch, entries, WRITE_BUFFER);
+      return;
+    }
+    ByteBuffer buf = encode(entries);
+    while (buf.hasRemaining()) {
+      ch.write(buf);
+    }
+  }
+
+  /** The records of {@code entries} in one buffer; refuses a total past what one buffer holds. */
+  static ByteBuffer encode(List<JournalEntryProto> entries) {
+    long total = 0;
+    for (JournalEntryProto e : entries) {
+      total += HEADER + e.getSerializedSize();
+    }
+    if (total > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException(total + " bytes of journal records do not fit one buffer: write them with "
+          + "RecordFile.write");
+    }
+    int size = (int) total;
     ByteBuffer buf = ByteBuffer.allocate(size).order(ByteOrder.BIG_ENDIAN);
     CRC32C crc = new CRC32C();
     for (JournalEntryProto e : entries) {

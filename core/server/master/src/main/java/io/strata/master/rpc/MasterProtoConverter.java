@@ -105,9 +105,14 @@ final class MasterProtoConverter {
   }
 
   /** A call's request id, or null when the client sent none (or one without a client id). */
-  static io.strata.master.file.RequestId requestId(boolean set, io.strata.proto.RequestIdProto p) {
-    return !set || p.getClientId().isEmpty() ? null
-        : new io.strata.master.file.RequestId(p.getClientId(), p.getCallId());
+  static io.strata.master.file.RequestId requestId(boolean set, io.strata.proto.RequestIdProto p)
+      throws io.strata.common.exception.InvalidArgumentException {
+    if (!set || p.getClientId().isEmpty()) {
+      return null;
+    }
+    // Kept (up to a thousand per client) in the table of recent requests, and journaled with each answer.
+    io.strata.master.file.Names.check("client id", p.getClientId(), "Request id of call " + p.getCallId());
+    return new io.strata.master.file.RequestId(p.getClientId(), p.getCallId());
   }
 
   static WorkerAddress fromProto(WorkerAddressProto p) {

@@ -485,6 +485,20 @@ class JournalTest {
   }
 
   @Test
+  void aBatchPastOneMegabyte_isStreamed_andReplaysWhole() throws Exception {
+    Journal j = openWriting();
+    List<JournalEntry> big = new ArrayList<>();
+    for (long i = 1; i <= 600; i++) {
+      big.add(new JournalEntry.Mkdir(i, "/d" + i + "x".repeat(2000), 0755, 1_000 + i));
+    }
+    j.append(big); // one operation, one batch of about 1.2 MB: past RecordFile.WRITE_BUFFER
+    j.flush();
+    j.close();
+    assertThat(Files.size(newestNonEmptySegment())).isGreaterThan(RecordFile.WRITE_BUFFER);
+    assertThat(replayFresh()).containsExactlyElementsOf(big);
+  }
+
+  @Test
   void streamedRecords_throughABufferSmallerThanSomeRecords_scanBackWhole_inOrder_atTheOffsetsWritten()
       throws Exception {
     // A checkpoint streams its records through a bounded buffer (RecordFile.write); here the buffer is 64 bytes, so
