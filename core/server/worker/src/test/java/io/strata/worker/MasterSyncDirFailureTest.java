@@ -36,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A dir's report of its lost blocks crossing a move's announcement of the same block, in the worker's master sync.
- * Block 3, in the HDD, is promoted into the SSD while one of the two dirs fails:
+ * Block three, in the HDD, is promoted into the SSD while one of the two dirs fails:
  * <ul>
  *   <li>the HDD (the source) fails once the copy has its name in the SSD: the move keeps that whole copy as the block
  *       (adopts it) and announces it as moved, while the dir's failure reports it lost. The sync asks the store whether
@@ -46,9 +46,10 @@ import org.junit.jupiter.api.io.TempDir;
  *   <li>the SSD (the target) fails right after the move listed the block there, before the move's announcement: the
  *       loss is reported first, and the late announcement listed a lost block again.
  * </ul>
- * The sync against a {@link FakeMaster} on a real gRPC port (which applies a beat's removals before its additions, as
- * the master does), over a real store; each crossing is made by hooks (a sync of the move, the sync's look-up in the
- * store, the store's event), not by timing.
+ * The sync against a real master in this JVM on loopback ({@link InProcessMaster}; it applies a beat's removals
+ * before its additions), over a real store; the blocks are of persisted files in the master's under file system,
+ * cached by the worker. Each crossing is made by hooks (a sync of the move, the sync's look-up in the store, the
+ * store's event), not by timing.
  */
 class MasterSyncDirFailureTest {
   private static final int BLOCK = 1000;
@@ -58,19 +59,23 @@ class MasterSyncDirFailureTest {
 
   private Path fast;
   private Path slow;
-  private FakeMaster master;
+  private InProcessMaster master;
+  /** Blocks of three files: {@code one} and {@code two} fill the SSD, so {@code three} lands in the HDD. */
+  private long one;
+  private long two;
+  private long three;
   private MasterConnection connection;
   private MasterSync sync;
   private TieredBlockStore store;
   /** Runs once on the mover's thread after the sync of the SSD's blocks/ (the copy has its name there), if set. */
   private volatile Runnable afterCopyNamed;
-  /** Runs once when the store says block 3 moved, before the sync hears it, if set. */
+  /** Runs once when the store says block three moved, before the sync hears it, if set. */
   private volatile Runnable beforeMovedEvent;
-  /** Runs once after the sync's look-up of block 3 found nothing, before it answers, if set. */
+  /** Runs once after the sync's look-up of block three found nothing, before it answers, if set. */
   private volatile Runnable afterLookupMissed;
 
   @BeforeEach
-  void start() throws IOException {
+  void start() throws Exception {
     fast = root.resolve("ssd");
     slow = root.resolve("hdd");
     Durability hooked = new Durability() {
@@ -89,7 +94,10 @@ class MasterSyncDirFailureTest {
         }
       }
     };
-    master = new FakeMaster();
+    master = new InProcessMaster(root.resolve("master"), Clock.systemUTC());
+    one = master.persistedBlock("one", BLOCK);
+    two = master.persistedBlock("two", BLOCK);
+    three = master.persistedBlock("three", BLOCK);
     connection = new MasterConnection(master.clientConf());
     sync = new MasterSync(connection, new WorkerAddress("localhost", 1), 10_000, Clock.systemUTC(), () -> { }, "",
         4 << 20);
@@ -102,7 +110,7 @@ class MasterSyncDirFailureTest {
       @Override
       public void blockMoved(long blockId, long length, String tier) {
         Runnable r = beforeMovedEvent;
-        if (r != null && blockId == 3) {
+        if (r != null && blockId == three) {
           beforeMovedEvent = null;
           r.run();
         }
@@ -123,21 +131,25 @@ class MasterSyncDirFailureTest {
         new TierSpec("HDD", List.of(new TierSpec.Dir(slow, 10 * BLOCK)))), new MaxFreeAllocator(), new LruAnnotator(),
         events, Clock.systemUTC(), hooked);
     sync.attach(new LookupHook(store), null);
-    write(1);
-    write(2); // the SSD is full
-    write(3); // so this one lands in the HDD
-    store.remove(1);
-    store.remove(2); // room in the SSD again
+    write(one);
+    write(two); // the SSD is full
+    write(three); // so this one lands in the HDD
+    store.remove(one);
+    store.remove(two); // room in the SSD again
     sync.tick(); // registers
     sync.tick(); // and reports the removals
-    assertThat(master.listed()).isEqualTo(Map.of(3L, "HDD"));
+    assertThat(master.listed(one, two, three)).isEqualTo(Map.of(three, "HDD"));
   }
 
   @AfterEach
   void stop() {
-    sync.close();
-    connection.close();
-    master.close();
+    if (sync != null) {
+      sync.close();
+      connection.close();
+    }
+    if (master != null) {
+      master.close();
+    }
   }
 
   private void write(long id) throws IOException {
@@ -160,14 +172,14 @@ class MasterSyncDirFailureTest {
     }
   }
 
-  private byte[] read3() throws IOException {
-    try (BlockStore.ReadHandle h = store.openForRead(3, false)) {
+  private byte[] readThree() throws IOException {
+    try (BlockStore.ReadHandle h = store.openForRead(three, false)) {
       return java.nio.channels.Channels.newInputStream(h.channel()).readAllBytes();
     }
   }
 
   /**
-   * The HDD fails once the promotion's copy has its name in the SSD; the sync's look-up of block 3 (not held: the
+   * The HDD fails once the promotion's copy has its name in the SSD; the sync's look-up of block three (not held: the
    * failure took it out of the index) is answered only after the move adopted the copy and announced it, so the
    * adoption crosses the report of the loss. With {@code beatBetween}, a heartbeat carries the announcement before the
    * loss is queued.
@@ -177,10 +189,10 @@ class MasterSyncDirFailureTest {
     CountDownLatch failed = new CountDownLatch(1);
     afterCopyNamed = () -> {
       copyNamed.countDown();
-      await(failed); // the HDD fails and its report of block 3 is under way on the test's thread
+      await(failed); // the HDD fails and its report of block three is under way on the test's thread
     };
     CompletableFuture<Void> promotion = CompletableFuture.runAsync(() -> {
-      try (BlockStore.ReadHandle h = store.openForRead(3, true)) { // promotes: a move into the SSD
+      try (BlockStore.ReadHandle h = store.openForRead(three, true)) { // promotes: a move into the SSD
         assertThat(h.meta().tier()).isEqualTo("SSD");
       } catch (IOException e) {
         throw new java.io.UncheckedIOException(e);
@@ -196,20 +208,20 @@ class MasterSyncDirFailureTest {
       }
       if (beatBetween) {
         sync.tick();
-        assertThat(master.listed()).as("the announcement went first").isEqualTo(Map.of(3L, "SSD"));
+        assertThat(master.listed(one, two, three)).as("the announcement went first").isEqualTo(Map.of(three, "SSD"));
       }
     };
     deleteTree(slow);
-    StoreHooks.failDir(store, slow); // reports block 3 lost, on this thread
+    StoreHooks.failDir(store, slow); // reports block three lost, on this thread
     assertThat(afterLookupMissed).as("the look-up was answered after the adoption").isNull();
     promotion.get(10, TimeUnit.SECONDS);
 
-    // What holds the bytes: the move's copy in the SSD, kept as block 3; the master must list it there.
-    assertThat(store.get(3).tier()).isEqualTo("SSD");
-    assertThat(read3()).isEqualTo(content(3));
+    // What holds the bytes: the move's copy in the SSD, kept as block three; the master must list it there.
+    assertThat(store.get(three).tier()).isEqualTo("SSD");
+    assertThat(readThree()).isEqualTo(content(three));
     sync.tick();
     sync.tick();
-    assertThat(master.listed()).isEqualTo(Map.of(3L, "SSD"));
+    assertThat(master.listed(one, two, three)).isEqualTo(Map.of(three, "SSD"));
   }
 
   @Test
@@ -231,16 +243,16 @@ class MasterSyncDirFailureTest {
       } catch (IOException e) {
         throw new java.io.UncheckedIOException(e);
       }
-      StoreHooks.failDir(store, fast); // reports block 3 lost, before the move's event
+      StoreHooks.failDir(store, fast); // reports block three lost, before the move's event
     };
-    assertThatThrownBy(() -> store.openForRead(3, true)).isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(() -> store.openForRead(three, true)).isInstanceOf(NotFoundException.class);
     assertThat(beforeMovedEvent).isNull();
 
     // Nothing holds the bytes: the move deleted the HDD's copy once the SSD's was listed, and the SSD failed.
-    assertThatThrownBy(() -> store.get(3)).isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(() -> store.get(three)).isInstanceOf(NotFoundException.class);
     sync.tick();
     sync.tick();
-    assertThat(master.listed()).isEmpty();
+    assertThat(master.listed(one, two, three)).isEmpty();
   }
 
   private static void await(CountDownLatch l) {
@@ -253,7 +265,7 @@ class MasterSyncDirFailureTest {
     }
   }
 
-  /** The store as the sync sees it, whose look-up of block 3 runs {@link #afterLookupMissed} when it misses. */
+  /** The store as the sync sees it, whose look-up of block three runs {@link #afterLookupMissed} when it misses. */
   private final class LookupHook implements BlockStore {
     private final BlockStore s;
 
@@ -267,7 +279,7 @@ class MasterSyncDirFailureTest {
         return s.get(blockId);
       } catch (NotFoundException e) {
         Runnable r = afterLookupMissed;
-        if (r != null && blockId == 3) {
+        if (r != null && blockId == three) {
           afterLookupMissed = null;
           r.run();
         }

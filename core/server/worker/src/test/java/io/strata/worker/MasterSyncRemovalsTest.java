@@ -9,6 +9,7 @@ import io.strata.worker.store.BlockStore;
 import io.strata.worker.store.Durability;
 import io.strata.worker.store.LruAnnotator;
 import io.strata.worker.store.MaxFreeAllocator;
+import io.strata.worker.store.MutableClock;
 import io.strata.worker.store.TierSpec;
 import io.strata.worker.store.TieredBlockStore;
 import java.io.IOException;
@@ -19,6 +20,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -32,8 +34,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The removals a heartbeat reply asks for run off the heartbeat thread: an unlink that hangs (a dying disk) holds
  * neither the heartbeat that asked for it nor the ones after it, which the master would otherwise miss until it
- * declared the worker lost. The worker's master sync against a {@link FakeMaster} on a real gRPC port, over a real
- * store whose unlink of block 5's file is held by a latch.
+ * declared the worker lost. The worker's master sync against a real master in this JVM on loopback
+ * ({@link InProcessMaster}), over a real store whose unlink of block {@code a}'s file is held by a latch. The blocks
+ * are of two persisted files, /a and /b (in the master's under file system), cached by the worker; the master asks
+ * for their removal because a file is deleted or freed there.
  */
 class MasterSyncRemovalsTest {
   private static final int BLOCK = 1000;
@@ -43,14 +47,23 @@ class MasterSyncRemovalsTest {
 
   private final CountDownLatch unlinking = new CountDownLatch(1);
   private final CountDownLatch release = new CountDownLatch(1);
-  private final AtomicInteger unlinksOf5 = new AtomicInteger();
-  private FakeMaster master;
+  private final AtomicInteger unlinksOfA = new AtomicInteger();
+  /** The master's clock, moved by each {@link #beat()}: the master's record of the worker shows which beat it heard. */
+  private final MutableClock masterClock = new MutableClock(1_700_000_000_000L);
+  private InProcessMaster master;
   private MasterConnection connection;
   private MasterSync sync;
   private TieredBlockStore store;
+  /** The blocks of /a (whose unlink hangs) and /b. */
+  private long a;
+  private long b;
 
   @BeforeEach
-  void start() throws IOException {
+  void start() throws Exception {
+    master = new InProcessMaster(root.resolve("master"), masterClock);
+    a = master.persistedBlock("a", BLOCK);
+    b = master.persistedBlock("b", BLOCK);
+    String hangs = Long.toString(a);
     Durability holding = new Durability() {
       @Override
       public void syncFile(FileChannel channel) throws IOException {
@@ -64,8 +77,8 @@ class MasterSyncRemovalsTest {
 
       @Override
       public void unlink(Path file) throws IOException {
-        if (file.getFileName().toString().equals("5")) {
-          unlinksOf5.incrementAndGet();
+        if (file.getFileName().toString().equals(hangs)) {
+          unlinksOfA.incrementAndGet();
           unlinking.countDown();
           try {
             release.await();
@@ -76,7 +89,6 @@ class MasterSyncRemovalsTest {
         Durability.super.unlink(file);
       }
     };
-    master = new FakeMaster();
     connection = new MasterConnection(master.clientConf());
     sync = new MasterSync(connection, new WorkerAddress("localhost", 1), 10_000, Clock.systemUTC(), () -> { }, "",
         4 << 20);
@@ -88,9 +100,13 @@ class MasterSyncRemovalsTest {
   @AfterEach
   void stop() {
     release.countDown();
-    sync.close();
-    connection.close();
-    master.close();
+    if (sync != null) {
+      sync.close();
+      connection.close();
+    }
+    if (master != null) {
+      master.close();
+    }
   }
 
   private static void write(BlockStore s, long id) throws IOException {
@@ -99,8 +115,12 @@ class MasterSyncRemovalsTest {
     s.commit(t);
   }
 
-  /** One heartbeat round, on another thread: it must end within 10 s, whatever the removals it starts do. */
+  /**
+   * One heartbeat round, on another thread, the master's clock a second on: it must end within 10 s, whatever the
+   * removals it starts do.
+   */
   private void beat() throws Exception {
+    masterClock.advance(Duration.ofSeconds(1));
     try {
       CompletableFuture.runAsync(sync::tick).get(10, TimeUnit.SECONDS);
     } catch (TimeoutException e) {
@@ -110,36 +130,35 @@ class MasterSyncRemovalsTest {
 
   @Test
   void aRemovalWhoseUnlinkHangs_holdsNoHeartbeat_isQueuedOnce_andIsReportedOnceItEnds() throws Exception {
-    write(store, 5);
-    write(store, 6);
+    write(store, a);
+    write(store, b);
     beat(); // registers
-    assertThat(master.listed()).containsOnlyKeys(5L, 6L);
+    assertThat(master.listed(a, b)).containsOnlyKeys(a, b);
 
-    master.remove(5); // the file is deleted: every reply asks for block 5 until a heartbeat reports it removed
+    master.fs().delete("/a", false); // every reply asks for block a until a heartbeat reports it removed
+    assertThat(master.toRemove()).containsExactly(a);
     beat();
     assertThat(unlinking.await(10, TimeUnit.SECONDS)).as("the removal reached its unlink").isTrue();
-    // Heartbeats go on while the unlink hangs; each reply asks for block 5 again, which is not queued again.
-    int before = master.heartbeats().size();
+    // Heartbeats go on while the unlink hangs, and reach the master; each reply asks for block a again, which is not
+    // queued again.
     for (int i = 0; i < 3; i++) {
       beat();
+      assertThat(master.lastHeartbeatMs()).as("heartbeat %d reached the master", i).isEqualTo(masterClock.millis());
     }
-    assertThat(master.heartbeats()).hasSize(before + 3);
-    assertThat(master.heartbeats().get(before + 2).getRemovedBlockIdsList()).as("not removed yet").isEmpty();
+    assertThat(master.toRemove()).as("not reported removed yet").containsExactly(a);
     assertThat(sync.removalsQueued()).isEqualTo(1);
-    assertThat(unlinksOf5).hasValue(1);
-    assertThat(master.toRemove()).containsExactly(5L);
+    assertThat(unlinksOfA).hasValue(1);
 
     release.countDown();
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       beat();
-      assertThat(master.toRemove()).as("a heartbeat reported block 5 removed").isEmpty();
+      assertThat(master.toRemove()).as("a heartbeat reported block a removed").isEmpty();
     });
-    assertThat(master.heartbeats()).anySatisfy(h -> assertThat(h.getRemovedBlockIdsList()).containsExactly(5L));
-    assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(6L);
-    assertThat(Files.exists(root.resolve("ssd/blocks/5"))).isFalse();
-    assertThat(master.listed()).containsOnlyKeys(6L);
+    assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(b);
+    assertThat(Files.exists(root.resolve("ssd/blocks/" + a))).isFalse();
+    assertThat(master.listed(a, b)).containsOnlyKeys(b);
     await().atMost(Duration.ofSeconds(10)).until(() -> sync.removalsQueued() == 0);
-    assertThat(unlinksOf5).hasValue(1);
+    assertThat(unlinksOfA).hasValue(1);
   }
 
   /**
@@ -148,25 +167,26 @@ class MasterSyncRemovalsTest {
    */
   @Test
   void aQueuedRemovalOfABlockCommittedAgainMeanwhile_leavesTheNewCopy() throws Exception {
-    write(store, 5);
-    write(store, 6);
+    write(store, a);
+    write(store, b);
     beat(); // registers
-    master.remove(5);
-    master.remove(6);
-    beat(); // 5's removal hangs in its unlink; 6's waits behind it
+    master.fs().delete("/a", false);
+    master.fs().free("/b", false, false); // its bytes stay in the under file system; the worker's copy goes
+    assertThat(master.toRemove()).containsExactlyInAnyOrder(a, b);
+    beat(); // a's removal hangs in its unlink; b's waits behind it
     assertThat(unlinking.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(sync.removalsQueued()).isEqualTo(2);
 
-    store.remove(6); // gone by other means (a free's removal on another path, an eviction)
-    write(store, 6); // and cached again: a new copy
-    sync.commitBlock(6, BLOCK, "SSD");
-    assertThat(master.toRemove()).containsExactly(5L);
+    store.remove(b); // gone by other means (a free's removal on another path, an eviction)
+    write(store, b); // and cached again: a new copy
+    sync.commitBlock(b, BLOCK, "SSD");
+    assertThat(master.toRemove()).as("the new copy took the place of its removal").containsExactly(a);
 
     release.countDown();
     await().atMost(Duration.ofSeconds(10)).until(() -> sync.removalsQueued() == 0);
     beat();
-    assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(6L);
-    assertThat(master.listed()).containsOnlyKeys(6L);
+    assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(b);
+    assertThat(master.listed(a, b)).isEqualTo(Map.of(b, "SSD"));
     assertThat(master.toRemove()).isEmpty();
   }
 }

@@ -283,6 +283,15 @@ public final class BlockMaster {
     return out;
   }
 
+  /**
+   * The blocks the live worker is told to remove in its heartbeat replies: asked every reply until a heartbeat of
+   * its reports them removed, or it commits a new copy. Empty for a worker not live.
+   */
+  public synchronized java.util.Set<Long> removalsOf(long workerId) {
+    WorkerMeta w = live.get(workerId);
+    return w == null ? java.util.Set.of() : java.util.Set.copyOf(w.toRemove);
+  }
+
   public synchronized List<WorkerState> lostWorkers() {
     List<WorkerState> out = new ArrayList<>(lost.size());
     for (WorkerMeta w : lost.values()) {

@@ -8,16 +8,16 @@ import java.time.ZoneOffset;
 
 /**
  * A clock that moves only when a test moves it, so the temp-block timeout is checked exactly instead of
- * by sleeping. Thread-safe: the instant is volatile.
+ * by sleeping (also a master's clock, in the tests of the worker's master sync). Thread-safe: the instant is volatile.
  */
-final class MutableClock extends Clock {
+public final class MutableClock extends Clock {
   private volatile Instant now;
 
-  MutableClock(long startMillis) {
+  public MutableClock(long startMillis) {
     this.now = Instant.ofEpochMilli(startMillis);
   }
 
-  void advance(Duration d) {
+  public void advance(Duration d) {
     now = now.plus(d);
   }
 
