@@ -17,7 +17,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -106,7 +105,7 @@ class RemovalOffTheHeartbeatIntegrationTest {
     release.countDown();
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       assertThat(cluster.worker(0).store().committedBlocks()).noneMatch(b -> b.blockId() == doomed);
-      assertThat(removalsAsked(blocks, workerId)).as("the removal was reported").doesNotContain(doomed);
+      assertThat(blocks.removalsOf(workerId)).as("the removal was reported").doesNotContain(doomed);
     });
     assertThat(blocks.lostWorkers()).isEmpty();
     assertThat(read(fs, "/kept")).isEqualTo(kept);
@@ -114,19 +113,6 @@ class RemovalOffTheHeartbeatIntegrationTest {
 
   private static WorkerState live(BlockMaster blocks, long workerId) {
     return blocks.liveWorkers().stream().filter(w -> w.id() == workerId).findFirst().orElse(null);
-  }
-
-  /** The blocks the master still asks the worker to remove (its registry's removal list, read under its monitor). */
-  @SuppressWarnings("unchecked")
-  private static Set<Long> removalsAsked(BlockMaster blocks, long workerId) throws ReflectiveOperationException {
-    java.lang.reflect.Field live = BlockMaster.class.getDeclaredField("live");
-    live.setAccessible(true);
-    synchronized (blocks) {
-      Object meta = ((java.util.Map<Long, ?>) live.get(blocks)).get(workerId);
-      java.lang.reflect.Field toRemove = meta.getClass().getDeclaredField("toRemove");
-      toRemove.setAccessible(true);
-      return Set.copyOf((Set<Long>) toRemove.get(meta));
-    }
   }
 
   private static byte[] write(FileSystem fs, String path, long seed) throws IOException {
