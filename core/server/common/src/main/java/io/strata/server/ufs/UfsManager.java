@@ -240,7 +240,7 @@ public final class UfsManager implements Closeable {
     if (u.getQuery() != null || u.getFragment() != null) {
       throw new InvalidArgumentException("'" + uri + "': an under file system URI takes no query or fragment");
     }
-    if (NEEDS_AUTHORITY.contains(u.getScheme()) && (u.getAuthority() == null || u.getAuthority().isEmpty())) {
+    if (NEEDS_AUTHORITY.contains(u.getScheme().toLowerCase(java.util.Locale.ROOT)) && (u.getAuthority() == null || u.getAuthority().isEmpty())) {
       throw new InvalidArgumentException("'" + uri + "' names no host: " + u.getScheme() + " URIs need one ("
           + u.getScheme() + "://host:port/path)");
     }
@@ -254,8 +254,15 @@ public final class UfsManager implements Closeable {
     while (path.length() > 1 && path.endsWith("/")) {
       path = path.substring(0, path.length() - 1);
     }
+    // Schemes and host names compare without case (RFC 3986), as Hadoop compares them: one spelling each, so "FILE:"
+    // or "hdfs://NN" is never a second name for a mount's UFS.
+    String scheme = u.getScheme().toLowerCase(java.util.Locale.ROOT);
+    String authority = u.getAuthority();
+    if (authority != null && u.getHost() != null) {
+      authority = authority.replace(u.getHost(), u.getHost().toLowerCase(java.util.Locale.ROOT));
+    }
     try {
-      return new URI(u.getScheme(), u.getAuthority(), path, null, null).toString();
+      return new URI(scheme, authority, path, null, null).toString();
     } catch (URISyntaxException e) {
       throw new InvalidArgumentException("'" + uri + "' is not a valid URI: " + e.getMessage());
     }

@@ -15,6 +15,10 @@ class UfsManagerTest {
   void normalize_makesLocalPathsAbsoluteFileUris_andTrimsTrailingSlashes() throws Exception {
     assertThat(UfsManager.normalize("./underFSStorage", HOME)).isEqualTo("file:/opt/strata/underFSStorage");
     assertThat(UfsManager.normalize("/data/ufs/", HOME)).isEqualTo("file:/data/ufs");
+    // One spelling per UFS: scheme and host without case.
+    assertThat(UfsManager.normalize("FILE:/data/ufs", HOME)).isEqualTo("file:/data/ufs");
+    assertThat(UfsManager.normalize("HDFS://NameNode.Example:8020/Data", HOME))
+        .isEqualTo("hdfs://namenode.example:8020/Data");
     assertThat(UfsManager.normalize("hdfs://nn:8020/a/b/", HOME)).isEqualTo("hdfs://nn:8020/a/b");
     assertThat(UfsManager.normalize("hdfs://nn:8020", HOME)).isEqualTo("hdfs://nn:8020/");
   }

@@ -111,6 +111,13 @@ public final class MountGuard {
           + "systems, which nested mounts may not do unless strata.master.mount.options.unsafe.allowed=true (mount "
           + "the file system it maps to instead)");
     }
+    for (String key : options.keySet()) {
+      // Hadoop trims option names: " fs.file.impl" would set fs.file.impl past the check below.
+      if (key.isEmpty() || key.chars().anyMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c))) {
+        throw new InvalidArgumentException(what + ": mount option name '" + key.replaceAll("\\p{Cntrl}", "?")
+            + "' is empty or holds white space or a control character");
+      }
+    }
     if (!unsafeOptionsAllowed) {
       for (String key : options.keySet()) {
         if (unsafeOption(key)) {
@@ -161,14 +168,20 @@ public final class MountGuard {
   }
 
   private void checkLocal(String what, String uri, List<String> workerDirs) throws InvalidArgumentException {
-    if (!uri.startsWith("file:")) {
+    if (!uri.regionMatches(true, 0, "file:", 0, 5)) { // Hadoop takes FILE: as file:
       return;
+    }
+    if (uri.indexOf('%') >= 0) {
+      // This check would read %XX decoded, Hadoop's local file system as it is: two different paths.
+      throw new InvalidArgumentException(what + ": a local path with characters a URI escapes (a space, '%', ...) is "
+          + "not supported");
     }
     Path p;
     try {
       p = real(Path.of(URI.create(uri)));
-    } catch (IllegalArgumentException e) {
-      return;
+    } catch (IllegalArgumentException | java.nio.file.FileSystemNotFoundException e) {
+      // Fails closed: a local URI this check cannot read is not mounted unchecked.
+      throw new InvalidArgumentException(what + ": not a local path this master can check (" + e.getMessage() + ")");
     }
     for (Path d : stateDirs) {
       refuseOverlap(what, p, d, "Strata's own state dir");

@@ -396,6 +396,12 @@ class LeaseAndMountSafetyTest {
     Path symlink = Files.createSymbolicLink(tmp.resolve("sneaky"), tmp.resolve("journal"));
     assertThatThrownBy(() -> fs.mount("/m/x", symlink.toString(), false, false, Map.of()))
         .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("state dir");
+    // Other spellings of the journal's URI: an upper-case scheme (Hadoop takes it as file:), an escaped path.
+    for (String uri : List.of("FILE:" + tmp.resolve("journal"), "File://" + tmp.resolve("journal"),
+        "file:" + tmp.resolve("jour%6eal"))) {
+      assertThatThrownBy(() -> fs.mount("/m/x", uri, false, false, Map.of()))
+          .as(uri).isInstanceOf(InvalidArgumentException.class).hasMessageContaining("Cannot mount");
+    }
     Path fine = Files.createDirectories(tmp.resolve("elsewhere"));
     fs.mount("/m/x", fine.toString(), false, false, Map.of("fs.s3a.endpoint", "http://127.0.0.1:1"));
     assertThat(fs.mountTable()).extracting(MountTable.MountInfo::path).contains("/m/x");
@@ -414,6 +420,12 @@ class LeaseAndMountSafetyTest {
     assertThatThrownBy(() -> fs.mount("/m/o", "hdfs://alice:s3cret@127.0.0.1:1/x", false, false, Map.of()))
         .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("credentials")
         .message().doesNotContain("s3cret");
+    // A name Hadoop would trim into a code-loading key is refused as it is.
+    for (String key : List.of("fs.file.impl ", " fs.file.impl", "fs.file.\timpl", "")) {
+      assertThatThrownBy(() -> fs.mount("/m/o", dir.toString(), false, false,
+          Map.of(key, "org.apache.hadoop.fs.RawLocalFileSystem")))
+          .as("'" + key + "'").isInstanceOf(InvalidArgumentException.class).hasMessageContaining("white space");
+    }
     assertThat(MountGuard.unsafeOption("fs.s3a.endpoint")).isFalse();
     assertThat(MountGuard.unsafeOption("dfs.client.use.datanode.hostname")).isFalse();
   }
