@@ -398,6 +398,16 @@ public final class BlockMaster {
   }
 
   /** The block's length, or -1 when it is not committed. */
+  /** The committed blocks of a file: block index to length, in index order (a range of the block map). */
+  public synchronized java.util.SortedMap<Long, Long> fileBlockLengths(long fileId) {
+    java.util.SortedMap<Long, Long> out = new java.util.TreeMap<>();
+    for (Map.Entry<Long, BlockMeta> e : blocks.subMap(BlockId.of(fileId, 0), true,
+        BlockId.of(fileId, BlockId.MAX_INDEX), true).entrySet()) {
+      out.put((long) BlockId.index(e.getKey()), e.getValue().length);
+    }
+    return out;
+  }
+
   public synchronized long blockLength(long blockId) {
     BlockMeta meta = blocks.get(blockId);
     return meta == null ? -1 : meta.length;

@@ -280,12 +280,22 @@ final class FileCompletion {
       throw new InvalidArgumentException("Cannot complete " + file.path() + " with length " + length
           + ": it would need " + count + " blocks of " + bs + " bytes, more than " + (BlockId.MAX_INDEX + 1));
     }
+    if (allowMissing) {
+      // Only the blocks committed are checked, in one look at the block map: a length that would need millions of
+      // blocks must not hold the commit lock for millions of lookups of blocks that were never there.
+      for (Map.Entry<Long, Long> b : blocks.fileBlockLengths(file.id()).headMap(count).entrySet()) {
+        long i = b.getKey();
+        long expected = i < count - 1 ? bs : length - bs * (count - 1);
+        if (b.getValue() != expected) {
+          throw new FailedPreconditionException("Cannot complete " + file.path() + " with length " + length
+              + ": block " + i + " has " + b.getValue() + " bytes, expected " + expected);
+        }
+      }
+      return;
+    }
     for (long i = 0; i < count; i++) {
       long expected = i < count - 1 ? bs : length - bs * (count - 1);
       long actual = blocks.blockLength(BlockId.of(file.id(), i));
-      if (actual < 0 && allowMissing) {
-        continue;
-      }
       if (actual < 0) {
         throw new FailedPreconditionException("Cannot complete " + file.path() + " with length " + length
             + ": block " + i + " was never committed");
