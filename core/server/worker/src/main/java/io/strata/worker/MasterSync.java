@@ -57,7 +57,7 @@ import org.slf4j.LoggerFactory;
  *       still wants it gone.
  *   <li>Removal events carry a sequence number, so a heartbeat's success clears exactly the events it
  *       carried, never a later removal of the same block.
- *   <li>The removals a reply asks for run on a thread of their own ({@link #removals}), never on the heartbeat
+ *   <li>The removals a reply asks for run on a thread per storage dir ({@link #removals}), never on the heartbeat
  *       thread: an unlink on a dying disk may hang, and heartbeats must go on meanwhile, or the master declares
  *       this worker lost. One removal per block is queued or running at a time (the master asks every beat until
  *       it hears the block removed), so the queue holds at most the blocks the master asked for; a commit of the
@@ -99,10 +99,10 @@ final class MasterSync implements StoreEvents, MasterClient {
    */
   private final Map<Long, Boolean> removalTasks = new java.util.HashMap<>();
   /**
-   * Runs the removals the master asks for, one at a time, off the heartbeat thread (an unlink may hang on a dying
-   * disk); a daemon thread, shut down by {@link #close}.
+   * Runs the removals the master asks for off the heartbeat thread (an unlink may hang on a dying disk), one at a time
+   * per storage dir, so such a disk holds up only its own dir's removals; shut down by {@link #close}.
    */
-  private final java.util.concurrent.ExecutorService removals;
+  private final io.strata.worker.store.Lanes removals;
   private volatile long workerId = -1;
   /** The last batch of evictable blocks applied (heartbeat thread only); a new registration starts at 0. */
   private long evictableSeq;
@@ -147,8 +147,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.clock = clock;
     this.lastBeatMs = startTimeMs;
     this.fatal = fatal;
-    this.removals = java.util.concurrent.Executors.newSingleThreadExecutor(
-        io.strata.server.GrpcServer.namedDaemon("worker-" + address.rpcPort() + "-removals"));
+    this.removals = new io.strata.worker.store.Lanes("worker-" + address.rpcPort() + "-removals");
     this.clusterIds = new ClusterIdFiles(() -> {
       List<java.nio.file.Path> out = new ArrayList<>();
       for (BlockStore.DirReport d : store.dirReports()) {
@@ -460,7 +459,7 @@ final class MasterSync implements StoreEvents, MasterClient {
         }
       }
       try {
-        removals.execute(() -> removeAsked(id));
+        removals.execute(store.dirOfBlock(id), () -> removeAsked(id));
       } catch (java.util.concurrent.RejectedExecutionException closing) {
         synchronized (this) {
           removalTasks.remove(id);
@@ -470,7 +469,11 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     if (res.getAbandonedFileIdsCount() > 0) {
       letGo(res.getAbandonedFileIdsList()); // files whose writers lost their leases
-      onRecovered.accept(res.getAbandonedFileIdsList()); // and their under file system writes
+      try {
+        onRecovered.accept(res.getAbandonedFileIdsList()); // and their under file system writes (handed off)
+      } catch (RuntimeException e) {
+        LOG.warn("Ending the under file system writes of recovered files failed: {}", e.toString());
+      }
     }
     if (res.getEndedFileIdsCount() > 0) {
       LOG.info("Letting go of the blocks of {} ended files the master named", res.getEndedFileIdsCount());
@@ -522,7 +525,7 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   /** Stops the removal thread (a removal under way finishes on its own; queued ones are dropped). */
   void close() {
-    removals.shutdownNow();
+    removals.close();
   }
 
   /** Milliseconds since the master last answered a heartbeat (since the start, before the first). */

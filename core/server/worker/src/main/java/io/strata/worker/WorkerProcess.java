@@ -221,7 +221,16 @@ public final class WorkerProcess implements AutoCloseable {
     sync.attach(store, ufs);
     sync.onAbandoned(ids -> shuffle.store().abandoned(ids));
     BlockWorkerService data = dataService;
-    sync.onRecovered(ids -> data.abortUfsWritesOf(ids));
+    // On the UFS pool, never the heartbeat thread: ending a write closes and deletes its UFS file (network I/O that
+    // may hang). A full pool skips it: the master names the file in its replies for a while yet.
+    ExecutorService aborts = ufsIo;
+    sync.onRecovered(ids -> {
+      try {
+        aborts.execute(() -> data.abortUfsWritesOf(ids));
+      } catch (java.util.concurrent.RejectedExecutionException busy) {
+        LOG.debug("Ending the UFS writes of {} recovered files waits for the next heartbeat reply", ids.size());
+      }
+    });
     BlockStore heldBy = store;
     sync.heldFiles(() -> {
       // Shuffle partition files, and the files of the clients' held blocks (short-circuit and streamed writes, whose

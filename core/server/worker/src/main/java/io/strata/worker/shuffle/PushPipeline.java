@@ -21,8 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * are counted apart, against a bound of their own ({@code forwardedMax}, twice the watermark by default): the
  * primaries' watermarks bound them, so it is only reached under a flood of forwards (many primaries at once, or a
  * client that marks its pushes forwarded), which are then answered BACK_OFF too (the primary sends them again until
- * its forward timeout). A push's bytes count until it is answered and its apply task has run, whichever is later (a
- * forward whose primary gave up is answered at once, but its request is held until its task runs).
+ * its forward timeout). A push's bytes count until it is answered and its apply task has run, whichever is later; a
+ * forward's until its task has run (a forward whose primary gave up is answered at once, but its request is held
+ * until then; once run, its batches are appended or parked, and parked ones count against the parking budget).
  *
  * <p>Each batch is forwarded with the offset it was appended at; the replica appends it at the same offset
  * (waiting for the batches before it), so the copies are alike byte for byte ({@link PartitionFile#appendAt}).
@@ -102,15 +103,20 @@ public final class PushPipeline {
           + "; nothing was applied: retry after " + backOffMs + " ms"));
     }
     CompletableFuture<Outcome> out = new CompletableFuture<>();
-    // Counted until answered and run: two releases, the last gives the bytes back.
-    java.util.concurrent.atomic.AtomicInteger holders = new java.util.concurrent.atomic.AtomicInteger(2);
+    // A client's push counts until it is answered and its task has run (two releases, the last gives the bytes back).
+    // A forward counts until its task has run: then its batches are appended, or parked waiting for the ones before
+    // them, where the parking budget bounds them; counted on here, parked forwards could fill this bound and refuse
+    // the very forwards they wait for.
+    java.util.concurrent.atomic.AtomicInteger holders = new java.util.concurrent.atomic.AtomicInteger(forwarded ? 1 : 2);
     long held = bytes;
     Runnable release = () -> {
       if (holders.decrementAndGet() == 0) {
         counter.addAndGet(-held);
       }
     };
-    out.whenComplete((r, e) -> release.run());
+    if (!forwarded) {
+      out.whenComplete((r, e) -> release.run());
+    }
     try {
       applyPool.execute(() -> {
         try {
@@ -120,7 +126,7 @@ public final class PushPipeline {
         }
       });
     } catch (RejectedExecutionException e) {
-      release.run(); // no task will run
+      release.run(); // no task will run (a forward's only release; a push's other comes with its answer below)
       backOffs.incrementAndGet();
       out.complete(Outcome.backOff(backOffMs, "The worker's shuffle apply queue is full "
           + "(strata.worker.shuffle.apply.queue.max); nothing was applied: retry after " + backOffMs + " ms"));

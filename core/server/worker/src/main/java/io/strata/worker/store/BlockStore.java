@@ -132,6 +132,11 @@ public interface BlockStore {
   /** Drops the temp blocks of these files (their writers lost their leases); the writers' streams fail. */
   default void abortWritesOf(java.util.Collection<Long> fileIds) {}
 
+  /** The storage dir holding the committed block ({@link Lanes} key removals by it); "" when none does. */
+  default String dirOfBlock(long blockId) {
+    return "";
+  }
+
   /**
    * The files of the temp blocks held now ({@link TempBlock#hold}); the worker's held-files check asks the master
    * which of them ended, and drops their blocks (a client's block of a file that does not exist, or is complete, has

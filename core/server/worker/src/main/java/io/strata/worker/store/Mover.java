@@ -62,7 +62,7 @@ final class Mover {
       @Override
       public void close() {
         inner.close();
-        removals.finishDeferredRemoval(blockId);
+        removals.finishDeferredRemovalLater(blockId); // not on this thread (an eviction's may be a client's call)
       }
     });
   }

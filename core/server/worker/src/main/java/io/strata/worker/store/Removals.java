@@ -24,15 +24,11 @@ final class Removals {
   private final BlockAnnotator annotator;
   private final StoreEvents events;
   /**
-   * Finishes the removals readers let go of: one daemon thread, made when needed and gone when idle (a store has no
-   * close). Its queue holds each deferred block once ({@link #finishing}).
+   * Finishes the removals readers let go of: a thread per dir ({@link Lanes}: one dying disk holds up its own
+   * removals only), made when needed and gone when idle (a store has no close). Each deferred block is queued once
+   * ({@link #finishing}).
    */
-  private final java.util.concurrent.ThreadPoolExecutor finisher = new java.util.concurrent.ThreadPoolExecutor(1, 1,
-      10, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
-        Thread t = new Thread(r, "worker-store-deferred-removals");
-        t.setDaemon(true);
-        return t;
-      });
+  private final Lanes finisher = new Lanes("worker-store-deferred-removals");
   /** Deferred removals queued on {@link #finisher}; guarded by {@link BlockIndex#lock}. */
   private final java.util.Set<Long> finishing = new java.util.HashSet<>();
 
@@ -44,7 +40,6 @@ final class Removals {
     this.failures = failures;
     this.annotator = annotator;
     this.events = events;
-    finisher.allowCoreThreadTimeOut(true);
   }
 
   boolean remove(long blockId) throws IOException {
@@ -72,12 +67,14 @@ final class Removals {
 
   /** As {@link #finishDeferredRemoval}, on this class's own thread (for a reader's close, on any thread). */
   void finishDeferredRemovalLater(long blockId) {
+    StorageDir dir;
     synchronized (index.lock) {
       if (!index.removeWhenUnlocked.contains(blockId) || !finishing.add(blockId)) {
         return; // nothing deferred (the usual case: no task), or queued already
       }
+      dir = index.committed.get(blockId);
     }
-    finisher.execute(() -> {
+    finisher.execute(dir == null ? "" : dir.root.toString(), () -> {
       synchronized (index.lock) {
         finishing.remove(blockId);
       }

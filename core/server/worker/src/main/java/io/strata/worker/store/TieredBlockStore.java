@@ -209,7 +209,7 @@ public final class TieredBlockStore implements BlockStore {
       lock.close();
       // Under the read lock nothing moves or deletes the file: its absence means the dir failed.
       if (!failures.dirFailed(dir, e)) {
-        removals.finishDeferredRemoval(blockId);
+        removals.finishDeferredRemovalLater(blockId);
         throw DirProbe.transientError("Opening block " + blockId, dir, e);
       }
       throw new NotFoundException("Block " + blockId + " was lost: its storage dir " + dir.root + " failed", e);
@@ -358,6 +358,12 @@ public final class TieredBlockStore implements BlockStore {
   @Override
   public List<BlockMeta> committedBlocks() {
     return reports.committedBlocks();
+  }
+
+  @Override
+  public String dirOfBlock(long blockId) {
+    StorageDir d = index.dirOf(blockId);
+    return d == null ? "" : d.root.toString();
   }
 
   /** The dir holding a block, or null (tests and the tier manager). */

@@ -151,11 +151,36 @@ class RemovalOutsideTheMonitorTest {
     Thread readerThread = Thread.currentThread();
     CompletableFuture.runAsync(reader::close).get(10, TimeUnit.SECONDS); // returns, though the unlink hangs
     assertThat(unlinking.await(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(holding.unlinker).isNotEqualTo(readerThread).extracting(Thread::getName)
-        .isEqualTo("worker-store-deferred-removals");
+    assertThat(holding.unlinker).isNotEqualTo(readerThread);
+    assertThat(holding.unlinker.getName()).startsWith("worker-store-deferred-removals");
     write(store, 2, 500); // the store goes on meanwhile
     release.countDown();
     org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
         .untilAsserted(() -> assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(2L));
+  }
+
+  /** A deferred removal hung on one dir's disk holds up that dir's removals only: another dir's go on. */
+  @Test
+  void aHungDeferredRemoval_holdsUpOnlyItsOwnDirsRemovals() throws Exception {
+    HangingUnlink holding = new HangingUnlink();
+    TieredBlockStore store = StoreFixture.builder().tier("SSD", 1 << 20, root.resolve("a"), root.resolve("b"))
+        .durability(holding).build();
+    for (long id = 1; id <= 6; id++) {
+      write(store, id, 100);
+    }
+    long other = java.util.stream.LongStream.rangeClosed(2, 6).filter(id -> store.dirOf(id) != store.dirOf(1))
+        .findFirst().orElseThrow(); // the allocator spreads the blocks over both dirs
+    BlockStore.ReadHandle r1 = store.openForRead(1, false);
+    BlockStore.ReadHandle r2 = store.openForRead(other, false);
+    assertThat(store.remove(1)).isTrue();
+    assertThat(store.remove(other)).isTrue();
+    r1.close(); // block 1's unlink hangs on its dir's lane
+    assertThat(holding.unlinking.await(10, TimeUnit.SECONDS)).isTrue();
+    r2.close();
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).untilAsserted(() ->
+        assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).doesNotContain(other));
+    holding.release.countDown();
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).untilAsserted(() ->
+        assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).doesNotContain(1L, other));
   }
 }
