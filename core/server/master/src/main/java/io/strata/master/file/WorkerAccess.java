@@ -26,16 +26,25 @@ final class WorkerAccess {
 
   /** A new token for {@code workerId} (replacing its last one). */
   String issue(long workerId) {
+    return issue(workerId, null);
+  }
+
+  /**
+   * A new token for {@code workerId}, first forgetting the tokens of workers not in {@code live} (read here, under this
+   * object's monitor, as every issue is: a worker whose registration was issued a token concurrently is live by the
+   * time this reads the set, so its token is never dropped; only lost or replaced workers' go).
+   */
+  synchronized String issue(long workerId, java.util.function.Supplier<java.util.Set<Long>> live) {
+    if (live != null) {
+      java.util.Set<Long> keep = new java.util.HashSet<>(live.get());
+      keep.add(workerId);
+      tokens.keySet().retainAll(keep);
+    }
     byte[] b = new byte[16];
     RANDOM.nextBytes(b);
     String token = HexFormat.of().formatHex(b);
     tokens.put(workerId, token);
     return token;
-  }
-
-  /** Forgets the tokens of every worker not in {@code workerIds}. */
-  void keepOnly(java.util.Set<Long> workerIds) {
-    tokens.keySet().retainAll(workerIds);
   }
 
   /** Tokens held (tests). */

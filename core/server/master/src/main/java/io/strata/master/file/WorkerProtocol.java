@@ -174,13 +174,14 @@ final class WorkerProtocol {
   }
 
   String issueWorkerToken(long workerId) {
-    java.util.Set<Long> live = new java.util.HashSet<>();
-    for (io.strata.master.block.WorkerState w : blocks.liveWorkers()) {
-      live.add(w.id());
-    }
-    live.add(workerId);
-    workerAccess.keepOnly(live); // a lost worker's token no longer opens anything: forgotten, so they stay bounded
-    return workerAccess.issue(workerId);
+    // A lost worker's token no longer opens anything: forgotten, so the tokens stay bounded by the live workers.
+    return workerAccess.issue(workerId, () -> {
+      java.util.Set<Long> live = new java.util.HashSet<>();
+      for (io.strata.master.block.WorkerState w : blocks.liveWorkers()) {
+        live.add(w.id());
+      }
+      return live;
+    });
   }
 
   /** {@link #blockSource(long)} for a caller that must be a live registered worker. */
