@@ -11,6 +11,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.strata.common.grpc.GrpcChannels;
 import io.strata.common.id.BlockId;
+import io.strata.master.file.WriteType;
 import io.strata.proto.BlockWorkerServiceGrpc;
 import io.strata.proto.CacheBlockRequest;
 import io.strata.proto.ReadBlockRequest;
@@ -20,12 +21,9 @@ import io.strata.proto.WriteUfsFileRequest;
 import io.strata.proto.WriteUfsFileResponse;
 import io.strata.server.GrpcServer;
 import io.strata.server.ufs.UfsManager;
+import io.strata.worker.InProcessMaster;
 import io.strata.worker.rpc.BlockWorkerService;
 import io.strata.worker.store.TieredBlockStore;
-import io.strata.worker.ufs.MasterClient.BlockSource;
-import io.strata.worker.ufs.MasterClient.UfsSource;
-import io.strata.worker.ufs.MasterClient.UfsTarget;
-import io.strata.worker.ufs.UfsTestKit.FakeMaster;
 import java.io.ByteArrayOutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,17 +40,28 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The data service's UFS calls over real gRPC, with the master replaced by a table. */
+/**
+ * The data service's UFS calls over real gRPC, against a real master in this JVM (one for the class) through the
+ * worker's master sync registered there (one registration a test): reads of a file persisted in the master's root
+ * under file system (a file a test), commits checked in its block master, UFS writes of files created there.
+ */
 class BlockWorkerServiceUfsTest {
   private static final int BLOCK = 256 * 1024;
-  private static final long FILE_ID = 77;
+
+  @RegisterExtension
+  static final UfsTestKit.MasterPerClass MASTER = new UfsTestKit.MasterPerClass(BLOCK);
+  private InProcessMaster master;
 
   @TempDir
   Path tmp;
+  private InProcessMaster.Worker worker;
   private TieredBlockStore store;
-  private FakeMaster master;
+  private long fileId;
+  private Path ufsFile;
   private UfsManager ufsManager;
   private ExecutorService ufsIo;
   private ExecutorService cacheIo;
@@ -62,26 +71,23 @@ class BlockWorkerServiceUfsTest {
   private byte[] file;
 
   @BeforeEach
-  void setUp() throws Exception {
-    store = UfsTestKit.store(tmp.resolve("store"), 8L * BLOCK);
-    master = new FakeMaster();
+  void setUp(TestInfo test) throws Exception {
+    master = MASTER.get();
+    worker = UfsTestKit.worker(master, tmp.resolve("store"), 8L * BLOCK);
+    store = worker.store();
     ufsManager = new UfsManager();
     ufsIo = Executors.newFixedThreadPool(4);
     cacheIo = Executors.newFixedThreadPool(1);
-    ufs = new WorkerUfs(store, master, ufsManager, ufsIo, cacheIo, cacheIo,
+    MasterClient client = worker.client();
+    ufs = new WorkerUfs(store, client, ufsManager, ufsIo, cacheIo, cacheIo,
         new WorkerUfs.Settings(16 * 1024, 30_000, 8 << 20, 10_000));
     server = new GrpcServer("test-worker", "127.0.0.1", 0, 8 << 20, List.of(new BlockWorkerService(store,
-        master::commitBlock, ufs, 64 * 1024))).start();
+        client::commitBlock, ufs, 64 * 1024))).start();
     channel = GrpcChannels.forAddress("127.0.0.1", server.port(), 8 << 20);
     file = UfsTestKit.content(5, 2 * BLOCK);
-    Path f = tmp.resolve("ufs/f");
-    Files.createDirectories(f.getParent());
-    Files.write(f, file);
-    for (int i = 0; i < 2; i++) {
-      long id = BlockId.of(FILE_ID, i);
-      master.sources.put(id, new BlockSource(id, BLOCK, List.of(),
-          new UfsSource(f.toUri().toString(), Map.of(), (long) i * BLOCK, file.length)));
-    }
+    String name = "in/" + test.getTestMethod().orElseThrow().getName();
+    fileId = master.persistedFile(name, file);
+    ufsFile = master.ufs().resolve(name);
   }
 
   @AfterEach
@@ -92,6 +98,11 @@ class BlockWorkerServiceUfsTest {
     cacheIo.shutdownNow();
     ufs.close();
     ufsManager.close();
+    worker.close();
+  }
+
+  private long block(int index) {
+    return BlockId.of(fileId, index);
   }
 
   private byte[] read(ReadBlockRequest req) {
@@ -105,8 +116,8 @@ class BlockWorkerServiceUfsTest {
     return out.toByteArray();
   }
 
-  private static ReadBlockRequest.Builder readOf(int index, long offset, long length) {
-    return ReadBlockRequest.newBuilder().setBlockId(BlockId.of(FILE_ID, index)).setOffset(offset)
+  private ReadBlockRequest.Builder readOf(int index, long offset, long length) {
+    return ReadBlockRequest.newBuilder().setBlockId(block(index)).setOffset(offset)
         .setLength(length).setChunkSize(10_000);
   }
 
@@ -115,8 +126,8 @@ class BlockWorkerServiceUfsTest {
     byte[] got = read(readOf(1, 3, BLOCK - 3).setUfsFallback(true).build());
 
     assertThat(got).isEqualTo(Arrays.copyOfRange(file, BLOCK + 3, 2 * BLOCK));
-    await().atMost(Duration.ofSeconds(10)).until(() -> master.commits.size() == 1);
-    assertThat(UfsTestKit.readBlock(store, BlockId.of(FILE_ID, 1))).isEqualTo(Arrays.copyOfRange(file, BLOCK, 2 * BLOCK));
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.listed(block(1)).equals(Map.of(block(1), "MEM")));
+    assertThat(UfsTestKit.readBlock(store, block(1))).isEqualTo(Arrays.copyOfRange(file, BLOCK, 2 * BLOCK));
     // Now cached: the next read comes from the store, with no UFS read.
     assertThat(read(readOf(1, 0, 10).setUfsFallback(true).build())).isEqualTo(Arrays.copyOfRange(file, BLOCK, BLOCK + 10));
     assertThat(ufs.ufsBlockReads()).isEqualTo(1);
@@ -139,7 +150,8 @@ class BlockWorkerServiceUfsTest {
       clients.shutdownNow();
     }
     assertThat(ufs.ufsBlockReads()).isEqualTo(1);
-    assertThat(master.commits).hasSize(1);
+    assertThat(worker.commitsSent()).isEqualTo(1);
+    assertThat(master.listed(block(0), block(1))).isEqualTo(Map.of(block(0), "MEM"));
   }
 
   @Test
@@ -161,15 +173,16 @@ class BlockWorkerServiceUfsTest {
   @Test
   void ufsOnlyRead_ofACachedBlock_readsTheUfs_andLeavesTheStoreCopyAndTheMasterAlone() throws Exception {
     read(readOf(1, 0, BLOCK).setUfsFallback(true).build());
-    await().atMost(Duration.ofSeconds(10)).until(() -> master.commits.size() == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.listed(block(1)).equals(Map.of(block(1), "MEM")));
     // The store's copy goes bad: a ufs_only read serves the UFS bytes, not the store's.
-    long id = BlockId.of(FILE_ID, 1);
+    long id = block(1);
     UfsTestKit.corrupt(store, id, 17);
     byte[] got = read(readOf(1, 10, 30_000).setUfsFallback(true).setUfsOnly(true).setUnlisted(true).build());
 
     assertThat(got).isEqualTo(Arrays.copyOfRange(file, BLOCK + 10, BLOCK + 30_010));
     assertThat(ufs.ufsBlockReads()).isEqualTo(2);
-    assertThat(master.commits).as("no announce, no second commit").hasSize(1);
+    assertThat(worker.commitsSent()).as("no announce, no second commit").isEqualTo(1);
+    assertThat(master.listed(id)).isEqualTo(Map.of(id, "MEM"));
     assertThat(UfsTestKit.readBlock(store, id)[17]).as("the store's copy untouched (its removal is the master's)")
         .isNotEqualTo(file[BLOCK + 17]);
   }
@@ -185,7 +198,7 @@ class BlockWorkerServiceUfsTest {
 
   @Test
   void readOfAChangedFile_isFailedPrecondition() throws Exception {
-    Files.write(tmp.resolve("ufs/f"), new byte[10]);
+    Files.write(ufsFile, new byte[10]);
     assertThatThrownBy(() -> read(readOf(0, 0, 10).setUfsFallback(true).build()))
         .isInstanceOf(StatusRuntimeException.class)
         .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode())
@@ -195,38 +208,39 @@ class BlockWorkerServiceUfsTest {
 
   @Test
   void writeUfsFile_writesTheTarget_andCancelDeletesIt() throws Exception {
-    Path target = tmp.resolve("ufs/out/.tmp-1");
-    Files.createDirectories(target.getParent()); // the master makes the copy's directory
-    master.targets.put(1L, new UfsTarget(target.toUri().toString(), Map.of()));
+    long through = UfsTestKit.fileBeingWritten(master, "/out/through", BLOCK, WriteType.THROUGH);
     CompletableFuture<WriteUfsFileResponse> done = new CompletableFuture<>();
     StreamObserver<WriteUfsFileRequest> req = BlockWorkerServiceGrpc.newStub(channel).writeUfsFile(observer(done));
-    req.onNext(WriteUfsFileRequest.newBuilder().setHeader(WriteUfsFileHeader.newBuilder().setFileId(1))
+    req.onNext(WriteUfsFileRequest.newBuilder().setHeader(WriteUfsFileHeader.newBuilder().setFileId(through))
         .setChunk(ByteString.copyFrom(file, 0, 1000)).build());
     req.onNext(WriteUfsFileRequest.newBuilder().setChunk(ByteString.copyFrom(file, 1000, 4000)).build());
     req.onCompleted();
     assertThat(done.get(30, TimeUnit.SECONDS).getLength()).isEqualTo(5000);
-    assertThat(Files.readAllBytes(target)).isEqualTo(Arrays.copyOf(file, 5000));
+    List<Path> written = UfsTestKit.copiesBeingWritten(master, "/out/through"); // where the master said
+    assertThat(written).hasSize(1);
+    assertThat(Files.readAllBytes(written.get(0))).isEqualTo(Arrays.copyOf(file, 5000));
+    assertThat(master.fs().completeFile("/out/through", through, 5000).persisted()).isTrue();
+    assertThat(Files.readAllBytes(master.ufs().resolve("out/through"))).isEqualTo(Arrays.copyOf(file, 5000));
 
-    Path cancelled = tmp.resolve("ufs/out/.tmp-2");
-    master.targets.put(2L, new UfsTarget(cancelled.toUri().toString(), Map.of()));
+    long async = UfsTestKit.fileBeingWritten(master, "/out/async", BLOCK, WriteType.ASYNC_THROUGH);
     CompletableFuture<WriteUfsFileResponse> second = new CompletableFuture<>();
     StreamObserver<WriteUfsFileRequest> req2 = BlockWorkerServiceGrpc.newStub(channel).writeUfsFile(observer(second));
-    req2.onNext(WriteUfsFileRequest.newBuilder().setHeader(WriteUfsFileHeader.newBuilder().setFileId(2))
+    req2.onNext(WriteUfsFileRequest.newBuilder().setHeader(WriteUfsFileHeader.newBuilder().setFileId(async))
         .setChunk(ByteString.copyFrom(file, 0, 1000)).build());
     // The UFS stream buffers: the file exists once created, its bytes come with a flush.
-    await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(cancelled));
+    await().atMost(Duration.ofSeconds(10)).until(() -> UfsTestKit.copiesBeingWritten(master, "/out/async").size() == 1);
     req2.onError(new RuntimeException("client gave up"));
-    await().atMost(Duration.ofSeconds(10)).until(() -> !Files.exists(cancelled));
+    await().atMost(Duration.ofSeconds(10)).until(() -> UfsTestKit.copiesBeingWritten(master, "/out/async").isEmpty());
   }
 
   @Test
   void cacheBlock_isAccepted_andCachesTheBlockInTheBackground() {
     boolean accepted = BlockWorkerServiceGrpc.newBlockingStub(channel)
-        .cacheBlock(CacheBlockRequest.newBuilder().setBlockId(BlockId.of(FILE_ID, 0)).build()).getAccepted();
+        .cacheBlock(CacheBlockRequest.newBuilder().setBlockId(block(0)).build()).getAccepted();
 
     assertThat(accepted).isTrue();
-    await().atMost(Duration.ofSeconds(10)).until(() -> master.commits.size() == 1);
-    assertThat(store.committedBlocks()).extracting(b -> b.blockId()).containsExactly(BlockId.of(FILE_ID, 0));
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.listed(block(0)).equals(Map.of(block(0), "MEM")));
+    assertThat(store.committedBlocks()).extracting(b -> b.blockId()).containsExactly(block(0));
   }
 
   private static <T> StreamObserver<T> observer(CompletableFuture<T> f) {

@@ -5,17 +5,16 @@ import static org.awaitility.Awaitility.await;
 
 import io.strata.common.exception.FailedPreconditionException;
 import io.strata.common.exception.NotFoundException;
-import io.strata.common.exception.UnavailableException;
 import io.strata.common.id.BlockId;
 import io.strata.server.ufs.UfsManager;
+import io.strata.worker.InProcessMaster;
 import io.strata.worker.store.BlockStore;
 import io.strata.worker.store.TieredBlockStore;
-import io.strata.worker.ufs.MasterClient.BlockSource;
-import io.strata.worker.ufs.MasterClient.UfsSource;
 import io.strata.worker.ufs.UfsTestKit.CollectingSink;
-import io.strata.worker.ufs.UfsTestKit.FakeMaster;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -28,58 +27,70 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Read-through from a real local-dir under file system into a real tiered store. */
+/**
+ * Read-through from a real local-dir under file system into a real tiered store. The blocks are of a file persisted
+ * in the root under file system of a real master in this JVM (one for the class; a file a test), which the loader asks
+ * through the worker's master sync registered there (one registration a test) and which takes its commits.
+ */
 class UfsBlockLoaderTest {
   private static final int BLOCK = 64 * 1024;
   private static final int BUFFER = 4096;
-  private static final long FILE_ID = 42;
+
+  @RegisterExtension
+  static final UfsTestKit.MasterPerClass MASTER = new UfsTestKit.MasterPerClass(BLOCK);
+  private InProcessMaster master;
 
   @TempDir
   Path tmp;
+  private InProcessMaster.Worker worker;
   private TieredBlockStore store;
   private Path storeDir;
-  private FakeMaster master;
   private UfsManager ufs;
   private ThreadPoolExecutor executor;
   private UfsBlockLoader loader;
   private byte[] file;
+  /** The file's path in Strata, its copy in the master's under file system, and its id there. */
+  private String path;
+  private Path ufsFile;
+  private long fileId;
   private String fileUri;
 
   @BeforeEach
-  void setUp() throws Exception {
+  void setUp(TestInfo test) throws Exception {
+    master = MASTER.get();
     storeDir = tmp.resolve("store");
-    store = UfsTestKit.store(storeDir, 16L * BLOCK);
-    master = new FakeMaster();
+    worker = UfsTestKit.worker(master, storeDir, 16L * BLOCK);
+    store = worker.store();
     ufs = new UfsManager();
     executor = new ThreadPoolExecutor(8, 8, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>());
-    loader = new UfsBlockLoader(store, master, ufs, executor, BUFFER, 60_000);
+    loader = new UfsBlockLoader(store, worker.client(), ufs, executor, BUFFER, 60_000);
     // Three blocks: two full, the last 10000 bytes.
     file = UfsTestKit.content(1, 2 * BLOCK + 10_000);
-    Path f = tmp.resolve("ufs/dir/data.bin");
-    Files.createDirectories(f.getParent());
-    Files.write(f, file);
-    fileUri = f.toUri().toString();
-    for (int i = 0; i < 3; i++) {
-      long len = Math.min(BLOCK, file.length - (long) i * BLOCK);
-      master.sources.put(block(i), source(i, len, file.length));
-    }
+    String name = "dir/" + test.getTestMethod().orElseThrow().getName() + ".bin";
+    path = "/" + name;
+    fileId = master.persistedFile(name, file);
+    ufsFile = master.ufs().resolve(name);
+    fileUri = worker.client().blockSource(block(0)).ufs().uri();
   }
 
   @AfterEach
   void tearDown() {
     executor.shutdownNow();
     ufs.close();
+    worker.close();
   }
 
-  private static long block(int index) {
-    return BlockId.of(FILE_ID, index);
+  private long block(int index) {
+    return BlockId.of(fileId, index);
   }
 
-  private BlockSource source(int index, long length, long fileLength) {
-    return new BlockSource(block(index), length, List.of(),
-        new UfsSource(fileUri, Map.of(), (long) index * BLOCK, fileLength));
+  /** Where the master lists the file's blocks: on this worker, by tier. */
+  private Map<Long, String> listed() {
+    return master.listed(block(0), block(1), block(2));
   }
 
   private byte[] fileRange(long from, long length) {
@@ -99,7 +110,9 @@ class UfsBlockLoaderTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> loader.loadsInFlight() == 0);
     assertThat(store.get(block(1)).length()).isEqualTo(BLOCK);
     assertThat(UfsTestKit.readBlock(store, block(1))).isEqualTo(fileRange(BLOCK, BLOCK));
-    assertThat(master.commits).containsExactly(block(1) + ":" + BLOCK + ":MEM");
+    assertThat(listed()).isEqualTo(Map.of(block(1), "MEM"));
+    assertThat(master.fs().blockMaster().getBlock(block(1)).length()).isEqualTo(BLOCK);
+    assertThat(worker.commitsSent()).isEqualTo(1);
     assertThat(loader.ufsBlockReads()).isEqualTo(1);
   }
 
@@ -112,6 +125,7 @@ class UfsBlockLoaderTest {
     assertThat(sink.received()).isEqualTo(fileRange(2L * BLOCK, 10_000));
     await().atMost(Duration.ofSeconds(10)).until(() -> loader.loadsInFlight() == 0);
     assertThat(UfsTestKit.readBlock(store, block(2))).isEqualTo(fileRange(2L * BLOCK, 10_000));
+    assertThat(master.fs().blockMaster().getBlock(block(2)).length()).isEqualTo(10_000);
   }
 
   @Test
@@ -137,12 +151,14 @@ class UfsBlockLoaderTest {
     }
     assertThat(sinks.stream().filter(s -> s.servedFromStore).count()).isEqualTo(7);
     assertThat(loader.ufsBlockReads()).isEqualTo(1);
-    assertThat(master.commits).hasSize(1);
+    assertThat(worker.commitsSent()).isEqualTo(1);
+    assertThat(listed()).isEqualTo(Map.of(block(0), "MEM"));
   }
 
   @Test
   void read_ofAFileWhoseLengthChanged_isRefused_andCachesNothing() throws Exception {
-    master.sources.put(block(0), source(0, BLOCK, file.length + 1));
+    // A byte appended in the under file system since the master loaded the file.
+    Files.write(ufsFile, new byte[1], StandardOpenOption.APPEND);
     CollectingSink sink = new CollectingSink(store, block(0), 0, 100, null);
     loader.read(block(0), 0, 100, false, false, sink);
 
@@ -153,6 +169,7 @@ class UfsBlockLoaderTest {
         .hasMessageContaining("loadMetadata");
     assertThat(loader.ufsBlockReads()).isZero();
     assertThat(store.committedBlocks()).isEmpty();
+    assertThat(listed()).isEmpty();
     assertThat(UfsTestKit.tmpFiles(storeDir)).isEmpty();
   }
 
@@ -162,10 +179,9 @@ class UfsBlockLoaderTest {
    */
   @Test
   void read_ofAFileRewrittenAtTheSameLength_isRefusedByItsMtime_andCachesNothing() throws Exception {
-    Path f = tmp.resolve("ufs/dir/data.bin");
-    long recorded = Files.getLastModifiedTime(f).toMillis();
-    master.sources.put(block(0), new BlockSource(block(0), BLOCK, List.of(),
-        new UfsSource(fileUri, Map.of(), 0, file.length, recorded)));
+    long recorded = worker.client().blockSource(block(0)).ufs().mtimeMs();
+    assertThat(recorded).as("the master recorded the file's mtime").isEqualTo(Files.getLastModifiedTime(ufsFile)
+        .toMillis());
     CollectingSink same = new CollectingSink(store, block(0), 0, 100, null);
     loader.read(block(0), 0, 100, false, false, same);
     assertThat(same.await()).isTrue();
@@ -173,10 +189,8 @@ class UfsBlockLoaderTest {
     assertThat(same.received()).isEqualTo(fileRange(0, 100));
 
     byte[] rewritten = UfsTestKit.content(2, file.length);
-    Files.write(f, rewritten);
-    Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.fromMillis(recorded + 5_000));
-    master.sources.put(block(1), new BlockSource(block(1), BLOCK, List.of(),
-        new UfsSource(fileUri, Map.of(), BLOCK, file.length, recorded)));
+    Files.write(ufsFile, rewritten);
+    Files.setLastModifiedTime(ufsFile, java.nio.file.attribute.FileTime.fromMillis(recorded + 5_000));
     CollectingSink changed = new CollectingSink(store, block(1), 0, 100, null);
     loader.read(block(1), 0, 100, false, false, changed);
 
@@ -192,15 +206,18 @@ class UfsBlockLoaderTest {
 
   @Test
   void failedLoad_abortsItsTempBlock_andFailsEveryWaiter() throws Exception {
-    // The master says block 2 is a full block, but the file ends 10000 bytes into it.
-    master.sources.put(block(2), source(2, BLOCK, file.length));
+    // The file is cut short in the under file system while block 2 loads (its reader holding the load after the
+    // first chunk): the load finds the file's end before the block's.
     CountDownLatch gate = new CountDownLatch(1);
-    CollectingSink first = new CollectingSink(store, block(2), 0, BLOCK, gate);
-    loader.read(block(2), 0, BLOCK, false, false, first);
+    CollectingSink first = new CollectingSink(store, block(2), 0, 10_000, gate);
+    loader.read(block(2), 0, 10_000, false, false, first);
     await().atMost(Duration.ofSeconds(10)).until(() -> first.waitedForReady);
     CollectingSink second = new CollectingSink(store, block(2), 0, 100, null);
     loader.read(block(2), 0, 100, false, false, second);
     await().atMost(Duration.ofSeconds(10)).until(() -> executor.getCompletedTaskCount() == 1);
+    try (FileChannel ch = FileChannel.open(ufsFile, StandardOpenOption.WRITE)) {
+      ch.truncate(2L * BLOCK);
+    }
     gate.countDown();
 
     assertThat(first.await()).isTrue();
@@ -208,12 +225,14 @@ class UfsBlockLoaderTest {
     for (CollectingSink s : List.of(first, second)) {
       assertThat(s.failure).isInstanceOf(FailedPreconditionException.class)
           .hasMessageContaining("block " + block(2)).hasMessageContaining(fileUri);
+      assertThat(s.failure).hasMessageContaining("ended at byte");
     }
     assertThat(second.servedFromStore).isFalse();
     assertThat(UfsTestKit.tmpFiles(storeDir)).isEmpty();
     assertThat(store.committedBlocks()).isEmpty();
     assertThat(store.usedBytes()).isZero();
-    assertThat(master.commits).isEmpty();
+    assertThat(worker.commitsSent()).isZero();
+    assertThat(listed()).isEmpty();
     assertThat(loader.loadsInFlight()).isZero();
   }
 
@@ -223,7 +242,7 @@ class UfsBlockLoaderTest {
     sink.cancelled = true;
     loader.read(block(0), 0, BLOCK, false, false, sink);
 
-    await().atMost(Duration.ofSeconds(10)).until(() -> master.commits.size() == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> listed().equals(Map.of(block(0), "MEM")));
     assertThat(UfsTestKit.readBlock(store, block(0))).isEqualTo(fileRange(0, BLOCK));
     assertThat(sink.received()).isEmpty();
     assertThat(sink.failure).isNull();
@@ -238,15 +257,15 @@ class UfsBlockLoaderTest {
     assertThat(sink.failure).isNull();
     assertThat(sink.received()).isEqualTo(fileRange(BLOCK + 7, 30_000));
     assertThat(store.committedBlocks()).isEmpty();
-    assertThat(master.commits).isEmpty();
+    assertThat(worker.commitsSent()).isZero();
     assertThat(loader.ufsBlockReads()).isEqualTo(1);
   }
 
   @Test
   void read_ofABlockOfAFileNotPersisted_isNotFound() throws Exception {
-    master.sources.put(block(0), new BlockSource(block(0), BLOCK, List.of(), null));
-    CollectingSink sink = new CollectingSink(store, block(0), 0, 10, null);
-    loader.read(block(0), 0, 10, false, false, sink);
+    long id = UfsTestKit.unpersistedBlockGoneHere(master, worker, "/cached/only", 100);
+    CollectingSink sink = new CollectingSink(store, id, 0, 10, null);
+    loader.read(id, 0, 10, false, false, sink);
 
     assertThat(sink.await()).isTrue();
     assertThat(sink.failure).isInstanceOf(NotFoundException.class).hasMessageContaining("not persisted");
@@ -255,9 +274,7 @@ class UfsBlockLoaderTest {
 
   @Test
   void read_ofABlockAlreadyInTheStore_readsItThere() throws Exception {
-    BlockStore.TempBlock t = store.createTemp(block(0), BLOCK);
-    t.append(java.nio.ByteBuffer.wrap(fileRange(0, BLOCK)));
-    store.commit(t);
+    UfsTestKit.put(store, block(0), fileRange(0, BLOCK));
     CollectingSink sink = new CollectingSink(store, block(0), 10, 10, null);
     loader.read(block(0), 10, 10, false, false, sink);
 
@@ -269,19 +286,30 @@ class UfsBlockLoaderTest {
 
   @Test
   void masterRefusingTheCommit_leavesNoBlock_andTheNextReadLoadsAgain() throws Exception {
-    master.commitFailure = new UnavailableException("not registered");
-    CollectingSink sink = new CollectingSink(store, block(0), 0, 10, null);
+    // The file leaves Strata (its under file system copy stays) while block 0 loads, its reader holding the load
+    // after the first chunk: the master refuses the commit of a block of a file it no longer has.
+    CountDownLatch gate = new CountDownLatch(1);
+    CollectingSink sink = new CollectingSink(store, block(0), 0, 10, gate);
     loader.read(block(0), 0, 10, false, false, sink);
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.waitedForReady);
+    master.fs().delete(path, false, true);
+    gate.countDown();
     assertThat(sink.await()).isTrue();
+    assertThat(sink.received()).isEqualTo(fileRange(0, 10));
     await().atMost(Duration.ofSeconds(10)).until(() -> loader.loadsInFlight() == 0);
+    assertThat(worker.commitsSent()).isEqualTo(1);
     assertThat(store.committedBlocks()).isEmpty();
+    assertThat(master.fs().blockMaster().getBlock(block(0))).isNull();
 
-    master.commitFailure = null;
-    CollectingSink again = new CollectingSink(store, block(0), 0, 10, null);
-    loader.read(block(0), 0, 10, false, false, again);
+    // Loaded again by a look-up, as a new file: its block loads again.
+    long reloaded = BlockId.of(master.fs().getStatus(path).id(), 0);
+    assertThat(reloaded).isNotEqualTo(block(0));
+    CollectingSink again = new CollectingSink(store, reloaded, 0, 10, null);
+    loader.read(reloaded, 0, 10, false, false, again);
     assertThat(again.await()).isTrue();
     assertThat(again.received()).isEqualTo(fileRange(0, 10));
-    await().atMost(Duration.ofSeconds(10)).until(() -> master.commits.size() == 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.listed(reloaded).equals(Map.of(reloaded, "MEM")));
+    assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(reloaded);
     assertThat(loader.ufsBlockReads()).isEqualTo(2);
   }
 }

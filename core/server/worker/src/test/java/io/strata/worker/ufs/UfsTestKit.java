@@ -1,11 +1,14 @@
 package io.strata.worker.ufs;
 
-import io.strata.common.exception.NotFoundException;
 import io.strata.common.exception.StrataException;
+import io.strata.common.id.BlockId;
+import io.strata.master.MasterKeys;
+import io.strata.master.file.FileInfo;
+import io.strata.master.file.WriteType;
+import io.strata.worker.InProcessMaster;
 import io.strata.worker.store.Allocator;
 import io.strata.worker.store.BlockAnnotator;
 import io.strata.worker.store.BlockStore;
-import io.strata.worker.store.StoreEvents;
 import io.strata.worker.store.TierSpec;
 import io.strata.worker.store.TieredBlockStore;
 import java.io.ByteArrayOutputStream;
@@ -18,23 +21,117 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Test doubles for the UFS layer: a real one-tier store in a temp dir, a master double that answers
- * from a table and records commits, and a read sink that collects what it is sent (or reads the store
+ * What the UFS layer's tests share: a real master in this JVM ({@link InProcessMaster}) whose files are loaded from,
+ * and written through to, its root under file system; a real one-tier store in a temp dir, whose events go to the
+ * worker's master sync registered with that master; and a read sink that collects what it is sent (or reads the store
  * when told to, as the data service does).
  */
 final class UfsTestKit {
   private UfsTestKit() {}
 
-  static TieredBlockStore store(Path dir, long quota) {
-    return new TieredBlockStore(List.of(new TierSpec("MEM", List.of(new TierSpec.Dir(dir, quota)))),
-        Allocator.create("MaxFree"), BlockAnnotator.create("LRU"), StoreEvents.NONE, Clock.systemUTC());
+  /**
+   * One real master for a test class ({@link #get}), in a temp dir: started before its first test, closed (and its dir
+   * deleted) after its last. Files created there, and files it loads from its root under file system, are in blocks of
+   * {@code blockSize} bytes.
+   */
+  static final class MasterPerClass implements BeforeAllCallback, AfterAllCallback {
+    private final long blockSize;
+    private Path home;
+    private InProcessMaster master;
+
+    MasterPerClass(long blockSize) {
+      this.blockSize = blockSize;
+    }
+
+    InProcessMaster get() {
+      return master;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws IOException {
+      home = Files.createTempDirectory("strata-ufs-test-master");
+      master = new InProcessMaster(home, Clock.systemUTC(), Map.of(MasterKeys.UFS_BLOCK_SIZE.name(),
+          Long.toString(blockSize), MasterKeys.BLOCK_SIZE_MIN.name(), Long.toString(blockSize)));
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) throws IOException {
+      if (master != null) {
+        master.close();
+      }
+      try (Stream<Path> s = Files.walk(home)) {
+        for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
+    }
+  }
+
+  /** A worker registered with {@code master} over a one-tier (MEM) store of {@code quota} bytes in {@code dir}. */
+  static InProcessMaster.Worker worker(InProcessMaster master, Path dir, long quota) {
+    return master.register(events -> new TieredBlockStore(List.of(new TierSpec("MEM",
+        List.of(new TierSpec.Dir(dir, quota)))), Allocator.create("MaxFree"), BlockAnnotator.create("LRU"), events,
+        Clock.systemUTC()));
+  }
+
+  /** A file created at {@code master} with {@code type}, its write under way: its id. */
+  static long fileBeingWritten(InProcessMaster master, String path, long blockSize, WriteType type)
+      throws StrataException {
+    return master.fs().createFile(path, blockSize, true, 0644, type).id();
+  }
+
+  /**
+   * Where {@code master} has the UFS copy of file {@code fileId} written, asked through {@code worker} (each ask names
+   * a new temporary file, and the master renames the last one named into place when the file completes).
+   */
+  static Path target(InProcessMaster.Worker worker, long fileId) throws StrataException {
+    return Path.of(java.net.URI.create(worker.client().ufsWriteTarget(fileId).uri()));
+  }
+
+  /** The temporary UFS copies of Strata file {@code path} (named ".NAME.strata-...") in the master's root UFS. */
+  static List<Path> copiesBeingWritten(InProcessMaster master, String path) throws IOException {
+    Path f = master.ufs().resolve(path.substring(1));
+    String prefix = "." + f.getFileName() + ".strata-";
+    if (!Files.isDirectory(f.getParent())) {
+      return List.of();
+    }
+    try (Stream<Path> s = Files.list(f.getParent())) {
+      return s.filter(c -> c.getFileName().toString().startsWith(prefix)).toList();
+    }
+  }
+
+  /**
+   * The block of a complete file of {@code length} bytes written MUST_CACHE (not persisted) through {@code worker},
+   * which then lost its copy without the master hearing yet (no heartbeat since): the master lists that worker as the
+   * block's only holder, and has no under file system copy of it.
+   */
+  static long unpersistedBlockGoneHere(InProcessMaster master, InProcessMaster.Worker worker, String path, int length)
+      throws StrataException, IOException {
+    long fileId = fileBeingWritten(master, path, 1 << 20, WriteType.MUST_CACHE);
+    long id = BlockId.of(fileId, 0);
+    put(worker.store(), id, content(fileId, length));
+    worker.client().commitBlock(id, length, "MEM");
+    FileInfo done = master.fs().completeFile(path, fileId, length);
+    if (done.persisted() || !master.listed(id).equals(Map.of(id, "MEM"))) {
+      throw new AssertionError("Expected a complete file, not persisted, its block on this worker: " + done);
+    }
+    worker.store().remove(id);
+    return id;
+  }
+
+  /** Writes and commits block {@code blockId} in the store (the store alone: the master is not told). */
+  static void put(BlockStore store, long blockId, byte[] data) throws IOException, StrataException {
+    BlockStore.TempBlock t = store.createTemp(blockId, data.length);
+    t.append(ByteBuffer.wrap(data));
+    store.commit(t);
   }
 
   static byte[] content(long seed, int length) {
@@ -78,53 +175,6 @@ final class UfsTestKit {
         // fill
       }
       return buf.array();
-    }
-  }
-
-  /** A master that knows a table of block sources and write targets, and records commits. */
-  static final class FakeMaster implements MasterClient {
-    final Map<Long, BlockSource> sources = new ConcurrentHashMap<>();
-    final Map<Long, UfsTarget> targets = new ConcurrentHashMap<>();
-    final List<String> commits = new CopyOnWriteArrayList<>();
-    final List<String> corruptReports = new CopyOnWriteArrayList<>();
-    volatile long workerId = 7;
-    volatile StrataException commitFailure;
-
-    @Override
-    public BlockSource blockSource(long blockId) throws StrataException {
-      BlockSource s = sources.get(blockId);
-      if (s == null) {
-        throw new NotFoundException("Block " + blockId + " does not exist");
-      }
-      return s;
-    }
-
-    @Override
-    public UfsTarget ufsWriteTarget(long fileId) throws StrataException {
-      UfsTarget t = targets.get(fileId);
-      if (t == null) {
-        throw new NotFoundException("File " + fileId + " is not being written through");
-      }
-      return t;
-    }
-
-    @Override
-    public void commitBlock(long blockId, long length, String tier) throws StrataException {
-      if (commitFailure != null) {
-        throw commitFailure;
-      }
-      commits.add(blockId + ":" + length + ":" + tier);
-    }
-
-    @Override
-    public boolean reportCorrupt(long blockId, io.strata.common.net.WorkerAddress holder, long offset, String reason) {
-      corruptReports.add(blockId + "@" + holder + ":" + offset);
-      return true;
-    }
-
-    @Override
-    public long workerId() {
-      return workerId;
     }
   }
 
