@@ -602,12 +602,14 @@ class TieredEvictionTest {
     assertThat(store.remove(1)).isTrue();
     assertThat(store.get(1).tier()).as("deferred while the mover holds it").isEqualTo("MEM");
 
-    moverLock.close();
+    moverLock.close(); // the removal is finished on its dir's removal lane, soon after
 
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(events.removed()).containsExactly(1L);
+      assertThat(store.locks.poolSize()).isZero();
+    });
     assertThatThrownBy(() -> store.get(1)).isInstanceOf(NotFoundException.class);
-    assertThat(events.removed()).containsExactly(1L);
     assertThat(store.usedBytes()).isEqualTo(BLOCK);
-    assertThat(store.locks.poolSize()).isZero();
     BlockMeta again = persisted(store, 1, content(101, 500), 100);
     assertThat(again.length()).isEqualTo(500);
     assertThat(read(store, 1)).as("the new block with that id is readable").isEqualTo(content(101, 500));
