@@ -111,27 +111,35 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public List<WorkerWrittenFile.Creation> createWorkerWrittenFiles(List<String> paths, CreateFileOptions options)
       throws IOException {
-    if (paths.isEmpty() || paths.size() > WorkerWrittenFile.COMPLETE_ALL_MAX) {
+    if (paths == null || paths.isEmpty() || paths.size() > WorkerWrittenFile.COMPLETE_ALL_MAX) {
       throw new io.strata.common.exception.InvalidArgumentException("createWorkerWrittenFiles takes 1 to "
-          + WorkerWrittenFile.COMPLETE_ALL_MAX + " paths, not " + paths.size());
+          + WorkerWrittenFile.COMPLETE_ALL_MAX + " paths, not " + (paths == null ? "null" : paths.size()));
     }
     WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
     WorkerWrittenFile.Creation[] out = new WorkerWrittenFile.Creation[paths.size()];
     io.strata.proto.CreateFilesRequest.Builder req = io.strata.proto.CreateFilesRequest.newBuilder();
     List<Integer> sent = new ArrayList<>();
+    List<String> valid = new ArrayList<>();
     for (int i = 0; i < paths.size(); i++) {
+      String path = paths.get(i);
       try {
-        check(paths.get(i));
+        if (path == null) {
+          throw new InvalidArgumentException("Path " + i + " of the batch is null: a path must be absolute, "
+              + "like /dir/file");
+        }
+        check(path);
       } catch (StrataException e) {
-        out[i] = new WorkerWrittenFile.Creation(null, e);
+        out[i] = new WorkerWrittenFile.Creation(null, e); // that path alone fails; the others are still created
         continue;
       }
-      req.addFiles(createRequest(paths.get(i), options, writeType));
+      req.addFiles(createRequest(path, options, writeType));
       sent.add(i);
+      valid.add(path);
     }
     if (!sent.isEmpty()) {
       io.strata.proto.CreateFilesRequest built = req.build(); // once: the same request ids on every retry
-      io.strata.proto.CreateFilesResponse answer = changing(m -> m.createFiles(built), paths.toArray(new String[0]));
+      // Only the paths sent: the cache invalidates (and so parses) only what the master was asked to change.
+      io.strata.proto.CreateFilesResponse answer = changing(m -> m.createFiles(built), valid.toArray(new String[0]));
       if (answer.getResultsCount() != sent.size()) {
         throw new io.strata.common.exception.InternalException("The master answered " + answer.getResultsCount()
             + " results to a CreateFiles of " + sent.size() + " files");

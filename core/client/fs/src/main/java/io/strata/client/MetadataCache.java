@@ -155,9 +155,12 @@ final class MetadataCache {
     cache.asMap().keySet().removeIf(affected);
   }
 
-  /** The parent of a normalised absolute path, null for the root. */
+  /**
+   * The parent of a normalised absolute path, null for the root. Null too for anything else (null, empty,
+   * relative: no cached entry is under it), so an invalidation never throws, whatever its callers pass.
+   */
   private static String parent(String path) {
-    if (path.equals("/")) {
+    if (path == null || path.equals("/") || !path.startsWith("/")) {
       return null;
     }
     int slash = path.lastIndexOf('/');
