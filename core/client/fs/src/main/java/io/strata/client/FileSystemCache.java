@@ -59,7 +59,7 @@ final class FileSystemCache {
     }
     // Made outside the lock (with ZooKeeper the master inquiry may connect); a racing maker's copy is dropped.
     FileSystemContext context = new FileSystemContext(conf);
-    BaseFileSystem made = new BaseFileSystem(context, this);
+    BaseFileSystem made = new BaseFileSystem(context, this, true);
     BaseFileSystem won;
     synchronized (this) {
       Entry e = live.computeIfAbsent(key, k -> new Entry(k, made));

@@ -167,6 +167,17 @@ final class MetadataCache {
     return slash == 0 ? "/" : path.substring(0, slash);
   }
 
+  /** Forgets every entry (its context closed): a closed client keeps no answer to give. */
+  void clear() {
+    if (cache == null) {
+      return;
+    }
+    synchronized (this) {
+      generation++; // a fetch under way when the client closed does not put its answer back
+    }
+    cache.invalidateAll();
+  }
+
   /** Entries held now (for tests). */
   long size() {
     return cache == null ? 0 : cache.estimatedSize();
