@@ -74,16 +74,19 @@ class BlockTransferIntegrationTest {
     return cluster.worker(0).transfer();
   }
 
-  private static FileSystemContext context(Map<String, String> overrides) {
+  private static StrataConf conf(Map<String, String> overrides) {
     Map<String, String> all = new HashMap<>(Map.of("strata.user.shortcircuit.mode", "off",
         "strata.user.data.domain.socket.enabled", "false"));
     all.putAll(overrides);
-    StrataConf conf = cluster.clientConf().withAll(all);
-    return new FileSystemContext(conf);
+    return cluster.clientConf().withAll(all);
+  }
+
+  private static FileSystemContext context(Map<String, String> overrides) {
+    return new FileSystemContext(conf(overrides));
   }
 
   private static FileSystem client(Map<String, String> overrides) {
-    return FileSystem.create(context(overrides));
+    return FileSystem.create(conf(overrides));
   }
 
   private static void write(FileSystem fs, String path, byte[] data, long blockSize) throws IOException {
@@ -105,7 +108,7 @@ class BlockTransferIntegrationTest {
     }
   }
 
-  /** Reads /data whole and in ranges through {@code ctx} (left open: closing a FileSystem closes its context). */
+  /** Reads /data whole and in ranges through {@code ctx} (its caller closes it, and so the file system over it). */
   private static void checkReads(FileSystemContext ctx) throws IOException {
     FileSystem fs = FileSystem.create(ctx);
     {

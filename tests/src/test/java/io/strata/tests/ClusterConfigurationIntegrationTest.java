@@ -113,8 +113,8 @@ class ClusterConfigurationIntegrationTest {
     cluster.restartMaster(Map.of(ClientKeys.PAGE_CACHE_ENABLED.name(), "true",
         ClientKeys.PAGE_CACHE_DIR.name(), chosen.toString(), ClientKeys.WRITE_TYPE_DEFAULT.name(), "MUST_CACHE"));
     cluster.waitForWorkers(1, 30_000);
-    FileSystemContext context = new FileSystemContext(cluster.clientConf());
-    try (FileSystem fs = FileSystem.create(context)) {
+    try (FileSystemContext context = new FileSystemContext(cluster.clientConf());
+        FileSystem fs = FileSystem.create(context)) {
       assertThat(context.conf().get(ClientKeys.WRITE_TYPE_DEFAULT)).as("other defaults still apply")
           .isEqualTo("MUST_CACHE");
       assertThat(context.conf().get(ClientKeys.PAGE_CACHE_ENABLED)).isFalse();

@@ -11,6 +11,8 @@ import io.strata.common.conf.StrataConf;
 import io.strata.common.exception.FailedPreconditionException;
 import io.strata.minicluster.LocalStrataCluster;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link FileSystem.Factory}: shared, reference-counted clients of a real master and worker. Each test uses
@@ -30,6 +33,8 @@ import org.junit.jupiter.api.Test;
  */
 class FileSystemFactoryIntegrationTest {
   private static LocalStrataCluster cluster;
+  @TempDir
+  static Path tmp;
 
   @BeforeAll
   static void start() throws IOException {
@@ -154,5 +159,53 @@ class FileSystemFactoryIntegrationTest {
     FileSystem after = FileSystem.Factory.get(conf);
     assertThat(FileSystem.Factory.references(after)).isEqualTo(1); // every reference was given back
     after.close();
+  }
+
+  /**
+   * Many threads get the shared instance of one configuration with a page cache at once: one context is made, so the
+   * instance they all share is the one that holds the page cache directory (before, each made its own and the one
+   * kept was often one that had lost the directory to another, and ran without a page cache). Three rounds.
+   */
+  @Test
+  void concurrentFirstGets_makeOneContext_whichHasThePageCache() throws Exception {
+    int threads = 8;
+    try (FileSystem writer = FileSystem.create(cluster.clientConf()); // closed: no client thread stays
+        FileOutStream out = writer.createFile("/factory-pages")) {
+      out.write(new byte[10_000]);
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 3; round++) {
+        Path dir = tmp.resolve("pages-" + round);
+        StrataConf conf = conf(40 + round).withAll(java.util.Map.of(ClientKeys.PAGE_CACHE_ENABLED.name(), "true",
+            ClientKeys.PAGE_CACHE_DIR.name(), dir.toString(), ClientKeys.PAGE_CACHE_PAGE_SIZE.name(), "4KB"));
+        CyclicBarrier startLine = new CyclicBarrier(threads);
+        List<Future<FileSystem>> got = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          got.add(pool.submit(() -> {
+            startLine.await(10, TimeUnit.SECONDS);
+            return FileSystem.Factory.get(conf);
+          }));
+        }
+        FileSystem shared = got.get(0).get(30, TimeUnit.SECONDS);
+        for (Future<FileSystem> f : got) {
+          assertThat(f.get(30, TimeUnit.SECONDS)).isSameAs(shared);
+        }
+        assertThat(FileSystem.Factory.references(shared)).isEqualTo(threads);
+        try (var in = shared.openFile("/factory-pages")) {
+          assertThat(in.readAllBytes()).hasSize(10_000);
+        }
+        try (var files = Files.list(dir)) {
+          assertThat(files.filter(p -> p.getFileName().toString().endsWith(".page")).count())
+              .as("round %d: the shared instance keeps its pages", round).isEqualTo(3);
+        }
+        for (int t = 0; t < threads; t++) {
+          shared.close();
+        }
+        assertThat(FileSystem.Factory.references(shared)).isZero();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
   }
 }

@@ -11,10 +11,15 @@ import io.strata.client.URIStatus;
 import io.strata.client.options.CreateDirectoryOptions;
 import io.strata.client.options.DeleteOptions;
 import io.strata.client.options.WriteType;
+import io.strata.client.WorkerWrittenFile;
+import io.strata.client.options.CreateFileOptions;
+import io.strata.common.exception.AlreadyExistsException;
+import io.strata.common.exception.InvalidArgumentException;
 import io.strata.common.exception.NotFoundException;
 import io.strata.minicluster.LocalStrataCluster;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -170,6 +175,43 @@ class MetadataCacheIntegrationTest {
       write(other, "/mc5/small/late", 1);
       assertThat(names(fs.listStatus("/mc5/big"))).hasSize(26).contains("late", "f0", "f24");
       assertThat(fs.listStatus("/mc5/small")).as("kept within its expiry").hasSize(5);
+    }
+  }
+
+  /**
+   * A batch of worker-written creates with bad paths among good ones (relative, empty, null): each bad one fails
+   * alone with an InvalidArgument, the good ones are created and handed back (not lost to an exception of the
+   * cache's invalidation), and the good ones' cached answers go.
+   */
+  @Test
+  void aBatchCreate_withBadPaths_createsTheGoodOnes_andInvalidatesTheirEntries() throws IOException {
+    try (FileSystem fs = cachingClient("10min")) {
+      fs.createDirectory("/mc6");
+      assertThat(fs.exists("/mc6/a")).isFalse();
+      assertThat(fs.listStatus("/mc6")).isEmpty();
+
+      List<WorkerWrittenFile.Creation> made = fs.createWorkerWrittenFiles(Arrays.asList("/mc6/a", "x", "", null,
+          "/mc6/b"), CreateFileOptions.defaults());
+
+      assertThat(made).hasSize(5);
+      assertThat(made.get(0).error()).isNull();
+      assertThat(made.get(0).file().status().path()).isEqualTo("/mc6/a");
+      assertThat(made.get(4).file().status().path()).isEqualTo("/mc6/b");
+      for (int i = 1; i <= 3; i++) {
+        assertThat(made.get(i).file()).isNull();
+        assertThat(made.get(i).error()).isInstanceOf(InvalidArgumentException.class);
+      }
+      assertThat(made.get(1).error()).hasMessageContaining("not absolute");
+      assertThat(made.get(3).error()).hasMessageContaining("Path 3 of the batch is null");
+      assertThat(fs.exists("/mc6/a")).as("the cached 'absent' went with the create").isTrue();
+      assertThat(names(fs.listStatus("/mc6"))).containsExactly("a", "b");
+      // Created once: a retry of the same path is refused, the files are this client's to complete.
+      assertThatThrownBy(() -> fs.createWorkerWrittenFile("/mc6/a", CreateFileOptions.defaults()))
+          .isInstanceOf(AlreadyExistsException.class);
+      List<WorkerWrittenFile.Completion> done = WorkerWrittenFile.completeAll(
+          List.of(made.get(0).file(), made.get(4).file()), new long[] {0, 0});
+      assertThat(done).allSatisfy(c -> assertThat(c.error()).isNull());
+      assertThat(fs.getStatus("/mc6/b").complete()).isTrue();
     }
   }
 }

@@ -61,16 +61,33 @@ final class BaseFileSystem implements FileSystem {
   private final WorkerSelector workers;
   /** The cache that counts this instance's references, or null for one made by FileSystem.create. */
   private final FileSystemCache owner;
+  /**
+   * Whether this instance made its context and so closes it with its last close (FileSystem.create(StrataConf) and
+   * the shared instances); false for a context the caller passed in, which the caller closes.
+   */
+  private final boolean ownsContext;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
-  BaseFileSystem(FileSystemContext context) {
-    this(context, null);
-  }
-
-  BaseFileSystem(FileSystemContext context, FileSystemCache owner) {
+  /**
+   * @param owner the cache counting this instance's references, or null
+   * @param ownsContext whether {@link #close} closes {@code context} (see {@link #ownsContext})
+   */
+  BaseFileSystem(FileSystemContext context, FileSystemCache owner, boolean ownsContext) {
     this.context = context;
     this.owner = owner;
-    this.workers = new WorkerSelector(context.conf(), this::getWorkers);
+    this.ownsContext = ownsContext;
+    this.workers = new WorkerSelector(context.conf(), this::listWorkers);
+  }
+
+  /**
+   * Fails every operation of a closed client (its last close, or its context's) before it does anything: a closed
+   * client answers nothing, not even from its metadata cache.
+   */
+  private void ensureOpen() throws FailedPreconditionException {
+    if (closed.get() || context.isClosed()) {
+      throw new FailedPreconditionException("This client is closed" + (closed.get() ? "" : " (its context was closed)")
+          + ": make a new one to go on");
+    }
   }
 
   private MetadataCache cache() {
@@ -98,12 +115,14 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public FileOutStream createFile(String path, CreateFileOptions options) throws IOException {
+    ensureOpen();
     WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
     return new FileOutStream(context, workers, create(path, options, writeType), writeType);
   }
 
   @Override
   public WorkerWrittenFile createWorkerWrittenFile(String path, CreateFileOptions options) throws IOException {
+    ensureOpen();
     WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
     return new WorkerWrittenFile(context, create(path, options, writeType));
   }
@@ -111,27 +130,36 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public List<WorkerWrittenFile.Creation> createWorkerWrittenFiles(List<String> paths, CreateFileOptions options)
       throws IOException {
-    if (paths.isEmpty() || paths.size() > WorkerWrittenFile.COMPLETE_ALL_MAX) {
+    ensureOpen();
+    if (paths == null || paths.isEmpty() || paths.size() > WorkerWrittenFile.COMPLETE_ALL_MAX) {
       throw new io.strata.common.exception.InvalidArgumentException("createWorkerWrittenFiles takes 1 to "
-          + WorkerWrittenFile.COMPLETE_ALL_MAX + " paths, not " + paths.size());
+          + WorkerWrittenFile.COMPLETE_ALL_MAX + " paths, not " + (paths == null ? "null" : paths.size()));
     }
     WriteType writeType = options.writeType().orElseGet(() -> ClientKeys.writeTypeDefault(context.conf()));
     WorkerWrittenFile.Creation[] out = new WorkerWrittenFile.Creation[paths.size()];
     io.strata.proto.CreateFilesRequest.Builder req = io.strata.proto.CreateFilesRequest.newBuilder();
     List<Integer> sent = new ArrayList<>();
+    List<String> valid = new ArrayList<>();
     for (int i = 0; i < paths.size(); i++) {
+      String path = paths.get(i);
       try {
-        check(paths.get(i));
+        if (path == null) {
+          throw new InvalidArgumentException("Path " + i + " of the batch is null: a path must be absolute, "
+              + "like /dir/file");
+        }
+        check(path);
       } catch (StrataException e) {
-        out[i] = new WorkerWrittenFile.Creation(null, e);
+        out[i] = new WorkerWrittenFile.Creation(null, e); // that path alone fails; the others are still created
         continue;
       }
-      req.addFiles(createRequest(paths.get(i), options, writeType));
+      req.addFiles(createRequest(path, options, writeType));
       sent.add(i);
+      valid.add(path);
     }
     if (!sent.isEmpty()) {
       io.strata.proto.CreateFilesRequest built = req.build(); // once: the same request ids on every retry
-      io.strata.proto.CreateFilesResponse answer = changing(m -> m.createFiles(built), paths.toArray(new String[0]));
+      // Only the paths sent: the cache invalidates (and so parses) only what the master was asked to change.
+      io.strata.proto.CreateFilesResponse answer = changing(m -> m.createFiles(built), valid.toArray(new String[0]));
       if (answer.getResultsCount() != sent.size()) {
         throw new io.strata.common.exception.InternalException("The master answered " + answer.getResultsCount()
             + " results to a CreateFiles of " + sent.size() + " files");
@@ -166,6 +194,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public FileInStream openFile(String path, OpenFileOptions options) throws IOException {
+    ensureOpen();
     check(path);
     URIStatus status = statusWithBlocks(path);
     if (status.directory()) {
@@ -181,6 +210,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public FileInStream openFile(URIStatus status, OpenFileOptions options) throws IOException {
+    ensureOpen();
     long cached = 0;
     for (FileBlockInfo b : status.blocks()) {
       cached += b.length();
@@ -195,6 +225,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public URIStatus getStatusWithBlocks(String path) throws IOException {
+    ensureOpen();
     check(path);
     return statusWithBlocks(path);
   }
@@ -207,12 +238,14 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public List<FileBlockInfo> getBlockLocations(String path) throws IOException {
+    ensureOpen();
     check(path);
     return statusWithBlocks(path).blocks();
   }
 
   @Override
   public URIStatus getStatus(String path, GetStatusOptions options) throws IOException {
+    ensureOpen();
     check(path);
     if (options.syncIntervalMs().isPresent()) {
       return fetchStatus(path, options.syncIntervalMs().getAsLong());
@@ -236,6 +269,7 @@ final class BaseFileSystem implements FileSystem {
   @Override
   public void iterateStatus(String path, ListStatusOptions options, Consumer<URIStatus> action)
       throws IOException {
+    ensureOpen();
     check(path);
     boolean cacheable = cache().enabled() && !options.recursive() && options.syncIntervalMs().isEmpty();
     if (cacheable) {
@@ -303,6 +337,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public void createDirectory(String path, CreateDirectoryOptions options) throws IOException {
+    ensureOpen();
     check(path);
     changing(m -> m.createDirectory(CreateDirectoryRequest.newBuilder().setPath(path)
         .setRecursive(options.recursive()).setAllowExists(options.allowExists()).setMode(options.mode())
@@ -312,6 +347,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public void delete(String path, DeleteOptions options) throws IOException {
+    ensureOpen();
     check(path);
     DeleteRequest req = DeleteRequest.newBuilder().setPath(path).setRecursive(options.recursive())
         .setStrataOnly(options.strataOnly()).setRequestId(context.nextRequestId()).build();
@@ -320,6 +356,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public void rename(String src, String dst, RenameOptions options) throws IOException {
+    ensureOpen();
     check(src);
     check(dst);
     RenameRequest req = RenameRequest.newBuilder().setSrc(src).setDst(dst)
@@ -329,6 +366,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public boolean exists(String path) throws IOException {
+    ensureOpen();
     check(path);
     Boolean cached = cache().exists(path);
     if (cached != null) {
@@ -347,6 +385,12 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public List<WorkerInfo> getWorkers() throws IOException {
+    ensureOpen();
+    return listWorkers();
+  }
+
+  /** The live workers from the master (also for the worker selector of streams still open). */
+  private List<WorkerInfo> listWorkers() throws IOException {
     List<WorkerInfoProto> protos = context.callMaster(m -> m.getWorkers(
         GetWorkersRequest.getDefaultInstance()).getWorkersList());
     List<WorkerInfo> out = new ArrayList<>(protos.size());
@@ -358,12 +402,14 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public ClusterInfo getClusterInfo() throws IOException {
+    ensureOpen();
     return ProtoConverter.toClusterInfo(context.callMaster(m -> m.getClusterInfo(
         GetClusterInfoRequest.getDefaultInstance())));
   }
 
   @Override
   public void mount(String path, String ufsUri, MountOptions options) throws IOException {
+    ensureOpen();
     check(path);
     if (ufsUri == null || ufsUri.isBlank()) {
       throw new InvalidArgumentException("Cannot mount at " + path + ": the under file system URI is empty");
@@ -374,12 +420,14 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public void unmount(String path) throws IOException {
+    ensureOpen();
     check(path);
     changing(m -> m.unmount(UnmountRequest.newBuilder().setPath(path).build()), path);
   }
 
   @Override
   public List<MountInfo> getMountTable() throws IOException {
+    ensureOpen();
     List<MountInfoProto> protos = context.callMaster(m -> m.getMountTable(
         GetMountTableRequest.getDefaultInstance()).getMountsList());
     List<MountInfo> out = new ArrayList<>(protos.size());
@@ -391,6 +439,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public FreeResult free(String path, boolean recursive, boolean force) throws IOException {
+    ensureOpen();
     check(path);
     FreeResponse r = changing(m -> m.free(FreeRequest.newBuilder().setPath(path)
         .setRecursive(recursive).setForce(force).build()), path);
@@ -399,6 +448,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public URIStatus setAttribute(String path, SetAttributeOptions options) throws IOException {
+    ensureOpen();
     check(path);
     SetAttributeRequest.Builder req = SetAttributeRequest.newBuilder().setPath(path);
     options.pinned().ifPresent(req::setPinned);
@@ -416,6 +466,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public URIStatus persist(String path, Duration timeout) throws IOException {
+    ensureOpen();
     check(path);
     long sync = context.metadataSyncIntervalMs();
     URIStatus status = fetchStatus(path, sync);
@@ -457,6 +508,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public long load(String path, java.util.function.LongConsumer bytesRead) throws IOException {
+    ensureOpen();
     long bytes = readAll(path, OpenFileOptions.defaults().withReadType(ReadType.CACHE), null, bytesRead);
     awaitCached(path);
     return bytes;
@@ -509,6 +561,7 @@ final class BaseFileSystem implements FileSystem {
 
   @Override
   public String checksum(String path) throws IOException {
+    ensureOpen();
     MessageDigest md5;
     try {
       md5 = MessageDigest.getInstance("MD5");
@@ -543,13 +596,14 @@ final class BaseFileSystem implements FileSystem {
   }
 
   /**
-   * Frees the context, or for a shared instance ({@link FileSystem.Factory#get}) releases one reference and
-   * frees it with the last. Closing again after that is a no-op.
+   * Closes this client: every later operation fails (FailedPrecondition). Frees the context when this instance
+   * made it, never one the caller passed in; for a shared instance ({@link FileSystem.Factory#get}) releases one
+   * reference and does all that with the last. Closing again after that is a no-op.
    */
   @Override
   public void close() {
     boolean last = owner == null || owner.release(this);
-    if (last && closed.compareAndSet(false, true)) {
+    if (last && closed.compareAndSet(false, true) && ownsContext) {
       context.close();
     }
   }

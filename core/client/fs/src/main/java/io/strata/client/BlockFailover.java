@@ -66,6 +66,8 @@ final class BlockFailover {
   private final List<Committed> committed = new ArrayList<>();
   /** The block being written now, or null (between blocks, dropped, through the UFS, THROUGH). */
   private BlockWriter block;
+  /** Told the current block's writer, to cancel it if the stream is dropped unclosed. */
+  private final OpenWrite open;
   /**
    * Bytes were written through the current writer ({@link #writeThrough}): it holds all of the block so far,
    * and {@link #replay} none of what came after it took over.
@@ -78,7 +80,8 @@ final class BlockFailover {
   private int blockIndex;
 
   BlockFailover(FileSystemContext context, WorkerSelector selector, URIStatus file, WriteType writeType,
-      WriteAhead ahead, NoRoom noRoom) {
+      WriteAhead ahead, NoRoom noRoom, OpenWrite open) {
+    this.open = open;
     this.context = context;
     this.selector = selector;
     this.file = file;
@@ -88,6 +91,12 @@ final class BlockFailover {
     this.noRoom = noRoom;
     this.replay = new BlockReplayBuffer(context.conf().get(ClientKeys.WRITE_FAILOVER_BUFFER_SIZE));
     this.retryPolicy = BlockRetry.Policy.writes(context.conf());
+  }
+
+  /** Makes {@code writer} (or null) the current block's writer. */
+  private void setBlock(BlockWriter writer) {
+    block = writer;
+    open.block = writer;
   }
 
   /** Whether a block is being written to a worker now. */
@@ -144,9 +153,9 @@ final class BlockFailover {
     replay.clear();
     blockRetry = null;
     wroteThrough = false;
-    block = ahead == null ? null : ahead.take(blockId, failedWorkers);
+    setBlock(ahead == null ? null : ahead.take(blockId, failedWorkers));
     if (block == null) {
-      block = newWriter(blockId);
+      setBlock(newWriter(blockId));
     }
   }
 
@@ -290,7 +299,7 @@ final class BlockFailover {
    * may still be in flight), so their arrays serve the next block's chunks.
    */
   void next(boolean chunksFree) {
-    block = null;
+    setBlock(null);
     if (chunksFree) {
       replay.clearAndRecycle();
     } else {
@@ -331,7 +340,7 @@ final class BlockFailover {
     IOException failure = cause;
     while (true) {
       BlockWriter failed = block;
-      block = null;
+      setBlock(null);
       if (wroteThrough) {
         // Every byte of the block so far is in the failed writer's file (replayed into it, then written
         // through): its descriptor is what the next writer is replayed from.
@@ -364,7 +373,7 @@ final class BlockFailover {
         throw stop;
       }
       try {
-        block = newWriter(failed.blockId());
+        setBlock(newWriter(failed.blockId()));
         BlockWriter to = block;
         replay.replayTo(to::write);
         return;
@@ -428,7 +437,7 @@ final class BlockFailover {
         file.path(), why.getMessage());
     if (block != null) {
       block.cancel();
-      block = null;
+      setBlock(null);
     }
     dropped = true;
     return true;
@@ -441,7 +450,7 @@ final class BlockFailover {
   void cancel() {
     if (block != null) {
       block.cancel();
-      block = null;
+      setBlock(null);
     }
     replay.clear();
   }

@@ -94,7 +94,7 @@ public final class FileInStream extends InputStream {
         ? new ShortCircuitAhead(context.shortCircuit(), context.background(),
             context.conf().get(ClientKeys.SHORT_CIRCUIT_CHECKSUM_VERIFY), context::isClosed) : null;
     this.held = new Held(kept, ahead);
-    this.cleanable = CLEANER.register(this, held);
+    this.cleanable = StreamCleaner.register(this, held);
     this.copies = new BlockCopies(context, selector, file, readType, ahead);
     this.passiveCache = new PassiveCaching(context, selector, readType);
   }
@@ -346,19 +346,10 @@ public final class FileInStream extends InputStream {
   }
 
   /**
-   * Lets go of the open block streams of streams dropped without {@link #close} (their short-circuit read locks at the
-   * workers, which would keep blocks from eviction and removal, and their prefetched chunks), once the collector finds
-   * them unreachable. One daemon thread for all streams.
-   */
-  private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create(r -> {
-    Thread t = new Thread(r, "strata-stream-cleaner");
-    t.setDaemon(true);
-    return t;
-  });
-
-  /**
    * The open parts of a stream: its current block reader, its kept blocks and its short-circuit opens ahead. Touched
-   * by the stream's thread, and by the cleaner's only once the stream is unreachable (or closed).
+   * by the stream's thread, and by the {@link StreamCleaner}'s only once the stream is unreachable (or closed): a
+   * stream dropped without {@link #close} lets go of its short-circuit read locks at the workers (which would keep
+   * blocks from eviction and removal) and its prefetched chunks.
    */
   private static final class Held implements Runnable {
     private final KeptBlocks kept;

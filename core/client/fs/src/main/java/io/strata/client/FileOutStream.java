@@ -33,6 +33,9 @@ import java.io.OutputStream;
  * drop the block in progress and the partial under file system copy) and the file is deleted at the
  * master, so no half-written file stays visible. Blocks already committed go with the file.
  *
+ * <p>Dropped without {@link #close} or {@link #cancel}, the stream is abandoned once the collector finds it
+ * unreachable ({@link OpenWrite}): its lease is no longer renewed and its streams are cancelled.
+ *
  * <p>Not thread-safe: one writer.
  */
 public final class FileOutStream extends OutputStream {
@@ -50,6 +53,9 @@ public final class FileOutStream extends OutputStream {
   private final UfsWriteCopy ufs;
   /** The file at the master: its lease, its completion, its deletion when the write fails. */
   private final FileAtMaster master;
+  /** What a stream dropped without close or cancel lets go of (lease, streams), by the {@link StreamCleaner}. */
+  private final OpenWrite open;
+  private final java.lang.ref.Cleaner.Cleanable cleanable;
 
   /** MUST_CACHE short-circuit: the last finished block, committing while this stream writes the next; or null. */
   private BackgroundCommit pending;
@@ -73,9 +79,17 @@ public final class FileOutStream extends OutputStream {
     this.chunkSize = (int) Math.min(context.conf().get(ClientKeys.STREAM_CHUNK_SIZE), blockSize);
     this.commitInBackground = context.conf().get(ClientKeys.SHORT_CIRCUIT_WRITE_COMMIT_BACKGROUND);
     this.ahead = WriteAhead.of(context, writeType, blockSize);
-    this.blocks = new BlockFailover(context, selector, file, writeType, ahead, this::writeThroughUfs);
-    this.ufs = new UfsWriteCopy(context, selector, file, chunkSize);
+    this.open = new OpenWrite(context.leases(), file.id(), file.path(), ahead);
+    this.blocks = new BlockFailover(context, selector, file, writeType, ahead, this::writeThroughUfs, open);
+    this.ufs = new UfsWriteCopy(context, selector, file, chunkSize, open);
     this.master = new FileAtMaster(context, file); // the lease: renewed until the file completes or is abandoned
+    this.cleanable = StreamCleaner.register(this, open);
+  }
+
+  /** The write ended here (closed or abandoned): the cleaner has nothing to let go and forgets this stream. */
+  private void ended() {
+    open.done();
+    cleanable.clean();
   }
 
   /** Bytes written so far. */
@@ -373,6 +387,7 @@ public final class FileOutStream extends OutputStream {
       throw e;
     }
     closed = true;
+    ended();
     try {
       master.complete(length, ufs.through());
     } catch (IOException | RuntimeException e) {
@@ -408,6 +423,7 @@ public final class FileOutStream extends OutputStream {
       pending = null;
     }
     ufs.cancel();
+    ended();
     master.delete();
   }
 }

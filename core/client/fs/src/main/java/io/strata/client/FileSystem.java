@@ -52,12 +52,15 @@ public interface FileSystem extends Closeable {
 
   /** A fresh client of the master named by the configuration, owned by the caller alone. */
   static FileSystem create(StrataConf conf) {
-    return new BaseFileSystem(new FileSystemContext(conf));
+    return new BaseFileSystem(new FileSystemContext(conf), null, true);
   }
 
-  /** A client over a context the caller owns and closes after this file system (tests inspect it). */
+  /**
+   * A client over a context the caller owns and closes after this file system (tests inspect it): closing the file
+   * system leaves the context open, for other file systems over it.
+   */
   static FileSystem create(FileSystemContext context) {
-    return new BaseFileSystem(context);
+    return new BaseFileSystem(context, null, false);
   }
 
   /** Creates a file and returns a stream that writes it; the file is complete once the stream closes. */

@@ -20,19 +20,23 @@ import java.util.TreeMap;
  * holder got later (that one is a new instance). Within one instance each holder must close exactly once:
  * the instance is the same object for all its holders, so it cannot tell whose close it is.
  *
- * <p>Thread-safe; one monitor guards the map and every count, and no RPC or wait happens under it.
+ * <p>Thread-safe; one monitor guards the map and every count, and no RPC or wait happens under it. An entry is in
+ * the map from the moment its first caller starts making its instance; callers for the same key meanwhile wait
+ * for that making (its future), outside the monitor.
  */
 final class FileSystemCache {
   private final Map<Map<String, String>, Entry> live = new HashMap<>();
 
   private static final class Entry {
     final Map<String, String> key;
-    final BaseFileSystem fs;
+    /** The instance, once its one maker made it (or the maker's failure): callers wait on it with no lock held. */
+    final java.util.concurrent.CompletableFuture<BaseFileSystem> made = new java.util.concurrent.CompletableFuture<>();
+    /** {@link #made}'s instance once made; null before. Guarded by the cache. */
+    BaseFileSystem fs;
     int refs;
 
-    Entry(Map<String, String> key, BaseFileSystem fs) {
+    Entry(Map<String, String> key) {
       this.key = key;
-      this.fs = fs;
     }
   }
 
@@ -47,29 +51,55 @@ final class FileSystemCache {
     return key;
   }
 
-  /** The shared instance for this configuration, with one more reference counted. */
+  /**
+   * The shared instance for this configuration, with one more reference counted. At most one context is made per
+   * key: the first caller makes it (outside the lock: with ZooKeeper the master inquiry may connect), later callers
+   * wait for that one, with no lock held. Two contexts made at once would also race for the page cache directory,
+   * and the one kept could be the one that lost it, running without a page cache for its whole life. When the
+   * making fails, every caller waiting for it gets its failure and the key is free again.
+   */
   FileSystem get(StrataConf conf) {
     Map<String, String> key = keyOf(conf);
+    Entry e;
+    boolean maker = false;
     synchronized (this) {
-      Entry e = live.get(key);
-      if (e != null) {
-        e.refs++;
-        return e.fs;
+      e = live.get(key);
+      if (e == null) {
+        e = new Entry(key);
+        live.put(key, e);
+        maker = true;
       }
-    }
-    // Made outside the lock (with ZooKeeper the master inquiry may connect); a racing maker's copy is dropped.
-    FileSystemContext context = new FileSystemContext(conf);
-    BaseFileSystem made = new BaseFileSystem(context, this);
-    BaseFileSystem won;
-    synchronized (this) {
-      Entry e = live.computeIfAbsent(key, k -> new Entry(k, made));
       e.refs++;
-      won = e.fs;
     }
-    if (won != made) {
-      context.close(); // never handed out
+    if (maker) {
+      BaseFileSystem fs;
+      try {
+        fs = new BaseFileSystem(new FileSystemContext(conf), this, true);
+      } catch (RuntimeException | Error t) {
+        synchronized (this) {
+          live.remove(key, e);
+        }
+        e.made.completeExceptionally(t);
+        throw t;
+      }
+      synchronized (this) {
+        e.fs = fs;
+      }
+      e.made.complete(fs);
+      return fs;
     }
-    return won;
+    try {
+      return e.made.join();
+    } catch (java.util.concurrent.CompletionException failed) {
+      Throwable cause = failed.getCause();
+      if (cause instanceof IllegalArgumentException bad) {
+        throw new IllegalArgumentException(bad.getMessage(), bad); // this caller's own stack, the maker's cause
+      }
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException("Making the shared client failed: " + cause, cause);
+    }
   }
 
   /**
@@ -78,7 +108,7 @@ final class FileSystemCache {
    */
   synchronized boolean release(BaseFileSystem fs) {
     for (Entry e : live.values()) {
-      if (e.fs == fs) {
+      if (e.fs == fs && fs != null) {
         if (--e.refs == 0) {
           live.remove(e.key);
           return true;
@@ -92,7 +122,7 @@ final class FileSystemCache {
   /** References counted to this instance (0 once it is freed); for tests. */
   synchronized int references(FileSystem fs) {
     for (Entry e : live.values()) {
-      if (e.fs == fs) {
+      if (e.fs == fs && fs != null) {
         return e.refs;
       }
     }

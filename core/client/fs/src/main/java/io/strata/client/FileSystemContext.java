@@ -111,52 +111,112 @@ public final class FileSystemContext implements Closeable {
     PLAIN_HEADERS.put(BlockDataMarshalling.PLAIN_HEADER, BlockDataMarshalling.PLAIN);
   }
 
+  /**
+   * Makes the client: checks every client key the caller set (a bad value fails at once, an
+   * IllegalArgumentException naming key, value and what is expected, before anything is opened), connects to the
+   * master and takes its cluster defaults (one that does not parse is dropped, with a warning: see {@link #merge}),
+   * then opens the page cache and the rest. A failure on the way closes whatever was made (the master channel, the
+   * event loops, the page cache directory this JVM claimed), so a failed client leaks nothing and keeps no later
+   * one from its page cache.
+   */
   public FileSystemContext(StrataConf conf) {
     this.ownConf = conf;
+    io.strata.common.conf.ConfigCheck.validate(conf, CLIENT_KEYS.values());
     this.maxMessageBytes = conf.get(CommonKeys.NETWORK_MAX_MESSAGE_SIZE);
     this.flowWindowBytes = conf.get(CommonKeys.NETWORK_FLOW_CONTROL_WINDOW);
     this.rpcTimeoutMs = conf.get(CommonKeys.RPC_TIMEOUT).toMillis();
-    this.master = new io.strata.common.master.MasterConnection(conf, loops);
-    io.strata.proto.GetClusterConfigurationResponse defaults = fetchClusterDefaults(false);
-    StrataConf merged = conf;
-    if (defaults != null) {
-      clusterHash = defaults.getHash();
-      merged = merge(defaults);
-    }
+    // What was made so far, for the cleanup of a constructor that fails half way (final fields cannot be read there).
+    io.strata.common.master.MasterConnection connection = null;
+    LocalPageCache opened = null;
+    Generation first = null;
+    java.util.concurrent.ScheduledExecutorService timer = null;
+    java.util.concurrent.ThreadPoolExecutor workers = null;
     try {
-      this.pageCache = LocalPageCache.open(merged);
-    } catch (IllegalArgumentException e) {
-      master.close();
+      this.master = connection = new io.strata.common.master.MasterConnection(conf, loops);
+      io.strata.proto.GetClusterConfigurationResponse defaults = fetchClusterDefaults(false);
+      StrataConf merged = conf;
+      if (defaults != null) {
+        clusterHash = defaults.getHash();
+        merged = merge(defaults);
+      }
+      this.pageCache = opened = LocalPageCache.open(merged);
+      this.current = first = new Generation(1, merged, maxMessageBytes, flowWindowBytes, loops);
+      this.leases = new LeaseRenewer(this, merged.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
+      this.ufsKeepAlives = new UfsKeepAlives(merged.get(ClientKeys.UFS_WRITE_KEEPALIVE_INTERVAL).toMillis(),
+          leases::holds);
+      this.metadataCache = MetadataCache.from(merged, com.github.benmanes.caffeine.cache.Ticker.systemTicker());
+      this.maintenance = timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "strata-client-maintenance");
+        t.setDaemon(true);
+        return t;
+      });
+      this.background = workers = new java.util.concurrent.ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS,
+          new java.util.concurrent.LinkedBlockingQueue<>(256), r -> {
+            Thread t = new Thread(r, "strata-client-background");
+            t.setDaemon(true);
+            return t;
+          });
+      background.allowCoreThreadTimeOut(true);
+      long checkMs = Math.max(10, merged.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT).toMillis() / 2);
+      maintenance.scheduleWithFixedDelay(this::checkChannels, checkMs, checkMs, TimeUnit.MILLISECONDS);
+      long syncMs = merged.get(ClientKeys.CONF_SYNC_INTERVAL).toMillis();
+      maintenance.scheduleWithFixedDelay(this::syncQuietly, syncMs, syncMs, TimeUnit.MILLISECONDS);
+    } catch (RuntimeException | Error e) {
+      if (timer != null) {
+        timer.shutdownNow();
+      }
+      if (workers != null) {
+        workers.shutdownNow();
+      }
+      if (opened != null) {
+        opened.close(); // lets the directory go (this JVM's claim and the OS lock) for the next client
+      }
+      deadlines.close();
+      if (connection != null) {
+        connection.close();
+      }
+      if (first != null) {
+        first.channels.close();
+      }
       loops.close();
       throw e;
     }
-    this.current = new Generation(1, merged, maxMessageBytes, flowWindowBytes, loops);
-    this.leases = new LeaseRenewer(this, merged.get(ClientKeys.LEASE_RENEW_INTERVAL).toMillis());
-    this.ufsKeepAlives = new UfsKeepAlives(merged.get(ClientKeys.UFS_WRITE_KEEPALIVE_INTERVAL).toMillis(),
-        leases::holds);
-    this.metadataCache = MetadataCache.from(merged, com.github.benmanes.caffeine.cache.Ticker.systemTicker());
-    this.maintenance = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "strata-client-maintenance");
-      t.setDaemon(true);
-      return t;
-    });
-    this.background = new java.util.concurrent.ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS,
-        new java.util.concurrent.LinkedBlockingQueue<>(256), r -> {
-          Thread t = new Thread(r, "strata-client-background");
-          t.setDaemon(true);
-          return t;
-        });
-    background.allowCoreThreadTimeOut(true);
-    long checkMs = Math.max(10, merged.get(ClientKeys.WORKER_CHANNEL_IDLE_TIMEOUT).toMillis() / 2);
-    maintenance.scheduleWithFixedDelay(this::checkChannels, checkMs, checkMs, TimeUnit.MILLISECONDS);
-    long syncMs = merged.get(ClientKeys.CONF_SYNC_INTERVAL).toMillis();
-    maintenance.scheduleWithFixedDelay(this::syncQuietly, syncMs, syncMs, TimeUnit.MILLISECONDS);
   }
 
-  /** The cluster defaults under the caller's own keys. */
+  /** The keys a client reads, by name: the caller's values of these are checked at start, the master's at merge. */
+  private static final java.util.Map<String, io.strata.common.conf.PropertyKey<?>> CLIENT_KEYS = clientKeys();
+
+  private static java.util.Map<String, io.strata.common.conf.PropertyKey<?>> clientKeys() {
+    java.util.Map<String, io.strata.common.conf.PropertyKey<?>> keys = new java.util.HashMap<>();
+    for (io.strata.common.conf.PropertyKey<?> k : io.strata.common.conf.ConfigCheck.keysOf(ClientKeys.class,
+        CommonKeys.class)) {
+      keys.put(k.name(), k);
+    }
+    return java.util.Map.copyOf(keys);
+  }
+
+  /**
+   * The cluster defaults under the caller's own keys. A default of a client key that does not parse is dropped with a
+   * warning, and the client's own value (or the key's default) is used: the master copies its {@code strata.user.*}
+   * values through unchecked, and one bad value there must not break every client of the cluster.
+   */
   private StrataConf merge(io.strata.proto.GetClusterConfigurationResponse defaults) {
     java.util.Map<String, String> taken = new java.util.HashMap<>(defaults.getClientDefaultsMap());
     taken.keySet().removeIf(k -> k.startsWith(LOCAL_ONLY_PREFIX));
+    taken.entrySet().removeIf(e -> {
+      io.strata.common.conf.PropertyKey<?> key = CLIENT_KEYS.get(e.getKey());
+      if (key == null) {
+        return false; // not a key of this client (a newer one's, another module's): whoever reads it checks it
+      }
+      try {
+        StrataConf.of(java.util.Map.of(e.getKey(), e.getValue())).get(key);
+        return false;
+      } catch (IllegalArgumentException bad) {
+        LOG.warn("Ignoring the cluster default {}={} of the master at {}: {}; using this client's own value",
+            e.getKey(), e.getValue(), master.describe(), bad.getMessage());
+        return true;
+      }
+    });
     return StrataConf.of(taken).withAll(ownConf.explicitValues());
   }
 
@@ -486,10 +546,14 @@ public final class FileSystemContext implements Closeable {
     return background;
   }
 
+  /** Frees everything this context holds; its metadata cache forgets every answer. Closing again is a no-op. */
   @Override
   public void close() {
     Generation last;
     synchronized (this) {
+      if (closed) {
+        return;
+      }
       closed = true;
       last = current;
     }
@@ -503,6 +567,7 @@ public final class FileSystemContext implements Closeable {
     }
     leases.close();
     ufsKeepAlives.close();
+    metadataCache.clear();
     if (pageCache != null) {
       pageCache.close();
     }

@@ -155,13 +155,27 @@ final class MetadataCache {
     cache.asMap().keySet().removeIf(affected);
   }
 
-  /** The parent of a normalised absolute path, null for the root. */
+  /**
+   * The parent of a normalised absolute path, null for the root. Null too for anything else (null, empty,
+   * relative: no cached entry is under it), so an invalidation never throws, whatever its callers pass.
+   */
   private static String parent(String path) {
-    if (path.equals("/")) {
+    if (path == null || path.equals("/") || !path.startsWith("/")) {
       return null;
     }
     int slash = path.lastIndexOf('/');
     return slash == 0 ? "/" : path.substring(0, slash);
+  }
+
+  /** Forgets every entry (its context closed): a closed client keeps no answer to give. */
+  void clear() {
+    if (cache == null) {
+      return;
+    }
+    synchronized (this) {
+      generation++; // a fetch under way when the client closed does not put its answer back
+    }
+    cache.invalidateAll();
   }
 
   /** Entries held now (for tests). */

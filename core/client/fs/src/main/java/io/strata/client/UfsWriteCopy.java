@@ -29,14 +29,23 @@ final class UfsWriteCopy {
   /** The size of the pieces committed blocks are read back and sent in. */
   private final int chunkSize;
   private UfsOutStream stream;
+  /** Told the copy's stream, to cancel it if the file's stream is dropped unclosed. */
+  private final OpenWrite open;
   /** ASYNC_THROUGH: no worker had room; the rest of the file goes to the under file system only. */
   private boolean through;
 
-  UfsWriteCopy(FileSystemContext context, WorkerSelector selector, URIStatus file, int chunkSize) {
+  UfsWriteCopy(FileSystemContext context, WorkerSelector selector, URIStatus file, int chunkSize, OpenWrite open) {
+    this.open = open;
     this.context = context;
     this.selector = selector;
     this.file = file;
     this.chunkSize = chunkSize;
+  }
+
+  /** Makes {@code s} (or null) the copy's stream. */
+  private void setStream(UfsOutStream s) {
+    stream = s;
+    open.ufs = s;
   }
 
   /** The copy's stream, or null while none is written (not yet, not for this write type, or closed). */
@@ -55,7 +64,7 @@ final class UfsWriteCopy {
       return;
     }
     WorkerAddress worker = selector.select(0, failed);
-    stream = new UfsOutStream(context, worker, file.id(), file.path());
+    setStream(new UfsOutStream(context, worker, file.id(), file.path()));
   }
 
   /**
@@ -68,7 +77,7 @@ final class UfsWriteCopy {
     LOG.warn("No worker has room for block {} of {}; writing the file through to the under file system: {}",
         blockIndex, file.path(), why.getMessage());
     try {
-      stream = new UfsOutStream(context, selector.select(0, failed), file.id(), file.path());
+      setStream(new UfsOutStream(context, selector.select(0, failed), file.id(), file.path()));
       for (BlockFailover.Committed c : committed) {
         try (BlockReader r = new BlockReader(context, c.worker(), c.blockId(), 0, c.length(), false, false, false,
             false, false)) {
@@ -95,7 +104,7 @@ final class UfsWriteCopy {
   void close() throws IOException {
     if (stream != null) {
       stream.close();
-      stream = null;
+      setStream(null);
     }
   }
 
@@ -103,7 +112,7 @@ final class UfsWriteCopy {
   void cancel() {
     if (stream != null) {
       stream.cancel();
-      stream = null;
+      setStream(null);
     }
   }
 }

@@ -18,16 +18,23 @@ import java.util.List;
  * file's write lease (renewed with its context's other files) until {@link #complete} or
  * {@link #abandon}.
  *
+ * <p>Dropped before {@link #complete} or {@link #abandon}, the file's lease is no longer renewed once the collector
+ * finds it unreachable ({@link OpenWrite}): the master deletes the file after its lease timeout.
+ *
  * <p>Thread-safe; {@link #complete} and {@link #abandon} call the master (blocking).
  */
 public final class WorkerWrittenFile {
   private final FileSystemContext context;
   private final URIStatus status;
+  /** What this file lets go of when dropped before complete or abandon: its lease ({@link StreamCleaner}). */
+  private final OpenWrite open;
 
   WorkerWrittenFile(FileSystemContext context, URIStatus status) {
     this.context = context;
     this.status = status;
+    this.open = new OpenWrite(context.leases(), status.id(), status.path(), null);
     context.leases().add(status.id());
+    StreamCleaner.register(this, open);
   }
 
   /** The file as the master described it at creation (its id names its blocks). */
@@ -46,6 +53,7 @@ public final class WorkerWrittenFile {
     try {
       URIStatus done = ProtoConverter.toStatus(context.callMaster(m -> m.completeFile(req)).getFile());
       context.leases().remove(status.id());
+      open.done();
       return done;
     } catch (StrataException e) {
       throw e.code().toException("Completing " + status.path() + " failed: " + e.getMessage(), e);
@@ -106,6 +114,7 @@ public final class WorkerWrittenFile {
       WorkerWrittenFile f = files.get(i);
       if (r.getErrorCode().isEmpty()) {
         context.leases().remove(f.status.id());
+        f.open.done();
         out.add(new Completion(ProtoConverter.toStatus(r.getFile()), null));
       } else {
         out.add(new Completion(null, error(r, "Completing " + f.status.path())));
@@ -128,6 +137,7 @@ public final class WorkerWrittenFile {
   /** Stops renewing the lease and deletes the file at the master (best effort; its workers' copies go too). */
   public void abandon() {
     context.leases().remove(status.id());
+    open.done();
     try {
       DeleteRequest req = DeleteRequest.newBuilder().setPath(status.path()).setStrataOnly(true)
           .setFileId(status.id()).setRequestId(context.nextRequestId()).build();

@@ -35,6 +35,29 @@ class MetadataCacheTest {
   }
 
   @Test
+  void invalidatingPathsThatAreNotAbsolute_throwsNothing_andStillForgetsTheAbsoluteOnes() {
+    MetadataCache cache = enabled();
+    cache.putExists("/d/f", true, cache.generation());
+    cache.putListing("/d", List.of(), cache.generation());
+    cache.invalidate(java.util.Arrays.asList("x", "", null, "a/b", "/d/f"));
+    assertThat(cache.exists("/d/f")).isNull();
+    assertThat(cache.listing("/d")).isNull();
+  }
+
+  @Test
+  void clear_forgetsEverything_andAnAnswerFetchedBefore_isNotPutAfter() {
+    MetadataCache cache = enabled();
+    cache.putExists("/a", true, cache.generation());
+    cache.putListing("/", List.of(), cache.generation());
+    long fetchedAt = cache.generation();
+    cache.clear();
+    cache.putExists("/b", true, fetchedAt);
+    assertThat(cache.size()).isZero();
+    assertThat(cache.exists("/a")).isNull();
+    assertThat(cache.exists("/b")).isNull();
+  }
+
+  @Test
   void invalidatingPaths_forgetsEachPath_whatIsUnderIt_andItsAncestors_only() {
     MetadataCache cache = enabled();
     List<String> kept = List.of("/a/bc", "/a/bc/x", "/other", "/other/y", "/a/b2");
