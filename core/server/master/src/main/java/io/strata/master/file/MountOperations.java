@@ -91,7 +91,7 @@ final class MountOperations {
     }
     String uri = UfsManager.normalize(ufsUri, conf.home());
     if (!conf.allowedMountUris().isEmpty()
-        && conf.allowedMountUris().stream().noneMatch(allowed -> UfsManager.isUnder(uri, allowed))) {
+        && conf.allowedMountUris().stream().noneMatch(allowed -> allowedUnder(uri, allowed))) {
       throw new PermissionDeniedException("Cannot mount " + uri + " at " + path + ": mounts are limited to "
           + conf.allowedMountUris() + " (strata.master.mount.allowed.uris)");
     }
@@ -126,6 +126,25 @@ final class MountOperations {
     }
     flush.run();
     LOG.info("Mounted {} at {} (read-only {}, shared {})", uri, path, readOnly, shared);
+  }
+
+  /**
+   * Whether {@code uri} lies under the allowed root {@code allowed}: as URIs, and for local dirs also as real paths, so
+   * a symbolic link inside an allowed dir does not lead a mount out of it.
+   */
+  private static boolean allowedUnder(String uri, String allowed) {
+    if (!UfsManager.isUnder(uri, allowed)) {
+      return false;
+    }
+    if (!uri.startsWith("file:") || !allowed.startsWith("file:")) {
+      return true;
+    }
+    try {
+      return MountGuard.real(java.nio.file.Path.of(java.net.URI.create(uri)))
+          .startsWith(MountGuard.real(java.nio.file.Path.of(java.net.URI.create(allowed))));
+    } catch (IllegalArgumentException | java.nio.file.FileSystemNotFoundException e) {
+      return false; // not a local path this check can read: not allowed
+    }
   }
 
   /** Refuses a mount at a mount point, or of a UFS dir that overlaps a mounted one. */

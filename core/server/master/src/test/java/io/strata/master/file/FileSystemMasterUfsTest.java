@@ -819,8 +819,12 @@ class FileSystemMasterUfsTest {
   }
 
   @Test
-  void mountsOutsideTheAllowedUris_areRefused() {
+  void mountsOutsideTheAllowedUris_areRefused() throws Exception {
     assertThatThrownBy(() -> fs.mount("/etc", "/etc", true, false, Map.of()))
+        .isInstanceOf(PermissionDeniedException.class).hasMessageContaining("strata.master.mount.allowed.uris");
+    // A symbolic link inside an allowed dir leads nowhere outside it.
+    Path link = Files.createSymbolicLink(tmp.resolve("to-etc"), Path.of("/etc"));
+    assertThatThrownBy(() -> fs.mount("/l", link.toString(), true, false, Map.of()))
         .isInstanceOf(PermissionDeniedException.class).hasMessageContaining("strata.master.mount.allowed.uris");
     assertThatThrownBy(() -> fs.mount("/x", tmp.resolve("../elsewhere").toString(), true, false, Map.of()))
         .isInstanceOf(PermissionDeniedException.class);
