@@ -147,16 +147,10 @@ public final class Journal implements JournalSink, AutoCloseable {
     TreeMap<Long, Path> checkpoints = JournalFiles.numbered(JournalFiles.checkpointsDir(dir), ".ckpt");
     if (!checkpoints.isEmpty()) {
       var newest = checkpoints.lastEntry();
-      RecordFile.Scan scan = RecordFile.scan(newest.getValue());
-      if (scan.tornAt() >= 0) {
-        throw new CorruptJournalException("Checkpoint " + newest.getValue() + " is damaged at offset "
-            + scan.tornAt());
-      }
-      for (JournalEntryProto p : scan.entries()) {
-        applier.accept(JournalCodec.fromProto(p));
-      }
+      // Applied as read, never all its entries in memory at once (a big namespace's checkpoint passes gigabytes).
+      long n = RecordFile.readWhole(newest.getValue(), p -> applier.accept(JournalCodec.fromProto(p)));
       seq = newest.getKey();
-      LOG.info("Loaded checkpoint {} ({} entries)", newest.getValue().getFileName(), scan.entries().size());
+      LOG.info("Loaded checkpoint {} ({} entries)", newest.getValue().getFileName(), n);
     }
     long checkpointSeq = seq;
     seq = cutTornTail ? JournalReader.applySegments(dir, epochs.read(), seq, applier, true)

@@ -126,6 +126,53 @@ final class RecordFile {
     return n;
   }
 
+  /**
+   * Reads a file that must be whole (a checkpoint) record by record, handing each entry to {@code each} as it is read,
+   * so the file's entries are never all in memory at once; returns how many. A damaged record, or bytes after the last
+   * whole one, throws {@link CorruptJournalException} naming the offset (the entries before it were handed over).
+   */
+  static long readWhole(Path file, java.util.function.Consumer<JournalEntryProto> each) throws IOException {
+    long n = 0;
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      long size = ch.size();
+      ByteBuffer header = ByteBuffer.allocate(HEADER).order(ByteOrder.BIG_ENDIAN);
+      CRC32C crc = new CRC32C();
+      for (long pos = 0; pos < size; n++) {
+        byte[] payload = record(ch, pos, size, header, crc);
+        if (payload == null) {
+          throw new CorruptJournalException(file + " is damaged at offset " + pos);
+        }
+        each.accept(JournalEntryProto.parseFrom(payload));
+        pos += HEADER + payload.length;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * The payload of the whole record at {@code pos}, or null when none starts there: a short header, a length that is
+   * 0 (what a zero-filled tail reads as; never written), too big or past the end, or a payload failing its checksum.
+   */
+  private static byte[] record(FileChannel ch, long pos, long size, ByteBuffer header, CRC32C crc)
+      throws IOException {
+    if (size - pos < HEADER) {
+      return null;
+    }
+    header.clear();
+    readFully(ch, header, pos);
+    header.flip();
+    int len = header.getInt();
+    int sum = header.getInt();
+    if (len <= 0 || len > MAX_RECORD || pos + HEADER + len > size) {
+      return null;
+    }
+    ByteBuffer payload = ByteBuffer.allocate(len);
+    readFully(ch, payload, pos + HEADER);
+    crc.reset();
+    crc.update(payload.array(), 0, len);
+    return (int) crc.getValue() == sum ? payload.array() : null;
+  }
+
   static Scan scan(Path file) throws IOException {
     List<JournalEntryProto> out = new ArrayList<>();
     List<Long> offsets = new ArrayList<>();
@@ -135,28 +182,13 @@ final class RecordFile {
       ByteBuffer header = ByteBuffer.allocate(HEADER).order(ByteOrder.BIG_ENDIAN);
       CRC32C crc = new CRC32C();
       while (pos < size) {
-        if (size - pos < HEADER) {
-          break; // a short header
+        byte[] payload = record(ch, pos, size, header, crc);
+        if (payload == null) {
+          break; // damaged here: a torn tail, or corruption if a whole record follows
         }
-        header.clear();
-        readFully(ch, header, pos);
-        header.flip();
-        int len = header.getInt();
-        int sum = header.getInt();
-        // len 0 is never written (every entry has a sequence or a kind); it is what a zero-filled tail reads as.
-        if (len <= 0 || len > MAX_RECORD || pos + HEADER + len > size) {
-          break;
-        }
-        ByteBuffer payload = ByteBuffer.allocate(len);
-        readFully(ch, payload, pos + HEADER);
-        crc.reset();
-        crc.update(payload.array(), 0, len);
-        if ((int) crc.getValue() != sum) {
-          break;
-        }
-        out.add(JournalEntryProto.parseFrom(payload.array()));
+        out.add(JournalEntryProto.parseFrom(payload));
         offsets.add(pos);
-        pos += HEADER + len;
+        pos += HEADER + payload.length;
       }
       if (pos >= size) {
         return new Scan(out, offsets, pos, -1, -1);
