@@ -102,11 +102,15 @@ final class UfsBlockLoader {
   /**
    * Serves a read of a block this worker did not hold when asked: on the UFS executor, asks the master
    * for its source and continues as {@link #readFrom}; from the store instead if it was cached meanwhile,
-   * unless {@code ufsOnly} (the store's copy was found corrupt). Returns at once.
+   * unless {@code ufsOnly} (the store's copy was found corrupt). Returns at once. A task whose reader cancelled
+   * while it was queued does nothing; a full queue fails the read UNAVAILABLE ({@link UfsErrors#refused}).
    */
   void read(long blockId, long offset, long length, boolean noCache, boolean ufsOnly, ReadSink sink) {
     try {
       executor.execute(() -> {
+        if (sink.isCancelled()) {
+          return; // its reader went while it waited in the queue: no master call, no UFS read for nobody
+        }
         BlockSource src;
         try {
           if (!ufsOnly && inStore(blockId)) {
@@ -197,6 +201,9 @@ final class UfsBlockLoader {
     }
     try {
       executor.execute(() -> {
+        if (sink.isCancelled()) {
+          return;
+        }
         try {
           streamUncached(src, offset, length, sink);
         } catch (Throwable t) {

@@ -295,6 +295,43 @@ class UfsBlockLoaderTest {
         .hasMessageContaining(fileUri);
   }
 
+  /**
+   * A busy worker's UFS pool (one thread, held by a load; room for one waiting task): one more read is refused
+   * UNAVAILABLE naming the queue's key (a failure of this worker, which a client takes to another), and the queued
+   * read, whose reader cancels while it waits, does nothing when its turn comes (no UFS read, nothing cached).
+   */
+  @Test
+  void busyUfsPool_refusesUnavailable_andSkipsAQueuedReadWhoseReaderWent() throws Exception {
+    ThreadPoolExecutor one = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+        new java.util.concurrent.ArrayBlockingQueue<>(1));
+    try {
+      UfsBlockLoader busy = new UfsBlockLoader(store, worker.client(), ufs, one, BUFFER, 60_000);
+      CountDownLatch gate = new CountDownLatch(1);
+      CollectingSink holding = new CollectingSink(store, block(0), 0, 10, gate);
+      busy.read(block(0), 0, 10, false, false, holding);
+      await().atMost(Duration.ofSeconds(10)).until(() -> holding.waitedForReady);
+      CollectingSink gone = new CollectingSink(store, block(1), 0, 10, null);
+      busy.read(block(1), 0, 10, false, false, gone);
+      CollectingSink refused = new CollectingSink(store, block(2), 0, 10, null);
+      busy.read(block(2), 0, 10, false, false, refused);
+
+      assertThat(refused.await()).isTrue();
+      assertThat(refused.failure).isInstanceOf(io.strata.common.exception.UnavailableException.class)
+          .hasMessageContaining("strata.worker.ufs.io.queue.max").hasMessageContaining("block " + block(2));
+      gone.cancelled = true;
+      gate.countDown();
+      assertThat(holding.await()).isTrue();
+      assertThat(holding.received()).isEqualTo(fileRange(0, 10));
+      await().atMost(Duration.ofSeconds(10)).until(() -> one.getCompletedTaskCount() == 2);
+      assertThat(busy.ufsBlockReads()).isEqualTo(1);
+      assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(block(0));
+      assertThat(gone.done.getCount()).as("a reader that went is not answered").isEqualTo(1);
+      assertThat(gone.received()).isEmpty();
+    } finally {
+      one.shutdownNow();
+    }
+  }
+
   @Test
   void failedLoad_abortsItsTempBlock_andFailsEveryWaiter() throws Exception {
     // The file is cut short in the under file system while block 2 loads (its reader holding the load after the
@@ -329,14 +366,19 @@ class UfsBlockLoaderTest {
 
   @Test
   void cancelledFirstReader_doesNotStopTheLoad() throws Exception {
-    CollectingSink sink = new CollectingSink(store, block(0), 0, BLOCK, null);
-    sink.cancelled = true;
+    // The reader cancels while the load waits for it to take the first chunk: it gets that chunk, then nothing.
+    CountDownLatch gate = new CountDownLatch(1);
+    CollectingSink sink = new CollectingSink(store, block(0), 0, BLOCK, gate);
     loader.read(block(0), 0, BLOCK, false, false, sink);
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.waitedForReady);
+    sink.cancelled = true;
+    gate.countDown();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> listed().equals(Map.of(block(0), "MEM")));
     assertThat(UfsTestKit.readBlock(store, block(0))).isEqualTo(fileRange(0, BLOCK));
-    assertThat(sink.received()).isEmpty();
+    assertThat(sink.received()).isEqualTo(fileRange(0, BUFFER));
     assertThat(sink.failure).isNull();
+    assertThat(sink.completed).isFalse();
   }
 
   @Test
