@@ -232,6 +232,28 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
       }
       out.close();
     }
+
+    /**
+     * Gives the stream up, its file about to be deleted: no sync (nothing of it need survive), and where the stream
+     * can abort ({@link org.apache.hadoop.fs.StreamCapabilities#ABORTABLE_STREAM}: S3A) an abort, so nothing
+     * buffered is uploaded; else a plain close (HDFS: it still completes the file, which its caller then deletes).
+     */
+    void abandon() throws IOException {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      if (out instanceof org.apache.hadoop.fs.FSDataOutputStream f
+          && f.hasCapability(org.apache.hadoop.fs.StreamCapabilities.ABORTABLE_STREAM)) {
+        try {
+          f.abort();
+          return;
+        } catch (UnsupportedOperationException e) {
+          // the wrapped stream said it could and then could not: close it
+        }
+      }
+      out.close();
+    }
   }
 
   @Override

@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Bounded: at most {@code maxClients} clients are open; when full, the least recently used client idle
  * for {@code idleMs} is closed to make room, and if none is that idle a new one is refused
- * (RESOURCE_EXHAUSTED naming {@code strata.ufs.clients.max}). {@link #probe} runs a status call on its
+ * (UNAVAILABLE naming {@code strata.ufs.clients.max}: a busy server, which a client may retry later or, reading
+ * through a worker, at another worker; RESOURCE_EXHAUSTED would read to a client as a full cache). {@link #probe} runs a status call on its
  * own small pool with a timeout that really stops it: the probing thread is interrupted and a client
  * opened for the probe is closed (so is one opened for a probe that was refused).
  *
@@ -98,7 +99,7 @@ public final class UfsManager implements Closeable {
       }
     }
     if (victim == null) {
-      throw new io.strata.common.exception.ResourceExhaustedException("Cannot open an under file system client "
+      throw new io.strata.common.exception.UnavailableException("Cannot open an under file system client "
           + "for " + uri + ": " + clients.size() + " are open and in use, the most " + io.strata.server.ServerKeys.UFS_CLIENTS_MAX.name()
           + " allows");
     }

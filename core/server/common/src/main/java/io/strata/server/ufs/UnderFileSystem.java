@@ -32,6 +32,19 @@ public interface UnderFileSystem extends Closeable {
    */
   OutputStream createNonRecursive(String path) throws IOException;
 
+  /**
+   * Gives up {@code out}, a stream of {@link #create} or {@link #createNonRecursive} whose file the caller deletes
+   * next: closes it without making its bytes durable (no hsync), aborting it where the stream can (S3A: nothing
+   * buffered is uploaded). A plain close for any other stream.
+   */
+  static void abandon(OutputStream out) throws IOException {
+    if (out instanceof HadoopUnderFileSystem.SyncOnClose s) {
+      s.abandon();
+    } else {
+      out.close();
+    }
+  }
+
   /** Opens a file for reading at {@code offset}. */
   InputStream open(String path, long offset) throws IOException;
 

@@ -25,6 +25,9 @@ class SyncOnCloseTest {
   /** Hadoop's raw local file system, counting hsync calls on the streams it creates. */
   public static final class CountingLocalFileSystem extends RawLocalFileSystem {
     static final AtomicInteger HSYNCS = new AtomicInteger();
+    static final AtomicInteger ABORTS = new AtomicInteger();
+    /** Whether its streams say they can abort (as S3A's do). */
+    static volatile boolean abortable;
 
     @Override
     public FSDataOutputStream create(org.apache.hadoop.fs.Path f, boolean overwrite, int bufferSize,
@@ -33,7 +36,8 @@ class SyncOnCloseTest {
       return new FSDataOutputStream(new Counting(real), null);
     }
 
-    private static final class Counting extends OutputStream implements Syncable, StreamCapabilities {
+    private static final class Counting extends OutputStream implements Syncable, StreamCapabilities,
+        org.apache.hadoop.fs.Abortable {
       private final FSDataOutputStream real;
 
       Counting(FSDataOutputStream real) {
@@ -63,7 +67,28 @@ class SyncOnCloseTest {
 
       @Override
       public boolean hasCapability(String capability) {
-        return real.hasCapability(capability);
+        return capability.equals(StreamCapabilities.ABORTABLE_STREAM) ? abortable : real.hasCapability(capability);
+      }
+
+      @Override
+      public AbortableResult abort() {
+        ABORTS.incrementAndGet();
+        try {
+          real.close();
+        } catch (IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+        return new AbortableResult() {
+          @Override
+          public boolean alreadyClosed() {
+            return false;
+          }
+
+          @Override
+          public IOException anyCleanupException() {
+            return null;
+          }
+        };
       }
 
       @Override
@@ -96,6 +121,34 @@ class SyncOnCloseTest {
       }
       assertThat(CountingLocalFileSystem.HSYNCS.get()).isEqualTo(2);
       assertThat(Files.readAllBytes(tmp.resolve("b"))).containsExactly(7);
+    }
+  }
+
+  /**
+   * A stream given up (its file deleted next) is not synced: closed plainly where it cannot abort, aborted where it
+   * can (S3A's, which then uploads nothing); a close afterwards does nothing more.
+   */
+  @Test
+  void abandon_neverSyncs_andAbortsWhereTheStreamCan() throws Exception {
+    CountingLocalFileSystem.HSYNCS.set(0);
+    CountingLocalFileSystem.ABORTS.set(0);
+    try (HadoopUnderFileSystem ufs = new HadoopUnderFileSystem(tmp.toUri(),
+        Map.of("fs.file.impl", CountingLocalFileSystem.class.getName()))) {
+      CountingLocalFileSystem.abortable = false;
+      OutputStream plain = ufs.create(tmp.resolve("p").toUri().toString());
+      plain.write(new byte[1000]);
+      UnderFileSystem.abandon(plain);
+      plain.close();
+      CountingLocalFileSystem.abortable = true;
+      OutputStream abortable = ufs.create(tmp.resolve("q").toUri().toString());
+      abortable.write(new byte[1000]);
+      UnderFileSystem.abandon(abortable);
+      abortable.close();
+
+      assertThat(CountingLocalFileSystem.HSYNCS.get()).isZero();
+      assertThat(CountingLocalFileSystem.ABORTS.get()).isEqualTo(1);
+    } finally {
+      CountingLocalFileSystem.abortable = false;
     }
   }
 

@@ -3,7 +3,7 @@ package io.strata.server.ufs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.strata.common.exception.ResourceExhaustedException;
+import io.strata.common.exception.UnavailableException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +39,7 @@ class UfsManagerBoundsTest {
     try (UfsManager m = new UfsManager(2, Duration.ofHours(1))) {
       m.get(uri, Map.of("o", "a"));
       m.get(uri, Map.of("o", "b"));
-      assertThatThrownBy(() -> m.get(uri, Map.of("o", "c"))).isInstanceOf(ResourceExhaustedException.class)
+      assertThatThrownBy(() -> m.get(uri, Map.of("o", "c"))).isInstanceOf(UnavailableException.class)
           .hasMessageContaining("strata.ufs.clients.max");
       m.discard(uri, Map.of("o", "a"));
       m.get(uri, Map.of("o", "c"));

@@ -41,16 +41,27 @@ final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest>, IdleWat
     return lastDataNanos;
   }
 
+  /**
+   * On the idle watch's timer thread, which all watched streams share: the abort (a UFS close and delete, which may
+   * hang on a failing UFS) goes to the UFS pool; a full pool leaves the stream for the next sweep.
+   */
   @Override
   public boolean idle(String why) {
     if (!lock.tryLock()) {
       return false;
     }
     try {
-      if (!failed) {
-        fail(new DeadlineExceededException("Under file system write: the client made " + why
-            + "; its partial file is deleted"));
+      if (failed) {
+        return true;
       }
+      if (write != null) {
+        if (!res.ufs().abortInBackground(write)) {
+          return false;
+        }
+        write = null; // aborted there; no callback of this call touches it again
+      }
+      fail(new DeadlineExceededException("Under file system write: the client made " + why
+          + "; its partial file is deleted"));
       return true;
     } finally {
       lock.unlock();

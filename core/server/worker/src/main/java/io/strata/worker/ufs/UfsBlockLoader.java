@@ -28,7 +28,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Protocol. A read asks the master where the block comes from; a block of a file that is not
  * persisted cannot be read here (NOT_FOUND). Before any UFS read the file's current length is checked
  * against the length Strata knows: a different length means the file changed under Strata
- * (FAILED_PRECONDITION; loadMetadata picks the change up). A NO_CACHE read streams its range straight from
+ * (FAILED_PRECONDITION; loadMetadata picks the change up). The file is stat'ed again after the last byte read,
+ * before a block is committed and before a reader is told its range is complete: a file rewritten in place during
+ * the read (same length, new bytes) fails it the same way rather than serving or caching mixed bytes. A NO_CACHE
+ * read streams its range straight from
  * the UFS. A caching read runs at most one load per block id at a time: the first requester's load reads
  * the whole block into a temp block in chunks, streaming the requester's range to it as the chunks arrive
  * (at the reader's pace; a reader that cancels or stalls past the stall timeout is dropped and the load
@@ -99,11 +102,15 @@ final class UfsBlockLoader {
   /**
    * Serves a read of a block this worker did not hold when asked: on the UFS executor, asks the master
    * for its source and continues as {@link #readFrom}; from the store instead if it was cached meanwhile,
-   * unless {@code ufsOnly} (the store's copy was found corrupt). Returns at once.
+   * unless {@code ufsOnly} (the store's copy was found corrupt). Returns at once. A task whose reader cancelled
+   * while it was queued does nothing; a full queue fails the read UNAVAILABLE ({@link UfsErrors#refused}).
    */
   void read(long blockId, long offset, long length, boolean noCache, boolean ufsOnly, ReadSink sink) {
     try {
       executor.execute(() -> {
+        if (sink.isCancelled()) {
+          return; // its reader went while it waited in the queue: no master call, no UFS read for nobody
+        }
         BlockSource src;
         try {
           if (!ufsOnly && inStore(blockId)) {
@@ -194,6 +201,9 @@ final class UfsBlockLoader {
     }
     try {
       executor.execute(() -> {
+        if (sink.isCancelled()) {
+          return;
+        }
         try {
           streamUncached(src, offset, length, sink);
         } catch (Throwable t) {
@@ -254,7 +264,7 @@ final class UfsBlockLoader {
     }
     try {
       UnderFileSystem fs = ufs.get(u.uri(), u.options());
-      checkUnchanged(fs, src);
+      UfsStatus before = checkUnchanged(fs, src, null);
       ufsReads.incrementAndGet();
       try (InputStream in = fs.open(u.uri(), u.offset())) {
         long pos = 0;
@@ -264,8 +274,17 @@ final class UfsBlockLoader {
           readFully(in, buf, src, pos);
           ufsBytes.add(n);
           temp.append(ByteBuffer.wrap(buf));
-          d.offer(pos, buf);
+          boolean readerDone = d.offer(pos, buf);
           pos += n;
+          if (readerDone || pos == src.length()) {
+            // The file may have been rewritten in place since the first stat (same length, new bytes): what was
+            // read would then mix both versions. Checked again before the reader is told it has its range and
+            // before the block is committed.
+            checkUnchanged(fs, src, before);
+          }
+          if (readerDone) {
+            d.complete();
+          }
         }
       }
     } catch (Throwable t) {
@@ -282,7 +301,7 @@ final class UfsBlockLoader {
       throws IOException, InterruptedException {
     UfsSource u = src.ufs();
     UnderFileSystem fs = ufs.get(u.uri(), u.options());
-    checkUnchanged(fs, src);
+    UfsStatus before = checkUnchanged(fs, src, null);
     ufsReads.incrementAndGet();
     try (InputStream in = fs.open(u.uri(), u.offset() + offset)) {
       long pos = 0;
@@ -301,6 +320,7 @@ final class UfsBlockLoader {
         pos += n;
       }
     }
+    checkUnchanged(fs, src, before); // a rewrite in place while streaming: the reader got mixed bytes
     sink.complete();
   }
 
@@ -312,28 +332,39 @@ final class UfsBlockLoader {
   /**
    * Fails unless the UFS file still has the length Strata knows, and, on a file system whose mtime changes only with
    * the bytes ({@link UnderFileSystem#mtimeTracksContent}), the mtime Strata recorded: a file rewritten in place at
-   * the same length would otherwise mix its new bytes with blocks cached from the old ones.
+   * the same length would otherwise mix its new bytes with blocks cached from the old ones. With {@code before} (the
+   * status this check returned before the read began), also fails when the mtime moved since then, on any file
+   * system: a file replaced while it was being read. Returns the status it checked.
    */
-  private static void checkUnchanged(UnderFileSystem fs, BlockSource src) throws IOException {
+  private static UfsStatus checkUnchanged(UnderFileSystem fs, BlockSource src, UfsStatus before) throws IOException {
     UfsSource u = src.ufs();
     UfsStatus st = fs.getStatus(u.uri());
+    String when = before == null ? "" : " while block " + src.blockId() + " was being read from it";
     if (st == null || st.directory()) {
-      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system: it is no longer "
-          + "there (or is a directory), so block " + src.blockId() + " cannot be read from it; run loadMetadata on "
-          + "its path to pick up the change");
+      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system" + when + ": it is "
+          + "no longer there (or is a directory), so block " + src.blockId() + " cannot be read from it; run "
+          + "loadMetadata on its path to pick up the change");
     }
     if (st.length() != u.fileLength()) {
-      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system: Strata knows it "
-          + "as " + u.fileLength() + " bytes but it now has " + st.length() + ", so block " + src.blockId()
-          + " cannot be read from it; run loadMetadata on its path to pick up the change");
+      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system" + when + ": "
+          + "Strata knows it as " + u.fileLength() + " bytes but it now has " + st.length() + ", so block "
+          + src.blockId() + " cannot be read from it; run loadMetadata on its path to pick up the change");
     }
     if (u.mtimeMs() != 0 && st.modificationTimeMs() != 0 && st.modificationTimeMs() != u.mtimeMs()
         && fs.mtimeTracksContent()) {
-      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system: it was modified "
-          + "at " + java.time.Instant.ofEpochMilli(st.modificationTimeMs()) + ", after Strata recorded it (as of "
-          + java.time.Instant.ofEpochMilli(u.mtimeMs()) + "), so block " + src.blockId() + " cannot be read from it; "
-          + "run loadMetadata on its path to pick up the change");
+      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system" + when + ": it "
+          + "was modified at " + java.time.Instant.ofEpochMilli(st.modificationTimeMs()) + ", after Strata recorded it "
+          + "(as of " + java.time.Instant.ofEpochMilli(u.mtimeMs()) + "), so block " + src.blockId() + " cannot be "
+          + "read from it; run loadMetadata on its path to pick up the change");
     }
+    if (before != null && st.modificationTimeMs() != before.modificationTimeMs()) {
+      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system" + when + ": it "
+          + "was modified at " + java.time.Instant.ofEpochMilli(st.modificationTimeMs()) + " (it was "
+          + java.time.Instant.ofEpochMilli(before.modificationTimeMs()) + " when the read began), so the bytes read "
+          + "may mix two versions and block " + src.blockId() + " is not served or cached; run loadMetadata on its "
+          + "path to pick up the change");
+    }
+    return st;
   }
 
   /** Fills {@code buf} from {@code in}, which stands at byte {@code blockPos} of the block. */
@@ -376,10 +407,13 @@ final class UfsBlockLoader {
       this.end = end;
     }
 
-    /** The block's bytes {@code [pos, pos + buf.length)} were just read. */
-    void offer(long pos, byte[] buf) throws InterruptedException {
+    /**
+     * The block's bytes {@code [pos, pos + buf.length)} were just read: sends the reader its share. True when they
+     * end its range: the caller then checks the file is unchanged and {@link #complete}s it.
+     */
+    boolean offer(long pos, byte[] buf) throws InterruptedException {
       if (sink == null) {
-        return;
+        return false;
       }
       long from = Math.max(pos, start);
       long to = Math.min(pos + buf.length, end);
@@ -389,13 +423,18 @@ final class UfsBlockLoader {
             sink.fail(stalled(blockId));
           }
           sink = null; // the load goes on without this reader
-          return;
+          return false;
         }
         sink.send(ByteBuffer.wrap(buf, (int) (from - pos), (int) (to - from)).slice());
       }
-      if (to >= end) {
-        sink.complete();
-        sink = null;
+      return to >= end;
+    }
+
+    /** The reader has its whole range, checked: tells it so. */
+    void complete() {
+      ReadSink s = take();
+      if (s != null) {
+        s.complete();
       }
     }
 

@@ -111,7 +111,7 @@ final class UfsFileWriter implements UfsFileWrite {
     }
     done = true;
     try {
-      out.close();
+      UnderFileSystem.abandon(out); // not close(): that would sync (HDFS) or upload (S3A) what is deleted next
     } catch (IOException | RuntimeException e) {
       LOG.debug("Closing the abandoned under file system file {}: {}", uri, e.toString());
     }

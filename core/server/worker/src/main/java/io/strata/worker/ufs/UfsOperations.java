@@ -33,6 +33,16 @@ public interface UfsOperations {
     return java.util.Map.of();
   }
 
+  /**
+   * Runs {@code write}'s {@link UfsFileWrite#abort} (UFS I/O: a close and a delete) on the UFS pool, for a caller
+   * that must not do UFS I/O itself (the idle watch's timer thread); false, and nothing done, when the pool refuses
+   * it (its queue is full, or it is stopping).
+   */
+  default boolean abortInBackground(UfsFileWrite write) {
+    write.abort();
+    return true;
+  }
+
   /** As {@link #openFileWrite(long)}, at {@code target}, which the master named for this file already. */
   default UfsFileWrite openFileWrite(long fileId, MasterClient.UfsTarget target) throws StrataException {
     return openFileWrite(fileId);

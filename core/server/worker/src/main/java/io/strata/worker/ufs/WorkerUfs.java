@@ -72,6 +72,16 @@ public final class WorkerUfs implements UfsOperations, Closeable {
   }
 
   @Override
+  public boolean abortInBackground(UfsFileWrite write) {
+    try {
+      ufsIo.execute(write::abort);
+      return true;
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return false;
+    }
+  }
+
+  @Override
   public void readThrough(long blockId, long offset, long length, boolean noCache, ReadSink sink) {
     loader.read(blockId, offset, length, noCache, false, sink);
   }

@@ -34,6 +34,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -231,6 +232,59 @@ class BlockWorkerServiceUfsTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> UfsTestKit.copiesBeingWritten(master, "/out/async").size() == 1);
     req2.onError(new RuntimeException("client gave up"));
     await().atMost(Duration.ofSeconds(10)).until(() -> UfsTestKit.copiesBeingWritten(master, "/out/async").isEmpty());
+  }
+
+  /**
+   * A UFS write whose client goes silent is ended by the idle watch, whose one timer thread every watched stream
+   * shares: the abort (a UFS close and delete) runs on the UFS pool, not there. Here that pool's one thread is held
+   * busy, so the client hears of the idle end while its partial copy is still there, and the copy goes once the pool
+   * is free.
+   */
+  @Test
+  void idleUfsWrite_isAbortedOnTheUfsPool_notTheTimerThread() throws Exception {
+    ExecutorService oneIo = Executors.newSingleThreadExecutor();
+    java.util.concurrent.ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
+    CountDownLatch poolHeld = new CountDownLatch(1);
+    WorkerUfs busyUfs = new WorkerUfs(store, worker.client(), ufsManager, oneIo, cacheIo, cacheIo,
+        new WorkerUfs.Settings(16 * 1024, 30_000, 8 << 20, 10_000));
+    io.strata.worker.rpc.IdleWatch watch = new io.strata.worker.rpc.IdleWatch(timers, 300,
+        "strata.worker.ufs.write.idle.timeout");
+    GrpcServer idleServer = new GrpcServer("idle-worker", "127.0.0.1", 0, 8 << 20, List.of(new BlockWorkerService(
+        store, worker.client()::commitBlock, busyUfs, 64 * 1024, 0, io.strata.worker.rpc.IdleWatch.NONE, watch,
+        true))).start();
+    ManagedChannel idleChannel = GrpcChannels.forAddress("127.0.0.1", idleServer.port(), 8 << 20);
+    try {
+      long id = UfsTestKit.fileBeingWritten(master, "/out/silent", BLOCK, WriteType.THROUGH);
+      CompletableFuture<WriteUfsFileResponse> done = new CompletableFuture<>();
+      StreamObserver<WriteUfsFileRequest> req = BlockWorkerServiceGrpc.newStub(idleChannel).writeUfsFile(
+          observer(done));
+      req.onNext(WriteUfsFileRequest.newBuilder().setHeader(WriteUfsFileHeader.newBuilder().setFileId(id))
+          .setChunk(ByteString.copyFrom(file, 0, 1000)).build());
+      await().atMost(Duration.ofSeconds(10)).until(() -> UfsTestKit.copiesBeingWritten(master, "/out/silent")
+          .size() == 1);
+      oneIo.execute(() -> {
+        try {
+          poolHeld.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+
+      assertThatThrownBy(() -> done.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(StatusRuntimeException.class)
+          .hasMessageContaining("strata.worker.ufs.write.idle.timeout");
+      assertThat(UfsTestKit.copiesBeingWritten(master, "/out/silent")).as("the abort waits for the UFS pool")
+          .hasSize(1);
+      poolHeld.countDown();
+      await().atMost(Duration.ofSeconds(10)).until(() -> UfsTestKit.copiesBeingWritten(master, "/out/silent")
+          .isEmpty());
+    } finally {
+      poolHeld.countDown();
+      GrpcChannels.close(idleChannel);
+      idleServer.close();
+      watch.close();
+      timers.shutdownNow();
+      oneIo.shutdownNow();
+    }
   }
 
   @Test

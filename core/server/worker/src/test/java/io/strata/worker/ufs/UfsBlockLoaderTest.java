@@ -187,6 +187,8 @@ class UfsBlockLoaderTest {
     assertThat(same.await()).isTrue();
     assertThat(same.failure).isNull();
     assertThat(same.received()).isEqualTo(fileRange(0, 100));
+    // Block 0's load may go on past its reader's range: it ends before the rewrite (else it would not be cached).
+    await().atMost(Duration.ofSeconds(10)).until(() -> loader.loadsInFlight() == 0);
 
     byte[] rewritten = UfsTestKit.content(2, file.length);
     Files.write(ufsFile, rewritten);
@@ -202,6 +204,132 @@ class UfsBlockLoaderTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> loader.loadsInFlight() == 0);
     assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(block(0));
     assertThat(UfsTestKit.tmpFiles(storeDir)).isEmpty();
+  }
+
+  /** Rewrites the file in the under file system in place: the same length, other bytes, its mtime moved on. */
+  private byte[] rewriteInPlace() throws Exception {
+    byte[] rewritten = UfsTestKit.content(3, file.length);
+    long recorded = Files.getLastModifiedTime(ufsFile).toMillis();
+    Files.write(ufsFile, rewritten); // the same inode: a stream open on it reads the new bytes from here on
+    Files.setLastModifiedTime(ufsFile, java.nio.file.attribute.FileTime.fromMillis(recorded + 5_000));
+    return rewritten;
+  }
+
+  /**
+   * The file is rewritten in place at the same length while block 0 loads (its reader, who asked for the whole block,
+   * holding the load after the first chunk): the rest of the block would come from the new bytes. The load checks the
+   * file again after its last byte: nothing is cached, the reader and a waiter fail, and once the master has synced the
+   * new version its block loads from it.
+   */
+  @Test
+  void fileRewrittenAtTheSameLengthWhileLoading_failsTheLoad_andCachesNothing() throws Exception {
+    CountDownLatch gate = new CountDownLatch(1);
+    CollectingSink first = new CollectingSink(store, block(0), 0, BLOCK, gate);
+    loader.read(block(0), 0, BLOCK, false, false, first);
+    await().atMost(Duration.ofSeconds(10)).until(() -> first.waitedForReady);
+    CollectingSink second = new CollectingSink(store, block(0), 100, 100, null);
+    loader.read(block(0), 100, 100, false, false, second);
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.getCompletedTaskCount() == 1);
+    byte[] rewritten = rewriteInPlace();
+    gate.countDown();
+
+    assertThat(first.await()).isTrue();
+    assertThat(second.await()).isTrue();
+    for (CollectingSink s : List.of(first, second)) {
+      assertThat(s.completed).isFalse();
+      assertThat(s.failure).isInstanceOf(FailedPreconditionException.class)
+          .hasMessageContaining("changed in the under file system while block " + block(0) + " was being read")
+          .hasMessageContaining(fileUri).hasMessageContaining("loadMetadata");
+    }
+    assertThat(second.servedFromStore).isFalse();
+    await().atMost(Duration.ofSeconds(10)).until(() -> loader.loadsInFlight() == 0);
+    assertThat(store.committedBlocks()).isEmpty();
+    assertThat(UfsTestKit.tmpFiles(storeDir)).isEmpty();
+    assertThat(worker.commitsSent()).isZero();
+    assertThat(listed()).isEmpty();
+
+    // The master syncs the new version (a new file): its block loads from the new bytes.
+    long reloaded = BlockId.of(master.fs().getStatus(path, 0).id(), 0);
+    assertThat(reloaded).isNotEqualTo(block(0));
+    CollectingSink again = new CollectingSink(store, reloaded, 0, BLOCK, null);
+    loader.read(reloaded, 0, BLOCK, false, false, again);
+    assertThat(again.await()).isTrue();
+    assertThat(again.failure).isNull();
+    assertThat(again.received()).isEqualTo(Arrays.copyOfRange(rewritten, 0, BLOCK));
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.listed(reloaded).equals(Map.of(reloaded, "MEM")));
+    assertThat(UfsTestKit.readBlock(store, reloaded)).isEqualTo(Arrays.copyOfRange(rewritten, 0, BLOCK));
+  }
+
+  /**
+   * A reader whose range ends in the first chunk is told it has it only after the file is checked again: a rewrite in
+   * place while it was held fails it, although each of its bytes was read before the rewrite.
+   */
+  @Test
+  void fileRewrittenWhileAShortRangeIsSent_failsThatReader() throws Exception {
+    readOfAFileRewrittenMidway_fails(10, false);
+    await().atMost(Duration.ofSeconds(10)).until(() -> loader.loadsInFlight() == 0);
+    assertThat(store.committedBlocks()).isEmpty();
+    assertThat(UfsTestKit.tmpFiles(storeDir)).isEmpty();
+  }
+
+  /** The same for a NO_CACHE read held mid-way: the reader fails instead of completing with mixed bytes. */
+  @Test
+  void noCache_ofAFileRewrittenWhileStreaming_failsTheReader() throws Exception {
+    readOfAFileRewrittenMidway_fails(BLOCK, true);
+    assertThat(store.committedBlocks()).isEmpty();
+  }
+
+  /** A read of block 1's first {@code length} bytes, held after its first chunk while the file is rewritten: fails. */
+  private void readOfAFileRewrittenMidway_fails(long length, boolean noCache) throws Exception {
+    CountDownLatch gate = new CountDownLatch(1);
+    CollectingSink sink = new CollectingSink(store, block(1), 0, length, gate);
+    loader.read(block(1), 0, length, noCache, false, sink);
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.waitedForReady);
+    rewriteInPlace();
+    gate.countDown();
+
+    assertThat(sink.await()).isTrue();
+    assertThat(sink.completed).isFalse();
+    assertThat(sink.failure).isInstanceOf(FailedPreconditionException.class)
+        .hasMessageContaining("changed in the under file system while block " + block(1) + " was being read")
+        .hasMessageContaining(fileUri);
+  }
+
+  /**
+   * A busy worker's UFS pool (one thread, held by a load; room for one waiting task): one more read is refused
+   * UNAVAILABLE naming the queue's key (a failure of this worker, which a client takes to another), and the queued
+   * read, whose reader cancels while it waits, does nothing when its turn comes (no UFS read, nothing cached).
+   */
+  @Test
+  void busyUfsPool_refusesUnavailable_andSkipsAQueuedReadWhoseReaderWent() throws Exception {
+    ThreadPoolExecutor one = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+        new java.util.concurrent.ArrayBlockingQueue<>(1));
+    try {
+      UfsBlockLoader busy = new UfsBlockLoader(store, worker.client(), ufs, one, BUFFER, 60_000);
+      CountDownLatch gate = new CountDownLatch(1);
+      CollectingSink holding = new CollectingSink(store, block(0), 0, 10, gate);
+      busy.read(block(0), 0, 10, false, false, holding);
+      await().atMost(Duration.ofSeconds(10)).until(() -> holding.waitedForReady);
+      CollectingSink gone = new CollectingSink(store, block(1), 0, 10, null);
+      busy.read(block(1), 0, 10, false, false, gone);
+      CollectingSink refused = new CollectingSink(store, block(2), 0, 10, null);
+      busy.read(block(2), 0, 10, false, false, refused);
+
+      assertThat(refused.await()).isTrue();
+      assertThat(refused.failure).isInstanceOf(io.strata.common.exception.UnavailableException.class)
+          .hasMessageContaining("strata.worker.ufs.io.queue.max").hasMessageContaining("block " + block(2));
+      gone.cancelled = true;
+      gate.countDown();
+      assertThat(holding.await()).isTrue();
+      assertThat(holding.received()).isEqualTo(fileRange(0, 10));
+      await().atMost(Duration.ofSeconds(10)).until(() -> one.getCompletedTaskCount() == 2);
+      assertThat(busy.ufsBlockReads()).isEqualTo(1);
+      assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(block(0));
+      assertThat(gone.done.getCount()).as("a reader that went is not answered").isEqualTo(1);
+      assertThat(gone.received()).isEmpty();
+    } finally {
+      one.shutdownNow();
+    }
   }
 
   @Test
@@ -238,14 +366,19 @@ class UfsBlockLoaderTest {
 
   @Test
   void cancelledFirstReader_doesNotStopTheLoad() throws Exception {
-    CollectingSink sink = new CollectingSink(store, block(0), 0, BLOCK, null);
-    sink.cancelled = true;
+    // The reader cancels while the load waits for it to take the first chunk: it gets that chunk, then nothing.
+    CountDownLatch gate = new CountDownLatch(1);
+    CollectingSink sink = new CollectingSink(store, block(0), 0, BLOCK, gate);
     loader.read(block(0), 0, BLOCK, false, false, sink);
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.waitedForReady);
+    sink.cancelled = true;
+    gate.countDown();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> listed().equals(Map.of(block(0), "MEM")));
     assertThat(UfsTestKit.readBlock(store, block(0))).isEqualTo(fileRange(0, BLOCK));
-    assertThat(sink.received()).isEmpty();
+    assertThat(sink.received()).isEqualTo(fileRange(0, BUFFER));
     assertThat(sink.failure).isNull();
+    assertThat(sink.completed).isFalse();
   }
 
   @Test
