@@ -46,7 +46,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A worker's data streams are bounded (issue 9, points 5 and 6), over a real cluster and raw gRPC
  * clients that behave as no Strata client would: streams per client connection and in total are capped
- * with RESOURCE_EXHAUSTED naming the key; a reader that requests one chunk and never more is cancelled
+ * with RESOURCE_EXHAUSTED naming the key (UFS reads past the UFS pool's threads and queue with UNAVAILABLE, so clients
+ * try another worker); a reader that requests one chunk and never more is cancelled
  * after the stall timeout, releasing its block so it can be removed; a UFS write stream that goes silent
  * is reaped with its partial file.
  */
@@ -255,7 +256,7 @@ class WorkerStreamBoundsIntegrationTest {
   }
 
   @Test
-  void readsFromTheUfs_pastItsThreadsAndQueue_areRefusedWithResourceExhausted() throws Exception {
+  void readsFromTheUfs_pastItsThreadsAndQueue_areRefusedUnavailable_soClientsTryAnotherWorker() throws Exception {
     cluster = LocalStrataCluster.builder().workers(1)
         .set("strata.worker.ufs.io.threads", 1)
         .set("strata.worker.ufs.io.queue.max", 1)
@@ -279,7 +280,8 @@ class WorkerStreamBoundsIntegrationTest {
     await().atMost(Duration.ofSeconds(20)).until(() -> cluster.worker(0).openStreams() == 2);
     Reader third = new Reader(connect(), fromUfs);
     assertThat(third.admitted()).isFalse();
-    assertThat(third.refusal().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    // UNAVAILABLE, not RESOURCE_EXHAUSTED (which clients read as a full cache): a client fails over to another worker.
+    assertThat(third.refusal().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(third.refusal().getDescription()).contains("strata.worker.ufs.io.queue.max");
     // once the first reader goes, the queued one is served
     first.call.cancel("done", null);
