@@ -21,6 +21,15 @@ class HdfsUfsIntegrationTest extends UfsEndToEndContract {
 
   @Override
   protected LocalStrataCluster startCluster() throws Exception {
+    dfs = startMiniDfs();
+    hdfsRoot = "hdfs://127.0.0.1:" + dfs.getNameNodePort() + "/strata";
+    LocalStrataCluster c = baseCluster().build().start();
+    c.client().mount("/hdfs", hdfsRoot, MountOptions.defaults().withProperties(Map.of("dfs.replication", "1")));
+    return c;
+  }
+
+  /** A NameNode and a DataNode in this JVM, on 127.0.0.1 only, with {@code /strata} made. */
+  static MiniDFSCluster startMiniDfs() throws Exception {
     File base = Files.createTempDirectory(java.nio.file.Path.of("target"), "minidfs-").toFile().getAbsoluteFile();
     Configuration conf = new Configuration();
     conf.set(MiniDFSCluster.HDFS_MINIDFS_BASEDIR, base.getPath());
@@ -35,16 +44,13 @@ class HdfsUfsIntegrationTest extends UfsEndToEndContract {
     conf.setBoolean("dfs.permissions.enabled", false);
     conf.setInt("dfs.replication", 1);
     conf.set("hadoop.http.authentication.signer.secret.provider", "random");
-    dfs = new MiniDFSCluster.Builder(conf, base).numDataNodes(1).nameNodePort(0).nameNodeHttpPort(0)
+    MiniDFSCluster dfs = new MiniDFSCluster.Builder(conf, base).numDataNodes(1).nameNodePort(0).nameNodeHttpPort(0)
         .checkDataNodeAddrConfig(true).format(true).build();
     dfs.waitActive();
-    hdfsRoot = "hdfs://127.0.0.1:" + dfs.getNameNodePort() + "/strata";
-    try (FileSystem hdfs = FileSystem.newInstance(URI.create(hdfsRoot), conf)) {
-      hdfs.mkdirs(new Path(hdfsRoot));
+    try (FileSystem hdfs = FileSystem.newInstance(URI.create("hdfs://127.0.0.1:" + dfs.getNameNodePort()), conf)) {
+      hdfs.mkdirs(new Path("/strata"));
     }
-    LocalStrataCluster c = baseCluster().build().start();
-    c.client().mount("/hdfs", hdfsRoot, MountOptions.defaults().withProperties(Map.of("dfs.replication", "1")));
-    return c;
+    return dfs;
   }
 
   @Override

@@ -72,7 +72,8 @@ public final class ServerKeys {
       .defaultValue(64)
       .validate(v -> v >= 1, "at least 1")
       .doc("Most under file system clients (one per file system and mount option set) a server keeps open; "
-          + "when full, the least recently used idle one is closed, and if none is idle a new one is refused.")
+          + "when full, the least recently used idle one that no stream uses is closed, and if there is none a new one "
+          + "is refused.")
       .build();
 
   public static final PropertyKey<java.time.Duration> UFS_CLIENT_IDLE_TIMEOUT =

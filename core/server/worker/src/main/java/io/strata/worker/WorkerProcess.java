@@ -376,6 +376,11 @@ public final class WorkerProcess implements AutoCloseable {
     return ufs == null ? 0 : ufs.ufsBlockReads();
   }
 
+  /** This worker's under file system clients; null before start. */
+  public UfsManager ufsManager() {
+    return ufsManager;
+  }
+
   /** Bytes read from under file systems so far. */
   public long ufsBytesRead() {
     return ufs == null ? 0 : ufs.ufsBytesRead();

@@ -18,14 +18,23 @@ import org.slf4j.LoggerFactory;
  * normalised and joined, so the master and workers name UFS paths the same way.
  *
  * <p>Bounded: at most {@code maxClients} clients are open; when full, the least recently used client idle
- * for {@code idleMs} is closed to make room, and if none is that idle a new one is refused
- * (UNAVAILABLE naming {@code strata.ufs.clients.max}: a busy server, which a client may retry later or, reading
+ * for {@code idleMs} and with no open {@link Lease} is closed to make room, and if there is none a new one is
+ * refused (UNAVAILABLE naming {@code strata.ufs.clients.max}: a busy server, which a client may retry later or, reading
  * through a worker, at another worker; RESOURCE_EXHAUSTED would read to a client as a full cache). {@link #probe} runs a status call on its
  * own small pool with a timeout that really stops it: the probing thread is interrupted and a client
  * opened for the probe is closed (so is one opened for a probe that was refused).
  *
+ * <p>Users. Closing a client closes what is open on it (on HDFS, its streams: a half-written file is completed and
+ * its writer then fails, ClosedChannelException or "Filesystem closed"), and idleness is judged by the last
+ * {@link #get} or lease release. So a use that may outlast {@code idleMs} (a stream, from its open to its close or
+ * abort: a through write, a persist, a block load or uncached read) holds a {@link Lease} from {@link #acquire}: a client
+ * with an open lease is never closed to make room, whatever its last use. A short call (a status, a rename, a
+ * delete, a listing) may use {@link #get}: the get marks the client used, so it cannot be closed to make room until
+ * {@code idleMs} after it, far longer than such a call runs. {@link #discard} and {@link #close} close a client
+ * whatever its leases.
+ *
  * <p>Thread-safe. Its monitor guards only the bound's bookkeeping (which client to close, how many are
- * being opened) and is a leaf: clients are opened and closed with no lock held (a Hadoop client may
+ * being opened, the open leases) and is a leaf: clients are opened and closed with no lock held (a Hadoop client may
  * resolve hosts or load classes for long; two callers may both open one, and the loser closes its own).
  */
 public final class UfsManager implements Closeable {
@@ -38,8 +47,10 @@ public final class UfsManager implements Closeable {
       "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "oss", "cos");
 
   private final Map<Key, UnderFileSystem> clients = new ConcurrentHashMap<>();
-  /** Last {@link #get} of each client, for idle eviction. */
+  /** Last {@link #get}, acquire or lease release of each client, for idle eviction. */
   private final Map<Key, Long> lastUsedNanos = new ConcurrentHashMap<>();
+  /** Open leases per client (by identity; absent when none); guarded by this object's monitor. */
+  private final Map<UnderFileSystem, Integer> leases = new java.util.IdentityHashMap<>();
   private final int maxClients;
   private final long idleNanos;
   private final java.util.concurrent.ThreadPoolExecutor probes;
@@ -81,8 +92,8 @@ public final class UfsManager implements Closeable {
   }
 
   /**
-   * Takes room for one more client: when full, takes the least recently used client idle for long enough
-   * out of the map (the caller closes it, with no lock held), else refuses. Counts the caller as opening.
+   * Takes room for one more client: when full, takes the least recently used client idle for long enough and with
+   * no open lease out of the map (the caller closes it, with no lock held), else refuses. Counts the caller as opening.
    */
   private synchronized UnderFileSystem takeRoom(String uri) throws IOException {
     if (clients.size() + opening < maxClients) {
@@ -93,7 +104,7 @@ public final class UfsManager implements Closeable {
     Key victim = null;
     long oldest = Long.MAX_VALUE;
     for (Map.Entry<Key, Long> e : lastUsedNanos.entrySet()) {
-      if (now - e.getValue() >= idleNanos && e.getValue() < oldest) {
+      if (now - e.getValue() >= idleNanos && e.getValue() < oldest && !leases.containsKey(clients.get(e.getKey()))) {
         oldest = e.getValue();
         victim = e.getKey();
       }
@@ -172,16 +183,81 @@ public final class UfsManager implements Closeable {
     }
   }
 
-  /** The client for the file system holding {@code uri} (a normalised URI), configured with {@code options}. */
+  /**
+   * The client for the file system holding {@code uri} (a normalised URI), configured with {@code options}, for short
+   * calls only: one that may outlast {@code strata.ufs.client.idle.timeout} (a stream) needs {@link #acquire}.
+   */
   public UnderFileSystem get(String uri, Map<String, String> options) throws IOException {
+    return client(uri, options, false);
+  }
+
+  /**
+   * A lease on the client {@link #get} would return, which is not closed to make room until the lease is closed.
+   * Close it when the use ends (the stream is closed or abandoned).
+   */
+  public Lease acquire(String uri, Map<String, String> options) throws IOException {
+    Key key = key(uri, options);
+    return new Lease(key, client(uri, options, true));
+  }
+
+  /** One open use of a client (see the class comment); {@link #close} ends it, once. */
+  public final class Lease implements AutoCloseable {
+    private final Key key;
+    private final UnderFileSystem ufs;
+    private final java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private Lease(Key key, UnderFileSystem ufs) {
+      this.key = key;
+      this.ufs = ufs;
+    }
+
+    public UnderFileSystem ufs() {
+      return ufs;
+    }
+
+    @Override
+    public void close() {
+      if (released.compareAndSet(false, true)) {
+        release(key, ufs);
+      }
+    }
+  }
+
+  private synchronized void release(Key key, UnderFileSystem ufs) {
+    Integer n = leases.get(ufs);
+    if (n == null || n == 1) {
+      leases.remove(ufs);
+    } else {
+      leases.put(ufs, n - 1);
+    }
+    if (clients.get(key) == ufs) {
+      lastUsedNanos.put(key, System.nanoTime()); // idle from the end of its use, not its start
+    }
+  }
+
+  /**
+   * Marks {@code ufs}, found under {@code key}, used now (and leased, with {@code lease}). False when it was closed to
+   * make room since it was found: the caller opens another.
+   */
+  private synchronized boolean use(Key key, UnderFileSystem ufs, boolean lease) {
+    if (clients.get(key) != ufs) {
+      return false;
+    }
+    lastUsedNanos.put(key, System.nanoTime());
+    if (lease) {
+      leases.merge(ufs, 1, Integer::sum);
+    }
+    return true;
+  }
+
+  private UnderFileSystem client(String uri, Map<String, String> options, boolean lease) throws IOException {
     if (closed) {
       throw new IOException("The under file system clients are closed");
     }
     URI u = new org.apache.hadoop.fs.Path(uri).toUri();
     Key key = key(uri, options);
     UnderFileSystem ufs = clients.get(key);
-    if (ufs != null) {
-      lastUsedNanos.put(key, System.nanoTime());
+    if (ufs != null && use(key, ufs, lease)) {
       return ufs;
     }
     closeQuietly(takeRoom(uri));
@@ -196,14 +272,20 @@ public final class UfsManager implements Closeable {
     } finally {
       opened();
     }
-    UnderFileSystem raced = clients.putIfAbsent(key, opened);
-    lastUsedNanos.put(key, System.nanoTime());
+    UnderFileSystem raced;
+    synchronized (this) { // put and marked used at once, so no takeRoom closes it in between
+      raced = clients.putIfAbsent(key, opened);
+      use(key, raced != null ? raced : opened, lease);
+    }
     if (raced != null) {
       closeQuietly(opened);
       return raced;
     }
     if (closed) { // close() ran meanwhile and may have missed this one
       clients.remove(key, opened);
+      synchronized (this) {
+        leases.remove(opened);
+      }
       closeQuietly(opened);
       throw new IOException("The under file system clients are closed");
     }

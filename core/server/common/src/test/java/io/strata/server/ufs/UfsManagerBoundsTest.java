@@ -34,6 +34,36 @@ class UfsManagerBoundsTest {
   }
 
   @Test
+  void full_neverClosesALeasedClient_andItsLastLeaseClosedMakesItClosable() throws Exception {
+    String uri = "file:" + dir;
+    Map<String, String> a = Map.of("o", "a");
+    try (UfsManager m = new UfsManager(2, Duration.ZERO)) {
+      UfsManager.Lease first = m.acquire(uri, a);
+      UfsManager.Lease second = m.acquire(uri, a);
+      assertThat(second.ufs()).isSameAs(first.ufs()).isSameAs(m.get(uri, a));
+      m.get(uri, Map.of("o", "b")); // a is now the least recently used, but leased
+      m.get(uri, Map.of("o", "c"));
+      assertThat(m.isOpen(uri, a)).as("leased: kept though least recently used").isTrue();
+      assertThat(m.isOpen(uri, Map.of("o", "b"))).as("idle and unleased: closed").isFalse();
+
+      UfsManager.Lease c = m.acquire(uri, Map.of("o", "c"));
+      first.close();
+      first.close(); // a second close releases nothing more: a is still leased by the second lease
+      assertThatThrownBy(() -> m.get(uri, Map.of("o", "d"))).isInstanceOf(UnavailableException.class)
+          .hasMessageContaining("strata.ufs.clients.max");
+      assertThat(m.isOpen(uri, a)).isTrue();
+
+      second.close(); // a's last lease: a may go now, c (leased) may not
+      m.get(uri, Map.of("o", "d"));
+      assertThat(m.isOpen(uri, a)).isFalse();
+      assertThat(m.isOpen(uri, Map.of("o", "c"))).isTrue();
+      Files.writeString(dir.resolve("g"), "xy");
+      assertThat(c.ufs().getStatus(uri + "/g").length()).isEqualTo(2);
+      c.close();
+    }
+  }
+
+  @Test
   void full_withEveryClientInUse_refusesANewOneNamingTheKey() throws Exception {
     String uri = "file:" + dir;
     try (UfsManager m = new UfsManager(2, Duration.ofHours(1))) {

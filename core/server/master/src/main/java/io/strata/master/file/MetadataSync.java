@@ -50,7 +50,12 @@ final class MetadataSync {
     this.filesRemoved = filesRemoved;
   }
 
-  /** The UFS client for a resolved path. */
+  /**
+   * The UFS client for a resolved path, for the master's short calls only (a status, a listing, a mkdir, a rename, a
+   * delete, an empty create closed at once): each runs right after this get, which marks the client used, so
+   * {@link UfsManager} closes it to make room no sooner than strata.ufs.client.idle.timeout (10 min) later. A stream
+   * kept open would need {@link UfsManager#acquire}.
+   */
   UnderFileSystem client(MountTable.Resolution r) throws UnavailableException {
     try {
       return ufs.get(r.ufsUri(), r.mount().options());

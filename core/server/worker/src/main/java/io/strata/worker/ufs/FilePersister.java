@@ -109,11 +109,13 @@ final class FilePersister {
   /** Persists {@code cmd}'s file on the calling thread; never throws. */
   PersistResult persist(PersistCommand cmd) {
     String uri = cmd.target().uri();
+    UfsManager.Lease lease = null; // held until the stream is closed or abandoned: the client is not closed under it
     UnderFileSystem fs = null;
     OutputStream out = null;
     long written = 0;
     try {
-      fs = ufs.get(uri, cmd.target().options());
+      lease = ufs.acquire(uri, cmd.target().options());
+      fs = lease.ufs();
       out = fs.createNonRecursive(uri); // the master made the parent; a delete racing us must win
       byte[] scratch = new byte[BUFFER];
       for (BlockInfo b : cmd.blocks()) {
@@ -144,6 +146,10 @@ final class FilePersister {
       failures.increment();
       LOG.warn("{}", e.getMessage());
       return new PersistResult(cmd.fileId(), false, e.getMessage(), 0, cmd.target().uri());
+    } finally {
+      if (lease != null) {
+        lease.close();
+      }
     }
   }
 

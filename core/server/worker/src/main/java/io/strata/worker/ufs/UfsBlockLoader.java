@@ -262,8 +262,8 @@ final class UfsBlockLoader {
     } catch (io.strata.common.exception.ResourceExhaustedException e) {
       return Outcome.NOT_CACHED; // every tier full of blocks it may not evict
     }
-    try {
-      UnderFileSystem fs = ufs.get(u.uri(), u.options());
+    try (UfsManager.Lease lease = ufs.acquire(u.uri(), u.options())) { // the client stays open under the stream
+      UnderFileSystem fs = lease.ufs();
       UfsStatus before = checkUnchanged(fs, src, null);
       ufsReads.incrementAndGet();
       try (InputStream in = fs.open(u.uri(), u.offset())) {
@@ -300,27 +300,29 @@ final class UfsBlockLoader {
   private void streamUncached(BlockSource src, long offset, long length, ReadSink sink)
       throws IOException, InterruptedException {
     UfsSource u = src.ufs();
-    UnderFileSystem fs = ufs.get(u.uri(), u.options());
-    UfsStatus before = checkUnchanged(fs, src, null);
-    ufsReads.incrementAndGet();
-    try (InputStream in = fs.open(u.uri(), u.offset() + offset)) {
-      long pos = 0;
-      while (pos < length) {
-        int n = (int) Math.min(bufferBytes, length - pos);
-        byte[] buf = new byte[n];
-        readFully(in, buf, src, offset + pos);
-        ufsBytes.add(n);
-        if (!sink.awaitReady(stallTimeoutMs)) {
-          if (!sink.isCancelled()) {
-            sink.fail(stalled(src.blockId()));
+    try (UfsManager.Lease lease = ufs.acquire(u.uri(), u.options())) { // the client stays open under the stream
+      UnderFileSystem fs = lease.ufs();
+      UfsStatus before = checkUnchanged(fs, src, null);
+      ufsReads.incrementAndGet();
+      try (InputStream in = fs.open(u.uri(), u.offset() + offset)) {
+        long pos = 0;
+        while (pos < length) {
+          int n = (int) Math.min(bufferBytes, length - pos);
+          byte[] buf = new byte[n];
+          readFully(in, buf, src, offset + pos);
+          ufsBytes.add(n);
+          if (!sink.awaitReady(stallTimeoutMs)) {
+            if (!sink.isCancelled()) {
+              sink.fail(stalled(src.blockId()));
+            }
+            return;
           }
-          return;
+          sink.send(ByteBuffer.wrap(buf));
+          pos += n;
         }
-        sink.send(ByteBuffer.wrap(buf));
-        pos += n;
       }
+      checkUnchanged(fs, src, before); // a rewrite in place while streaming: the reader got mixed bytes
     }
-    checkUnchanged(fs, src, before); // a rewrite in place while streaming: the reader got mixed bytes
     sink.complete();
   }
 

@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
  * Writes one file's under file system copy for a client writing CACHE_THROUGH or THROUGH. The master
  * names the target (a temporary name it renames into place when the file completes); the client never
  * names a UFS location. Any failure, and {@link #abort()}, closes the stream and deletes the partial file,
- * so the UFS holds either the whole file as the client sent it or nothing.
+ * so the UFS holds either the whole file as the client sent it or nothing. It holds a lease on its UFS client from
+ * open to complete or abort, so the client is not closed under the stream to make room for another.
  *
  * <p>Not thread-safe: one writer (the calls of one gRPC stream, which gRPC serialises).
  */
@@ -23,6 +24,7 @@ final class UfsFileWriter implements UfsFileWrite {
   private static final Logger LOG = LoggerFactory.getLogger(UfsFileWriter.class);
 
   private final long fileId;
+  private final UfsManager.Lease lease;
   private final UnderFileSystem fs;
   private final String uri;
   private final OutputStream out;
@@ -32,11 +34,12 @@ final class UfsFileWriter implements UfsFileWrite {
 
   private final java.util.concurrent.atomic.LongAdder bytesWritten;
 
-  private UfsFileWriter(long fileId, UnderFileSystem fs, String uri, OutputStream out,
+  private UfsFileWriter(long fileId, UfsManager.Lease lease, String uri, OutputStream out,
       java.util.concurrent.atomic.LongAdder bytesWritten) {
     this.bytesWritten = bytesWritten;
     this.fileId = fileId;
-    this.fs = fs;
+    this.lease = lease;
+    this.fs = lease.ufs();
     this.uri = uri;
     this.out = out;
   }
@@ -51,11 +54,23 @@ final class UfsFileWriter implements UfsFileWrite {
   static UfsFileWriter open(UfsTarget t, UfsManager ufs, long fileId,
       java.util.concurrent.atomic.LongAdder bytesWritten) throws StrataException {
     String doing = "Creating the under file system file " + t.uri() + " of file " + fileId;
+    UfsManager.Lease lease;
     try {
-      UnderFileSystem fs = ufs.get(t.uri(), t.options());
-      return new UfsFileWriter(fileId, fs, t.uri(), fs.createNonRecursive(t.uri()), bytesWritten);
+      lease = ufs.acquire(t.uri(), t.options());
     } catch (IOException e) {
       throw UfsErrors.wrap(doing, e);
+    }
+    boolean opened = false;
+    try {
+      OutputStream out = lease.ufs().createNonRecursive(t.uri());
+      opened = true;
+      return new UfsFileWriter(fileId, lease, t.uri(), out, bytesWritten);
+    } catch (IOException e) {
+      throw UfsErrors.wrap(doing, e);
+    } finally {
+      if (!opened) {
+        lease.close();
+      }
     }
   }
 
@@ -100,6 +115,8 @@ final class UfsFileWriter implements UfsFileWrite {
     } catch (IOException e) {
       delete();
       throw UfsErrors.wrap("Closing the under file system file " + uri + " of file " + fileId, e);
+    } finally {
+      lease.close();
     }
     return length;
   }
@@ -115,7 +132,11 @@ final class UfsFileWriter implements UfsFileWrite {
     } catch (IOException | RuntimeException e) {
       LOG.debug("Closing the abandoned under file system file {}: {}", uri, e.toString());
     }
-    delete();
+    try {
+      delete();
+    } finally {
+      lease.close();
+    }
   }
 
   private void delete() {
