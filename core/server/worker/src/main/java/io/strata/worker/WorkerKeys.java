@@ -248,8 +248,10 @@ public final class WorkerKeys {
       PropertyKey.durationKey("strata.worker.ufs.read.stall.timeout")
           .defaultValue("1min")
           .validate(d -> d.toMillis() >= 1, "at least 1ms")
-          .doc("A reader of a block streamed from an under file system that takes no data for this long is "
-              + "failed; a load it started goes on, so the block is still cached.")
+          .doc("A reader of a block streamed straight from an under file system (NO_CACHE, or a read of the under "
+              + "file system's copy after a corrupt cached one) that takes no data for this long is failed. A "
+              + "caching load never waits for its first reader: one not ready for a chunk gets the rest of its range "
+              + "from the store after the commit (where strata.worker.read.stream.stall.timeout applies).")
           .build();
 
   public static final PropertyKey<Integer> ASYNC_CACHE_THREADS =

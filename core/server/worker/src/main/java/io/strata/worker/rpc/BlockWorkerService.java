@@ -187,7 +187,8 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
     ReadStream stream = new ReadStream((ServerCallStreamObserver<ReadBlockResponse>) o, chunk);
     boolean lend = zeroCopy && !PLAIN_READ.get();
     boolean domainSocket = io.strata.server.GrpcServer.onDomainSocket();
-    stream.storeReader(s -> BlockReadCall.serve(res, req, s, lend, domainSocket));
+    stream.storeReader((s, resumeAt) -> BlockReadCall.serve(res, resumeAt < 0 ? req : rest(req, resumeAt), s, lend,
+        domainSocket));
     try {
       if (req.getOffset() < 0) {
         throw new InvalidArgumentException("Block " + req.getBlockId() + ": negative read offset " + req.getOffset());
@@ -216,6 +217,15 @@ public final class BlockWorkerService implements BlockWorkerServiceGrpc.AsyncSer
       return;
     }
     BlockReadCall.serve(res, req, stream, lend, domainSocket);
+  }
+
+  /**
+   * The rest of {@code req} from block offset {@code from}, without checksums: a UFS load's first reader was sent the
+   * bytes before it (unchecksummed) and is served the rest from the store.
+   */
+  private static ReadBlockRequest rest(ReadBlockRequest req, long from) {
+    return req.toBuilder().setOffset(from).setLength(req.getOffset() + req.getLength() - from).setChecksums(false)
+        .build();
   }
 
   private boolean inStore(long blockId) throws StrataException {

@@ -23,7 +23,11 @@ import java.util.concurrent.TimeUnit;
 final class ReadStream implements ReadSink {
   /** Serves the call from the local store (set by the service). */
   interface StoreReader {
-    void serve(ReadStream stream);
+    /**
+     * Serves {@code stream}'s request; from {@code resumeAt} ({@code >= 0}) to its end only, without checksums
+     * ({@link ReadSink#resumeFromStore}).
+     */
+    void serve(ReadStream stream, long resumeAt);
   }
 
   private final ServerCallStreamObserver<ReadBlockResponse> out;
@@ -76,7 +80,8 @@ final class ReadStream implements ReadSink {
     this.cancelListener = onCancel;
   }
 
-  boolean isReady() {
+  @Override
+  public boolean isReady() {
     return out.isReady();
   }
 
@@ -168,6 +173,14 @@ final class ReadStream implements ReadSink {
 
   @Override
   public void serveFromStore() {
-    storeReader.serve(this);
+    storeReader.serve(this, -1);
+  }
+
+  @Override
+  public void resumeFromStore(long offset) {
+    if (offset < 0) {
+      throw new IllegalArgumentException("Negative resume offset " + offset);
+    }
+    storeReader.serve(this, offset);
   }
 }

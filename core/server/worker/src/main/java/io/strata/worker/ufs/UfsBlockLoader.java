@@ -33,13 +33,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * the read (same length, new bytes) fails it the same way rather than serving or caching mixed bytes. A NO_CACHE
  * read streams its range straight from
  * the UFS. A caching read runs at most one load per block id at a time: the first requester's load reads
- * the whole block into a temp block in chunks, streaming the requester's range to it as the chunks arrive
- * (at the reader's pace; a reader that cancels or stalls past the stall timeout is dropped and the load
- * goes on at full speed), then commits the block locally and at the master exactly as a written block.
+ * the whole block into a temp block in chunks, streaming the requester's range to it as the chunks arrive,
+ * then commits the block locally and at the master exactly as a written block. The load never waits for
+ * that reader: the first chunk it is not ready for (its transport's buffer full: a slow or stalled client)
+ * detaches it, the load goes on at the under file system's speed, and after the commit the reader gets the
+ * rest of its range from the store, from the first byte it was not sent ({@link ReadSink#resumeFromStore}),
+ * after the waiters; a reader that cancels is dropped. So a slow first reader never holds up the others
+ * waiting for the same block (they would time out and read it from the UFS again elsewhere).
  * Later requesters of the same block wait for that load without holding a thread and then read the
- * committed block from the store. A failed load aborts its temp block and fails every waiter with its
- * cause. When the store already holds the block the read is served from it; when another writer holds
- * its temp block (a client write, a copy from a peer) the range is streamed from the UFS uncached.
+ * committed block from the store. A failed load aborts its temp block and fails every waiter, and a
+ * detached first reader, with its cause. When the store already holds the block the read is served from
+ * it; when another writer holds its temp block (a client write, a copy from a peer) the range is streamed
+ * from the UFS uncached.
  *
  * <p>Every load and every uncached stream counts one UFS block read ({@link #ufsBlockReads()}).
  *
@@ -168,7 +173,7 @@ final class UfsBlockLoader {
       running.whenComplete((outcome, err) -> afterWait(src, offset, length, sink, outcome, err));
       return;
     }
-    Delivery d = new Delivery(id, sink, offset, offset + length);
+    Delivery d = new Delivery(sink, offset, offset + length);
     Outcome outcome;
     try {
       outcome = runLoad(src, mine, d);
@@ -181,13 +186,25 @@ final class UfsBlockLoader {
     }
     ReadSink s = d.take();
     if (s != null) {
-      // The load streamed nothing to this reader: the block was there already, or someone else writes it.
-      afterWait(src, offset, length, s, outcome, null);
+      // The load did not finish this reader: the block was there already, someone else writes it (nothing was
+      // streamed), or the reader was detached (it gets the rest, from the first byte it was not sent).
+      long from = d.next();
+      afterWait(src, from, offset + length - from, s, outcome, null, from > offset);
     }
   }
 
   /** A reader whose block was being loaded by another request, now finished. */
   private void afterWait(BlockSource src, long offset, long length, ReadSink sink, Outcome outcome, Throwable err) {
+    afterWait(src, offset, length, sink, outcome, err, false);
+  }
+
+  /**
+   * A reader whose block's load finished: served {@code [offset, offset + length)}. With {@code resumed} the reader
+   * was sent the bytes before {@code offset} already (a detached first reader): from the store it gets the rest
+   * only, and without checksums, as the bytes before came.
+   */
+  private void afterWait(BlockSource src, long offset, long length, ReadSink sink, Outcome outcome, Throwable err,
+      boolean resumed) {
     if (sink.isCancelled()) {
       return;
     }
@@ -196,7 +213,11 @@ final class UfsBlockLoader {
       return;
     }
     if (outcome == Outcome.CACHED) {
-      sink.serveFromStore();
+      if (resumed) {
+        sink.resumeFromStore(offset);
+      } else {
+        sink.serveFromStore();
+      }
       return;
     }
     try {
@@ -228,7 +249,7 @@ final class UfsBlockLoader {
     if (loads.putIfAbsent(src.blockId(), mine) != null) {
       return false;
     }
-    return runLoad(src, mine, new Delivery(src.blockId(), null, 0, 0)) == Outcome.CACHED;
+    return runLoad(src, mine, new Delivery(null, 0, 0)) == Outcome.CACHED;
   }
 
   /** Runs the load {@code mine} stands for, then removes it from the in-flight map and completes it. */
@@ -393,43 +414,52 @@ final class UfsBlockLoader {
   }
 
   /**
-   * The first requester's share of a load: the bytes of its range, sent as the load reads them. Used by
-   * the loading thread only.
+   * The first requester's share of a load: the bytes of its range, sent as the load reads them while the reader is
+   * ready for them; never waited for (see the class comment). Used by the loading thread only.
    */
-  private final class Delivery {
+  private static final class Delivery {
     private ReadSink sink;
-    private final long blockId;
-    private final long start;
     private final long end;
+    /** Block offset of the first byte of the range not sent to the reader yet. */
+    private long next;
+    /** The reader was not ready for a chunk: the load sends it nothing more (it resumes from the store). */
+    private boolean detached;
 
-    Delivery(long blockId, ReadSink sink, long start, long end) {
-      this.blockId = blockId;
+    Delivery(ReadSink sink, long start, long end) {
       this.sink = sink;
-      this.start = start;
+      this.next = start;
       this.end = end;
     }
 
     /**
-     * The block's bytes {@code [pos, pos + buf.length)} were just read: sends the reader its share. True when they
-     * end its range: the caller then checks the file is unchanged and {@link #complete}s it.
+     * The block's bytes {@code [pos, pos + buf.length)} were just read: sends the reader its share if it is ready
+     * for it, else detaches it. True when they end its range: the caller then checks the file is unchanged and
+     * {@link #complete}s it.
      */
-    boolean offer(long pos, byte[] buf) throws InterruptedException {
-      if (sink == null) {
+    boolean offer(long pos, byte[] buf) {
+      if (sink == null || detached) {
         return false;
       }
-      long from = Math.max(pos, start);
+      long from = Math.max(pos, next);
       long to = Math.min(pos + buf.length, end);
       if (from < to) {
-        if (!sink.awaitReady(stallTimeoutMs)) {
-          if (!sink.isCancelled()) {
-            sink.fail(stalled(blockId));
-          }
+        if (sink.isCancelled()) {
           sink = null; // the load goes on without this reader
           return false;
         }
+        if (!sink.isReady()) {
+          detached = true; // waiting for it would hold up the load, and every reader waiting for it
+          return false;
+        }
         sink.send(ByteBuffer.wrap(buf, (int) (from - pos), (int) (to - from)).slice());
+        next = to;
       }
       return to >= end;
+    }
+
+    /** Block offset of the first byte of the reader's range it was not sent. */
+    long next() {
+      return next;
     }
 
     /** The reader has its whole range, checked: tells it so. */

@@ -23,7 +23,8 @@ public final class WorkerUfs implements UfsOperations, Closeable {
 
   /**
    * Tunables: the UFS read buffer (also the most bytes of a block held per read in flight), how long a
-   * reader may take no data before the worker stops sending to it, the largest gRPC message, and how
+   * reader streamed straight from the UFS may take no data before the worker stops sending to it (a load never
+   * waits for its reader), the largest gRPC message, and how
    * long a whole-block read from another worker may take.
    */
   public record Settings(int bufferBytes, long stallTimeoutMs, long maxMessageBytes, long peerReadTimeoutMs) {}

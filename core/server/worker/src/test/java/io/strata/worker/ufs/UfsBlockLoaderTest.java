@@ -130,15 +130,15 @@ class UfsBlockLoaderTest {
 
   @Test
   void eightConcurrentReaders_causeOneUfsRead_andAllGetTheirRanges() throws Exception {
-    CountDownLatch gate = new CountDownLatch(1); // holds the loading reader's flow control
+    CountDownLatch gate = new CountDownLatch(1); // holds the load in its first send
     List<CollectingSink> sinks = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
       long off = i * 4000L;
-      CollectingSink s = new CollectingSink(store, block(0), off, 20_000, gate);
+      CollectingSink s = CollectingSink.holding(store, block(0), off, 20_000, gate);
       sinks.add(s);
       loader.read(block(0), off, 20_000, false, false, s);
     }
-    // One task stays in the load (blocked on its reader); the other seven joined it and returned.
+    // One task stays in the load (held in its send to its reader); the other seven joined it and returned.
     await().atMost(Duration.ofSeconds(10)).until(() -> executor.getCompletedTaskCount() == 7);
     assertThat(loader.loadsInFlight()).isEqualTo(1);
     assertThat(store.committedBlocks()).isEmpty();
@@ -151,6 +151,53 @@ class UfsBlockLoaderTest {
     }
     assertThat(sinks.stream().filter(s -> s.servedFromStore).count()).isEqualTo(7);
     assertThat(loader.ufsBlockReads()).isEqualTo(1);
+    assertThat(worker.commitsSent()).isEqualTo(1);
+    assertThat(listed()).isEqualTo(Map.of(block(0), "MEM"));
+  }
+
+  /**
+   * The load's first reader takes the start of its range (part of block 0), then stops reading (its stream not
+   * ready): the load does not wait for it. A second reader of the whole block, waiting for that load, gets it from
+   * the store while the first is still stalled; once the first reads again it gets the rest of its range from the
+   * store, from the first byte it was not sent, byte-exact, with no gap or repeat. One UFS read in all.
+   */
+  @Test
+  void stalledFirstReader_doesNotHoldUpAWaiter_andGetsTheRestFromTheStoreLater() throws Exception {
+    CountDownLatch hold = new CountDownLatch(1); // the first send, until the second reader waits for the load
+    CountDownLatch gate = new CountDownLatch(1); // the first reader's flow control: closed after its first send
+    CollectingSink first = new CollectingSink(store, block(0), 1000, 40_000, gate);
+    first.readySends = 1;
+    first.hold = hold;
+    loader.read(block(0), 1000, 40_000, false, false, first);
+    await().atMost(Duration.ofSeconds(10)).until(() -> first.held);
+    CollectingSink second = new CollectingSink(store, block(0), 0, BLOCK, null);
+    loader.read(block(0), 0, BLOCK, false, false, second);
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.getCompletedTaskCount() == 1); // it waits
+    assertThat(store.committedBlocks()).isEmpty();
+    hold.countDown();
+
+    assertThat(second.done.await(20, TimeUnit.SECONDS)).as("the waiter is answered while the first reader stalls")
+        .isTrue();
+    assertThat(first.foundNotReady.getCount()).as("the load found the first reader not ready").isZero();
+    assertThat(gate.getCount()).as("the first reader has not read again").isEqualTo(1);
+    assertThat(first.done.getCount()).isEqualTo(1);
+    assertThat(second.failure).isNull();
+    assertThat(second.servedFromStore).isTrue();
+    assertThat(second.received()).isEqualTo(fileRange(0, BLOCK));
+    assertThat(first.received()).as("only its first chunk's share so far").isEqualTo(fileRange(1000, BUFFER - 1000));
+    // Resumed after the waiters, from the first byte it was not sent; its store read waits for it to read again.
+    await().atMost(Duration.ofSeconds(10)).until(() -> first.resumedAt != -1);
+    assertThat(first.resumedAt).isEqualTo(BUFFER);
+    assertThat(first.done.getCount()).isEqualTo(1);
+
+    first.open();
+    assertThat(first.await()).isTrue();
+    assertThat(first.failure).isNull();
+    assertThat(first.completed).isTrue();
+    assertThat(first.servedFromStore).isFalse();
+    assertThat(first.received()).isEqualTo(fileRange(1000, 40_000));
+    assertThat(loader.ufsBlockReads()).isEqualTo(1);
+    assertThat(loader.ufsBytesRead()).isEqualTo(BLOCK);
     assertThat(worker.commitsSent()).isEqualTo(1);
     assertThat(listed()).isEqualTo(Map.of(block(0), "MEM"));
   }
@@ -224,9 +271,9 @@ class UfsBlockLoaderTest {
   @Test
   void fileRewrittenAtTheSameLengthWhileLoading_failsTheLoad_andCachesNothing() throws Exception {
     CountDownLatch gate = new CountDownLatch(1);
-    CollectingSink first = new CollectingSink(store, block(0), 0, BLOCK, gate);
+    CollectingSink first = CollectingSink.holding(store, block(0), 0, BLOCK, gate);
     loader.read(block(0), 0, BLOCK, false, false, first);
-    await().atMost(Duration.ofSeconds(10)).until(() -> first.waitedForReady);
+    await().atMost(Duration.ofSeconds(10)).until(() -> first.held);
     CollectingSink second = new CollectingSink(store, block(0), 100, 100, null);
     loader.read(block(0), 100, 100, false, false, second);
     await().atMost(Duration.ofSeconds(10)).until(() -> executor.getCompletedTaskCount() == 1);
@@ -282,9 +329,12 @@ class UfsBlockLoaderTest {
   /** A read of block 1's first {@code length} bytes, held after its first chunk while the file is rewritten: fails. */
   private void readOfAFileRewrittenMidway_fails(long length, boolean noCache) throws Exception {
     CountDownLatch gate = new CountDownLatch(1);
-    CollectingSink sink = new CollectingSink(store, block(1), 0, length, gate);
+    // A load never waits for its reader: it is held in its send. A NO_CACHE stream waits for its reader's flow
+    // control.
+    CollectingSink sink = noCache ? new CollectingSink(store, block(1), 0, length, gate)
+        : CollectingSink.holding(store, block(1), 0, length, gate);
     loader.read(block(1), 0, length, noCache, false, sink);
-    await().atMost(Duration.ofSeconds(10)).until(() -> sink.waitedForReady);
+    await().atMost(Duration.ofSeconds(10)).until(() -> noCache ? sink.waitedForReady : sink.held);
     rewriteInPlace();
     gate.countDown();
 
@@ -307,9 +357,9 @@ class UfsBlockLoaderTest {
     try {
       UfsBlockLoader busy = new UfsBlockLoader(store, worker.client(), ufs, one, BUFFER, 60_000);
       CountDownLatch gate = new CountDownLatch(1);
-      CollectingSink holding = new CollectingSink(store, block(0), 0, 10, gate);
+      CollectingSink holding = CollectingSink.holding(store, block(0), 0, 10, gate);
       busy.read(block(0), 0, 10, false, false, holding);
-      await().atMost(Duration.ofSeconds(10)).until(() -> holding.waitedForReady);
+      await().atMost(Duration.ofSeconds(10)).until(() -> holding.held);
       CollectingSink gone = new CollectingSink(store, block(1), 0, 10, null);
       busy.read(block(1), 0, 10, false, false, gone);
       CollectingSink refused = new CollectingSink(store, block(2), 0, 10, null);
@@ -337,9 +387,9 @@ class UfsBlockLoaderTest {
     // The file is cut short in the under file system while block 2 loads (its reader holding the load after the
     // first chunk): the load finds the file's end before the block's.
     CountDownLatch gate = new CountDownLatch(1);
-    CollectingSink first = new CollectingSink(store, block(2), 0, 10_000, gate);
+    CollectingSink first = CollectingSink.holding(store, block(2), 0, 10_000, gate);
     loader.read(block(2), 0, 10_000, false, false, first);
-    await().atMost(Duration.ofSeconds(10)).until(() -> first.waitedForReady);
+    await().atMost(Duration.ofSeconds(10)).until(() -> first.held);
     CollectingSink second = new CollectingSink(store, block(2), 0, 100, null);
     loader.read(block(2), 0, 100, false, false, second);
     await().atMost(Duration.ofSeconds(10)).until(() -> executor.getCompletedTaskCount() == 1);
@@ -366,11 +416,11 @@ class UfsBlockLoaderTest {
 
   @Test
   void cancelledFirstReader_doesNotStopTheLoad() throws Exception {
-    // The reader cancels while the load waits for it to take the first chunk: it gets that chunk, then nothing.
+    // The reader cancels while the load sends it the first chunk: it gets that chunk, then nothing.
     CountDownLatch gate = new CountDownLatch(1);
-    CollectingSink sink = new CollectingSink(store, block(0), 0, BLOCK, gate);
+    CollectingSink sink = CollectingSink.holding(store, block(0), 0, BLOCK, gate);
     loader.read(block(0), 0, BLOCK, false, false, sink);
-    await().atMost(Duration.ofSeconds(10)).until(() -> sink.waitedForReady);
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.held);
     sink.cancelled = true;
     gate.countDown();
 
@@ -379,6 +429,7 @@ class UfsBlockLoaderTest {
     assertThat(sink.received()).isEqualTo(fileRange(0, BUFFER));
     assertThat(sink.failure).isNull();
     assertThat(sink.completed).isFalse();
+    assertThat(sink.resumedAt).as("a reader that went is not served the rest").isEqualTo(-1);
   }
 
   @Test
@@ -422,9 +473,9 @@ class UfsBlockLoaderTest {
     // The file leaves Strata (its under file system copy stays) while block 0 loads, its reader holding the load
     // after the first chunk: the master refuses the commit of a block of a file it no longer has.
     CountDownLatch gate = new CountDownLatch(1);
-    CollectingSink sink = new CollectingSink(store, block(0), 0, 10, gate);
+    CollectingSink sink = CollectingSink.holding(store, block(0), 0, 10, gate);
     loader.read(block(0), 0, 10, false, false, sink);
-    await().atMost(Duration.ofSeconds(10)).until(() -> sink.waitedForReady);
+    await().atMost(Duration.ofSeconds(10)).until(() -> sink.held);
     master.fs().delete(path, false, true);
     gate.countDown();
     assertThat(sink.await()).isTrue();

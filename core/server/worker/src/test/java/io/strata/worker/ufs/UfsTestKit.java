@@ -179,8 +179,12 @@ final class UfsTestKit {
   }
 
   /**
-   * Collects a read. Ready unless {@link #gate} is closed (then the first send blocks the sender: flow
-   * control held by a slow client); {@link #serveFromStore()} reads the range from the store itself.
+   * Collects a read. Flow control: ready unless {@link #gate} is closed (after its first {@link #readySends} sends:
+   * a client that took some, then stopped reading); {@link #awaitReady} then waits for the gate. With {@link #hold}
+   * closed, its first send blocks the sender until it opens ({@link #held} once it does): the loading thread stuck
+   * mid-way, where a test needs it to stay, as a slow disk or under file system would hold it.
+   * {@link #serveFromStore()} reads the range from the store itself; {@link #resumeFromStore} the rest of it, at
+   * once if ready, else once {@link #open} opens the gate (as a store read waits for its call's ready events).
    */
   static final class CollectingSink implements ReadSink {
     final BlockStore store;
@@ -189,12 +193,21 @@ final class UfsTestKit {
     final long length;
     final CountDownLatch gate;
     final CountDownLatch done = new CountDownLatch(1);
+    /** Counted down the first time the sink says it is not ready. */
+    final CountDownLatch foundNotReady = new CountDownLatch(1);
     final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    volatile int readySends;
+    volatile CountDownLatch hold;
+    volatile boolean held;
     volatile boolean cancelled;
     volatile boolean servedFromStore;
+    /** Where {@link #resumeFromStore} was asked to resume, or -1. */
+    volatile long resumedAt = -1;
     volatile Throwable failure;
     volatile boolean completed;
     volatile boolean waitedForReady;
+    private int sends;
+    private Runnable pending;
 
     CollectingSink(BlockStore store, long blockId, long offset, long length, CountDownLatch gate) {
       this.store = store;
@@ -204,13 +217,29 @@ final class UfsTestKit {
       this.gate = gate;
     }
 
+    /** A ready sink whose first send blocks until {@code hold} opens. */
+    static CollectingSink holding(BlockStore store, long blockId, long offset, long length, CountDownLatch hold) {
+      CollectingSink s = new CollectingSink(store, blockId, offset, length, null);
+      s.hold = hold;
+      return s;
+    }
+
+    @Override
+    public synchronized boolean isReady() {
+      boolean ready = !cancelled && (gate == null || gate.getCount() == 0 || sends < readySends);
+      if (!ready) {
+        foundNotReady.countDown();
+      }
+      return ready;
+    }
+
     @Override
     public boolean awaitReady(long timeoutMs) throws InterruptedException {
       waitedForReady = true;
       if (cancelled) {
         return false;
       }
-      return gate == null || gate.await(timeoutMs, TimeUnit.MILLISECONDS);
+      return isReady() || gate.await(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -219,10 +248,26 @@ final class UfsTestKit {
     }
 
     @Override
-    public synchronized void send(ByteBuffer data) {
-      byte[] b = new byte[data.remaining()];
-      data.get(b);
-      bytes.write(b, 0, b.length);
+    public void send(ByteBuffer data) {
+      CountDownLatch h = hold;
+      if (h != null) {
+        held = true;
+        try {
+          if (!h.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("The test never released its hold on block " + blockId);
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException(e);
+        }
+        hold = null;
+      }
+      synchronized (this) {
+        byte[] b = new byte[data.remaining()];
+        data.get(b);
+        bytes.write(b, 0, b.length);
+        sends++;
+      }
     }
 
     @Override
@@ -240,9 +285,39 @@ final class UfsTestKit {
     @Override
     public void serveFromStore() {
       servedFromStore = true;
+      readStore(offset);
+    }
+
+    @Override
+    public void resumeFromStore(long from) {
+      resumedAt = from;
+      synchronized (this) {
+        if (gate != null && gate.getCount() > 0) {
+          pending = () -> readStore(from);
+          return;
+        }
+      }
+      readStore(from);
+    }
+
+    /** Opens the gate: the reader reads again (a store read waiting for it goes on, on this thread). */
+    void open() {
+      Runnable r;
+      synchronized (this) {
+        gate.countDown();
+        r = pending;
+        pending = null;
+      }
+      if (r != null) {
+        r.run();
+      }
+    }
+
+    /** Sends {@code [from, offset + length)} of the block from the store, then completes. */
+    private void readStore(long from) {
       try (BlockStore.ReadHandle h = store.openForRead(blockId, false)) {
-        ByteBuffer buf = ByteBuffer.allocate((int) length);
-        while (buf.hasRemaining() && h.channel().read(buf, offset + buf.position()) >= 0) {
+        ByteBuffer buf = ByteBuffer.allocate((int) (offset + length - from));
+        while (buf.hasRemaining() && h.channel().read(buf, from + buf.position()) >= 0) {
           // fill
         }
         send(buf.flip());
