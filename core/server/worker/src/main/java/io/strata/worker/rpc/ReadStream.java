@@ -173,14 +173,21 @@ final class ReadStream implements ReadSink {
 
   @Override
   public void serveFromStore() {
-    storeReader.serve(this, -1);
+    // A resumed reader stays resumed: a block that left the store before the resume opened it sends this stream back
+    // through the UFS paths, which end in serveFromStore; the original request would send the bytes again from its
+    // start (duplicates the client cannot see: they are unchecksummed, as the bytes it got before).
+    storeReader.serve(this, resumeAt);
   }
+
+  /** The block offset this stream resumed at ({@link #resumeFromStore}); -1 when it did not. */
+  private volatile long resumeAt = -1;
 
   @Override
   public void resumeFromStore(long offset) {
     if (offset < 0) {
       throw new IllegalArgumentException("Negative resume offset " + offset);
     }
+    resumeAt = offset;
     storeReader.serve(this, offset);
   }
 }

@@ -78,15 +78,22 @@ final class UfsWriteCall implements StreamObserver<WriteUfsFileRequest>, IdleWat
     if (!lock.tryLock()) {
       return false;
     }
+    UfsFileWrite aborting;
     try {
-      if (!failed) {
-        fail(new FailedPreconditionException("Under file system write of file " + fileId + ": the master recovered "
-            + "the file (its writer's lease lapsed); its partial file is deleted"));
+      if (failed) {
+        return true;
       }
-      return true;
+      aborting = write;
+      write = null; // aborted below; no callback of this call touches it again
+      fail(new FailedPreconditionException("Under file system write of file " + fileId + ": the master recovered "
+          + "the file (its writer's lease lapsed); its partial file is deleted"));
     } finally {
       lock.unlock();
     }
+    if (aborting != null) {
+      aborting.abort(); // UFS I/O: outside the call's lock (the worker hands abandons to its UFS pool)
+    }
+    return true;
   }
 
   @Override
