@@ -53,16 +53,20 @@ final class OpenWrite implements Runnable {
     LOG.warn("The writer of {} (file id {}) was dropped without being closed or cancelled: its lease is no longer "
         + "renewed (the master deletes the file after its lease timeout) and its streams are cancelled", path, fileId);
     leases.remove(fileId);
-    if (ahead != null) {
-      ahead.discard();
-    }
     BlockWriter b = block;
-    if (b != null) {
-      b.cancel();
-    }
     UfsOutStream u = ufs;
-    if (u != null) {
-      u.cancel();
-    }
+    // The cancels may wait for their workers' answers (a short-circuit abort, up to the RPC timeout): not on the
+    // cleaner's one thread, which every dropped stream's clean-up shares.
+    StreamCleaner.later(() -> {
+      if (ahead != null) {
+        ahead.discard();
+      }
+      if (b != null) {
+        b.cancel();
+      }
+      if (u != null) {
+        u.cancel();
+      }
+    });
   }
 }
