@@ -149,11 +149,23 @@ class LeaseAndMountSafetyIntegrationTest {
       req.onNext(WriteBlockRequest.newBuilder().setHeader(WriteBlockHeader.newBuilder()
           .setBlockId(BlockId.of(987_654, 0)).setMaxLength(65536)).setChunk(ByteString.copyFrom(data(1000, 4)))
           .build());
-      await().atMost(Duration.ofSeconds(10)).until(() -> !tempBlocksOnTheWorker().isEmpty());
-      await().atMost(Duration.ofSeconds(10)).until(() -> tempBlocksOnTheWorker().isEmpty());
-      // Its writer learns it at its next message.
-      req.onNext(WriteBlockRequest.newBuilder().setChunk(ByteString.copyFrom(data(1000, 5))).build());
-      assertThat(ended.get(10, TimeUnit.SECONDS)).isNotNull();
+      // The block may come and go between two looks at the worker's temp dir (the check runs every 200 ms), so
+      // what is awaited is its end as its writer sees it, at a message after the check dropped it: the writer
+      // keeps sending chunks (the block holds 64 KiB: far more than this sends) until the worker ends its stream.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      int chunks = 0;
+      while (!ended.isDone() && System.nanoTime() < deadline && chunks < 60) {
+        req.onNext(WriteBlockRequest.newBuilder().setChunk(ByteString.copyFrom(data(16, chunks))).build());
+        chunks++;
+        try {
+          ended.get(200, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException stillOpen) {
+          // sends the next chunk
+        }
+      }
+      assertThat(ended).as("the worker ended the write of a file that does not exist").isDone();
+      assertThat(ended.get()).hasMessageContaining("file 987654 ended");
+      assertThat(tempBlocksOnTheWorker()).isEmpty();
     } finally {
       GrpcChannels.close(workerChannel);
     }

@@ -49,8 +49,9 @@ final class Commits {
     Temp t = (Temp) temp;
     synchronized (index.lock) {
       if (t.closed) {
-        throw new IllegalStateException("Temp block " + t.blockId + " is already committed or aborted (its dir "
-            + "failed, or it was idle past strata.worker.temp.block.timeout)");
+        throw new IllegalStateException(t.abortedBecause != null ? t.abortedMessage()
+            : "Temp block " + t.blockId + " is already committed or aborted (its dir failed, or it was idle past "
+            + "strata.worker.temp.block.timeout)");
       }
       t.closed = true;
     }
@@ -128,10 +129,17 @@ final class Commits {
   }
 
   void abort(TempBlock temp) {
-    Temp t = (Temp) temp;
+    abort((Temp) temp, null);
+  }
+
+  /** Aborts {@code t}; {@code why} (null: its own writer asked) is what its writer is told at its next call. */
+  void abort(Temp t, String why) {
     synchronized (index.lock) {
       if (t.closed) {
         return;
+      }
+      if (why != null) {
+        t.abortedBecause = why;
       }
       t.closed = true;
       index.writing.remove(t.blockId, t);
@@ -160,8 +168,10 @@ final class Commits {
       }
     }
     for (Temp t : doomed) {
-      LOG.info("Temp block {}: the master recovered its file (the writer lost its lease); removing it", t.blockId);
-      abort(t);
+      LOG.info("Temp block {}: the master says its file ended (recovered as its writer lost its lease, complete, or "
+          + "never created); removing it", t.blockId);
+      abort(t, "the master says its file " + BlockId.fileId(t.blockId) + " ended: recovered as its writer lost its "
+          + "lease, complete, or never created");
     }
   }
 

@@ -68,6 +68,7 @@ final class DirFailures {
       for (var it = index.writing.values().iterator(); it.hasNext(); ) {
         Temp t = it.next();
         if (t != null && t.dir == dir) {
+          t.abortedBecause = "its dir " + dir.root + " failed";
           t.closed = true;
           it.remove();
           doomed.add(t);

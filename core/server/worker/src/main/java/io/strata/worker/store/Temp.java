@@ -48,12 +48,23 @@ final class Temp implements TempBlock {
   boolean awaitingWriter;
   volatile long lastAppendMs;
   volatile boolean closed;
+  /**
+   * Why it was aborted, for its writer's error (set before {@link #closed}); null: it was not, or by its own writer.
+   */
+  volatile String abortedBecause;
   /** Exempt from the idle reaper ({@link #hold}). */
   volatile boolean held;
   /** The checksums of what was appended ({@link WriteSpace#append}); the writer thread only. */
   final ChunkChecksums.Builder crcs = new ChunkChecksums.Builder();
   /** For a block its client wrote itself: the checksums it sent ({@link WriteSpace#written}); else null. */
   volatile int[] writtenCrcs;
+
+  /** What its writer is told once it was aborted: why, when the store knows. */
+  String abortedMessage() {
+    String why = abortedBecause;
+    return "Temp block " + blockId + " was aborted (" + (why != null ? why
+        : "its dir failed, or it was idle past strata.worker.temp.block.timeout") + ")";
+  }
 
   Temp(long blockId, long maxLength, StorageDir dir, Path path, FileChannel channel, Appender appender,
       long nowMs) {

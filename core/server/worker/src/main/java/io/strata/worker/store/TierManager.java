@@ -60,7 +60,7 @@ public final class TierManager {
   void reapAbandoned() {
     for (Temp t : store.idleTemps(tempTimeoutMs)) {
       LOG.warn("Temp block {} had no data for {} ms: its writer is gone; removing it", t.blockId, tempTimeoutMs);
-      store.abort(t);
+      store.abortIdle(t, "it had no data for " + tempTimeoutMs + " ms, past strata.worker.temp.block.timeout");
     }
   }
 

@@ -155,6 +155,11 @@ public final class TieredBlockStore implements BlockStore {
     commits.abort(temp);
   }
 
+  /** The reaper's abort of a writer gone quiet: {@code why} is what that writer is told if it comes back. */
+  void abortIdle(Temp t, String why) {
+    commits.abort(t, why);
+  }
+
   /** Aborts the blocks being written of these files (the master recovered them: their writers lost their leases). */
   @Override
   public void abortWritesOf(Collection<Long> fileIds) {

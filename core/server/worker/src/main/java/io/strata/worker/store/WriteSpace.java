@@ -263,8 +263,7 @@ final class WriteSpace implements Temp.Appender {
   public void append(Temp t, ByteBuffer data) throws IOException {
     int n = data.remaining();
     if (t.closed) {
-      throw new InternalException("Temp block " + t.blockId + " was aborted (its dir failed, or it was idle "
-          + "past strata.worker.temp.block.timeout)");
+      throw new InternalException(t.abortedMessage());
     }
     if (t.length + n > t.maxLength) {
       throw new InvalidArgumentException("Block " + t.blockId + " would grow to " + (t.length + n)
@@ -367,8 +366,7 @@ final class WriteSpace implements Temp.Appender {
 
   private static void checkOpen(Temp t) throws StrataException {
     if (t.closed) {
-      throw new InternalException("Temp block " + t.blockId + " was aborted (its dir failed, or it was idle past "
-          + "strata.worker.temp.block.timeout)");
+      throw new InternalException(t.abortedMessage());
     }
   }
 
