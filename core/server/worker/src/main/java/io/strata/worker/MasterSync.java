@@ -41,9 +41,10 @@ import org.slf4j.LoggerFactory;
  * protocol's protos meet worker types.
  *
  * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread, the removals its replies ask for on
- * this object's removal thread; {@link #commitBlock} and the
+ * the removal lanes ({@link MasterOrderedRemovals}); {@link #commitBlock} and the
  * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. One lock:
- * this object's monitor guards the pending changes and the beat bookkeeping below; it is a leaf (nothing
+ * this object's monitor guards the pending changes and the beat bookkeeping below, and that of its
+ * {@link MasterOrderedRemovals} (which has no lock of its own); it is a leaf (nothing
  * else is taken while it is held) and never held across an RPC or a store call. Heartbeats and commits
  * run concurrently; what a heartbeat reports and what its reply asks are reconciled with the commits that
  * overlapped it (see docs/ARCHITECTURE.md, "Worker master sync"):
@@ -57,11 +58,11 @@ import org.slf4j.LoggerFactory;
  *       still wants it gone.
  *   <li>Removal events carry a sequence number, so a heartbeat's success clears exactly the events it
  *       carried, never a later removal of the same block.
- *   <li>The removals a reply asks for run on a thread per storage dir ({@link #removals}), never on the heartbeat
- *       thread: an unlink on a dying disk may hang, and heartbeats must go on meanwhile, or the master declares
- *       this worker lost. One removal per block is queued or running at a time (the master asks every beat until
- *       it hears the block removed), so the queue holds at most the blocks the master asked for; a commit of the
- *       block, or the block leaving the store otherwise, before a queued removal runs makes it moot (the master
+ *   <li>The removals a reply asks for run on a thread per storage dir ({@link MasterOrderedRemovals}), never on the
+ *       heartbeat thread: an unlink on a dying disk may hang, and heartbeats must go on meanwhile, or the master
+ *       declares this worker lost. One removal per block is queued or running at a time (the master asks every beat
+ *       until it hears the block removed), so the queue holds at most the blocks the master asked for; a commit of
+ *       the block, or the block leaving the store otherwise, before a queued removal runs makes it moot (the master
  *       asks again if it still wants the block gone).
  *   <li>Moved (or re-announced) blocks are looked up in the store when a heartbeat is built, as the blocks a
  *       registration could not carry are: one the store no longer holds is not sent, and one it holds is sent as
@@ -90,19 +91,8 @@ final class MasterSync implements StoreEvents, MasterClient {
   private volatile BlockStore store;
   private volatile WorkerUfs ufs;
   private final Pins pins = new Pins();
-  /** Blocks whose removal the master asked for and that are not gone yet (a reader may delay it). */
-  private final java.util.Set<Long> removing = new java.util.HashSet<>();
-  /**
-   * The master's removals queued or running on {@link #removals}, by block: true while still to run, false once moot
-   * (a commit of the block, or its removal by other means, came first). One per block, so at most as many as the
-   * blocks the master asked for. Guarded by this.
-   */
-  private final Map<Long, Boolean> removalTasks = new java.util.HashMap<>();
-  /**
-   * Runs the removals the master asks for off the heartbeat thread (an unlink may hang on a dying disk), one at a time
-   * per storage dir, so such a disk holds up only its own dir's removals; shut down by {@link #close}.
-   */
-  private final io.strata.worker.store.Lanes removals;
+  /** The removals the master asks for, run off the heartbeat thread; their bookkeeping guarded by this. */
+  private final MasterOrderedRemovals removals;
   private volatile long workerId = -1;
   /** The last batch of evictable blocks applied (heartbeat thread only); a new registration starts at 0. */
   private long evictableSeq;
@@ -147,7 +137,8 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.clock = clock;
     this.lastBeatMs = startTimeMs;
     this.fatal = fatal;
-    this.removals = new io.strata.worker.store.Lanes("worker-" + address.rpcPort() + "-removals");
+    this.removals = new MasterOrderedRemovals(this, "worker-" + address.rpcPort() + "-removals", () -> store,
+        this::blockRemoved);
     this.clusterIds = new ClusterIdFiles(() -> {
       List<java.nio.file.Path> out = new ArrayList<>();
       for (BlockStore.DirReport d : store.dirReports()) {
@@ -453,19 +444,11 @@ final class MasterSync implements StoreEvents, MasterClient {
           LOG.debug("Not removing block {}: a commit of it overlapped the heartbeat; the master asks again", id);
           continue;
         }
-        removing.add(id);
-        if (removalTasks.put(id, true) != null) {
+        if (!removals.ask(id)) {
           continue; // queued or running already (a moot one still queued is wanted again)
         }
       }
-      try {
-        removals.execute(store.dirOfBlock(id), () -> removeAsked(id));
-      } catch (java.util.concurrent.RejectedExecutionException closing) {
-        synchronized (this) {
-          removalTasks.remove(id);
-          removing.remove(id);
-        }
-      }
+      removals.start(id);
     }
     if (res.getAbandonedFileIdsCount() > 0) {
       letGo(res.getAbandonedFileIdsList()); // files whose writers lost their leases
@@ -491,39 +474,12 @@ final class MasterSync implements StoreEvents, MasterClient {
     return true;
   }
 
-  /**
-   * Removes a block the master asked for, on the removal thread; a removal made moot since it was queued (a commit of
-   * the block, or the block gone by other means) is skipped.
-   */
-  private void removeAsked(long id) {
-    synchronized (this) {
-      if (!Boolean.TRUE.equals(removalTasks.get(id))) {
-        removalTasks.remove(id);
-        return;
-      }
-    }
-    try {
-      if (!store.remove(id)) {
-        blockRemoved(id); // already gone: confirm, so the master stops asking
-      }
-    } catch (java.io.IOException | RuntimeException e) {
-      synchronized (this) {
-        removing.remove(id);
-      }
-      LOG.warn("Cannot remove block {}: {}", id, e.toString());
-    } finally {
-      synchronized (this) {
-        removalTasks.remove(id);
-      }
-    }
-  }
-
   /** Master-ordered removals queued or running now (tests). */
-  synchronized int removalsQueued() {
-    return removalTasks.size();
+  int removalsQueued() {
+    return removals.queued();
   }
 
-  /** Stops the removal thread (a removal under way finishes on its own; queued ones are dropped). */
+  /** Stops the removal lanes (a removal under way finishes on its own; queued ones are dropped). */
   void close() {
     removals.close();
   }
@@ -558,8 +514,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   public synchronized void blockRemoved(long blockId) {
     removed.add(new long[] {++removalSeq, blockId});
     moved.remove(blockId);
-    removing.remove(blockId);
-    removalTasks.replace(blockId, false); // gone: a removal still queued has nothing left to remove
+    removals.gone(blockId);
   }
 
   @Override
@@ -732,7 +687,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     long beatsAtStart;
     synchronized (this) {
-      if (announce && removing.contains(blockId)) {
+      if (announce && removals.removing(blockId)) {
         return;
       }
       // This copy supersedes a removal of an older one not yet reported: reporting it would drop this one.
@@ -778,9 +733,7 @@ final class MasterSync implements StoreEvents, MasterClient {
    */
   private void supersedeRemovals(long blockId) {
     removed.removeIf(r -> r[1] == blockId);
-    if (removalTasks.replace(blockId, false) != null) {
-      removing.remove(blockId);
-    }
+    removals.supersede(blockId);
   }
 
   /** The block as the store holds it now, or null. Never under this monitor. */
