@@ -35,7 +35,7 @@ final class MasterOrderedRemovals {
   /** MasterSync's monitor, which guards the fields below. */
   private final Object lock;
   private final Supplier<BlockStore> store;
-  /** Told a block the master asked for is already gone, so the next heartbeat reports it and the master stops asking. */
+  /** Told a block the master asked for is gone already: the next heartbeat reports it, and the master stops asking. */
   private final LongConsumer alreadyGone;
   /** Blocks whose removal the master asked for and that are not gone yet (a reader may delay it). */
   private final Set<Long> removing = new HashSet<>();

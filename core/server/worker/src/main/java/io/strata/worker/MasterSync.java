@@ -19,7 +19,6 @@ import io.strata.worker.ufs.MasterClient;
 import io.strata.worker.ufs.WorkerUfs;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -43,9 +42,9 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread, the removals its replies ask for on
  * the removal lanes ({@link MasterOrderedRemovals}); {@link #commitBlock} and the
  * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. One lock:
- * this object's monitor guards the pending changes and the beat bookkeeping below, and that of its
- * {@link MasterOrderedRemovals} (which has no lock of its own); it is a leaf (nothing
- * else is taken while it is held) and never held across an RPC or a store call. Heartbeats and commits
+ * this object's monitor guards the pending changes ({@link QueuedChanges}, {@link PendingReport}), the beat
+ * bookkeeping below and that of its {@link MasterOrderedRemovals} (these have no lock of their own); it is a
+ * leaf (nothing else is taken while it is held) and never held across an RPC or a store call. Heartbeats and commits
  * run concurrently; what a heartbeat reports and what its reply asks are reconciled with the commits that
  * overlapped it (see docs/ARCHITECTURE.md, "Worker master sync"):
  * <ul>
@@ -57,7 +56,7 @@ import org.slf4j.LoggerFactory;
  *       master may have asked before it saw the commit); the master asks again in the next reply if it
  *       still wants it gone.
  *   <li>Removal events carry a sequence number, so a heartbeat's success clears exactly the events it
- *       carried, never a later removal of the same block.
+ *       carried, never a later removal of the same block ({@link QueuedChanges}).
  *   <li>The removals a reply asks for run on a thread per storage dir ({@link MasterOrderedRemovals}), never on the
  *       heartbeat thread: an unlink on a dying disk may hang, and heartbeats must go on meanwhile, or the master
  *       declares this worker lost. One removal per block is queued or running at a time (the master asks every beat
@@ -101,16 +100,14 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** The id and token of the current registration, read together by commits on other threads. */
   record Registration(long id, String token) {}
   private volatile Registration registration = new Registration(-1, "");
-  /** Removal events not yet carried by a successful heartbeat, in order: {sequence, block id}. */
-  private final java.util.ArrayDeque<long[]> removed = new java.util.ArrayDeque<>();
-  private long removalSeq;
   /** Beats started plus beats finished: odd while a registration or heartbeat is in flight. */
   private long beats;
   /** Commits in flight at the master, by block (a block may be committed by two threads). */
   private final Map<Long, Integer> committing = new java.util.HashMap<>();
   /** Blocks whose commit overlapped the beat in flight: its reply's removals of them are skipped. */
   private final java.util.Set<Long> overlapped = new java.util.HashSet<>();
-  private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
+  /** Removal events and blocks to announce, not yet carried by a successful heartbeat. Guarded by this. */
+  private final QueuedChanges changes = new QueuedChanges();
   /** Committed blocks the last registration could not carry, sent in the heartbeats after it. Guarded by this. */
   private final PendingReport pending;
   private boolean loggedUnreachable;
@@ -273,8 +270,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   private void register() throws StrataException {
     // Changes queued so far are part of the full report below.
     synchronized (this) {
-      removed.clear();
-      moved.clear();
+      changes.clear();
       beginBeat();
     }
     try {
@@ -343,37 +339,16 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   /** One heartbeat; false when the master does not know this worker (it must register again). */
   private boolean heartbeat() throws StrataException {
-    List<Long> gone = new ArrayList<>();
-    long goneUpTo;
-    List<BlockReportProto> changed;
+    QueuedChanges.Beat beat;
     List<BlockReportProto> late;
     synchronized (this) {
       // At most a message's worth of removals (a failed dir queues one per block it held); the rest go next beat.
-      goneUpTo = Long.MIN_VALUE;
-      for (long[] r : removed) {
-        if (gone.size() >= pending.perMessage()) {
-          break;
-        }
-        gone.add(r[1]);
-        goneUpTo = r[0];
-      }
-      changed = new ArrayList<>(moved.values());
-      if (gone.size() < removed.size()) {
-        // An addition waits for a removal of its block queued before it that this beat cannot carry: the master
-        // applies a beat's removals before its additions, so the removal, in a later beat, would undo it there.
-        java.util.Set<Long> later = new java.util.HashSet<>();
-        for (long[] r : removed) {
-          if (r[0] > goneUpTo) {
-            later.add(r[1]);
-          }
-        }
-        changed.removeIf(r -> later.contains(r.getBlockId()));
-      }
-      late = pending.peek(Math.max(0, pending.perMessage() - changed.size()));
+      beat = changes.next(pending.perMessage());
+      late = pending.peek(Math.max(0, pending.perMessage() - beat.changed().size()));
       beginBeat();
     }
     try {
-      return heartbeatCall(gone, goneUpTo, changed, late);
+      return heartbeatCall(beat.gone(), beat.goneUpTo(), beat.changed(), late);
     } finally {
       endBeat();
     }
@@ -420,10 +395,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     WorkerHeartbeatRequest hb = b.build();
     WorkerHeartbeatResponse res = call(s -> s.heartbeat(hb));
     synchronized (this) {
-      removed.removeIf(r -> r[0] <= goneUpTo); // what this beat carried; later events stay queued
-      for (BlockReportProto r : changed) {
-        moved.remove(r.getBlockId(), r);
-      }
+      changes.carried(goneUpTo, changed); // what this beat carried; later events stay queued
       if (res.getCommand() != WorkerHeartbeatResponse.Command.REGISTER) {
         pending.sent(late.size());
       }
@@ -512,9 +484,13 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public synchronized void blockRemoved(long blockId) {
-    removed.add(new long[] {++removalSeq, blockId});
-    moved.remove(blockId);
+    lost(blockId);
+  }
+
+  /** The block left the store: its removal is queued, and a master-ordered one is moot. The event's sequence number. */
+  private long lost(long blockId) {
     removals.gone(blockId);
+    return changes.removed(blockId);
   }
 
   @Override
@@ -524,7 +500,7 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public synchronized void blockMoved(long blockId, long length, String tier) {
-    moved.put(blockId, BlockReportProto.newBuilder().setBlockId(blockId).setLength(length).setTier(tier).build());
+    changes.announce(blockId, length, tier);
   }
 
   @Override
@@ -541,8 +517,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     Map<Long, Long> lossSeq = new java.util.HashMap<>();
     synchronized (this) {
       for (long id : gone) {
-        blockRemoved(id);
-        lossSeq.put(id, removalSeq);
+        lossSeq.put(id, lost(id));
       }
     }
     if (store == null) {
@@ -562,9 +537,8 @@ final class MasterSync implements StoreEvents, MasterClient {
     if (!back.isEmpty()) {
       synchronized (this) {
         for (BlockReportProto r : back) {
-          long seq = lossSeq.get(r.getBlockId());
-          removed.removeIf(e -> e[0] == seq); // its loss, unless a heartbeat carried it already
-          moved.putIfAbsent(r.getBlockId(), r); // announced again (looked up again when sent)
+          // Its loss, unless a heartbeat carried it already; announced again (looked up again when sent).
+          changes.takeBack(lossSeq.get(r.getBlockId()), r);
         }
       }
     }
@@ -653,11 +627,10 @@ final class MasterSync implements StoreEvents, MasterClient {
           io.strata.worker.rpc.Committer.Commit c = commits.get(i);
           committing.computeIfPresent(c.blockId(), (k, n) -> n == 1 ? null : n - 1);
           if (gone[i]) {
-            removed.add(new long[] {++removalSeq, c.blockId()}); // give back a removal the start may have dropped
+            changes.giveBack(c.blockId()); // a removal the start may have dropped
           }
           if (ok[i] && (beatsAtStart != beats || (beats & 1) == 1)) {
-            moved.put(c.blockId(), BlockReportProto.newBuilder().setBlockId(c.blockId()).setLength(c.length())
-                .setTier(c.tier()).build());
+            changes.announce(c.blockId(), c.length(), c.tier());
           }
         }
       }
@@ -713,13 +686,12 @@ final class MasterSync implements StoreEvents, MasterClient {
       synchronized (this) {
         committing.computeIfPresent(blockId, (k, n) -> n == 1 ? null : n - 1);
         if (gone) {
-          removed.add(new long[] {++removalSeq, blockId}); // give back a removal the start may have dropped
+          changes.giveBack(blockId); // a removal the start may have dropped
         }
         if (ok && (beatsAtStart != beats || (beats & 1) == 1)) {
           // Overlapped a beat: say it again in the next heartbeat (the master may have seen the old copy's
           // removal, or a registration, after this commit).
-          moved.put(blockId, BlockReportProto.newBuilder().setBlockId(blockId).setLength(length).setTier(tier)
-              .build());
+          changes.announce(blockId, length, tier);
         }
       }
     }
@@ -732,7 +704,7 @@ final class MasterSync implements StoreEvents, MasterClient {
    * asks again if it still wants the block gone). Monitor held.
    */
   private void supersedeRemovals(long blockId) {
-    removed.removeIf(r -> r[1] == blockId);
+    changes.supersede(blockId);
     removals.supersede(blockId);
   }
 
