@@ -11,13 +11,10 @@ import io.strata.client.options.WriteType;
 import io.strata.master.block.BlockMaster;
 import io.strata.master.block.WorkerState;
 import io.strata.minicluster.LocalStrataCluster;
-import io.strata.worker.store.Durability;
+import io.strata.worker.store.HangingUnlink;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -27,22 +24,20 @@ import org.junit.jupiter.api.Test;
  * worker's heartbeats: the master keeps it live past its worker timeout (before, the removal ran on the heartbeat
  * thread, no heartbeat went out while the unlink hung, and the master declared the worker lost and dropped every
  * location it held). Once the unlink ends the block is gone and reported, so the master stops asking. A real master
- * and worker in this JVM; the worker's store unlinks through a {@link Durability} that holds the block's unlink on a
+ * and worker in this JVM; the worker's store unlinks through a {@link HangingUnlink} that holds the block's unlink on a
  * latch.
  */
 class RemovalOffTheHeartbeatIntegrationTest {
   private static final int BLOCK = 64 * 1024;
   private static final Duration WORKER_TIMEOUT = Duration.ofSeconds(2);
 
-  private final CountDownLatch unlinking = new CountDownLatch(1);
-  private final CountDownLatch release = new CountDownLatch(1);
-  /** The file name whose unlink hangs until {@link #release}. */
-  private volatile String hangs = "";
+  /** The worker's fsync, whose unlink of the doomed block's file hangs once named. */
+  private final HangingUnlink dyingDisk = new HangingUnlink();
   private LocalStrataCluster cluster;
 
   @AfterEach
   void stop() {
-    release.countDown();
+    dyingDisk.release.countDown();
     if (cluster != null) {
       cluster.close();
     }
@@ -50,30 +45,6 @@ class RemovalOffTheHeartbeatIntegrationTest {
 
   @Test
   void aMasterOrderedRemovalWhoseUnlinkHangs_doesNotStopHeartbeats() throws Exception {
-    Durability dyingDisk = new Durability() {
-      @Override
-      public void syncFile(FileChannel channel) throws IOException {
-        FSYNC.syncFile(channel);
-      }
-
-      @Override
-      public void syncDir(Path dir) throws IOException {
-        FSYNC.syncDir(dir);
-      }
-
-      @Override
-      public void unlink(Path file) throws IOException {
-        if (file.getFileName().toString().equals(hangs)) {
-          unlinking.countDown();
-          try {
-            release.await();
-          } catch (InterruptedException e) {
-            throw new IOException(e);
-          }
-        }
-        Durability.super.unlink(file);
-      }
-    };
     cluster = LocalStrataCluster.builder().workers(1).workerDurability(dyingDisk)
         .set("strata.user.block.size.default", BLOCK)
         .set("strata.worker.heartbeat.interval", "100ms")
@@ -86,9 +57,9 @@ class RemovalOffTheHeartbeatIntegrationTest {
     BlockMaster blocks = cluster.master().fileSystemMaster().blockMaster();
     long workerId = cluster.worker(0).workerId();
 
-    hangs = Long.toString(doomed);
+    dyingDisk.hang(Long.toString(doomed));
     fs.delete("/doomed"); // the next heartbeat reply asks the worker to remove the block
-    assertThat(unlinking.await(10, TimeUnit.SECONDS)).as("the worker reached the block's unlink").isTrue();
+    assertThat(dyingDisk.unlinking.await(10, TimeUnit.SECONDS)).as("the worker reached the block's unlink").isTrue();
     long hungAt = System.currentTimeMillis();
 
     // For longer than the master's worker timeout the unlink hangs, and the worker stays live, heartbeating.
@@ -102,7 +73,7 @@ class RemovalOffTheHeartbeatIntegrationTest {
     assertThat(fs.getBlockLocations("/kept")).allSatisfy(b -> assertThat(b.locations()).hasSize(1));
     assertThat(read(fs, "/kept")).isEqualTo(kept);
 
-    release.countDown();
+    dyingDisk.release.countDown();
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       assertThat(cluster.worker(0).store().committedBlocks()).noneMatch(b -> b.blockId() == doomed);
       assertThat(blocks.removalsOf(workerId)).as("the removal was reported").doesNotContain(doomed);

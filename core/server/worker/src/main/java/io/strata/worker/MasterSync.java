@@ -19,7 +19,6 @@ import io.strata.worker.ufs.MasterClient;
 import io.strata.worker.ufs.WorkerUfs;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -41,10 +40,11 @@ import org.slf4j.LoggerFactory;
  * protocol's protos meet worker types.
  *
  * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread, the removals its replies ask for on
- * this object's removal thread; {@link #commitBlock} and the
+ * the removal lanes ({@link MasterOrderedRemovals}); {@link #commitBlock} and the
  * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. One lock:
- * this object's monitor guards the pending changes and the beat bookkeeping below; it is a leaf (nothing
- * else is taken while it is held) and never held across an RPC or a store call. Heartbeats and commits
+ * this object's monitor guards the pending changes ({@link QueuedChanges}, {@link PendingReport}), the beat
+ * bookkeeping below and that of its {@link MasterOrderedRemovals} (these have no lock of their own); it is a
+ * leaf (nothing else is taken while it is held) and never held across an RPC or a store call. Heartbeats and commits
  * run concurrently; what a heartbeat reports and what its reply asks are reconciled with the commits that
  * overlapped it (see docs/ARCHITECTURE.md, "Worker master sync"):
  * <ul>
@@ -56,12 +56,12 @@ import org.slf4j.LoggerFactory;
  *       master may have asked before it saw the commit); the master asks again in the next reply if it
  *       still wants it gone.
  *   <li>Removal events carry a sequence number, so a heartbeat's success clears exactly the events it
- *       carried, never a later removal of the same block.
- *   <li>The removals a reply asks for run on a thread per storage dir ({@link #removals}), never on the heartbeat
- *       thread: an unlink on a dying disk may hang, and heartbeats must go on meanwhile, or the master declares
- *       this worker lost. One removal per block is queued or running at a time (the master asks every beat until
- *       it hears the block removed), so the queue holds at most the blocks the master asked for; a commit of the
- *       block, or the block leaving the store otherwise, before a queued removal runs makes it moot (the master
+ *       carried, never a later removal of the same block ({@link QueuedChanges}).
+ *   <li>The removals a reply asks for run on a thread per storage dir ({@link MasterOrderedRemovals}), never on the
+ *       heartbeat thread: an unlink on a dying disk may hang, and heartbeats must go on meanwhile, or the master
+ *       declares this worker lost. One removal per block is queued or running at a time (the master asks every beat
+ *       until it hears the block removed), so the queue holds at most the blocks the master asked for; a commit of
+ *       the block, or the block leaving the store otherwise, before a queued removal runs makes it moot (the master
  *       asks again if it still wants the block gone).
  *   <li>Moved (or re-announced) blocks are looked up in the store when a heartbeat is built, as the blocks a
  *       registration could not carry are: one the store no longer holds is not sent, and one it holds is sent as
@@ -90,19 +90,8 @@ final class MasterSync implements StoreEvents, MasterClient {
   private volatile BlockStore store;
   private volatile WorkerUfs ufs;
   private final Pins pins = new Pins();
-  /** Blocks whose removal the master asked for and that are not gone yet (a reader may delay it). */
-  private final java.util.Set<Long> removing = new java.util.HashSet<>();
-  /**
-   * The master's removals queued or running on {@link #removals}, by block: true while still to run, false once moot
-   * (a commit of the block, or its removal by other means, came first). One per block, so at most as many as the
-   * blocks the master asked for. Guarded by this.
-   */
-  private final Map<Long, Boolean> removalTasks = new java.util.HashMap<>();
-  /**
-   * Runs the removals the master asks for off the heartbeat thread (an unlink may hang on a dying disk), one at a time
-   * per storage dir, so such a disk holds up only its own dir's removals; shut down by {@link #close}.
-   */
-  private final io.strata.worker.store.Lanes removals;
+  /** The removals the master asks for, run off the heartbeat thread; their bookkeeping guarded by this. */
+  private final MasterOrderedRemovals removals;
   private volatile long workerId = -1;
   /** The last batch of evictable blocks applied (heartbeat thread only); a new registration starts at 0. */
   private long evictableSeq;
@@ -111,16 +100,14 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** The id and token of the current registration, read together by commits on other threads. */
   record Registration(long id, String token) {}
   private volatile Registration registration = new Registration(-1, "");
-  /** Removal events not yet carried by a successful heartbeat, in order: {sequence, block id}. */
-  private final java.util.ArrayDeque<long[]> removed = new java.util.ArrayDeque<>();
-  private long removalSeq;
   /** Beats started plus beats finished: odd while a registration or heartbeat is in flight. */
   private long beats;
   /** Commits in flight at the master, by block (a block may be committed by two threads). */
   private final Map<Long, Integer> committing = new java.util.HashMap<>();
   /** Blocks whose commit overlapped the beat in flight: its reply's removals of them are skipped. */
   private final java.util.Set<Long> overlapped = new java.util.HashSet<>();
-  private final Map<Long, BlockReportProto> moved = new LinkedHashMap<>();
+  /** Removal events and blocks to announce, not yet carried by a successful heartbeat. Guarded by this. */
+  private final QueuedChanges changes = new QueuedChanges();
   /** Committed blocks the last registration could not carry, sent in the heartbeats after it. Guarded by this. */
   private final PendingReport pending;
   private boolean loggedUnreachable;
@@ -147,7 +134,8 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.clock = clock;
     this.lastBeatMs = startTimeMs;
     this.fatal = fatal;
-    this.removals = new io.strata.worker.store.Lanes("worker-" + address.rpcPort() + "-removals");
+    this.removals = new MasterOrderedRemovals(this, "worker-" + address.rpcPort() + "-removals", () -> store,
+        this::blockRemoved);
     this.clusterIds = new ClusterIdFiles(() -> {
       List<java.nio.file.Path> out = new ArrayList<>();
       for (BlockStore.DirReport d : store.dirReports()) {
@@ -282,8 +270,7 @@ final class MasterSync implements StoreEvents, MasterClient {
   private void register() throws StrataException {
     // Changes queued so far are part of the full report below.
     synchronized (this) {
-      removed.clear();
-      moved.clear();
+      changes.clear();
       beginBeat();
     }
     try {
@@ -352,37 +339,16 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   /** One heartbeat; false when the master does not know this worker (it must register again). */
   private boolean heartbeat() throws StrataException {
-    List<Long> gone = new ArrayList<>();
-    long goneUpTo;
-    List<BlockReportProto> changed;
+    QueuedChanges.Beat beat;
     List<BlockReportProto> late;
     synchronized (this) {
       // At most a message's worth of removals (a failed dir queues one per block it held); the rest go next beat.
-      goneUpTo = Long.MIN_VALUE;
-      for (long[] r : removed) {
-        if (gone.size() >= pending.perMessage()) {
-          break;
-        }
-        gone.add(r[1]);
-        goneUpTo = r[0];
-      }
-      changed = new ArrayList<>(moved.values());
-      if (gone.size() < removed.size()) {
-        // An addition waits for a removal of its block queued before it that this beat cannot carry: the master
-        // applies a beat's removals before its additions, so the removal, in a later beat, would undo it there.
-        java.util.Set<Long> later = new java.util.HashSet<>();
-        for (long[] r : removed) {
-          if (r[0] > goneUpTo) {
-            later.add(r[1]);
-          }
-        }
-        changed.removeIf(r -> later.contains(r.getBlockId()));
-      }
-      late = pending.peek(Math.max(0, pending.perMessage() - changed.size()));
+      beat = changes.next(pending.perMessage());
+      late = pending.peek(Math.max(0, pending.perMessage() - beat.changed().size()));
       beginBeat();
     }
     try {
-      return heartbeatCall(gone, goneUpTo, changed, late);
+      return heartbeatCall(beat.gone(), beat.goneUpTo(), beat.changed(), late);
     } finally {
       endBeat();
     }
@@ -429,10 +395,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     WorkerHeartbeatRequest hb = b.build();
     WorkerHeartbeatResponse res = call(s -> s.heartbeat(hb));
     synchronized (this) {
-      removed.removeIf(r -> r[0] <= goneUpTo); // what this beat carried; later events stay queued
-      for (BlockReportProto r : changed) {
-        moved.remove(r.getBlockId(), r);
-      }
+      changes.carried(goneUpTo, changed); // what this beat carried; later events stay queued
       if (res.getCommand() != WorkerHeartbeatResponse.Command.REGISTER) {
         pending.sent(late.size());
       }
@@ -453,19 +416,11 @@ final class MasterSync implements StoreEvents, MasterClient {
           LOG.debug("Not removing block {}: a commit of it overlapped the heartbeat; the master asks again", id);
           continue;
         }
-        removing.add(id);
-        if (removalTasks.put(id, true) != null) {
+        if (!removals.ask(id)) {
           continue; // queued or running already (a moot one still queued is wanted again)
         }
       }
-      try {
-        removals.execute(store.dirOfBlock(id), () -> removeAsked(id));
-      } catch (java.util.concurrent.RejectedExecutionException closing) {
-        synchronized (this) {
-          removalTasks.remove(id);
-          removing.remove(id);
-        }
-      }
+      removals.start(id);
     }
     if (res.getAbandonedFileIdsCount() > 0) {
       letGo(res.getAbandonedFileIdsList()); // files whose writers lost their leases
@@ -491,39 +446,12 @@ final class MasterSync implements StoreEvents, MasterClient {
     return true;
   }
 
-  /**
-   * Removes a block the master asked for, on the removal thread; a removal made moot since it was queued (a commit of
-   * the block, or the block gone by other means) is skipped.
-   */
-  private void removeAsked(long id) {
-    synchronized (this) {
-      if (!Boolean.TRUE.equals(removalTasks.get(id))) {
-        removalTasks.remove(id);
-        return;
-      }
-    }
-    try {
-      if (!store.remove(id)) {
-        blockRemoved(id); // already gone: confirm, so the master stops asking
-      }
-    } catch (java.io.IOException | RuntimeException e) {
-      synchronized (this) {
-        removing.remove(id);
-      }
-      LOG.warn("Cannot remove block {}: {}", id, e.toString());
-    } finally {
-      synchronized (this) {
-        removalTasks.remove(id);
-      }
-    }
-  }
-
   /** Master-ordered removals queued or running now (tests). */
-  synchronized int removalsQueued() {
-    return removalTasks.size();
+  int removalsQueued() {
+    return removals.queued();
   }
 
-  /** Stops the removal thread (a removal under way finishes on its own; queued ones are dropped). */
+  /** Stops the removal lanes (a removal under way finishes on its own; queued ones are dropped). */
   void close() {
     removals.close();
   }
@@ -556,10 +484,13 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public synchronized void blockRemoved(long blockId) {
-    removed.add(new long[] {++removalSeq, blockId});
-    moved.remove(blockId);
-    removing.remove(blockId);
-    removalTasks.replace(blockId, false); // gone: a removal still queued has nothing left to remove
+    lost(blockId);
+  }
+
+  /** The block left the store: its removal is queued, and a master-ordered one is moot. The event's sequence number. */
+  private long lost(long blockId) {
+    removals.gone(blockId);
+    return changes.removed(blockId);
   }
 
   @Override
@@ -569,7 +500,7 @@ final class MasterSync implements StoreEvents, MasterClient {
 
   @Override
   public synchronized void blockMoved(long blockId, long length, String tier) {
-    moved.put(blockId, BlockReportProto.newBuilder().setBlockId(blockId).setLength(length).setTier(tier).build());
+    changes.announce(blockId, length, tier);
   }
 
   @Override
@@ -586,8 +517,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     Map<Long, Long> lossSeq = new java.util.HashMap<>();
     synchronized (this) {
       for (long id : gone) {
-        blockRemoved(id);
-        lossSeq.put(id, removalSeq);
+        lossSeq.put(id, lost(id));
       }
     }
     if (store == null) {
@@ -607,9 +537,8 @@ final class MasterSync implements StoreEvents, MasterClient {
     if (!back.isEmpty()) {
       synchronized (this) {
         for (BlockReportProto r : back) {
-          long seq = lossSeq.get(r.getBlockId());
-          removed.removeIf(e -> e[0] == seq); // its loss, unless a heartbeat carried it already
-          moved.putIfAbsent(r.getBlockId(), r); // announced again (looked up again when sent)
+          // Its loss, unless a heartbeat carried it already; announced again (looked up again when sent).
+          changes.takeBack(lossSeq.get(r.getBlockId()), r);
         }
       }
     }
@@ -698,11 +627,10 @@ final class MasterSync implements StoreEvents, MasterClient {
           io.strata.worker.rpc.Committer.Commit c = commits.get(i);
           committing.computeIfPresent(c.blockId(), (k, n) -> n == 1 ? null : n - 1);
           if (gone[i]) {
-            removed.add(new long[] {++removalSeq, c.blockId()}); // give back a removal the start may have dropped
+            changes.giveBack(c.blockId()); // a removal the start may have dropped
           }
           if (ok[i] && (beatsAtStart != beats || (beats & 1) == 1)) {
-            moved.put(c.blockId(), BlockReportProto.newBuilder().setBlockId(c.blockId()).setLength(c.length())
-                .setTier(c.tier()).build());
+            changes.announce(c.blockId(), c.length(), c.tier());
           }
         }
       }
@@ -732,7 +660,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     }
     long beatsAtStart;
     synchronized (this) {
-      if (announce && removing.contains(blockId)) {
+      if (announce && removals.removing(blockId)) {
         return;
       }
       // This copy supersedes a removal of an older one not yet reported: reporting it would drop this one.
@@ -758,13 +686,12 @@ final class MasterSync implements StoreEvents, MasterClient {
       synchronized (this) {
         committing.computeIfPresent(blockId, (k, n) -> n == 1 ? null : n - 1);
         if (gone) {
-          removed.add(new long[] {++removalSeq, blockId}); // give back a removal the start may have dropped
+          changes.giveBack(blockId); // a removal the start may have dropped
         }
         if (ok && (beatsAtStart != beats || (beats & 1) == 1)) {
           // Overlapped a beat: say it again in the next heartbeat (the master may have seen the old copy's
           // removal, or a registration, after this commit).
-          moved.put(blockId, BlockReportProto.newBuilder().setBlockId(blockId).setLength(length).setTier(tier)
-              .build());
+          changes.announce(blockId, length, tier);
         }
       }
     }
@@ -777,10 +704,8 @@ final class MasterSync implements StoreEvents, MasterClient {
    * asks again if it still wants the block gone). Monitor held.
    */
   private void supersedeRemovals(long blockId) {
-    removed.removeIf(r -> r[1] == blockId);
-    if (removalTasks.replace(blockId, false) != null) {
-      removing.remove(blockId);
-    }
+    changes.supersede(blockId);
+    removals.supersede(blockId);
   }
 
   /** The block as the store holds it now, or null. Never under this monitor. */

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.strata.common.master.MasterConnection;
 import io.strata.common.net.WorkerAddress;
 import io.strata.worker.store.BlockStore;
-import io.strata.worker.store.Durability;
+import io.strata.worker.store.HangingUnlink;
 import io.strata.worker.store.LruAnnotator;
 import io.strata.worker.store.MaxFreeAllocator;
 import io.strata.worker.store.MutableClock;
@@ -14,7 +14,6 @@ import io.strata.worker.store.TierSpec;
 import io.strata.worker.store.TieredBlockStore;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -22,10 +21,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -45,9 +42,8 @@ class MasterSyncRemovalsTest {
   @TempDir
   Path root;
 
-  private final CountDownLatch unlinking = new CountDownLatch(1);
-  private final CountDownLatch release = new CountDownLatch(1);
-  private final AtomicInteger unlinksOfA = new AtomicInteger();
+  /** The store's fsync, whose unlink of block a's file hangs. */
+  private final HangingUnlink holding = new HangingUnlink();
   /** The master's clock, moved by each {@link #beat()}: the master's record of the worker shows which beat it heard. */
   private final MutableClock masterClock = new MutableClock(1_700_000_000_000L);
   private InProcessMaster master;
@@ -63,32 +59,7 @@ class MasterSyncRemovalsTest {
     master = new InProcessMaster(root.resolve("master"), masterClock);
     a = master.persistedBlock("a", BLOCK);
     b = master.persistedBlock("b", BLOCK);
-    String hangs = Long.toString(a);
-    Durability holding = new Durability() {
-      @Override
-      public void syncFile(FileChannel channel) throws IOException {
-        FSYNC.syncFile(channel);
-      }
-
-      @Override
-      public void syncDir(Path dir) throws IOException {
-        FSYNC.syncDir(dir);
-      }
-
-      @Override
-      public void unlink(Path file) throws IOException {
-        if (file.getFileName().toString().equals(hangs)) {
-          unlinksOfA.incrementAndGet();
-          unlinking.countDown();
-          try {
-            release.await();
-          } catch (InterruptedException e) {
-            throw new IOException(e);
-          }
-        }
-        Durability.super.unlink(file);
-      }
-    };
+    holding.hang(Long.toString(a));
     connection = new MasterConnection(master.clientConf());
     sync = new MasterSync(connection, new WorkerAddress("localhost", 1), 10_000, Clock.systemUTC(), () -> { }, "",
         4 << 20);
@@ -99,7 +70,7 @@ class MasterSyncRemovalsTest {
 
   @AfterEach
   void stop() {
-    release.countDown();
+    holding.release.countDown();
     if (sync != null) {
       sync.close();
       connection.close();
@@ -138,7 +109,7 @@ class MasterSyncRemovalsTest {
     master.fs().delete("/a", false); // every reply asks for block a until a heartbeat reports it removed
     assertThat(master.toRemove()).containsExactly(a);
     beat();
-    assertThat(unlinking.await(10, TimeUnit.SECONDS)).as("the removal reached its unlink").isTrue();
+    assertThat(holding.unlinking.await(10, TimeUnit.SECONDS)).as("the removal reached its unlink").isTrue();
     // Heartbeats go on while the unlink hangs, and reach the master; each reply asks for block a again, which is not
     // queued again.
     for (int i = 0; i < 3; i++) {
@@ -147,9 +118,9 @@ class MasterSyncRemovalsTest {
     }
     assertThat(master.toRemove()).as("not reported removed yet").containsExactly(a);
     assertThat(sync.removalsQueued()).isEqualTo(1);
-    assertThat(unlinksOfA).hasValue(1);
+    assertThat(holding.unlinks()).isEqualTo(1);
 
-    release.countDown();
+    holding.release.countDown();
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
       beat();
       assertThat(master.toRemove()).as("a heartbeat reported block a removed").isEmpty();
@@ -158,7 +129,7 @@ class MasterSyncRemovalsTest {
     assertThat(Files.exists(root.resolve("ssd/blocks/" + a))).isFalse();
     assertThat(master.listed(a, b)).containsOnlyKeys(b);
     await().atMost(Duration.ofSeconds(10)).until(() -> sync.removalsQueued() == 0);
-    assertThat(unlinksOfA).hasValue(1);
+    assertThat(holding.unlinks()).isEqualTo(1);
   }
 
   /**
@@ -174,7 +145,7 @@ class MasterSyncRemovalsTest {
     master.fs().free("/b", false, false); // its bytes stay in the under file system; the worker's copy goes
     assertThat(master.toRemove()).containsExactlyInAnyOrder(a, b);
     beat(); // a's removal hangs in its unlink; b's waits behind it
-    assertThat(unlinking.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(holding.unlinking.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(sync.removalsQueued()).isEqualTo(2);
 
     store.remove(b); // gone by other means (a free's removal on another path, an eviction)
@@ -182,7 +153,7 @@ class MasterSyncRemovalsTest {
     sync.commitBlock(b, BLOCK, "SSD");
     assertThat(master.toRemove()).as("the new copy took the place of its removal").containsExactly(a);
 
-    release.countDown();
+    holding.release.countDown();
     await().atMost(Duration.ofSeconds(10)).until(() -> sync.removalsQueued() == 0);
     beat();
     assertThat(store.committedBlocks()).extracting(BlockStore.BlockMeta::blockId).containsExactly(b);

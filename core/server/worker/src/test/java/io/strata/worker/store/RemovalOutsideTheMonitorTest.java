@@ -25,12 +25,13 @@ class RemovalOutsideTheMonitorTest {
   @TempDir
   Path root;
 
-  /** The real fsync, whose unlink of block file "1" waits for {@link #release}; its next dir sync fails if asked. */
-  private static final class HangingUnlink extends StoreFixture.Fsync {
-    final CountDownLatch unlinking = new CountDownLatch(1);
-    final CountDownLatch release = new CountDownLatch(1);
+  /** The shared hanging unlink of block file "1", whose next dir sync fails if asked. */
+  private static final class FailingSync extends HangingUnlink {
     final java.util.concurrent.atomic.AtomicBoolean failSync = new java.util.concurrent.atomic.AtomicBoolean();
-    volatile Thread unlinker;
+
+    FailingSync() {
+      super("1");
+    }
 
     @Override
     public void syncDir(Path dir) throws IOException {
@@ -39,26 +40,12 @@ class RemovalOutsideTheMonitorTest {
       }
       super.syncDir(dir);
     }
-
-    @Override
-    public void unlink(Path file) throws IOException {
-      if (file.getFileName().toString().equals("1")) {
-        unlinker = Thread.currentThread();
-        unlinking.countDown();
-        try {
-          release.await();
-        } catch (InterruptedException e) {
-          throw new IOException(e);
-        }
-      }
-      super.unlink(file);
-    }
   }
 
 
   @Test
   void aHangingUnlink_blocksNothingElse_andKeepsTheIdClaimedUntilItEnds() throws Exception {
-    HangingUnlink holding = new HangingUnlink();
+    HangingUnlink holding = new HangingUnlink("1");
     CountDownLatch unlinking = holding.unlinking;
     CountDownLatch release = holding.release;
     TieredBlockStore store = StoreFixture.builder().tier("SSD", 1 << 20, root.resolve("a"), root.resolve("b"))
@@ -101,7 +88,7 @@ class RemovalOutsideTheMonitorTest {
    */
   @Test
   void aFailedCommitsHangingUnlink_blocksNothingElse_andKeepsTheIdClaimedUntilItEnds() throws Exception {
-    HangingUnlink holding = new HangingUnlink();
+    FailingSync holding = new FailingSync();
     CountDownLatch unlinking = holding.unlinking;
     CountDownLatch release = holding.release;
     java.util.concurrent.atomic.AtomicBoolean failSync = holding.failSync;
@@ -140,7 +127,7 @@ class RemovalOutsideTheMonitorTest {
    */
   @Test
   void theLastReadersClose_leavesTheDeferredRemovalsUnlinkToTheStoresThread() throws Exception {
-    HangingUnlink holding = new HangingUnlink();
+    HangingUnlink holding = new HangingUnlink("1");
     CountDownLatch unlinking = holding.unlinking;
     CountDownLatch release = holding.release;
     TieredBlockStore store = StoreFixture.builder().tier("SSD", 1 << 20, root.resolve("a"))
@@ -151,8 +138,8 @@ class RemovalOutsideTheMonitorTest {
     Thread readerThread = Thread.currentThread();
     CompletableFuture.runAsync(reader::close).get(10, TimeUnit.SECONDS); // returns, though the unlink hangs
     assertThat(unlinking.await(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(holding.unlinker).isNotEqualTo(readerThread);
-    assertThat(holding.unlinker.getName()).startsWith("worker-store-deferred-removals");
+    assertThat(holding.unlinker()).isNotEqualTo(readerThread);
+    assertThat(holding.unlinker().getName()).startsWith("worker-store-deferred-removals");
     write(store, 2, 500); // the store goes on meanwhile
     release.countDown();
     org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10))
@@ -162,7 +149,7 @@ class RemovalOutsideTheMonitorTest {
   /** A deferred removal hung on one dir's disk holds up that dir's removals only: another dir's go on. */
   @Test
   void aHungDeferredRemoval_holdsUpOnlyItsOwnDirsRemovals() throws Exception {
-    HangingUnlink holding = new HangingUnlink();
+    HangingUnlink holding = new HangingUnlink("1");
     TieredBlockStore store = StoreFixture.builder().tier("SSD", 1 << 20, root.resolve("a"), root.resolve("b"))
         .durability(holding).build();
     for (long id = 1; id <= 6; id++) {
