@@ -28,6 +28,9 @@ public final class MasterReplies {
     }
   }
 
+  /** One entry of a batch of write targets: the target, or (target null) the entry's error. */
+  public record UfsTargetResult(UfsTarget target, io.strata.common.exception.StrataException error) {}
+
   /** A worker is to write a complete file's blocks, in order, to {@code ufsUri}. */
   public record PersistCommand(long fileId, String ufsUri, Map<String, String> options, List<BlockState> blocks) {
     @Override

@@ -90,6 +90,9 @@ final class JournalCodec {
           .setShared(m.shared()).putAllOptions(m.options()));
     } else if (e instanceof JournalEntry.DeleteMount m) {
       b.setDeleteMount(DeleteMountEntry.newBuilder().setPath(m.path()));
+    } else if (e instanceof JournalEntry.UfsWriteTarget t) {
+      b.setUfsWriteTarget(io.strata.proto.journal.UfsWriteTargetEntry.newBuilder().setFileId(t.fileId())
+          .setTempUri(t.tempUri()));
     } else if (e instanceof JournalEntry.RequestDone r) {
       b.setRequestDone(io.strata.proto.journal.RequestDoneEntry.newBuilder().setClientId(r.clientId())
           .setCallId(r.callId()).setInodeId(r.inodeId()).setTimeMs(r.timeMs()));
@@ -144,6 +147,8 @@ final class JournalCodec {
       }
       case DELETE_MOUNT:
         return new JournalEntry.DeleteMount(p.getDeleteMount().getPath());
+      case UFS_WRITE_TARGET:
+        return new JournalEntry.UfsWriteTarget(p.getUfsWriteTarget().getFileId(), p.getUfsWriteTarget().getTempUri());
       case REQUEST_DONE: {
         io.strata.proto.journal.RequestDoneEntry r = p.getRequestDone();
         return new JournalEntry.RequestDone(r.getClientId(), r.getCallId(), r.getInodeId(), r.getTimeMs());

@@ -49,6 +49,13 @@ public sealed interface JournalEntry {
   /** A path was renamed. */
   record Rename(String src, String dst, long timeMs) implements JournalEntry {}
 
+  /**
+   * A temporary UFS name ({@code tempUri}) was handed out for the copy of file {@code fileId}, before any worker may
+   * create it. When the file is gone or complete at replay (or {@code fileId} is 0: in a checkpoint, a temp of a
+   * deleted file still to be deleted), the temp is an orphan the leader deletes.
+   */
+  record UfsWriteTarget(long fileId, String tempUri) implements JournalEntry {}
+
   /** A block of a file was committed with its length (locations are never journaled). */
   record CommitBlock(long blockId, long length) implements JournalEntry {}
 
