@@ -129,7 +129,16 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
       }
     }
     return new UfsStatus(s.getPath().getName(), s.isDirectory(), s.isDirectory() ? 0 : s.getLen(),
-        s.getModificationTime(), mode, owner, group);
+        s.getModificationTime(), mode, owner, group, s.isDirectory() ? "" : contentTag(s));
+  }
+
+  /** The ETag of a status whose file system offers one (S3A, ABFS: {@link org.apache.hadoop.fs.EtagSource}), else "". */
+  static String contentTag(FileStatus s) {
+    if (s instanceof org.apache.hadoop.fs.EtagSource e) {
+      String tag = e.getEtag();
+      return tag == null ? "" : tag;
+    }
+    return "";
   }
 
   @Override

@@ -8,9 +8,12 @@ import java.util.Map;
 public final class MasterReplies {
   private MasterReplies() {}
 
-  /** Where a block of a persisted file sits in its UFS file, and the file's length and UFS mtime as recorded. */
+  /**
+   * Where a block of a persisted file sits in its UFS file, and the file's length, UFS mtime and content fingerprint
+   * ("": none) as recorded.
+   */
   public record UfsSource(String ufsUri, Map<String, String> options, long offset, long fileLength,
-      long ufsMtimeMs) {
+      long ufsMtimeMs, String ufsContentTag) {
     @Override
     public String toString() {
       return "UfsSource[" + ufsUri + ", options=" + io.strata.server.ufs.Redact.options(options) + ", offset=" + offset + "]";

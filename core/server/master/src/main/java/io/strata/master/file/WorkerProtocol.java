@@ -225,7 +225,8 @@ final class WorkerProtocol {
     if (f.persisted()) {
       MountTable.Resolution r = mounts.resolve(StrataPath.of(f.path()));
       if (r != null) {
-        ufs = new UfsSource(r.ufsUri(), r.mount().options(), index * f.blockSize(), f.length(), f.ufsMtimeMs());
+        ufs = new UfsSource(r.ufsUri(), r.mount().options(), index * f.blockSize(), f.length(), f.ufsMtimeMs(),
+            f.ufsContentTag());
       }
     }
     return new BlockSource(length, b == null ? List.of() : b.locations(), ufs);

@@ -41,7 +41,7 @@ final class JournalCodec {
           .setGroup(c.group()));
     } else if (e instanceof JournalEntry.CompleteFile c) {
       b.setCompleteFile(CompleteFileEntry.newBuilder().setId(c.id()).setLength(c.length()).setTimeMs(c.timeMs())
-          .setPersistenceState(c.persistenceState()).setUfsMtimeMs(c.ufsMtimeMs()));
+          .setPersistenceState(c.persistenceState()).setUfsMtimeMs(c.ufsMtimeMs()).setUfsContentTag(c.ufsContentTag()));
     } else if (e instanceof JournalEntry.Delete d) {
       b.setDelete(DeleteEntry.newBuilder().setPath(d.path()).setTimeMs(d.timeMs()));
     } else if (e instanceof JournalEntry.Rename r) {
@@ -118,7 +118,8 @@ final class JournalCodec {
       case COMPLETE_FILE: {
         CompleteFileEntry c = p.getCompleteFile();
         return new JournalEntry.CompleteFile(c.getId(), c.getLength(), c.getTimeMs(),
-            c.getPersistenceState().isEmpty() ? "NOT_PERSISTED" : c.getPersistenceState(), c.getUfsMtimeMs());
+            c.getPersistenceState().isEmpty() ? "NOT_PERSISTED" : c.getPersistenceState(), c.getUfsMtimeMs(),
+            c.getUfsContentTag());
       }
       case DELETE:
         return new JournalEntry.Delete(p.getDelete().getPath(), p.getDelete().getTimeMs());

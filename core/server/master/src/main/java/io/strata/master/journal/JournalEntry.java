@@ -35,9 +35,16 @@ public sealed interface JournalEntry {
     }
   }
 
-  /** A file was completed with its final length and persistence state (and UFS mtime when persisted). */
-  record CompleteFile(long id, long length, long timeMs, String persistenceState, long ufsMtimeMs)
-      implements JournalEntry {
+  /**
+   * A file was completed with its final length and persistence state (and UFS mtime when persisted, and the UFS
+   * file's content fingerprint when it was loaded from a UFS that offers one, else "").
+   */
+  record CompleteFile(long id, long length, long timeMs, String persistenceState, long ufsMtimeMs,
+      String ufsContentTag) implements JournalEntry {
+    public CompleteFile(long id, long length, long timeMs, String persistenceState, long ufsMtimeMs) {
+      this(id, length, timeMs, persistenceState, ufsMtimeMs, "");
+    }
+
     public CompleteFile(long id, long length, long timeMs) {
       this(id, length, timeMs, "NOT_PERSISTED", 0);
     }

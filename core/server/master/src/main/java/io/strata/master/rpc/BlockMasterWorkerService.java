@@ -230,7 +230,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       if (src.ufs() != null) {
         b.setUfs(UfsBlockSourceProto.newBuilder().setUfsUri(src.ufs().ufsUri()).putAllUfsOptions(src.ufs().options())
             .setOffset(src.ufs().offset()).setFileLength(src.ufs().fileLength())
-            .setUfsMtimeMs(src.ufs().ufsMtimeMs()));
+            .setUfsMtimeMs(src.ufs().ufsMtimeMs()).setUfsContentTag(src.ufs().ufsContentTag()));
       }
       return b.build();
     });

@@ -436,7 +436,7 @@ class LeaseAndMountSafetyTest {
     Map<String, String> secret = Map.of("fs.s3a.secret.key", "s3cret-value");
     for (Object o : List.of(new MountTable.MountInfo("/m", "s3a://b/x", false, false, secret),
         new io.strata.master.journal.JournalEntry.AddMount("/m", "s3a://b/x", false, false, secret),
-        new MasterReplies.UfsTarget("s3a://b/x", secret), new MasterReplies.UfsSource("s3a://b/x", secret, 0, 1, 0),
+        new MasterReplies.UfsTarget("s3a://b/x", secret), new MasterReplies.UfsSource("s3a://b/x", secret, 0, 1, 0, ""),
         new MasterReplies.PersistCommand(1, "s3a://b/x", secret, List.of()))) {
       assertThat(o.toString()).contains("fs.s3a.secret.key").doesNotContain("s3cret-value");
     }
