@@ -147,7 +147,7 @@ public final class FileSystemMaster {
             }
             return names;
           }
-        });
+        }, journal == null ? JournalSink.NONE : journal);
     leaseRecovery.onShuffleAppEnded(leftovers::shuffleAppEnded);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed);
@@ -633,6 +633,11 @@ public final class FileSystemMaster {
   /** See {@link LeaseRecovery#renewLease}. */
   public List<Long> renewLease(String clientId, List<Long> fileIds) throws StrataException {
     return leaseRecovery.renewLease(clientId, fileIds);
+  }
+
+  /** Orphaned UFS temps not deleted yet (tests). */
+  int orphanedTempCount() {
+    return leftovers.orphanedTempCount();
   }
 
   /** Recovers the files of writers that stopped renewing (the master's background thread); see {@link LeaseRecovery#tick}. */

@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  *       replays the journal (a restart, a standby taking over) knows the targets of the files still being written
  *       ({@link #targetReplayed}) and which temps the replayed deletes orphaned; a checkpoint keeps both
  *       ({@link #checkpointEntries}). A temp is forgotten only once its delete succeeded or found nothing (a failed
- *       delete, the UFS unreachable, is tried again next round); one deleted but still in the journal is deleted again
- *       after a restart, which finds nothing;</li>
+ *       delete, the UFS unreachable, is tried again next round), and that is journaled too
+ *       ({@link io.strata.master.journal.JournalEntry.UfsTempDeleted}, not flushed on its own), so a standby forgets it
+ *       as well; one whose entry a crash lost is deleted again by the next master, which finds nothing;</li>
  *   <li>the shuffle files of applications whose drivers died ({@code /.shuffle/<app>}, their UFS copies too): their
  *       driver markers' leases were recovered one more lease timeout ago, and no marker was made again since (a
  *       driver that only paused, longer than its lease, makes it again at its next shuffle registration). A delete
@@ -60,6 +61,8 @@ final class MasterLeftovers {
   private final Clock elapsed;
   private final Supplier<Duration> leaseTimeout;
   private final Namespace namespace;
+  /** Where a deleted orphan is journaled. */
+  private final io.strata.master.journal.JournalSink journal;
   /** Temps to delete; an entry leaves only once its delete succeeded (or its mount is gone). */
   private final java.util.Set<String> orphanedTemps = ConcurrentHashMap.newKeySet();
   /**
@@ -73,7 +76,8 @@ final class MasterLeftovers {
   private boolean notesTakenUp;
 
   MasterLeftovers(MountTable mounts, MetadataSync ufsClients, Clock elapsed, Supplier<Duration> leaseTimeout,
-      Namespace namespace) {
+      Namespace namespace, io.strata.master.journal.JournalSink journal) {
+    this.journal = journal;
     this.mounts = mounts;
     this.ufsClients = ufsClients;
     this.elapsed = elapsed;
@@ -96,6 +100,11 @@ final class MasterLeftovers {
     } else {
       orphanedTemps.add(temp);
     }
+  }
+
+  /** Replay: the leader deleted orphan {@code temp}. */
+  void tempDeleted(String temp) {
+    orphanedTemps.remove(temp);
   }
 
   /** File {@code fileId} was {@code deleted}, or completed: its replayed target, if any, is an orphan or done. */
@@ -202,6 +211,7 @@ final class MasterLeftovers {
       MountTable.MountInfo mount = mounts.writableHolding(temp);
       if (mount == null) {
         orphanedTemps.remove(temp); // unmounted since (or mounted read-only): Strata no longer writes there
+        journal.append(java.util.List.of(new io.strata.master.journal.JournalEntry.UfsTempDeleted(temp)));
         continue;
       }
       try {
@@ -209,6 +219,7 @@ final class MasterLeftovers {
           LOG.info("Deleted {}, the under file system copy of a file deleted while it was written", temp);
         }
         orphanedTemps.remove(temp);
+        journal.append(java.util.List.of(new io.strata.master.journal.JournalEntry.UfsTempDeleted(temp)));
       } catch (IOException e) {
         LOG.warn("Cannot delete {}, the under file system copy of a file deleted while it was written: {}; trying "
             + "again", temp, e.toString());

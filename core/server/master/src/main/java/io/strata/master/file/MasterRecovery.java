@@ -66,6 +66,10 @@ final class MasterRecovery {
       leftovers.targetReplayed(t.fileId(), t.tempUri(), incomplete(t.fileId()));
       return;
     }
+    if (entry instanceof JournalEntry.UfsTempDeleted t) {
+      leftovers.tempDeleted(t.tempUri());
+      return;
+    }
     List<Long> removed = tree.apply(entry);
     for (long fileId : removed) {
       blocks.removeFileBlocks(fileId, 0);

@@ -93,6 +93,8 @@ final class JournalCodec {
     } else if (e instanceof JournalEntry.UfsWriteTarget t) {
       b.setUfsWriteTarget(io.strata.proto.journal.UfsWriteTargetEntry.newBuilder().setFileId(t.fileId())
           .setTempUri(t.tempUri()));
+    } else if (e instanceof JournalEntry.UfsTempDeleted t) {
+      b.setUfsTempDeleted(io.strata.proto.journal.UfsTempDeletedEntry.newBuilder().setTempUri(t.tempUri()));
     } else if (e instanceof JournalEntry.RequestDone r) {
       b.setRequestDone(io.strata.proto.journal.RequestDoneEntry.newBuilder().setClientId(r.clientId())
           .setCallId(r.callId()).setInodeId(r.inodeId()).setTimeMs(r.timeMs()));
@@ -150,6 +152,8 @@ final class JournalCodec {
         return new JournalEntry.DeleteMount(p.getDeleteMount().getPath());
       case UFS_WRITE_TARGET:
         return new JournalEntry.UfsWriteTarget(p.getUfsWriteTarget().getFileId(), p.getUfsWriteTarget().getTempUri());
+      case UFS_TEMP_DELETED:
+        return new JournalEntry.UfsTempDeleted(p.getUfsTempDeleted().getTempUri());
       case REQUEST_DONE: {
         io.strata.proto.journal.RequestDoneEntry r = p.getRequestDone();
         return new JournalEntry.RequestDone(r.getClientId(), r.getCallId(), r.getInodeId(), r.getTimeMs());

@@ -63,6 +63,9 @@ public sealed interface JournalEntry {
    */
   record UfsWriteTarget(long fileId, String tempUri) implements JournalEntry {}
 
+  /** The leader deleted the orphaned temp {@code tempUri} (or found it gone): replay forgets it. */
+  record UfsTempDeleted(String tempUri) implements JournalEntry {}
+
   /** A block of a file was committed with its length (locations are never journaled). */
   record CommitBlock(long blockId, long length) implements JournalEntry {}
 

@@ -545,4 +545,17 @@ class LeaseAndMountSafetyTest {
     assertThat(temp).doesNotExist();
     assertThat(orphanDirNames()).containsExactly("kept");
   }
+
+  @Test
+  void anOrphanDeletedByOneMaster_isForgottenByTheNext() throws Exception {
+    Path temp = writtenThrough("/orphan/f", WriteType.CACHE_THROUGH, "x");
+    fs.delete("/orphan/f", false, true);
+    assertThat(fs.orphanedTempCount()).isEqualTo(1);
+    fs.leaseTick();
+    assertThat(temp).doesNotExist();
+    assertThat(fs.orphanedTempCount()).isZero();
+
+    assertThat(restart().orphanedTempCount()).as("its delete was journaled: a standby or the next master forgets it")
+        .isZero();
+  }
 }
