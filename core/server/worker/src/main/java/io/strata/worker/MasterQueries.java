@@ -57,7 +57,7 @@ final class MasterQueries {
     UfsSource ufsSource = null;
     if (res.hasUfs()) {
       ufsSource = new UfsSource(res.getUfs().getUfsUri(), res.getUfs().getUfsOptionsMap(), res.getUfs().getOffset(),
-          res.getUfs().getFileLength(), res.getUfs().getUfsMtimeMs());
+          res.getUfs().getFileLength(), res.getUfs().getUfsMtimeMs(), res.getUfs().getUfsContentTag());
     }
     return new BlockSource(blockId, res.getLength(), locations(res.getLocationsList()), ufsSource);
   }

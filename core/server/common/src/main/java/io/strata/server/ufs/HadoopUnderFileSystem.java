@@ -30,9 +30,13 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
   private final FileSystem fs;
   private final boolean local;
   private final boolean mtimeTracksContent;
+  private final URI root;
+  /** Set by {@link #close}: every call then fails, on every scheme alike (Hadoop's local client would go on). */
+  private volatile boolean closed;
 
   HadoopUnderFileSystem(URI root, Map<String, String> options) throws IOException {
     this.fs = FileSystem.newInstance(root, configuration(options));
+    this.root = root;
     this.local = "file".equals(root.getScheme());
     String scheme = root.getScheme() == null ? "file" : root.getScheme().toLowerCase(java.util.Locale.ROOT);
     this.mtimeTracksContent = !RENAME_COPIES.contains(scheme);
@@ -71,8 +75,16 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
         ? (org.apache.hadoop.fs.RawLocalFileSystem) fs : null;
   }
 
+  /** Fails once this client is closed, as HDFS's does ("Filesystem closed"), so a use after close shows. */
+  private void checkOpen(String path) throws IOException {
+    if (closed) {
+      throw new IOException("Cannot use " + path + ": the under file system client of " + root + " is closed");
+    }
+  }
+
   @Override
   public UfsStatus getStatus(String path) throws IOException {
+    checkOpen(path);
     Path p = new Path(path);
     org.apache.hadoop.fs.RawLocalFileSystem raw = plainLocal();
     if (raw != null) {
@@ -117,11 +129,21 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
       }
     }
     return new UfsStatus(s.getPath().getName(), s.isDirectory(), s.isDirectory() ? 0 : s.getLen(),
-        s.getModificationTime(), mode, owner, group);
+        s.getModificationTime(), mode, owner, group, s.isDirectory() ? "" : contentTag(s));
+  }
+
+  /** The ETag of a status whose file system offers one (S3A, ABFS: {@link org.apache.hadoop.fs.EtagSource}), else "". */
+  static String contentTag(FileStatus s) {
+    if (s instanceof org.apache.hadoop.fs.EtagSource e) {
+      String tag = e.getEtag();
+      return tag == null ? "" : tag;
+    }
+    return "";
   }
 
   @Override
   public List<UfsStatus> listStatus(String path) throws IOException {
+    checkOpen(path);
     FileStatus[] entries;
     try {
       Path p = new Path(path);
@@ -141,16 +163,19 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
 
   @Override
   public boolean mkdirs(String path) throws IOException {
+    checkOpen(path);
     return fs.mkdirs(new Path(path));
   }
 
   @Override
   public OutputStream create(String path) throws IOException {
+    checkOpen(path);
     return new SyncOnClose(fs.create(new Path(path), true));
   }
 
   @Override
   public OutputStream createNonRecursive(String path) throws IOException {
+    checkOpen(path);
     Path p = new Path(path);
     // A check, then a create: Hadoop's createNonRecursive is not implemented alike everywhere (the local
     // file system's still makes parents, and fault-injecting subclasses override create), so the window
@@ -258,6 +283,7 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
 
   @Override
   public InputStream open(String path, long offset) throws IOException {
+    checkOpen(path);
     FSDataInputStream in = fs.open(new Path(path));
     try {
       if (offset > 0) {
@@ -272,6 +298,7 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
 
   @Override
   public boolean delete(String path, boolean recursive) throws IOException {
+    checkOpen(path);
     return fs.delete(new Path(path), recursive);
   }
 
@@ -282,6 +309,7 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
    */
   @Override
   public boolean rename(String src, String dst) throws IOException {
+    checkOpen(src);
     Path from = new Path(src);
     Path to = new Path(dst);
     boolean done = fs.rename(from, to);
@@ -314,6 +342,7 @@ final class HadoopUnderFileSystem implements UnderFileSystem {
 
   @Override
   public void close() throws IOException {
+    closed = true;
     fs.close();
   }
 }

@@ -30,12 +30,19 @@ import org.slf4j.LoggerFactory;
  * abort: a through write, a persist, a block load or uncached read) holds a {@link Lease} from {@link #acquire}: a client
  * with an open lease is never closed to make room, whatever its last use. A short call (a status, a rename, a
  * delete, a listing) may use {@link #get}: the get marks the client used, so it cannot be closed to make room until
- * {@code idleMs} after it, far longer than such a call runs. {@link #discard} and {@link #close} close a client
- * whatever its leases.
+ * {@code idleMs} after it, far longer than such a call runs.
+ *
+ * <p>Retiring. {@link #discard} and {@link #close} never close a client under a lease: they take it out of the map at
+ * once (no {@link #get} or {@link #acquire} returns it again; the next one opens a new client) and close it then if it
+ * has no open lease, else when its last lease is closed. So {@link #close} of the manager closes the unleased clients
+ * at once and each leased one at its last release, however long that takes (a stream's holder closes or aborts it as
+ * its server stops); it logs how many were left leased. A lease never closed keeps its client open until the process
+ * exits.
  *
  * <p>Thread-safe. Its monitor guards only the bound's bookkeeping (which client to close, how many are
- * being opened, the open leases) and is a leaf: clients are opened and closed with no lock held (a Hadoop client may
- * resolve hosts or load classes for long; two callers may both open one, and the loser closes its own).
+ * being opened, the open leases, the retired clients still leased) and is a leaf: clients are opened and closed with no
+ * lock held (a Hadoop client may resolve hosts or load classes for long; two callers may both open one, and the loser
+ * closes its own).
  */
 public final class UfsManager implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(UfsManager.class);
@@ -51,6 +58,12 @@ public final class UfsManager implements Closeable {
   private final Map<Key, Long> lastUsedNanos = new ConcurrentHashMap<>();
   /** Open leases per client (by identity; absent when none); guarded by this object's monitor. */
   private final Map<UnderFileSystem, Integer> leases = new java.util.IdentityHashMap<>();
+  /**
+   * Clients out of the map (discarded, or the manager closed) that still had open leases: each is closed at its last
+   * release. Guarded by this object's monitor.
+   */
+  private final java.util.Set<UnderFileSystem> retired =
+      java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
   private final int maxClients;
   private final long idleNanos;
   private final java.util.concurrent.ThreadPoolExecutor probes;
@@ -139,11 +152,28 @@ public final class UfsManager implements Closeable {
     return new Key(u.getScheme(), u.getAuthority() == null ? "" : u.getAuthority(), new TreeMap<>(options));
   }
 
-  /** Closes and forgets the client of {@code uri} and {@code options}, if one is open. */
+  /**
+   * Forgets the client of {@code uri} and {@code options}, if one is open: the next use opens another. It is closed now
+   * if no lease holds it, else at its last lease's release (see the class comment).
+   */
   public void discard(String uri, Map<String, String> options) {
-    Key k = key(uri, options);
+    closeQuietly(retire(key(uri, options)));
+  }
+
+  /** Takes the client of {@code k} out of the map; returns it when it may be closed now (no lease holds it). */
+  private synchronized UnderFileSystem retire(Key k) {
     lastUsedNanos.remove(k);
-    closeQuietly(clients.remove(k));
+    UnderFileSystem ufs = clients.remove(k);
+    if (ufs != null && leases.containsKey(ufs)) {
+      retired.add(ufs);
+      return null;
+    }
+    return ufs;
+  }
+
+  /** Retired clients still held by a lease (waiting for their last release to be closed). */
+  public synchronized int retiredLeasedClients() {
+    return retired.size();
   }
 
   /**
@@ -218,21 +248,25 @@ public final class UfsManager implements Closeable {
     @Override
     public void close() {
       if (released.compareAndSet(false, true)) {
-        release(key, ufs);
+        closeQuietly(release(key, ufs)); // outside the monitor
       }
     }
   }
 
-  private synchronized void release(Key key, UnderFileSystem ufs) {
+  /** Ends one lease of {@code ufs}; returns it when it was retired and this was its last lease (the caller closes it). */
+  private synchronized UnderFileSystem release(Key key, UnderFileSystem ufs) {
     Integer n = leases.get(ufs);
     if (n == null || n == 1) {
       leases.remove(ufs);
     } else {
       leases.put(ufs, n - 1);
+      return null;
     }
     if (clients.get(key) == ufs) {
       lastUsedNanos.put(key, System.nanoTime()); // idle from the end of its use, not its start
+      return null;
     }
+    return retired.remove(ufs) ? ufs : null;
   }
 
   /**
@@ -273,21 +307,20 @@ public final class UfsManager implements Closeable {
       opened();
     }
     UnderFileSystem raced;
+    boolean refused;
     synchronized (this) { // put and marked used at once, so no takeRoom closes it in between
-      raced = clients.putIfAbsent(key, opened);
-      use(key, raced != null ? raced : opened, lease);
-    }
-    if (raced != null) {
-      closeQuietly(opened);
-      return raced;
-    }
-    if (closed) { // close() ran meanwhile and may have missed this one
-      clients.remove(key, opened);
-      synchronized (this) {
-        leases.remove(opened);
+      refused = closed; // close() sets it under this monitor: it either saw this client in the map or refuses it here
+      raced = refused ? null : clients.putIfAbsent(key, opened);
+      if (!refused) {
+        use(key, raced != null ? raced : opened, lease);
       }
+    }
+    if (refused || raced != null) {
       closeQuietly(opened);
-      throw new IOException("The under file system clients are closed");
+      if (refused) {
+        throw new IOException("The under file system clients are closed");
+      }
+      return raced;
     }
     return opened;
   }
@@ -379,15 +412,29 @@ public final class UfsManager implements Closeable {
     return uri.equals(base) || uri.startsWith(base.endsWith("/") ? base : base + "/");
   }
 
+  /**
+   * Refuses new uses, closes every client no lease holds and leaves each leased one to be closed at its last release
+   * (see the class comment).
+   */
   @Override
   public void close() {
-    closed = true;
-    probes.shutdownNow();
-    for (Map.Entry<Key, UnderFileSystem> e : clients.entrySet()) {
-      if (clients.remove(e.getKey(), e.getValue())) {
-        lastUsedNanos.remove(e.getKey());
-        closeQuietly(e.getValue());
+    java.util.List<UnderFileSystem> idle = new java.util.ArrayList<>();
+    int leased;
+    synchronized (this) {
+      closed = true;
+      for (Key k : new java.util.ArrayList<>(clients.keySet())) {
+        UnderFileSystem ufs = retire(k);
+        if (ufs != null) {
+          idle.add(ufs);
+        }
       }
+      leased = retired.size();
+    }
+    probes.shutdownNow();
+    idle.forEach(UfsManager::closeQuietly);
+    if (leased > 0) {
+      LOG.info("{} under file system client(s) still leased by open streams: each closes when its last stream ends",
+          leased);
     }
   }
 }

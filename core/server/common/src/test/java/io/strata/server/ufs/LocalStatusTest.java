@@ -44,4 +44,29 @@ class LocalStatusTest {
       assertThat(ufs.getStatus(file.toUri() + "/under-a-file")).isNull();
     }
   }
+
+  /**
+   * A local dir offers no content fingerprint (no ETag): its statuses, by stat or by listing, carry "", so the length
+   * and the mtime alone tell a change there. Two fingerprints differ only when both are known and not equal.
+   */
+  @Test
+  void aLocalStatus_hasNoContentTag_andOnlyTwoKnownDifferentTagsDiffer() throws Exception {
+    Path file = Files.write(dir.resolve("f"), new byte[3]);
+    try (HadoopUnderFileSystem ufs = new HadoopUnderFileSystem(URI.create("file:///"), Map.of())) {
+      assertThat(ufs.getStatus(file.toUri().toString()).contentTag()).isEmpty();
+      assertThat(ufs.listStatus(dir.toUri().toString())).singleElement()
+          .satisfies(st -> assertThat(st.contentTag()).isEmpty());
+      org.apache.hadoop.fs.RawLocalFileSystem hadoop = new org.apache.hadoop.fs.RawLocalFileSystem();
+      hadoop.initialize(URI.create("file:///"), HadoopUnderFileSystem.configuration(Map.of()));
+      assertThat(HadoopUnderFileSystem.contentTag(hadoop.getFileStatus(new org.apache.hadoop.fs.Path(file.toUri()))))
+          .isEmpty();
+      hadoop.close();
+    }
+    assertThat(UfsStatus.contentTagsDiffer("\"v1\"", "\"v2\"")).isTrue();
+    assertThat(UfsStatus.contentTagsDiffer("\"v1\"", "\"v1\"")).isFalse();
+    assertThat(UfsStatus.contentTagsDiffer("", "\"v2\"")).as("recorded none: length and mtime decide").isFalse();
+    assertThat(UfsStatus.contentTagsDiffer("\"v1\"", "")).as("the UFS offers none now").isFalse();
+    assertThat(UfsStatus.contentTagsDiffer(null, "\"v2\"")).isFalse();
+    assertThat(new UfsStatus("f", false, 1, 2, 0, "", "", null).contentTag()).isEmpty();
+  }
 }

@@ -8,7 +8,17 @@ package io.strata.master.file;
 public record FileInfo(long id, String path, String name, boolean directory, long length, long blockSize,
     boolean complete, long creationTimeMs, long modificationTimeMs, String owner, String group, int mode,
     int childCount, PersistenceState persistence, WriteType writeType, boolean pinned, long ttlMs,
-    TtlAction ttlAction, long ufsMtimeMs, String ufsPath, boolean mountPoint, long accessTimeMs) {
+    TtlAction ttlAction, long ufsMtimeMs, String ufsPath, boolean mountPoint, long accessTimeMs, String ufsContentTag) {
+
+  /** With no UFS content fingerprint. */
+  public FileInfo(long id, String path, String name, boolean directory, long length, long blockSize,
+      boolean complete, long creationTimeMs, long modificationTimeMs, String owner, String group, int mode,
+      int childCount, PersistenceState persistence, WriteType writeType, boolean pinned, long ttlMs,
+      TtlAction ttlAction, long ufsMtimeMs, String ufsPath, boolean mountPoint, long accessTimeMs) {
+    this(id, path, name, directory, length, blockSize, complete, creationTimeMs, modificationTimeMs, owner, group,
+        mode, childCount, persistence, writeType, pinned, ttlMs, ttlAction, ufsMtimeMs, ufsPath, mountPoint,
+        accessTimeMs, "");
+  }
 
   /** A file or directory with no UFS state (tests of the namespace alone). */
   public FileInfo(long id, String path, String name, boolean directory, long length, long blockSize,
@@ -40,6 +50,6 @@ public record FileInfo(long id, String path, String name, boolean directory, lon
   public FileInfo withUfs(String ufsPath, boolean mountPoint) {
     return new FileInfo(id, path, name, directory, length, blockSize, complete, creationTimeMs, modificationTimeMs,
         owner, group, mode, childCount, persistence, writeType, pinned, ttlMs, ttlAction, ufsMtimeMs, ufsPath,
-        mountPoint, accessTimeMs);
+        mountPoint, accessTimeMs, ufsContentTag);
   }
 }

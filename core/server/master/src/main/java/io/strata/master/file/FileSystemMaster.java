@@ -66,7 +66,10 @@ public final class FileSystemMaster {
   private final PersistScheduler persister;
   private final MountOperations mountOps;
   private final CachePolicies policies;
-  /** Temporary UFS names handed to workers writing a file through, by file id (not journaled). */
+  /**
+   * Temporary UFS names this master handed out to workers writing a file through, by file id (each journaled before it
+   * is handed out; those of an earlier leader are {@link MasterLeftovers}' replayed targets).
+   */
   private final Map<Long, String> ufsWriteTargets = new ConcurrentHashMap<>();
   /** Orphaned UFS temp copies and dead shuffle drivers' files, deleted on the lease thread. */
   private final MasterLeftovers leftovers;
@@ -112,7 +115,7 @@ public final class FileSystemMaster {
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs, guard, unflushed);
     this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, new WorkerAccess(), ufsWriteTargets,
-        unflushed, commitLock, this::journalCaughtUpBriefly);
+        unflushed, commitLock, this::journalCaughtUpBriefly, journal == null ? JournalSink.NONE : journal, this::sync);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
         workers::storageDirs, unflushed);
     // Leases and worker liveness measure silence: on a clock an NTP step cannot move (tests' clocks as they are).
@@ -144,7 +147,7 @@ public final class FileSystemMaster {
             }
             return names;
           }
-        });
+        }, journal == null ? JournalSink.NONE : journal);
     leaseRecovery.onShuffleAppEnded(leftovers::shuffleAppEnded);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
         (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed);
@@ -154,7 +157,7 @@ public final class FileSystemMaster {
     this.completion = new FileCompletion(tree, blocks, mounts, sync, commitLock, ufsWriteTargets, journal,
         this::sync, guard, unflushed);
     this.retries = new NamespaceRetries(calls, leaseRecovery, tree, mounts, this::sync);
-    this.recovery = new MasterRecovery(tree, blocks, mounts, calls, journal, commitLock);
+    this.recovery = new MasterRecovery(tree, blocks, mounts, calls, journal, commitLock, leftovers, ufsWriteTargets);
   }
 
   /** Waits until the changes made so far are durable; an RPC calls it before it answers. */
@@ -193,6 +196,7 @@ public final class FileSystemMaster {
       if (temp != null) {
         leftovers.tempOrphaned(temp); // deleted while written through: its UFS copy is no one's now
       }
+      leftovers.fileEnded(id, true); // and that of a target an earlier leader handed out
     }
   }
 
@@ -603,6 +607,11 @@ public final class FileSystemMaster {
     return workers.ufsWriteTarget(fileId);
   }
 
+  /** See {@link WorkerProtocol#ufsWriteTargets}: a batch, one journal flush. */
+  public List<MasterReplies.UfsTargetResult> ufsWriteTargets(List<Long> fileIds) throws StrataException {
+    return workers.ufsWriteTargets(fileIds);
+  }
+
   /** See {@link WorkerProtocol#reportCorruptBlock}. */
   public boolean reportCorruptBlock(long blockId, io.strata.common.net.WorkerAddress worker, long offset,
       String reason) throws StrataException {
@@ -624,6 +633,11 @@ public final class FileSystemMaster {
   /** See {@link LeaseRecovery#renewLease}. */
   public List<Long> renewLease(String clientId, List<Long> fileIds) throws StrataException {
     return leaseRecovery.renewLease(clientId, fileIds);
+  }
+
+  /** Orphaned UFS temps not deleted yet (tests). */
+  int orphanedTempCount() {
+    return leftovers.orphanedTempCount();
   }
 
   /** Recovers the files of writers that stopped renewing (the master's background thread); see {@link LeaseRecovery#tick}. */

@@ -11,6 +11,8 @@ final class InodeFile extends Inode {
   WriteType writeType = WriteType.MUST_CACHE;
   /** The UFS file's modification time when it was persisted or loaded (with the length, its fingerprint). */
   long ufsMtimeMs;
+  /** The UFS file's content fingerprint (an object store's ETag) when it was loaded; "" when none is known. */
+  String ufsContentTag = "";
 
   InodeFile(long id, String name, InodeDirectory parent, long nowMs, String owner, String group, int mode,
       long blockSize) {

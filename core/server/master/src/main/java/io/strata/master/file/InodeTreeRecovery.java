@@ -54,6 +54,7 @@ final class InodeTreeRecovery {
       f.complete = true;
       f.modificationTimeMs = c.timeMs();
       f.ufsMtimeMs = c.ufsMtimeMs();
+      f.ufsContentTag = c.ufsContentTag();
       index.setPersistence(f, PersistenceState.parse(c.persistenceState()));
     } else if (entry instanceof JournalEntry.Delete d) {
       Inode inode = root.require(StrataPath.of(d.path()));
@@ -125,7 +126,7 @@ final class InodeTreeRecovery {
             f.writeType.name(), f.owner, f.group));
         if (f.complete) {
           out.add(new JournalEntry.CompleteFile(f.id, f.length, f.modificationTimeMs, f.persistence.name(),
-              f.ufsMtimeMs));
+              f.ufsMtimeMs, f.ufsContentTag));
         }
       }
       // Times no other entry carries: the access time once set, an incomplete file's modification time.

@@ -41,7 +41,7 @@ final class InodeViews {
     InodeFile f = (InodeFile) inode;
     return new FileInfo(f.id, path, f.name, false, f.length, f.blockSize, f.complete, f.creationTimeMs,
         f.modificationTimeMs, f.owner, f.group, f.mode, 0, f.persistence, f.writeType, f.pinned, f.ttlMs,
-        f.ttlAction, f.ufsMtimeMs, "", false, f.accessTimeMs);
+        f.ttlAction, f.ufsMtimeMs, "", false, f.accessTimeMs, f.ufsContentTag);
   }
 
   static String childPath(String parent, String name) {

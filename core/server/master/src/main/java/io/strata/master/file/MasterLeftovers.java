@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,7 +17,14 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>the temporary UFS copies of through-written files deleted before they completed (a write that failed and
  *       deleted its file, a delete of a file being written, a lease recovery): a copy whose worker finished it after
- *       its writer gave up would otherwise stay in the UFS for good;</li>
+ *       its writer gave up would otherwise stay in the UFS for good. Durable: every temp name handed out is journaled
+ *       before a worker may create it ({@link io.strata.master.journal.JournalEntry.UfsWriteTarget}), so a master that
+ *       replays the journal (a restart, a standby taking over) knows the targets of the files still being written
+ *       ({@link #targetReplayed}) and which temps the replayed deletes orphaned; a checkpoint keeps both
+ *       ({@link #checkpointEntries}). A temp is forgotten only once its delete succeeded or found nothing (a failed
+ *       delete, the UFS unreachable, is tried again next round), and that is journaled too
+ *       ({@link io.strata.master.journal.JournalEntry.UfsTempDeleted}, not flushed on its own), so a standby forgets it
+ *       as well; one whose entry a crash lost is deleted again by the next master, which finds nothing;</li>
  *   <li>the shuffle files of applications whose drivers died ({@code /.shuffle/<app>}, their UFS copies too): their
  *       driver markers' leases were recovered one more lease timeout ago, and no marker was made again since (a
  *       driver that only paused, longer than its lease, makes it again at its next shuffle registration). A delete
@@ -28,9 +34,11 @@ import org.slf4j.LoggerFactory;
  *       one lease timeout from then.</li>
  * </ul>
  *
- * <p>Thread-safe: {@link #tempOrphaned} is called from any thread (under the tree's and the commit lock: it only
- * queues), {@link #shuffleAppEnded} and {@link #tick} from the lease thread with no lock held. The queue holds one entry
- * per through-written file deleted since the last tick, the map one per application whose driver died.
+ * <p>Thread-safe: {@link #tempOrphaned}, {@link #fileEnded} and {@link #targetReplayed} are called from any thread
+ * (under the commit lock, or replaying: they only record), {@link #checkpointEntries} under the commit lock with the
+ * tree frozen, {@link #shuffleAppEnded} and {@link #tick} from the lease thread with no lock held. The orphan set holds
+ * one entry per through-written file deleted and not cleaned up yet, the earlier targets one per file written through
+ * when this master replayed, the map one per application whose driver died.
  */
 final class MasterLeftovers {
   private static final Logger LOG = LoggerFactory.getLogger(MasterLeftovers.class);
@@ -53,14 +61,23 @@ final class MasterLeftovers {
   private final Clock elapsed;
   private final Supplier<Duration> leaseTimeout;
   private final Namespace namespace;
-  private final ConcurrentLinkedQueue<String> orphanedTemps = new ConcurrentLinkedQueue<>();
+  /** Where a deleted orphan is journaled. */
+  private final io.strata.master.journal.JournalSink journal;
+  /** Temps to delete; an entry leaves only once its delete succeeded (or its mount is gone). */
+  private final java.util.Set<String> orphanedTemps = ConcurrentHashMap.newKeySet();
+  /**
+   * Write targets journaled by an earlier leader (replayed) of files incomplete then, by file id: this master's own
+   * hand-outs are the file system master's {@code ufsWriteTargets}.
+   */
+  private final Map<Long, String> earlierTargets = new ConcurrentHashMap<>();
   /** Applications whose shuffle driver's marker was recovered, with when ({@link #elapsed}). */
   private final Map<String, Long> shuffleAppsEnded = new ConcurrentHashMap<>();
   /** Whether the notes of ended applications were taken up since this master started leading (lease thread only). */
   private boolean notesTakenUp;
 
   MasterLeftovers(MountTable mounts, MetadataSync ufsClients, Clock elapsed, Supplier<Duration> leaseTimeout,
-      Namespace namespace) {
+      Namespace namespace, io.strata.master.journal.JournalSink journal) {
+    this.journal = journal;
     this.mounts = mounts;
     this.ufsClients = ufsClients;
     this.elapsed = elapsed;
@@ -71,6 +88,56 @@ final class MasterLeftovers {
   /** A through-written file whose temporary UFS copy {@code temp} no one will place was deleted. */
   void tempOrphaned(String temp) {
     orphanedTemps.add(temp);
+  }
+
+  /**
+   * Replay of a journaled write target: kept for file {@code fileId} while it is {@code incomplete}; else (the file
+   * deleted since, or a checkpoint's orphan, id 0) the temp is an orphan.
+   */
+  void targetReplayed(long fileId, String temp, boolean incomplete) {
+    if (incomplete) {
+      earlierTargets.put(fileId, temp);
+    } else {
+      orphanedTemps.add(temp);
+    }
+  }
+
+  /** Replay: the leader deleted orphan {@code temp}. */
+  void tempDeleted(String temp) {
+    orphanedTemps.remove(temp);
+  }
+
+  /** File {@code fileId} was {@code deleted}, or completed: its replayed target, if any, is an orphan or done. */
+  void fileEnded(long fileId, boolean deleted) {
+    String temp = earlierTargets.remove(fileId);
+    if (temp != null && deleted) {
+      orphanedTemps.add(temp);
+    }
+  }
+
+  /**
+   * What a checkpoint keeps of the temps (under the commit lock, the tree frozen): each write target, this master's
+   * ({@code ownTargets}) and the replayed ones, of a file still {@code incomplete} (the others are forgotten), and each
+   * orphan not deleted yet, as a target of file 0.
+   */
+  java.util.List<io.strata.master.journal.JournalEntry> checkpointEntries(Map<Long, String> ownTargets,
+      java.util.function.LongPredicate incomplete) {
+    java.util.List<io.strata.master.journal.JournalEntry> out = new java.util.ArrayList<>();
+    earlierTargets.keySet().removeIf(id -> !incomplete.test(id));
+    for (Map<Long, String> targets : java.util.List.of(ownTargets, earlierTargets)) {
+      targets.forEach((id, temp) -> {
+        if (incomplete.test(id)) {
+          out.add(new io.strata.master.journal.JournalEntry.UfsWriteTarget(id, temp));
+        }
+      });
+    }
+    orphanedTemps.forEach(temp -> out.add(new io.strata.master.journal.JournalEntry.UfsWriteTarget(0, temp)));
+    return out;
+  }
+
+  /** Orphaned temps not deleted yet (for tests). */
+  int orphanedTempCount() {
+    return orphanedTemps.size();
   }
 
   /** The driver marker of shuffle application {@code app} was recovered now (the lease thread, no lock held). */
@@ -139,18 +206,23 @@ final class MasterLeftovers {
   }
 
   private void deleteOrphanedTemps() {
-    for (String temp; (temp = orphanedTemps.poll()) != null; ) {
+    // Each stays in the set until it is gone, so a checkpoint taken meanwhile still names it.
+    for (String temp : java.util.List.copyOf(orphanedTemps)) {
       MountTable.MountInfo mount = mounts.writableHolding(temp);
       if (mount == null) {
-        continue; // unmounted since
+        orphanedTemps.remove(temp); // unmounted since (or mounted read-only): Strata no longer writes there
+        journal.append(java.util.List.of(new io.strata.master.journal.JournalEntry.UfsTempDeleted(temp)));
+        continue;
       }
       try {
         if (ufsClients.client(new MountTable.Resolution(mount, temp)).delete(temp, false)) {
           LOG.info("Deleted {}, the under file system copy of a file deleted while it was written", temp);
         }
+        orphanedTemps.remove(temp);
+        journal.append(java.util.List.of(new io.strata.master.journal.JournalEntry.UfsTempDeleted(temp)));
       } catch (IOException e) {
-        LOG.warn("Cannot delete {}, the under file system copy of a file deleted while it was written: {}", temp,
-            e.toString());
+        LOG.warn("Cannot delete {}, the under file system copy of a file deleted while it was written: {}; trying "
+            + "again", temp, e.toString());
       }
     }
   }

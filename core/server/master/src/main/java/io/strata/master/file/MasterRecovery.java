@@ -10,8 +10,10 @@ import java.util.List;
 /**
  * The master's state to and from the journal: {@link #replay} applies one journaled change to the part
  * that owns it (the request-id table, block commits, mounts, or the {@link InodeTree}, whose removed and
- * completed files then drop their surplus block metadata), and {@link #checkpoint} writes the whole state
- * (tree, mounts but the root, blocks, request ids) as one checkpoint at the sequence it was read at.
+ * completed files then drop their surplus block metadata, and through-written files deleted before they completed
+ * leave their UFS temps to {@link MasterLeftovers}), and {@link #checkpoint} writes the whole state (tree, mounts but
+ * the root, blocks, request ids, UFS write targets and orphaned temps) as one checkpoint at the sequence it was read
+ * at.
  *
  * <p>Replay runs before the master serves (one thread). A checkpoint may run while it serves: it holds
  * {@code commitLock} (block commits append under it) and freezes the tree (tree changes append under its
@@ -26,9 +28,14 @@ final class MasterRecovery {
   /** Null when running without a journal (unit tests): a checkpoint is then nothing. */
   private final Journal journal;
   private final Object commitLock;
+  private final MasterLeftovers leftovers;
+  /** The write targets this master handed out (the file system master's). */
+  private final java.util.Map<Long, String> ufsWriteTargets;
 
   MasterRecovery(InodeTree tree, BlockMaster blocks, MountTable mounts, IdempotentCalls calls, Journal journal,
-      Object commitLock) {
+      Object commitLock, MasterLeftovers leftovers, java.util.Map<Long, String> ufsWriteTargets) {
+    this.leftovers = leftovers;
+    this.ufsWriteTargets = ufsWriteTargets;
     this.tree = tree;
     this.blocks = blocks;
     this.mounts = mounts;
@@ -55,14 +62,29 @@ final class MasterRecovery {
       mounts.remove(m.path());
       return;
     }
+    if (entry instanceof JournalEntry.UfsWriteTarget t) {
+      leftovers.targetReplayed(t.fileId(), t.tempUri(), incomplete(t.fileId()));
+      return;
+    }
+    if (entry instanceof JournalEntry.UfsTempDeleted t) {
+      leftovers.tempDeleted(t.tempUri());
+      return;
+    }
     List<Long> removed = tree.apply(entry);
     for (long fileId : removed) {
       blocks.removeFileBlocks(fileId, 0);
+      leftovers.fileEnded(fileId, true);
     }
     if (entry instanceof JournalEntry.CompleteFile c) {
       FileInfo f = tree.getFile(c.id());
       blocks.removeFileBlocks(c.id(), f.blockCount());
+      leftovers.fileEnded(c.id(), false);
     }
+  }
+
+  private boolean incomplete(long fileId) {
+    FileInfo f = tree.getFile(fileId);
+    return f != null && !f.complete();
   }
 
   /** Writes a checkpoint of the whole namespace, mounts and block metadata. */
@@ -86,6 +108,7 @@ final class MasterRecovery {
         }
         all.addAll(blocks.snapshotEntries());
         all.addAll(calls.table().snapshotEntries());
+        all.addAll(leftovers.checkpointEntries(ufsWriteTargets, this::incomplete));
         return all;
       });
       seq = s[0];

@@ -8,9 +8,12 @@ import java.util.Map;
 public final class MasterReplies {
   private MasterReplies() {}
 
-  /** Where a block of a persisted file sits in its UFS file, and the file's length and UFS mtime as recorded. */
+  /**
+   * Where a block of a persisted file sits in its UFS file, and the file's length, UFS mtime and content fingerprint
+   * ("": none) as recorded.
+   */
   public record UfsSource(String ufsUri, Map<String, String> options, long offset, long fileLength,
-      long ufsMtimeMs) {
+      long ufsMtimeMs, String ufsContentTag) {
     @Override
     public String toString() {
       return "UfsSource[" + ufsUri + ", options=" + io.strata.server.ufs.Redact.options(options) + ", offset=" + offset + "]";
@@ -27,6 +30,9 @@ public final class MasterReplies {
       return "UfsTarget[" + ufsUri + ", options=" + io.strata.server.ufs.Redact.options(options) + "]";
     }
   }
+
+  /** One entry of a batch of write targets: the target, or (target null) the entry's error. */
+  public record UfsTargetResult(UfsTarget target, io.strata.common.exception.StrataException error) {}
 
   /** A worker is to write a complete file's blocks, in order, to {@code ufsUri}. */
   public record PersistCommand(long fileId, String ufsUri, Map<String, String> options, List<BlockState> blocks) {

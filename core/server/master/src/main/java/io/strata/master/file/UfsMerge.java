@@ -132,14 +132,14 @@ final class UfsMerge {
     return false;
   }
 
-  /** True when the UFS entry no longer matches a persisted inode (type, or a file's length and mtime). */
+  /** True when the UFS entry no longer matches a persisted inode (type, or a file's length, mtime or fingerprint). */
   private static boolean changed(Inode inode, UfsStatus s) {
     if (inode.isDirectory() != s.directory()) {
       return true;
     }
     if (inode instanceof InodeFile f) {
       return f.length != s.length() || (f.ufsMtimeMs != 0 && s.modificationTimeMs() != 0
-          && f.ufsMtimeMs != s.modificationTimeMs());
+          && f.ufsMtimeMs != s.modificationTimeMs()) || UfsStatus.contentTagsDiffer(f.ufsContentTag, s.contentTag());
     }
     return false;
   }
@@ -302,12 +302,13 @@ final class UfsMerge {
       f.length = s.length();
       f.complete = true;
       f.ufsMtimeMs = s.modificationTimeMs();
+      f.ufsContentTag = s.contentTag();
       f.persistence = PersistenceState.PERSISTED;
       index.addFile(f);
       entries.add(new JournalEntry.CreateFile(f.id, path.toString(), blockSize, f.mode, now,
           WriteType.MUST_CACHE.name(), f.owner, f.group));
       entries.add(new JournalEntry.CompleteFile(f.id, f.length, mtime, PersistenceState.PERSISTED.name(),
-          f.ufsMtimeMs));
+          f.ufsMtimeMs, f.ufsContentTag));
       child = f;
     }
     child.lastUfsSyncMs = now;

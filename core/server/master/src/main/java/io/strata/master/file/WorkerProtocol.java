@@ -51,10 +51,16 @@ final class WorkerProtocol {
   private final PersistScheduler persister;
   private final WorkerAccess workerAccess;
   private final Map<Long, String> ufsWriteTargets;
+  /** Where a write target is journaled (under the commit lock) before it is handed out. */
+  private final io.strata.master.journal.JournalSink journal;
+  private final MountOperations.Flush flush;
 
   WorkerProtocol(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync,
       PersistScheduler persister, WorkerAccess workerAccess, Map<Long, String> ufsWriteTargets,
-      PersistedUnflushed unflushed, Object commitLock, java.util.function.BooleanSupplier durable) {
+      PersistedUnflushed unflushed, Object commitLock, java.util.function.BooleanSupplier durable,
+      io.strata.master.journal.JournalSink journal, MountOperations.Flush flush) {
+    this.journal = journal;
+    this.flush = flush;
     this.unflushed = unflushed;
     this.commitLock = commitLock;
     this.durable = durable;
@@ -219,7 +225,8 @@ final class WorkerProtocol {
     if (f.persisted()) {
       MountTable.Resolution r = mounts.resolve(StrataPath.of(f.path()));
       if (r != null) {
-        ufs = new UfsSource(r.ufsUri(), r.mount().options(), index * f.blockSize(), f.length(), f.ufsMtimeMs());
+        ufs = new UfsSource(r.ufsUri(), r.mount().options(), index * f.blockSize(), f.length(), f.ufsMtimeMs(),
+            f.ufsContentTag());
       }
     }
     return new BlockSource(length, b == null ? List.of() : b.locations(), ufs);
@@ -230,6 +237,27 @@ final class WorkerProtocol {
    * writer that found no room in the cache).
    */
   UfsTarget ufsWriteTarget(long fileId) throws StrataException {
+    UfsTarget t = ufsWriteTargetUnflushed(fileId);
+    flush.run(); // its journal entry durable before any worker may create the temp
+    return t;
+  }
+
+  /** {@link #ufsWriteTarget} for each of {@code fileIds} (a worker's batch), their journal entries made durable by one flush. */
+  List<MasterReplies.UfsTargetResult> ufsWriteTargets(List<Long> fileIds) throws StrataException {
+    List<MasterReplies.UfsTargetResult> out = new ArrayList<>(fileIds.size());
+    for (long fileId : fileIds) {
+      try {
+        out.add(new MasterReplies.UfsTargetResult(ufsWriteTargetUnflushed(fileId), null));
+      } catch (StrataException e) {
+        out.add(new MasterReplies.UfsTargetResult(null, e));
+      }
+    }
+    flush.run();
+    return out;
+  }
+
+  /** {@link #ufsWriteTarget}, its journal entry appended but not flushed: the caller flushes before answering. */
+  private UfsTarget ufsWriteTargetUnflushed(long fileId) throws StrataException {
     // A file renamed (or its directory) while its target is made is looked up again at its new path, a few times.
     for (int attempt = 1; ; attempt++) {
       UfsTarget t = ufsWriteTargetOnce(fileId, attempt < 3);
@@ -270,7 +298,18 @@ final class WorkerProtocol {
       throw e instanceof StrataException se ? se : new UnavailableException("Cannot create the under file "
           + "system directory of " + f.path() + ": " + e.getMessage(), e);
     }
-    ufsWriteTargets.put(fileId, temp);
+    // Journaled, and durable before the answer, so the temp a worker creates is never one no master knows of: a
+    // master replaying the journal deletes it if its file is deleted before it completes (MasterLeftovers). Checked
+    // and recorded under the commit lock, which a delete takes too, so the target is never recorded for a file
+    // deleted (or completed) meanwhile.
+    synchronized (commitLock) {
+      FileInfo cur = tree.getFile(fileId);
+      if (cur == null || cur.complete()) {
+        throw new NotFoundException("File " + fileId + " was deleted or completed while its write started");
+      }
+      journal.append(List.of(new io.strata.master.journal.JournalEntry.UfsWriteTarget(fileId, temp)));
+      ufsWriteTargets.put(fileId, temp);
+    }
     return new UfsTarget(temp, r.mount().options());
   }
 }

@@ -41,7 +41,7 @@ final class JournalCodec {
           .setGroup(c.group()));
     } else if (e instanceof JournalEntry.CompleteFile c) {
       b.setCompleteFile(CompleteFileEntry.newBuilder().setId(c.id()).setLength(c.length()).setTimeMs(c.timeMs())
-          .setPersistenceState(c.persistenceState()).setUfsMtimeMs(c.ufsMtimeMs()));
+          .setPersistenceState(c.persistenceState()).setUfsMtimeMs(c.ufsMtimeMs()).setUfsContentTag(c.ufsContentTag()));
     } else if (e instanceof JournalEntry.Delete d) {
       b.setDelete(DeleteEntry.newBuilder().setPath(d.path()).setTimeMs(d.timeMs()));
     } else if (e instanceof JournalEntry.Rename r) {
@@ -90,6 +90,11 @@ final class JournalCodec {
           .setShared(m.shared()).putAllOptions(m.options()));
     } else if (e instanceof JournalEntry.DeleteMount m) {
       b.setDeleteMount(DeleteMountEntry.newBuilder().setPath(m.path()));
+    } else if (e instanceof JournalEntry.UfsWriteTarget t) {
+      b.setUfsWriteTarget(io.strata.proto.journal.UfsWriteTargetEntry.newBuilder().setFileId(t.fileId())
+          .setTempUri(t.tempUri()));
+    } else if (e instanceof JournalEntry.UfsTempDeleted t) {
+      b.setUfsTempDeleted(io.strata.proto.journal.UfsTempDeletedEntry.newBuilder().setTempUri(t.tempUri()));
     } else if (e instanceof JournalEntry.RequestDone r) {
       b.setRequestDone(io.strata.proto.journal.RequestDoneEntry.newBuilder().setClientId(r.clientId())
           .setCallId(r.callId()).setInodeId(r.inodeId()).setTimeMs(r.timeMs()));
@@ -115,7 +120,8 @@ final class JournalCodec {
       case COMPLETE_FILE: {
         CompleteFileEntry c = p.getCompleteFile();
         return new JournalEntry.CompleteFile(c.getId(), c.getLength(), c.getTimeMs(),
-            c.getPersistenceState().isEmpty() ? "NOT_PERSISTED" : c.getPersistenceState(), c.getUfsMtimeMs());
+            c.getPersistenceState().isEmpty() ? "NOT_PERSISTED" : c.getPersistenceState(), c.getUfsMtimeMs(),
+            c.getUfsContentTag());
       }
       case DELETE:
         return new JournalEntry.Delete(p.getDelete().getPath(), p.getDelete().getTimeMs());
@@ -144,6 +150,10 @@ final class JournalCodec {
       }
       case DELETE_MOUNT:
         return new JournalEntry.DeleteMount(p.getDeleteMount().getPath());
+      case UFS_WRITE_TARGET:
+        return new JournalEntry.UfsWriteTarget(p.getUfsWriteTarget().getFileId(), p.getUfsWriteTarget().getTempUri());
+      case UFS_TEMP_DELETED:
+        return new JournalEntry.UfsTempDeleted(p.getUfsTempDeleted().getTempUri());
       case REQUEST_DONE: {
         io.strata.proto.journal.RequestDoneEntry r = p.getRequestDone();
         return new JournalEntry.RequestDone(r.getClientId(), r.getCallId(), r.getInodeId(), r.getTimeMs());

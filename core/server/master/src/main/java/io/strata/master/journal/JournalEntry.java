@@ -35,9 +35,16 @@ public sealed interface JournalEntry {
     }
   }
 
-  /** A file was completed with its final length and persistence state (and UFS mtime when persisted). */
-  record CompleteFile(long id, long length, long timeMs, String persistenceState, long ufsMtimeMs)
-      implements JournalEntry {
+  /**
+   * A file was completed with its final length and persistence state (and UFS mtime when persisted, and the UFS
+   * file's content fingerprint when it was loaded from a UFS that offers one, else "").
+   */
+  record CompleteFile(long id, long length, long timeMs, String persistenceState, long ufsMtimeMs,
+      String ufsContentTag) implements JournalEntry {
+    public CompleteFile(long id, long length, long timeMs, String persistenceState, long ufsMtimeMs) {
+      this(id, length, timeMs, persistenceState, ufsMtimeMs, "");
+    }
+
     public CompleteFile(long id, long length, long timeMs) {
       this(id, length, timeMs, "NOT_PERSISTED", 0);
     }
@@ -48,6 +55,16 @@ public sealed interface JournalEntry {
 
   /** A path was renamed. */
   record Rename(String src, String dst, long timeMs) implements JournalEntry {}
+
+  /**
+   * A temporary UFS name ({@code tempUri}) was handed out for the copy of file {@code fileId}, before any worker may
+   * create it. When the file is gone or complete at replay (or {@code fileId} is 0: in a checkpoint, a temp of a
+   * deleted file still to be deleted), the temp is an orphan the leader deletes.
+   */
+  record UfsWriteTarget(long fileId, String tempUri) implements JournalEntry {}
+
+  /** The leader deleted the orphaned temp {@code tempUri} (or found it gone): replay forgets it. */
+  record UfsTempDeleted(String tempUri) implements JournalEntry {}
 
   /** A block of a file was committed with its length (locations are never journaled). */
   record CommitBlock(long blockId, long length) implements JournalEntry {}

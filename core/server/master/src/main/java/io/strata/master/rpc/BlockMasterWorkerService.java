@@ -174,15 +174,15 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       // registered worker showing its token, as GetUfsWriteTarget; an unknown worker id is no pass here.
       fs.checkRegisteredWorker(first.getWorkerId(), first.getWorkerToken(), "GetUfsWriteTargets");
       io.strata.proto.GetUfsWriteTargetsResponse.Builder out = io.strata.proto.GetUfsWriteTargetsResponse.newBuilder();
-      for (GetUfsWriteTargetRequest t : r.getTargetsList()) {
+      List<Long> fileIds = new ArrayList<>(r.getTargetsCount());
+      r.getTargetsList().forEach(t -> fileIds.add(t.getFileId()));
+      for (MasterReplies.UfsTargetResult got : fs.ufsWriteTargets(fileIds)) { // one journal flush for the batch
         io.strata.proto.UfsWriteTargetResult.Builder b = io.strata.proto.UfsWriteTargetResult.newBuilder();
-        try {
-          MasterReplies.UfsTarget got = fs.ufsWriteTarget(t.getFileId());
-          b.setTarget(GetUfsWriteTargetResponse.newBuilder().setUfsUri(got.ufsUri()).putAllUfsOptions(got.options()));
-          b.setResult(entryResult(null));
-        } catch (StrataException e) {
-          b.setResult(entryResult(e));
+        if (got.target() != null) {
+          b.setTarget(GetUfsWriteTargetResponse.newBuilder().setUfsUri(got.target().ufsUri())
+              .putAllUfsOptions(got.target().options()));
         }
+        b.setResult(entryResult(got.error()));
         out.addTargets(b);
       }
       return out.build();
@@ -230,7 +230,7 @@ public final class BlockMasterWorkerService extends BlockMasterWorkerServiceGrpc
       if (src.ufs() != null) {
         b.setUfs(UfsBlockSourceProto.newBuilder().setUfsUri(src.ufs().ufsUri()).putAllUfsOptions(src.ufs().options())
             .setOffset(src.ufs().offset()).setFileLength(src.ufs().fileLength())
-            .setUfsMtimeMs(src.ufs().ufsMtimeMs()));
+            .setUfsMtimeMs(src.ufs().ufsMtimeMs()).setUfsContentTag(src.ufs().ufsContentTag()));
       }
       return b.build();
     });

@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Write leases (an abandoned incomplete file is recovered, a renewing writer keeps its file, a restarted
  * master starts leases afresh) and the rules that keep mounts and temp names away from Strata's own state,
- * on a real journal and a local-dir UFS, with a fake clock.
+ * on a real journal and a local-dir UFS, with a fake clock. Also: a through-written file's UFS temp, orphaned by a
+ * delete before it completed, is deleted across a restart (journaled write targets and orphans).
  */
 class LeaseAndMountSafetyTest {
   private static final Duration LEASE = Duration.ofSeconds(5);
@@ -435,7 +436,7 @@ class LeaseAndMountSafetyTest {
     Map<String, String> secret = Map.of("fs.s3a.secret.key", "s3cret-value");
     for (Object o : List.of(new MountTable.MountInfo("/m", "s3a://b/x", false, false, secret),
         new io.strata.master.journal.JournalEntry.AddMount("/m", "s3a://b/x", false, false, secret),
-        new MasterReplies.UfsTarget("s3a://b/x", secret), new MasterReplies.UfsSource("s3a://b/x", secret, 0, 1, 0),
+        new MasterReplies.UfsTarget("s3a://b/x", secret), new MasterReplies.UfsSource("s3a://b/x", secret, 0, 1, 0, ""),
         new MasterReplies.PersistCommand(1, "s3a://b/x", secret, List.of()))) {
       assertThat(o.toString()).contains("fs.s3a.secret.key").doesNotContain("s3cret-value");
     }
@@ -446,5 +447,115 @@ class LeaseAndMountSafetyTest {
     MountGuard guard = new MountGuard(List.of(tmp.resolve("journal")), tmp.resolve("home"), false);
     assertThatThrownBy(() -> guard.checkRoot(UfsManager.normalize(tmp.toString(), tmp)))
         .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("root under file system");
+  }
+
+  // ---- the UFS temps of through-written files deleted before they completed, across restarts ----
+  // The write targets are journaled, and in checkpoints the orphans not deleted yet: the temp of a file deleted
+  // before a restart (or a standby's takeover) goes at the next master's first round, the other file's copy stays.
+
+  /** A through-written file whose worker wrote its whole temp copy; returns the temp. */
+  private Path writtenThrough(String path, WriteType type, String content) throws Exception {
+    FileInfo f = fs.createFile(path, BS, true, 0, type);
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.writeString(temp, content);
+    return temp;
+  }
+
+  /** The other file, completed: its UFS copy must outlive every clean-up. */
+  private void keptFile() throws Exception {
+    FileInfo kept = fs.createFile("/orphan/kept", BS, true, 0, WriteType.THROUGH);
+    Files.writeString(Path.of(URI.create(fs.ufsWriteTarget(kept.id()).ufsUri())), "kk");
+    fs.completeFile("/orphan/kept", kept.id(), 2);
+  }
+
+  private List<String> orphanDirNames() throws IOException {
+    try (java.util.stream.Stream<Path> s = Files.list(ufs.resolve("orphan"))) {
+      return s.map(p -> p.getFileName().toString()).sorted().toList();
+    }
+  }
+
+  @Test
+  void aFileDeletedBeforeARestart_hasItsTempDeletedByTheNextMaster() throws Exception {
+    Path temp = writtenThrough("/orphan/f", WriteType.CACHE_THROUGH, "written whole, too late");
+    keptFile();
+    fs.delete("/orphan/f", false, true);
+    assertThat(temp).as("not deleted by the delete itself").exists();
+
+    restart().leaseTick(); // the first round of the next master
+
+    assertThat(temp).doesNotExist();
+    assertThat(orphanDirNames()).containsExactly("kept");
+    assertThat(ufs.resolve("orphan/kept")).hasContent("kk");
+  }
+
+  @Test
+  void aFileDeletedBeforeACheckpointAndARestart_hasItsTempDeletedByTheNextMaster() throws Exception {
+    Path temp = writtenThrough("/orphan/f", WriteType.THROUGH, "partial");
+    keptFile();
+    fs.delete("/orphan/f", false, true);
+    fs.checkpoint(); // the journal's entries before it are gone: only the checkpoint names the orphan
+
+    restart().leaseTick();
+
+    assertThat(temp).doesNotExist();
+    assertThat(orphanDirNames()).containsExactly("kept");
+  }
+
+  @Test
+  void aFileBeingWrittenAtARestart_andDeletedUnderTheNextMaster_hasItsTempDeleted() throws Exception {
+    Path temp = writtenThrough("/orphan/f", WriteType.CACHE_THROUGH, "abandoned");
+    keptFile();
+    fs.checkpoint(); // the target survives a checkpoint too
+
+    restart();
+    fs.delete("/orphan/f", false, true); // its writer gave up under the new master
+    fs.leaseTick();
+
+    assertThat(temp).doesNotExist();
+    assertThat(orphanDirNames()).containsExactly("kept");
+  }
+
+  @Test
+  void aFileBeingWrittenAtARestart_completesUnderTheNextMaster_andKeepsItsCopy() throws Exception {
+    writtenThrough("/orphan/f", WriteType.THROUGH, "abc");
+    restart();
+    fs.completeFile("/orphan/f", fs.getStatus("/orphan/f").id(), 3);
+    fs.checkpoint();
+
+    restart().leaseTick();
+
+    assertThat(fs.getStatus("/orphan/f").length()).isEqualTo(3);
+    assertThat(orphanDirNames()).containsExactly("f");
+    assertThat(ufs.resolve("orphan/f")).hasContent("abc");
+  }
+
+  @Test
+  void anAbandonedThroughWriteRecoveredUnderTheNextMaster_hasItsTempDeleted() throws Exception {
+    FileInfo f = fs.createFile("/orphan/f", BS, true, 0644, WriteType.CACHE_THROUGH, "writer-gone");
+    Path temp = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.writeString(temp, "abandoned");
+    keptFile();
+
+    restart();
+    assertThat(fs.leaseTick()).as("leases start when the master starts leading").isEmpty();
+    clock.advance(LEASE);
+    clock.advanceMillis(1);
+    assertThat(fs.leaseTick()).containsExactly(f.id()); // recovered, then the round deletes its temp
+
+    assertThat(temp).doesNotExist();
+    assertThat(orphanDirNames()).containsExactly("kept");
+  }
+
+  @Test
+  void anOrphanDeletedByOneMaster_isForgottenByTheNext() throws Exception {
+    Path temp = writtenThrough("/orphan/f", WriteType.CACHE_THROUGH, "x");
+    fs.delete("/orphan/f", false, true);
+    assertThat(fs.orphanedTempCount()).isEqualTo(1);
+    fs.leaseTick();
+    assertThat(temp).doesNotExist();
+    assertThat(fs.orphanedTempCount()).isZero();
+
+    assertThat(restart().orphanedTempCount()).as("its delete was journaled: a standby or the next master forgets it")
+        .isZero();
   }
 }

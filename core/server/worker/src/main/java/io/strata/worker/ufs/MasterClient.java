@@ -66,15 +66,22 @@ public interface MasterClient {
 
   /**
    * A block's place in a persisted file: at {@code offset} of {@code uri}, a file of {@code fileLength} bytes whose
-   * UFS modification time Strata recorded as {@code mtimeMs} (0: unknown).
+   * UFS modification time Strata recorded as {@code mtimeMs} (0: unknown) and content fingerprint as
+   * {@code contentTag} (an object store's ETag; "": none).
    */
-  record UfsSource(String uri, Map<String, String> options, long offset, long fileLength, long mtimeMs) {
+  record UfsSource(String uri, Map<String, String> options, long offset, long fileLength, long mtimeMs,
+      String contentTag) {
     UfsSource(String uri, Map<String, String> options, long offset, long fileLength) {
       this(uri, options, offset, fileLength, 0);
     }
 
+    UfsSource(String uri, Map<String, String> options, long offset, long fileLength, long mtimeMs) {
+      this(uri, options, offset, fileLength, mtimeMs, "");
+    }
+
     public UfsSource {
       options = Map.copyOf(options);
+      contentTag = contentTag == null ? "" : contentTag;
     }
 
     @Override

@@ -357,7 +357,9 @@ final class UfsBlockLoader {
    * the bytes ({@link UnderFileSystem#mtimeTracksContent}), the mtime Strata recorded: a file rewritten in place at
    * the same length would otherwise mix its new bytes with blocks cached from the old ones. With {@code before} (the
    * status this check returned before the read began), also fails when the mtime moved since then, on any file
-   * system: a file replaced while it was being read. Returns the status it checked.
+   * system: a file replaced while it was being read. Where the UFS offers a content fingerprint (an object store's
+   * ETag) and Strata recorded one, also fails when it differs (with {@code before}: when it moved since): the one
+   * change an object store's mtime does not tell apart from a copy. Returns the status it checked.
    */
   private static UfsStatus checkUnchanged(UnderFileSystem fs, BlockSource src, UfsStatus before) throws IOException {
     UfsSource u = src.ufs();
@@ -379,6 +381,13 @@ final class UfsBlockLoader {
           + "was modified at " + java.time.Instant.ofEpochMilli(st.modificationTimeMs()) + ", after Strata recorded it "
           + "(as of " + java.time.Instant.ofEpochMilli(u.mtimeMs()) + "), so block " + src.blockId() + " cannot be "
           + "read from it; run loadMetadata on its path to pick up the change");
+    }
+    if (UfsStatus.contentTagsDiffer(u.contentTag(), st.contentTag())
+        || (before != null && UfsStatus.contentTagsDiffer(before.contentTag(), st.contentTag()))) {
+      throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system" + when + ": its "
+          + "content fingerprint (ETag) is " + st.contentTag() + ", not " + (before == null ? u.contentTag()
+          : before.contentTag()) + " as " + (before == null ? "Strata recorded it" : "when the read began") + ", so "
+          + "block " + src.blockId() + " cannot be read from it; run loadMetadata on its path to pick up the change");
     }
     if (before != null && st.modificationTimeMs() != before.modificationTimeMs()) {
       throw new FailedPreconditionException("File " + u.uri() + " changed in the under file system" + when + ": it "

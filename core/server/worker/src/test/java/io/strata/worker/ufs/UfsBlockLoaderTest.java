@@ -229,6 +229,8 @@ class UfsBlockLoaderTest {
     long recorded = worker.client().blockSource(block(0)).ufs().mtimeMs();
     assertThat(recorded).as("the master recorded the file's mtime").isEqualTo(Files.getLastModifiedTime(ufsFile)
         .toMillis());
+    assertThat(worker.client().blockSource(block(0)).ufs().contentTag())
+        .as("a local dir offers no content fingerprint: the length and the mtime decide").isEmpty();
     CollectingSink same = new CollectingSink(store, block(0), 0, 100, null);
     loader.read(block(0), 0, 100, false, false, same);
     assertThat(same.await()).isTrue();
