@@ -178,15 +178,31 @@ public final class UfsManager implements Closeable {
 
   /**
    * The status of {@code uri} (null when it does not exist), asked on the probe pool within
-   * {@code timeout}. On a timeout, an error or an interrupt, the probing thread is interrupted and a
-   * client this probe opened is closed, so nothing keeps waiting on an unresponsive file system; a client
-   * that was open before the probe stays (others use it).
+   * {@code timeout}. On a timeout, an error or an interrupt, the probing thread is interrupted. A client that
+   * was open before the probe is probed through and stays (others use it); otherwise the probe opens a client of
+   * its own, outside the map (not counted by {@code strata.ufs.clients.max} until then; the probe pool bounds them):
+   * kept as the file system's client when the probe answers (a mount that follows uses it) and room is left, else
+   * closed when the probe ends, so nothing keeps waiting on an unresponsive file system, however late its opening
+   * ends.
    */
   public UfsStatus probe(String uri, Map<String, String> options, java.time.Duration timeout) throws IOException {
-    boolean existed = clients.containsKey(key(uri, options));
+    // A client others use is probed through and stays. With none, the probe opens one of its own, outside the map
+    // until it answered: put in the map by a probe thread that outlived its timeout, it stayed open for good (the
+    // caller's discard had found nothing yet).
+    ProbeClient own = clients.containsKey(key(uri, options)) ? null : new ProbeClient();
     java.util.concurrent.Future<UfsStatus> f;
     try {
-      f = probes.submit(() -> get(uri, options).getStatus(uri));
+      f = probes.submit(() -> {
+        if (own == null) {
+          return get(uri, options).getStatus(uri);
+        }
+        UnderFileSystem c = newClient(uri, options);
+        if (!own.set(c)) {
+          closeQuietly(c);
+          throw new java.io.InterruptedIOException("the check of " + uri + " was given up");
+        }
+        return c.getStatus(uri);
+      });
     } catch (java.util.concurrent.RejectedExecutionException e) {
       throw new io.strata.common.exception.ResourceExhaustedException("Cannot check " + uri + ": 20 under file "
           + "system checks are already running or waiting");
@@ -195,6 +211,9 @@ public final class UfsManager implements Closeable {
     try {
       UfsStatus s = f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
       ok = true;
+      if (own != null) {
+        closeQuietly(adopt(key(uri, options), own.giveUp()));
+      }
       return s;
     } catch (java.util.concurrent.TimeoutException e) {
       throw new java.io.InterruptedIOException("the under file system did not answer within " + timeout);
@@ -206,10 +225,49 @@ public final class UfsManager implements Closeable {
     } finally {
       if (!ok) {
         f.cancel(true);
-        if (!existed) {
-          discard(uri, options);
-        }
       }
+      if (own != null && !ok) {
+        closeQuietly(own.giveUp());
+      }
+    }
+  }
+
+  /**
+   * Keeps the client of a probe that answered as the client of its file system (a mount that follows uses it), unless
+   * another was opened meanwhile, the manager is closed or full: then returns it for the caller to close.
+   */
+  private synchronized UnderFileSystem adopt(Key key, UnderFileSystem probed) {
+    if (probed == null || closed || clients.containsKey(key) || clients.size() + opening >= maxClients) {
+      return probed;
+    }
+    clients.put(key, probed);
+    use(key, probed, false);
+    return null;
+  }
+
+  /**
+   * The client a probe opened for itself: the probe's caller gives it up when the probe ends (closing it, if the
+   * probe thread made it by then), and a probe thread that makes it later closes it at once.
+   */
+  private static final class ProbeClient {
+    private UnderFileSystem client;
+    private boolean givenUp;
+
+    /** False when the probe was given up already (the caller closes nothing made later: the maker does). */
+    synchronized boolean set(UnderFileSystem c) {
+      if (givenUp) {
+        return false;
+      }
+      client = c;
+      return true;
+    }
+
+    /** The client made so far (null: none yet, and none will be kept); the caller closes it. */
+    synchronized UnderFileSystem giveUp() {
+      givenUp = true;
+      UnderFileSystem c = client;
+      client = null;
+      return c;
     }
   }
 
@@ -288,7 +346,6 @@ public final class UfsManager implements Closeable {
     if (closed) {
       throw new IOException("The under file system clients are closed");
     }
-    URI u = new org.apache.hadoop.fs.Path(uri).toUri();
     Key key = key(uri, options);
     UnderFileSystem ufs = clients.get(key);
     if (ufs != null && use(key, ufs, lease)) {
@@ -297,12 +354,7 @@ public final class UfsManager implements Closeable {
     closeQuietly(takeRoom(uri));
     UnderFileSystem opened;
     try {
-      opened = new HadoopUnderFileSystem(new URI(u.getScheme(), u.getAuthority(), "/", null, null), options);
-    } catch (URISyntaxException e) {
-      throw new IOException("Bad under file system URI " + uri + ": " + e.getMessage(), e);
-    } catch (RuntimeException e) {
-      // Hadoop reports an unknown scheme or a bad option as an unchecked exception.
-      throw new IOException("Cannot open the under file system " + uri + ": " + e.getMessage(), e);
+      opened = newClient(uri, options);
     } finally {
       opened();
     }
@@ -323,6 +375,19 @@ public final class UfsManager implements Closeable {
       return raced;
     }
     return opened;
+  }
+
+  /** A new client of the file system holding {@code uri}, kept nowhere (the caller keeps or closes it). */
+  private static UnderFileSystem newClient(String uri, Map<String, String> options) throws IOException {
+    URI u = new org.apache.hadoop.fs.Path(uri).toUri();
+    try {
+      return new HadoopUnderFileSystem(new URI(u.getScheme(), u.getAuthority(), "/", null, null), options);
+    } catch (URISyntaxException e) {
+      throw new IOException("Bad under file system URI " + uri + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      // Hadoop reports an unknown scheme or a bad option as an unchecked exception.
+      throw new IOException("Cannot open the under file system " + uri + ": " + e.getMessage(), e);
+    }
   }
 
   /**
