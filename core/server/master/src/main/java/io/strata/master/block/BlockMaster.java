@@ -53,6 +53,13 @@ public final class BlockMaster {
   private final NavigableMap<Long, BlockMeta> blocks = new TreeMap<>();
   private final Map<Long, WorkerMeta> live = new HashMap<>();
   private final Map<Long, WorkerMeta> lost = new HashMap<>();
+  /**
+   * Files freed ({@link #freeFileBlocks}), until deleted: a copy of one of their blocks the master has no record of
+   * (none committed since the free) is a copy from before the free, and is removed rather than listed when a worker
+   * reports it (one that missed the free's removal: lost meanwhile, or reporting to a master restarted since).
+   * Journaled (JournalEntry.Free), so a restarted master or a new leader keeps the free.
+   */
+  private final java.util.Set<Long> freed = new java.util.HashSet<>();
   private long nextWorkerId;
   private int removalsPerHeartbeat = Integer.MAX_VALUE;
   private long forgetLostAfterMs = Long.MAX_VALUE;
@@ -143,6 +150,10 @@ public final class BlockMaster {
       return false;
     }
     BlockMeta meta = blocks.get(b.blockId());
+    if (meta == null && freed.contains(BlockId.fileId(b.blockId()))) {
+      w.toRemove.add(b.blockId()); // a copy from before its file was freed
+      return false;
+    }
     if (meta == null) {
       // A negative length, or one past the file's block size, is no copy of it (a worker's bug, or not a worker): it
       // must not become a record no commit can replace ("already committed with length -1") and nothing removes.
@@ -340,6 +351,11 @@ public final class BlockMaster {
           + "again: the master has told that worker to remove its copy (freed, deleted or found corrupt)");
     }
     BlockMeta meta = blocks.get(blockId);
+    if (announce && meta == null && freed.contains(BlockId.fileId(blockId))) {
+      w.toRemove.add(blockId);
+      throw new FailedPreconditionException("Block " + blockId + " on worker " + workerId + " is not listed again: "
+          + "its file was freed, and the worker is told to remove that copy");
+    }
     boolean replacing = replaces != null && !replaces.isEmpty();
     if (meta != null && meta.length != length) {
       List<Long> others = new ArrayList<>();
@@ -430,10 +446,31 @@ public final class BlockMaster {
   }
 
   /**
+   * A free of a file: its blocks are forgotten and their holders told to remove them, as {@link #removeFileBlocks},
+   * and the file is marked freed, so copies from before the free that a worker reports later (it was lost, or the
+   * master restarted, before the removal reached it) are removed too; a new copy committed since is kept. The caller
+   * journals it (JournalEntry.Free; replay calls this again). Returns the blocks forgotten.
+   */
+  public synchronized int freeFileBlocks(long fileId) {
+    int n = removeFileBlocks(fileId, 0); // (which forgets an earlier free's mark: set again below)
+    freed.add(fileId);
+    return n;
+  }
+
+  /** Whether the file was freed and not deleted since (see {@link #freeFileBlocks}). */
+  public synchronized boolean freed(long fileId) {
+    return freed.contains(fileId);
+  }
+
+  /**
    * Forgets every block of a file whose index is {@code fromIndex} or more, and tells the workers
-   * holding them to remove them. Used on delete (fromIndex 0) and on complete (stray blocks past the end).
+   * holding them to remove them. Used on delete (fromIndex 0, which also forgets that the file was freed) and on
+   * complete (stray blocks past the end).
    */
   public synchronized int removeFileBlocks(long fileId, long fromIndex) {
+    if (fromIndex == 0) {
+      freed.remove(fileId);
+    }
     if (fromIndex > BlockId.MAX_INDEX) {
       return 0;
     }
@@ -593,9 +630,16 @@ public final class BlockMaster {
     }
   }
 
-  /** Every known block as a journal entry, for a checkpoint. */
+  /**
+   * Every known block as a journal entry, for a checkpoint, after the freed files (replaying a Free forgets the blocks
+   * of its files: the blocks committed since the free are restored after it).
+   */
   public synchronized List<io.strata.master.journal.JournalEntry> snapshotEntries() {
-    List<io.strata.master.journal.JournalEntry> out = new ArrayList<>(blocks.size());
+    List<io.strata.master.journal.JournalEntry> out = new ArrayList<>(blocks.size() + freed.size() / 1024 + 1);
+    List<Long> ids = new ArrayList<>(freed);
+    for (int i = 0; i < ids.size(); i += 1024) {
+      out.add(new io.strata.master.journal.JournalEntry.Free(ids.subList(i, Math.min(ids.size(), i + 1024))));
+    }
     for (Map.Entry<Long, BlockMeta> e : blocks.entrySet()) {
       out.add(new io.strata.master.journal.JournalEntry.CommitBlock(e.getKey(), e.getValue().length));
     }

@@ -5,11 +5,11 @@ import io.strata.common.exception.StrataException;
 import io.strata.common.path.StrataPath;
 import io.strata.master.block.BlockMaster;
 import io.strata.master.file.MasterReplies.FreeResult;
+import io.strata.master.journal.JournalEntry;
+import io.strata.master.journal.JournalSink;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,6 +19,9 @@ import org.slf4j.LoggerFactory;
  * (owner, group, mode, times). Each change is journaled through the tree; the TTL check applies the TTLs
  * that ran out (DELETE through the master's delete, so the UFS copy goes too; FREE, then the TTL is
  * cleared). The file system master owns it and delegates to it.
+ *
+ * <p>Free and persist act on a subtree a batch at a time ({@link SubtreeWalk}), holding the tree's lock for one batch
+ * and none across a journal wait. A free is journaled ({@link JournalEntry.Free}): see docs/ARCHITECTURE.md, "Free".
  *
  * <p>Thread-safe: the tree and block master are; the commit lock orders block removal against commits.
  */
@@ -42,9 +45,16 @@ final class CachePolicies {
   private final Object commitLock;
   private final MountOperations.Flush flush;
   private final Deleter deleter;
+  /** Where a free's {@link JournalEntry.Free} entries go (appended under the commit lock, with its block changes). */
+  private final JournalSink journal;
+  /** The most inodes one batch of a subtree walk visits under the tree's lock. */
+  private final WalkBatches batches;
 
   CachePolicies(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync, Clock clock,
-      Object commitLock, MountOperations.Flush flush, Deleter deleter, PersistedUnflushed unflushed) {
+      Object commitLock, MountOperations.Flush flush, Deleter deleter, PersistedUnflushed unflushed,
+      JournalSink journal, WalkBatches batches) {
+    this.journal = journal;
+    this.batches = batches;
     this.unflushed = unflushed;
     this.tree = tree;
     this.blocks = blocks;
@@ -65,7 +75,15 @@ final class CachePolicies {
     return free(path, recursive, force, 0);
   }
 
-  /** As above; a non-zero {@code expectedId} frees only while the path is still that inode. */
+  /**
+   * As above; a non-zero {@code expectedId} frees only while the path is still that inode. The subtree is walked
+   * twice, a batch of at most {@link WalkBatches#size} inodes at a time with the tree's lock let go between batches (see
+   * {@link SubtreeWalk}: no file is visited twice): first to refuse, changing nothing, then to free. A file that
+   * turned unfit between the two walks (made or moved in unpersisted, pinned meanwhile without {@code force}) is left
+   * alone, as one deleted meanwhile is; each file is checked again, by id, under the commit lock as it is freed. The
+   * free of each batch is journaled ({@link JournalEntry.Free}) with the block records it drops, and durable before
+   * the call returns: a restarted master or a new leader keeps it.
+   */
   private FreeResult free(String path, boolean recursive, boolean force, long expectedId) throws StrataException {
     StrataPath p = StrataPath.of(path);
     sync.ensure(p, -1);
@@ -77,45 +95,68 @@ final class CachePolicies {
       throw new FailedPreconditionException("Cannot free " + path + ": it is a directory (free -R frees "
           + "everything under it)");
     }
-    List<FileInfo> files = tree.filesUnder(p);
-    Set<Long> pinned = new HashSet<>(tree.pinnedFileIds());
-    List<FileInfo> toFree = new ArrayList<>();
-    for (FileInfo f : files) {
-      if (!f.complete()) {
-        continue;
-      }
-      if (!unflushed.persisted(f)) {
-        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is " + (f.persisted()
-            ? "persisted only just (not yet durable at the master; retry in a moment)" : f.persistence()
-            + ", so its blocks are its only copy (persist it first: fs persist)"));
-      }
-      if (pinned.contains(f.id()) && !force) {
-        throw new FailedPreconditionException("Cannot free " + f.path() + ": it is pinned (unpin it, or free -f)");
-      }
-      toFree.add(f);
-    }
-    if (force) {
-      if (top.pinned()) {
-        tree.setAttribute(p, false, null, null, null, null, cur -> {
-          if (cur.id() != top.id()) {
-            throw new FailedPreconditionException("Cannot free " + path + ": it changed meanwhile");
+    try (SubtreeWalk check = tree.walk(p)) {
+      while (!check.done()) {
+        for (SubtreeWalk.Visit v : tree.nextBatch(check, batches.size())) {
+          String why = unfit(v, force);
+          if (why != null) {
+            throw new FailedPreconditionException("Cannot free " + v.file().path() + ": " + why);
           }
-        });
-      }
-      for (FileInfo f : toFree) {
-        if (f.pinned()) {
-          tree.setFileAttribute(f.id(), false, null, null, null, null, cur -> { });
         }
       }
+      batches.held(check.largestBatch());
     }
+    if (force && top.pinned()) {
+      tree.setAttribute(p, false, null, null, null, null, cur -> {
+        if (cur.id() != top.id()) {
+          throw new FailedPreconditionException("Cannot free " + path + ": it changed meanwhile");
+        }
+      });
+    }
+    long files = 0;
     long blocksFreed = 0;
-    synchronized (commitLock) {
-      for (FileInfo f : toFree) {
-        blocksFreed += blocks.removeFileBlocks(f.id(), 0);
+    try (SubtreeWalk walk = tree.walk(p)) {
+      while (!walk.done()) {
+        List<FileInfo> batch = new ArrayList<>();
+        for (SubtreeWalk.Visit v : tree.nextBatch(walk, batches.size())) {
+          if (v.file().complete() && unfit(v, force) == null) {
+            if (force && v.file().pinned()) {
+              tree.setFileAttribute(v.file().id(), false, null, null, null, null, cur -> { });
+            }
+            batch.add(v.file());
+          }
+        }
+        List<Long> freed = new ArrayList<>(batch.size());
+        synchronized (commitLock) { // a delete takes it too: a file found here stays until it is let go
+          for (FileInfo f : batch) {
+            if (unflushed.persisted(tree.getFile(f.id()))) {
+              blocksFreed += blocks.freeFileBlocks(f.id());
+              freed.add(f.id());
+            }
+          }
+          if (!freed.isEmpty()) {
+            journal.append(List.of(new JournalEntry.Free(freed)));
+          }
+        }
+        files += freed.size();
       }
+      batches.held(walk.largestBatch());
     }
     flush.run();
-    return new FreeResult(toFree.size(), blocksFreed);
+    return new FreeResult(files, blocksFreed);
+  }
+
+  /** Why the free must not drop this file's cached blocks, or null when it may (or the file is being written). */
+  private String unfit(SubtreeWalk.Visit v, boolean force) {
+    FileInfo f = v.file();
+    if (!f.complete()) {
+      return null;
+    }
+    if (!unflushed.persisted(f)) {
+      return "it is " + (f.persisted() ? "persisted only just (not yet durable at the master; retry in a moment)"
+          : f.persistence() + ", so its blocks are its only copy (persist it first: fs persist)");
+    }
+    return v.pinned() && !force ? "it is pinned (unpin it, or free -f)" : null;
   }
 
   /**
@@ -142,21 +183,42 @@ final class CachePolicies {
     if (!top.directory() && !top.complete()) {
       throw new FailedPreconditionException("Cannot persist " + path + ": the file is not complete");
     }
-    for (FileInfo f : tree.filesUnder(p)) {
-      if (f.complete() && f.persistence() == PersistenceState.NOT_PERSISTED) {
-        try {
-          tree.setFileAttribute(f.id(), null, null, null, PersistenceState.TO_BE_PERSISTED, null, cur -> {
-            if (cur.persistence() != PersistenceState.NOT_PERSISTED) {
-              throw new FailedPreconditionException("already " + cur.persistence());
+    // A batch at a time (see SubtreeWalk: no file is visited twice); each file is checked again as it is changed.
+    try (SubtreeWalk walk = tree.walk(p)) {
+      while (!walk.done()) {
+        for (SubtreeWalk.Visit v : tree.nextBatch(walk, batches.size())) {
+          FileInfo f = v.file();
+          if (f.complete() && f.persistence() == PersistenceState.NOT_PERSISTED) {
+            try {
+              tree.setFileAttribute(f.id(), null, null, null, PersistenceState.TO_BE_PERSISTED, null, cur -> {
+                if (cur.persistence() != PersistenceState.NOT_PERSISTED) {
+                  throw new FailedPreconditionException("already " + cur.persistence());
+                }
+              });
+            } catch (FailedPreconditionException raced) {
+              // Another persist got there first: that file is on its way already; the others still go.
             }
-          });
-        } catch (FailedPreconditionException raced) {
-          // Another persist got there first: that file is on its way already; the others still go.
+          }
         }
       }
+      batches.held(walk.largestBatch());
     }
     flush.run();
     return tree.getStatus(p);
+  }
+
+  /** Whether a file at or under {@code p} matches, walked a batch at a time. */
+  private boolean anyFileUnder(StrataPath p, java.util.function.Predicate<FileInfo> match) throws StrataException {
+    try (SubtreeWalk walk = tree.walk(p)) {
+      while (!walk.done()) {
+        for (SubtreeWalk.Visit v : tree.nextBatch(walk, batches.size())) {
+          if (match.test(v.file())) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   /**
@@ -179,8 +241,8 @@ final class CachePolicies {
           } catch (FailedPreconditionException e) {
             // Files on their way to the UFS (or just there) are freed once persisted: the TTL stays for a later tick.
             // Where a file is never to be persisted, nothing can be freed: the TTL goes, as after a free.
-            keep = tree.filesUnder(StrataPath.of(f.path())).stream()
-                .noneMatch(x -> x.complete() && !x.persisted() && x.persistence() != PersistenceState.TO_BE_PERSISTED);
+            keep = !anyFileUnder(StrataPath.of(f.path()),
+                x -> x.complete() && !x.persisted() && x.persistence() != PersistenceState.TO_BE_PERSISTED);
             if (!keep) {
               throw e;
             }

@@ -374,6 +374,9 @@ final class FileCompletion {
             + ": " + file.path() + " is not a shuffle partition file (under " + io.strata.common.shuffle.AppIds.ROOT
             + "/)");
       }
+      // The first copy of a block of a freed file cached again: journaled, so a restart keeps it (a copy of a freed
+      // file's block the master has no record of is taken for one from before the free, and removed).
+      boolean recached = file.complete() && !known && !announce && blocks.freed(file.id());
       blocks.commitBlock(workerId, blockId, length, tier, announce, file.complete() || announce ? null : replaces);
       if (file.complete() && unflushed.persisted(file)) {
         blocks.releaseToWorker(workerId, List.of(blockId)); // a cached copy of persisted data: evictable
@@ -381,7 +384,7 @@ final class FileCompletion {
       // Journaled whenever the file is incomplete, not only when the block is new here: a block first
       // learned from a worker's report (which is not journaled) must reach the journal before its file
       // can complete. Replaying a block twice is harmless.
-      if (journal != null && !file.complete()) {
+      if (journal != null && (!file.complete() || recached)) {
         journal.append(new JournalEntry.CommitBlock(blockId, length));
       }
     }

@@ -84,6 +84,7 @@ public final class FileSystemMaster {
   private final WorkerProtocol workers;
   /** Replay of journal entries and checkpoints of the whole state. */
   private final MasterRecovery recovery;
+  private final WalkBatches batches = new WalkBatches();
 
   public FileSystemMaster(Clock clock, Duration workerTimeout, long maxBlockSize) {
     this(clock, workerTimeout, maxBlockSize, null);
@@ -113,7 +114,7 @@ public final class FileSystemMaster {
         commitLock, this::removeBlocksOf, guard);
     PersistedUnflushed unflushed = new PersistedUnflushed(); // one for everything that lets persisted blocks go
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
-        this::syncQuietly, clock, ufs, guard, unflushed);
+        this::syncQuietly, clock, ufs, guard, unflushed, batches);
     this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, new WorkerAccess(), ufsWriteTargets,
         unflushed, commitLock, this::journalCaughtUpBriefly, journal == null ? JournalSink.NONE : journal, this::sync);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
@@ -150,7 +151,8 @@ public final class FileSystemMaster {
         }, journal == null ? JournalSink.NONE : journal);
     leaseRecovery.onShuffleAppEnded(leftovers::shuffleAppEnded);
     this.policies = new CachePolicies(tree, blocks, mounts, sync, clock, commitLock, this::sync,
-        (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed);
+        (path, recursive, inodeId) -> delete(path, recursive, false, inodeId), unflushed,
+        journal == null ? JournalSink.NONE : journal, batches);
     this.changes = new NamespaceChanges(tree, mounts, sync, leaseRecovery, commitLock, this::removeBlocksOf,
         this::sync, maxBlockSize, guard);
     this.reads = new NamespaceReads(tree, blocks, mounts, sync);
@@ -501,6 +503,11 @@ public final class FileSystemMaster {
   /** See {@link CachePolicies#free}. */
   public FreeResult free(String path, boolean recursive, boolean force) throws StrataException {
     return policies.free(path, recursive, force);
+  }
+
+  /** What a walk over many inodes (free, persist, TTL) holds at a time (tests make it small). */
+  WalkBatches walkBatches() {
+    return batches;
   }
 
   /** Sets pinned, TTL and TTL action (null: unchanged; TTL -1 removes it). */

@@ -27,8 +27,8 @@ final class InodeIndex {
   private long nextId = 1;
   private long fileCount;
   private long directoryCount = 1;
-  /** Complete files waiting for the persist scheduler. */
-  private final Set<Long> toPersist = new HashSet<>();
+  /** Complete files waiting for the persist scheduler, by id (so the scheduler can scan it a batch at a time). */
+  private final java.util.NavigableSet<Long> toPersist = new java.util.TreeSet<>();
   /** Inodes with a TTL, and pinned inodes, by id (the TTL checker and the pin list read them). */
   private final Map<Long, Inode> withTtl = new HashMap<>();
   private final Map<Long, Inode> pinnedInodes = new HashMap<>();
@@ -164,6 +164,26 @@ final class InodeIndex {
 
   List<Long> filesToPersist() {
     return new ArrayList<>(toPersist);
+  }
+
+  /** At most {@code limit} ids of files waiting to be persisted, in id order after {@code afterId}. */
+  List<Long> filesToPersistAfter(long afterId, int limit) {
+    List<Long> out = new ArrayList<>(Math.min(limit, 64));
+    for (java.util.Iterator<Long> it = toPersist.tailSet(afterId, false).iterator(); it.hasNext() && out.size() < limit; ) {
+      out.add(it.next());
+    }
+    return out;
+  }
+
+  /** Which of {@code ids} are files waiting to be persisted. */
+  Set<Long> toPersistAmong(java.util.Collection<Long> ids) {
+    Set<Long> out = new HashSet<>();
+    for (long id : ids) {
+      if (toPersist.contains(id)) {
+        out.add(id);
+      }
+    }
+    return out;
   }
 
   /** Ids of files pinned themselves or through a pinned directory. */

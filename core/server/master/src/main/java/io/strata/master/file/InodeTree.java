@@ -393,6 +393,9 @@ public final class InodeTree extends InodeTreeReads {
     try {
       InodeDirectory dstParent = renameTarget(src, dst);
       Inode inode = require(src);
+      for (SubtreeWalk w : walks) {
+        w.moved(inode);
+      }
       long now = clock.millis();
       inode.parent.children.remove(inode.name);
       index.childLeft(inode.parent);

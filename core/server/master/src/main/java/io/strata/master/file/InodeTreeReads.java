@@ -29,6 +29,8 @@ abstract class InodeTreeReads {
   final InodeIndex index;
 
   final InodeDirectory root;
+  /** The walks under way ({@link SubtreeWalk}): a rename tells each before it moves an inode. */
+  final java.util.Set<SubtreeWalk> walks = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   InodeTreeReads(InodeDirectory root, long nowMs) {
     this.root = root;
@@ -153,6 +155,16 @@ abstract class InodeTreeReads {
     return read(() -> index.filesToPersist());
   }
 
+  /** See {@link InodeIndex#filesToPersistAfter}: the persist queue a batch at a time. */
+  public List<Long> filesToPersistAfter(long afterId, int limit) {
+    return read(() -> index.filesToPersistAfter(afterId, limit));
+  }
+
+  /** Which of {@code ids} are files waiting to be persisted. */
+  public java.util.Set<Long> toPersistAmong(java.util.Collection<Long> ids) {
+    return read(() -> index.toPersistAmong(ids));
+  }
+
   /** Ids of incomplete files (a new leader gives each a write lease). Scans every file. */
   public List<Long> incompleteFileIds() {
     lock.readLock().lock();
@@ -194,6 +206,26 @@ abstract class InodeTreeReads {
     } finally {
       lock.readLock().unlock();
     }
+  }
+
+  /**
+   * Starts a walk over the files at or under {@code path}, taken a batch at a time with {@link #nextBatch} (see
+   * {@link SubtreeWalk} for what it guarantees while the tree changes between batches); close it when done.
+   */
+  SubtreeWalk walk(StrataPath path) throws StrataException {
+    lock.readLock().lock();
+    try {
+      SubtreeWalk w = new SubtreeWalk(require(path).id, walks);
+      walks.add(w);
+      return w;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** The walk's next files, visiting at most {@code maxInodes} inodes under the read lock; empty once it is done. */
+  List<SubtreeWalk.Visit> nextBatch(SubtreeWalk walk, int maxInodes) {
+    return read(() -> walk.next(index.byId(walk.topId), maxInodes));
   }
 
   /** The path of inode {@code id}'s file, or null. */

@@ -9,11 +9,11 @@ import java.util.List;
 
 /**
  * The master's state to and from the journal: {@link #replay} applies one journaled change to the part
- * that owns it (the request-id table, block commits, mounts, or the {@link InodeTree}, whose removed and
+ * that owns it (the request-id table, block commits and frees, mounts, or the {@link InodeTree}, whose removed and
  * completed files then drop their surplus block metadata, and through-written files deleted before they completed
  * leave their UFS temps to {@link MasterLeftovers}), and {@link #checkpoint} writes the whole state (tree, mounts but
- * the root, blocks, request ids, UFS write targets and orphaned temps) as one checkpoint at the sequence it was read
- * at.
+ * the root, freed files and blocks, request ids, UFS write targets and orphaned temps) as one checkpoint at the
+ * sequence it was read at.
  *
  * <p>Replay runs before the master serves (one thread). A checkpoint may run while it serves: it holds
  * {@code commitLock} (block commits append under it) and freezes the tree (tree changes append under its
@@ -52,6 +52,14 @@ final class MasterRecovery {
     }
     if (entry instanceof JournalEntry.CommitBlock c) {
       blocks.restoreBlock(c.blockId(), c.length());
+      return;
+    }
+    if (entry instanceof JournalEntry.Free f) {
+      for (long fileId : f.fileIds()) {
+        if (tree.getFile(fileId) != null) { // (the free checked it exists, under the commit lock a delete takes too)
+          blocks.freeFileBlocks(fileId);
+        }
+      }
       return;
     }
     if (entry instanceof JournalEntry.AddMount m) {

@@ -34,7 +34,10 @@ import org.slf4j.LoggerFactory;
  * maximum delay, without a limit on attempts: the data stays cached meanwhile). The in-flight state is not
  * journaled: after a restart the TO_BE_PERSISTED files are simply scheduled again. Files with blocks on a
  * worker whose writers wait for room are sent first, and once a file is PERSISTED its workers are told
- * they may evict its blocks ({@link BlockMaster#filePersisted}).
+ * they may evict its blocks ({@link BlockMaster#filePersisted}). A round reads the queue of files to persist in id
+ * order, a batch of ids at a time ({@link WalkBatches}), never whole: a persist of a subtree of millions of files
+ * queues millions, and a round holds state only for its jobs (at most the in-flight limit sent, plus those waiting
+ * to be retried).
  *
  * <p>Threading: {@link #tick()} runs on one background thread and alone touches the jobs;
  * {@link #commandsFor} and {@link #report} are called from RPC threads and only touch the outbox (under
@@ -82,6 +85,8 @@ final class PersistScheduler {
   private final UfsConfig conf;
   private final Map<Long, Job> jobs = new HashMap<>();
   private final Map<Long, List<PersistCommand>> outbox = new HashMap<>();
+  /** How many ids of the persist queue a round reads at a time. */
+  private final WalkBatches batches;
   /** Reported outcomes with the worker that reported each. */
   private final ConcurrentLinkedQueue<Reported> results = new ConcurrentLinkedQueue<>();
 
@@ -103,7 +108,8 @@ final class PersistScheduler {
 
   PersistScheduler(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync ufs,
       Function<FileInfo, List<BlockState>> blocksOf, java.util.function.BooleanSupplier durable, Clock clock,
-      UfsConfig conf, PathGuard guard, PersistedUnflushed unflushed) {
+      UfsConfig conf, PathGuard guard, PersistedUnflushed unflushed, WalkBatches batches) {
+    this.batches = batches;
     this.guard = guard;
     this.unflushed = unflushed;
     this.tree = tree;
@@ -198,7 +204,8 @@ final class PersistScheduler {
       }
     }
     results.addAll(later);
-    Set<Long> wanted = new HashSet<>(tree.filesToPersist());
+    // Of the files with a job, those still to persist: the queue itself is only read a batch at a time (below).
+    Set<Long> wanted = tree.toPersistAmong(new ArrayList<>(jobs.keySet()));
     Set<Long> live = new HashSet<>();
     for (WorkerState w : blocks.liveWorkers()) {
       live.add(w.id());
@@ -236,47 +243,50 @@ final class PersistScheduler {
         inFlight++;
       }
     }
-    for (long fileId : servingWaitersFirst(wanted)) {
-      if (inFlight >= conf.persistMaxInFlight()) {
-        break; // the rest wait for a later round
-      }
-      Job job = jobs.computeIfAbsent(fileId, id -> new Job());
-      if (job.workerId < 0 && now >= job.nextAttemptMs) {
-        send(fileId, job, live, now);
-        if (job.workerId >= 0) {
-          inFlight++;
+    // The files with a block on a worker whose writers wait for room go first (persisting them is what lets that
+    // worker evict their blocks: it never evicts blocks of files not yet persisted), then the rest; the queue is
+    // read in id order, a batch of ids at a time, never whole.
+    Set<Long> starved = blocks.workersAwaitingSpace();
+    for (int pass = starved.isEmpty() ? 1 : 0; pass < 2 && inFlight < conf.persistMaxInFlight(); pass++) {
+      long after = Long.MIN_VALUE;
+      for (List<Long> ids; inFlight < conf.persistMaxInFlight()
+          && !(ids = tree.filesToPersistAfter(after, batches.size())).isEmpty(); ) {
+        after = ids.get(ids.size() - 1);
+        batches.held(ids.size());
+        for (long fileId : ids) {
+          if (inFlight >= conf.persistMaxInFlight()) {
+            break; // the rest wait for a later round
+          }
+          Job job = jobs.get(fileId);
+          if ((job != null && (job.workerId >= 0 || now < job.nextAttemptMs))
+              || (pass == 0 && !holdsBlockOn(fileId, starved))) {
+            continue;
+          }
+          job = jobs.computeIfAbsent(fileId, id -> new Job());
+          send(fileId, job, live, now);
+          if (job.workerId >= 0) {
+            inFlight++;
+          }
         }
       }
     }
   }
 
-  /**
-   * The files to persist, those with a block on a worker whose writers wait for room first: persisting
-   * them is what lets the worker evict their blocks (it never evicts blocks of files not yet persisted).
-   */
-  private List<Long> servingWaitersFirst(Set<Long> wanted) {
-    List<Long> order = new ArrayList<>(wanted);
-    Set<Long> starved = blocks.workersAwaitingSpace();
-    if (starved.isEmpty()) {
-      return order;
-    }
-    List<Long> first = new ArrayList<>();
-    List<Long> rest = new ArrayList<>();
-    for (long fileId : order) {
-      FileInfo f = tree.getFile(fileId);
-      boolean blocking = false;
-      if (f != null) {
-        for (BlockState b : blocksOf.apply(f)) {
-          for (BlockState.Location loc : b.locations()) {
-            blocking |= starved.contains(loc.worker().id());
+  /** Whether a live copy of a block of file {@code fileId} is on one of {@code workers}. */
+  private boolean holdsBlockOn(long fileId, Set<Long> workers) {
+    FileInfo f = tree.getFile(fileId);
+    if (f != null) {
+      for (BlockState b : blocksOf.apply(f)) {
+        for (BlockState.Location loc : b.locations()) {
+          if (workers.contains(loc.worker().id())) {
+            return true;
           }
         }
       }
-      (blocking ? first : rest).add(fileId);
     }
-    first.addAll(rest);
-    return first;
+    return false;
   }
+
 
   private void send(long fileId, Job job, Set<Long> live, long now) {
     FileInfo f = tree.getFile(fileId);

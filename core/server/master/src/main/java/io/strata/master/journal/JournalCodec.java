@@ -48,6 +48,8 @@ final class JournalCodec {
       b.setRename(RenameEntry.newBuilder().setSrc(r.src()).setDst(r.dst()).setTimeMs(r.timeMs()));
     } else if (e instanceof JournalEntry.CommitBlock c) {
       b.setCommitBlock(CommitBlockEntry.newBuilder().setBlockId(c.blockId()).setLength(c.length()));
+    } else if (e instanceof JournalEntry.Free f) {
+      b.setFree(io.strata.proto.journal.FreeEntry.newBuilder().addAllFileIds(f.fileIds()));
     } else if (e instanceof JournalEntry.NextInodeId n) {
       b.setNextInodeId(NextInodeIdEntry.newBuilder().setNextId(n.nextId()));
     } else if (e instanceof JournalEntry.DirectoryModified m) {
@@ -129,6 +131,8 @@ final class JournalCodec {
         return new JournalEntry.Rename(p.getRename().getSrc(), p.getRename().getDst(), p.getRename().getTimeMs());
       case COMMIT_BLOCK:
         return new JournalEntry.CommitBlock(p.getCommitBlock().getBlockId(), p.getCommitBlock().getLength());
+      case FREE:
+        return new JournalEntry.Free(p.getFree().getFileIdsList());
       case NEXT_INODE_ID:
         return new JournalEntry.NextInodeId(p.getNextInodeId().getNextId());
       case DIRECTORY_MODIFIED:

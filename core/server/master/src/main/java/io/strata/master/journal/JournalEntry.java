@@ -70,6 +70,16 @@ public sealed interface JournalEntry {
   record CommitBlock(long blockId, long length) implements JournalEntry {}
 
   /**
+   * The cached blocks of these files were freed: their block records go, and a copy from before the free that a
+   * worker reports later is removed (see {@code BlockMaster#freeFileBlocks}).
+   */
+  record Free(java.util.List<Long> fileIds) implements JournalEntry {
+    public Free {
+      fileIds = java.util.List.copyOf(fileIds);
+    }
+  }
+
+  /**
    * In a checkpoint: the next inode id the tree hands out. Ids of inodes deleted before the checkpoint
    * appear in no other checkpoint entry, and must not be handed out again after a restart.
    */
