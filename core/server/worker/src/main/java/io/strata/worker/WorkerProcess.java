@@ -191,7 +191,7 @@ public final class WorkerProcess implements AutoCloseable {
           e);
     }
     port = server.port();
-    int transferPort = startTransfer(bind, deferred);
+    int transferPort = startTransfer(bind, deferred, maxChunk);
     try {
       // Bound before the address is made, so the worker registers its actual web port; pages come later.
       web = io.strata.server.web.WebServer.start("worker-" + port, bind,
@@ -286,7 +286,7 @@ public final class WorkerProcess implements AutoCloseable {
    * The block transfer server (when on), on its port and, beside the data domain socket, on its own domain
    * socket; returns the port to advertise (0: none).
    */
-  private int startTransfer(String bind, DeferredStore deferred) throws IOException {
+  private int startTransfer(String bind, DeferredStore deferred, long mapWindow) throws IOException {
     if (!conf.get(WorkerKeys.TRANSFER_ENABLED)) {
       return 0;
     }
@@ -299,7 +299,7 @@ public final class WorkerProcess implements AutoCloseable {
           socket, conf.get(WorkerKeys.TRANSFER_CONNECTIONS_MAX),
           conf.get(WorkerKeys.READ_STREAM_STALL_TIMEOUT).toMillis(),
           conf.get(WorkerKeys.TRANSFER_IDLE_TIMEOUT).toMillis(),
-          io.strata.worker.transfer.TransferServer.Send.of(conf.get(WorkerKeys.TRANSFER_SEND))).start();
+          io.strata.worker.transfer.TransferServer.Send.of(conf.get(WorkerKeys.TRANSFER_SEND)), mapWindow).start();
     } catch (IOException e) {
       close();
       throw e;
