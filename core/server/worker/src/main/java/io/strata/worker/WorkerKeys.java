@@ -276,6 +276,15 @@ public final class WorkerKeys {
       .doc("Threads that persist files to under file systems when the master asks (ASYNC_THROUGH).")
       .build();
 
+  public static final PropertyKey<Integer> PERSIST_QUEUE_MAX = PropertyKey.intKey("strata.worker.persist.queue.max")
+      .defaultValue(1000)
+      .validate(v -> v >= 1, "at least 1")
+      .doc("Most persist commands from the master waiting for a persist thread. One more is refused: the worker "
+          + "reports it failed (queue full) in its next heartbeat and the master sends it again after its retry "
+          + "interval. A command for a file already queued or being persisted here is dropped (the master places "
+          + "that one's copy when it is done).")
+      .build();
+
   public static final PropertyKey<Duration> PEER_READ_TIMEOUT =
       PropertyKey.durationKey("strata.worker.peer.read.timeout")
           .defaultValue("5min")

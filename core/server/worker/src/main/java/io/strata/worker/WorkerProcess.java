@@ -151,8 +151,11 @@ public final class WorkerProcess implements AutoCloseable {
     asyncCache = new ThreadPoolExecutor(cacheThreads, cacheThreads, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(conf.get(WorkerKeys.ASYNC_CACHE_QUEUE_MAX)),
         GrpcServer.namedDaemon("worker-async-cache"));
-    persist = Executors.newFixedThreadPool(conf.get(WorkerKeys.PERSIST_THREADS),
-        GrpcServer.namedDaemon("worker-persist"));
+    int persistThreads = conf.get(WorkerKeys.PERSIST_THREADS);
+    // Bounded: commands the master sent again after its persist timeout, or past its in-flight cap, are refused
+    // (reported failed, sent again later) rather than queued without end.
+    persist = new ThreadPoolExecutor(persistThreads, persistThreads, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(conf.get(WorkerKeys.PERSIST_QUEUE_MAX)), GrpcServer.namedDaemon("worker-persist"));
     ufs = new WorkerUfs(deferred, new SyncMasterClient(), ufsManager, ufsIo, asyncCache, persist,
         new WorkerUfs.Settings(Math.min(maxChunk, 1 << 20), conf.get(WorkerKeys.UFS_READ_STALL_TIMEOUT).toMillis(),
             maxMessage, conf.get(WorkerKeys.PEER_READ_TIMEOUT).toMillis()));
@@ -402,9 +405,19 @@ public final class WorkerProcess implements AutoCloseable {
     return ufs == null ? 0 : ufs.asyncCachePending();
   }
 
-  /** Files being persisted now. */
+  /** Files queued or being persisted now. */
   public int persistsActive() {
     return ufs == null ? 0 : ufs.persistsActive();
+  }
+
+  /** Persist commands refused so far for a full persist queue (each reported failed to the master). */
+  public long persistsRefused() {
+    return ufs == null ? 0 : ufs.persistsRefused();
+  }
+
+  /** Persist commands dropped so far because their file was already in hand here. */
+  public long persistDuplicates() {
+    return ufs == null ? 0 : ufs.persistDuplicates();
   }
 
   /**
