@@ -121,7 +121,7 @@ final class FileSystemCache {
   /** Waits (no lock held) for another caller's making of {@code e}'s instance. */
   private BaseFileSystem await(StrataConf conf, Entry e, java.time.Duration bound) throws java.io.IOException {
     try {
-      return e.made.get(bound.toNanos(), TimeUnit.NANOSECONDS);
+      return e.made.get(bound.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException failed) {
       Throwable cause = failed.getCause();
       if (cause instanceof IllegalArgumentException bad) {
