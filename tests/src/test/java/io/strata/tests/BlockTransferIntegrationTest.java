@@ -9,6 +9,7 @@ import io.strata.client.FileSystem;
 import io.strata.client.FileSystemContext;
 import io.strata.client.options.CreateFileOptions;
 import io.strata.client.options.WriteType;
+import io.strata.common.checksum.ChunkChecksums;
 import io.strata.common.conf.StrataConf;
 import io.strata.common.id.BlockId;
 import io.strata.minicluster.LocalStrataCluster;
@@ -202,25 +203,57 @@ class BlockTransferIntegrationTest {
   }
 
   /**
-   * strata.worker.transfer.send=mmap: the bytes go out from read-only mappings of the block file, byte-exact
-   * for whole and partial reads, and a reader that disconnects mid-block releases the block (its mappings are
-   * unmapped as their writes fail) while the worker serves on.
+   * strata.worker.transfer.send=mmap: the bytes go out from read-only mappings of the block file, one window
+   * (strata.worker.read.chunk.size.max, here 256 KiB) mapped at a time, byte-exact for whole and partial reads and
+   * for a checksummed range across many windows, and a reader that disconnects mid-block releases the block (its
+   * window is unmapped as the write fails) while the worker serves on.
    */
   @Test
-  void mmapSends_areByteExact_andADisconnectedReaderReleasesTheBlock() throws Exception {
+  void mmapSends_mapOneWindowAtATime_areByteExact_andADisconnectedReaderReleasesTheBlock() throws Exception {
     Path base = tmp.resolve("mmap");
+    int window = 256 << 10;
+    byte[] big = new byte[40 << 20];
+    new Random(7).nextBytes(big);
     try (LocalStrataCluster mm = LocalStrataCluster.builder().workers(1).baseDir(base)
-        .set("strata.worker.transfer.send", "mmap").build().start();
+        .set("strata.worker.transfer.send", "mmap").set("strata.worker.read.chunk.size.max", "256KB").build().start();
         FileSystemContext ctx = new FileSystemContext(mm.clientConf().withAll(Map.of(
             "strata.user.shortcircuit.mode", "off", "strata.user.data.domain.socket.enabled", "false")));
         FileSystem fs = FileSystem.create(ctx)) {
       TransferServer t = mm.worker(0).transfer();
       write(fs, "/data", DATA, BLOCK);
-      write(fs, "/big", new byte[40 << 20], 40 << 20); // one block, three mappings
+      write(fs, "/big", big, 40 << 20); // one block: 160 windows
+      long block = fs.getBlockLocations("/big").get(0).blockId();
+
+      // One checksummed read of 5 MiB at an unaligned offset, alone on the worker: 21 windows, one mapped at a time.
+      long offset = 1_000_003;
+      int length = 5 << 20;
+      try (Socket s = new Socket("127.0.0.1", t.port())) {
+        s.setSoTimeout(10_000);
+        send(new DataOutputStream(s.getOutputStream()), ReadBlockRequest.newBuilder().setBlockId(block)
+            .setOffset(offset).setLength(length).setChecksums(true).build().toByteArray());
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        TransferReadResponse h = header(in);
+        long from = ChunkChecksums.alignDown(offset);
+        long to = ChunkChecksums.alignUp(offset + length, big.length);
+        assertThat(h.getOffset()).isEqualTo(from);
+        assertThat(h.getLength()).isEqualTo(to - from);
+        byte[] got = new byte[(int) h.getLength()];
+        in.readFully(got);
+        assertThat(got).isEqualTo(Arrays.copyOfRange(big, (int) from, (int) to));
+        assertThat(h.getChunkCrc32CCount()).isEqualTo((int) ((to - from) / ChunkChecksums.CHUNK_BYTES));
+        for (int i = 0; i < h.getChunkCrc32CCount(); i++) {
+          int at = i * ChunkChecksums.CHUNK_BYTES;
+          assertThat(ChunkChecksums.crc(got, at, Math.min(ChunkChecksums.CHUNK_BYTES, got.length - at)))
+              .as("chunk %d's CRC32C", i).isEqualTo(h.getChunkCrc32C(i));
+        }
+      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> t.transfersNow() == 0);
+      assertThat(t.mostMappedBytes()).as("the most mapped at once").isPositive().isLessThanOrEqualTo(window);
+      assertThat(t.mappedBytesNow()).isZero();
+
       long requests0 = t.requests();
       checkReads(ctx);
       assertThat(t.requests() - requests0).isEqualTo(4 + 6);
-      long block = fs.getBlockLocations("/big").get(0).blockId();
       try (Socket s = new Socket("127.0.0.1", t.port())) {
         s.setSoTimeout(10_000);
         send(new DataOutputStream(s.getOutputStream()),
@@ -229,13 +262,13 @@ class BlockTransferIntegrationTest {
         assertThat(header(in).getLength()).isEqualTo(40 << 20);
         in.readFully(new byte[1 << 20]);
       }
-      await().atMost(Duration.ofSeconds(10)).until(() -> t.transfersNow() == 0);
+      await().atMost(Duration.ofSeconds(10)).until(() -> t.transfersNow() == 0 && t.mappedBytesNow() == 0);
       // released and unharmed: the block is read whole again, and removed once deleted
       byte[] got = new byte[1 << 20];
       try (FileInStream in = fs.openFile("/big")) {
         in.readFully((40 << 20) - got.length, got, 0, got.length);
       }
-      assertThat(got).isEqualTo(new byte[1 << 20]);
+      assertThat(got).isEqualTo(Arrays.copyOfRange(big, big.length - got.length, big.length));
       fs.delete("/big");
       await().atMost(Duration.ofSeconds(10)).until(() -> mm.worker(0).tieredStore().usedBytes() < (40 << 20));
     }

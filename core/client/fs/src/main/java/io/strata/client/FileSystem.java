@@ -39,8 +39,13 @@ public interface FileSystem extends Closeable {
 
     private Factory() {}
 
-    /** The shared instance for this configuration, one more reference counted (close it once). */
-    public static FileSystem get(StrataConf conf) {
+    /**
+     * The shared instance for this configuration, one more reference counted (close it once). While another thread
+     * makes the instance for an equal configuration (it connects to the master), waits for that one, at most
+     * strata.network.rpc.timeout: past it, DeadlineExceededException naming the key (the next call makes the
+     * instance again); interrupted, InterruptedIOException with the interrupt flag kept.
+     */
+    public static FileSystem get(StrataConf conf) throws IOException {
       return CACHE.get(conf);
     }
 

@@ -218,7 +218,8 @@ public final class WorkerKeys {
 
   public static final PropertyKey<Long> READ_CHUNK_SIZE_MAX = PropertyKey.bytesKey("strata.worker.read.chunk.size.max")
       .defaultValue("4MB")
-      .doc("Largest chunk the worker sends in a block read, whatever the client asks for.")
+      .doc("Largest chunk the worker sends in a block read, whatever the client asks for; also the most of a block "
+          + "file a transfer sent with strata.worker.transfer.send=mmap maps at once (at least 64KB).")
       .build();
 
   public static final PropertyKey<Boolean> NETWORK_ZEROCOPY_ENABLED =
@@ -273,6 +274,15 @@ public final class WorkerKeys {
       .defaultValue(2)
       .validate(v -> v >= 1, "at least 1")
       .doc("Threads that persist files to under file systems when the master asks (ASYNC_THROUGH).")
+      .build();
+
+  public static final PropertyKey<Integer> PERSIST_QUEUE_MAX = PropertyKey.intKey("strata.worker.persist.queue.max")
+      .defaultValue(1000)
+      .validate(v -> v >= 1, "at least 1")
+      .doc("Most persist commands from the master waiting for a persist thread. One more is refused: the worker "
+          + "reports it failed (queue full) in its next heartbeat and the master sends it again after its retry "
+          + "interval. A command for a file already queued or being persisted here is dropped (the master places "
+          + "that one's copy when it is done).")
       .build();
 
   public static final PropertyKey<Duration> PEER_READ_TIMEOUT =
@@ -472,7 +482,8 @@ public final class WorkerKeys {
       .validate(v -> v.equals("sendfile") || v.equals("mmap"), "one of sendfile, mmap")
       .doc("How the worker puts a block's bytes on a block transfer connection: sendfile (the kernel sends from the "
           + "file, no copy in the JVM; the faster for sequential reads, on both sockets) or mmap (the block file's "
-          + "range mapped read-only and written from the mapping, unmapped when written: one copy, as a plain "
+          + "range mapped read-only a window of strata.worker.read.chunk.size.max at a time and written from the "
+          + "mapping, each window unmapped when written: one copy, as a plain "
           + "socket write; measured faster for 1 MiB positioned reads over TCP, slower for sequential reads and "
           + "over the domain socket). docs/PERFORMANCE.md has the figures.")
       .build();

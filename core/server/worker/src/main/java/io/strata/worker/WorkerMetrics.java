@@ -56,6 +56,9 @@ final class WorkerMetrics {
         () -> w.ufs().persistedBytes());
     m.counter("strata_worker_persist_failures_total", "Persists that failed on this worker (the master retries "
         + "them)", () -> w.ufs().persistFailures());
+    m.counter("strata_worker_persists_refused_total", "Persist commands refused because the persist queue was full "
+        + "(strata.worker.persist.queue.max; reported failed, the master sends them again)",
+        () -> w.ufs().persistsRefused());
     perTier(r, store, "strata_worker_tier_bytes_read_total", "Block bytes served to readers, per tier",
         c::bytesRead);
     perTier(r, store, "strata_worker_tier_bytes_written_total", "Bytes of blocks committed, per tier",
@@ -96,7 +99,7 @@ final class WorkerMetrics {
         + "heartbeat (since the start, before the first)", () -> w.heartbeatAgeMs() / 1000.0);
     m.gauge("strata_worker_registered", "1 once the master accepted this worker's registration",
         () -> w.isRegistered() ? 1 : 0);
-    m.gauge("strata_worker_persists_active", "Files being persisted to under file systems now", w::persistsActive);
+    m.gauge("strata_worker_persists_active", "Files queued or being persisted to under file systems now", w::persistsActive);
     m.gauge("strata_worker_async_cache_pending", "Background cache requests queued or running",
         w::asyncCachePending);
     m.gauge("strata_worker_open_streams", "Data streams (block reads and writes, UFS writes) open now",

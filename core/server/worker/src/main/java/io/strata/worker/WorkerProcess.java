@@ -151,8 +151,11 @@ public final class WorkerProcess implements AutoCloseable {
     asyncCache = new ThreadPoolExecutor(cacheThreads, cacheThreads, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(conf.get(WorkerKeys.ASYNC_CACHE_QUEUE_MAX)),
         GrpcServer.namedDaemon("worker-async-cache"));
-    persist = Executors.newFixedThreadPool(conf.get(WorkerKeys.PERSIST_THREADS),
-        GrpcServer.namedDaemon("worker-persist"));
+    int persistThreads = conf.get(WorkerKeys.PERSIST_THREADS);
+    // Bounded: commands the master sent again after its persist timeout, or past its in-flight cap, are refused
+    // (reported failed, sent again later) rather than queued without end.
+    persist = new ThreadPoolExecutor(persistThreads, persistThreads, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(conf.get(WorkerKeys.PERSIST_QUEUE_MAX)), GrpcServer.namedDaemon("worker-persist"));
     ufs = new WorkerUfs(deferred, new SyncMasterClient(), ufsManager, ufsIo, asyncCache, persist,
         new WorkerUfs.Settings(Math.min(maxChunk, 1 << 20), conf.get(WorkerKeys.UFS_READ_STALL_TIMEOUT).toMillis(),
             maxMessage, conf.get(WorkerKeys.PEER_READ_TIMEOUT).toMillis()));
@@ -191,7 +194,7 @@ public final class WorkerProcess implements AutoCloseable {
           e);
     }
     port = server.port();
-    int transferPort = startTransfer(bind, deferred);
+    int transferPort = startTransfer(bind, deferred, maxChunk);
     try {
       // Bound before the address is made, so the worker registers its actual web port; pages come later.
       web = io.strata.server.web.WebServer.start("worker-" + port, bind,
@@ -286,7 +289,7 @@ public final class WorkerProcess implements AutoCloseable {
    * The block transfer server (when on), on its port and, beside the data domain socket, on its own domain
    * socket; returns the port to advertise (0: none).
    */
-  private int startTransfer(String bind, DeferredStore deferred) throws IOException {
+  private int startTransfer(String bind, DeferredStore deferred, long mapWindow) throws IOException {
     if (!conf.get(WorkerKeys.TRANSFER_ENABLED)) {
       return 0;
     }
@@ -299,7 +302,7 @@ public final class WorkerProcess implements AutoCloseable {
           socket, conf.get(WorkerKeys.TRANSFER_CONNECTIONS_MAX),
           conf.get(WorkerKeys.READ_STREAM_STALL_TIMEOUT).toMillis(),
           conf.get(WorkerKeys.TRANSFER_IDLE_TIMEOUT).toMillis(),
-          io.strata.worker.transfer.TransferServer.Send.of(conf.get(WorkerKeys.TRANSFER_SEND))).start();
+          io.strata.worker.transfer.TransferServer.Send.of(conf.get(WorkerKeys.TRANSFER_SEND)), mapWindow).start();
     } catch (IOException e) {
       close();
       throw e;
@@ -402,9 +405,19 @@ public final class WorkerProcess implements AutoCloseable {
     return ufs == null ? 0 : ufs.asyncCachePending();
   }
 
-  /** Files being persisted now. */
+  /** Files queued or being persisted now. */
   public int persistsActive() {
     return ufs == null ? 0 : ufs.persistsActive();
+  }
+
+  /** Persist commands refused so far for a full persist queue (each reported failed to the master). */
+  public long persistsRefused() {
+    return ufs == null ? 0 : ufs.persistsRefused();
+  }
+
+  /** Persist commands dropped so far because their file was already in hand here. */
+  public long persistDuplicates() {
+    return ufs == null ? 0 : ufs.persistDuplicates();
   }
 
   /**

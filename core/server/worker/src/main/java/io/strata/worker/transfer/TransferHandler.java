@@ -52,6 +52,7 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
   private final BlockStore store;
   private final TransferServer.Counters counters;
   private final TransferServer.Send send;
+  private final long mapWindow;
   /** Transfers answered but not yet completely written (each holds a block's read lock). */
   private final AtomicInteger pending = new AtomicInteger();
   /** Most answers without data (errors) one connection may have waiting to be written. */
@@ -60,10 +61,11 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
   private final AtomicInteger repliesQueued = new AtomicInteger();
   private final java.util.concurrent.atomic.AtomicBoolean cutOff = new java.util.concurrent.atomic.AtomicBoolean();
 
-  TransferHandler(BlockStore store, TransferServer.Counters counters, TransferServer.Send send) {
+  TransferHandler(BlockStore store, TransferServer.Counters counters, TransferServer.Send send, long mapWindow) {
     this.store = store;
     this.counters = counters;
     this.send = send;
+    this.mapWindow = mapWindow;
   }
 
   @Override
@@ -163,7 +165,7 @@ final class TransferHandler extends SimpleChannelInboundHandler<ByteBuf> {
     // From here the writes own the handle: closed once the bytes are written, or with the connection.
     ChannelFuture written = switch (send) {
       case SENDFILE -> ctx.writeAndFlush(new HandleRegion(handle, start, count));
-      case MMAP -> BlockSends.mapped(ctx, handle, start, count);
+      case MMAP -> BlockSends.mapped(ctx, handle, start, count, mapWindow, counters);
     };
     written.addListener((ChannelFutureListener) f -> {
       pending.decrementAndGet();

@@ -64,6 +64,8 @@ public final class TransferServer implements AutoCloseable {
   private final long stallMs;
   private final long idleMs;
   private final Send send;
+  /** Most bytes of a block file an mmap send maps at once: the worker's read chunk size. */
+  private final long mapWindow;
   private final Counters counters = new Counters();
   private EventLoopGroup group;
   private EventExecutorGroup handlers;
@@ -75,7 +77,7 @@ public final class TransferServer implements AutoCloseable {
   public enum Send {
     /** The kernel sends from the file (sendfile on epoll, transferTo on NIO). */
     SENDFILE,
-    /** Written from a read-only mapping of the file's range, unmapped once written. */
+    /** Written from read-only mappings of the file's range, a window at a time, each unmapped once written. */
     MMAP;
 
     /** The mode a key value names (sendfile, mmap). */
@@ -92,14 +94,27 @@ public final class TransferServer implements AutoCloseable {
     final AtomicLong stalled = new AtomicLong();
     final AtomicLong refusedConnections = new AtomicLong();
     final AtomicInteger transfersNow = new AtomicInteger();
+    /** Bytes of block files mapped now by mmap sends, and the most there were at once. */
+    final AtomicLong mappedNow = new AtomicLong();
+    final AtomicLong mostMapped = new AtomicLong();
+
+    void mapped(long bytes) {
+      long now = mappedNow.addAndGet(bytes);
+      mostMapped.accumulateAndGet(now, Math::max);
+    }
+
+    void unmapped(long bytes) {
+      mappedNow.addAndGet(-bytes);
+    }
   }
 
   /**
    * A server for {@code store} on {@code bindHost:port} (0: a free port) and, when {@code socketPath} is not
-   * null, on that domain socket too.
+   * null, on that domain socket too. An mmap send maps at most {@code mapWindow} bytes of a block file at a time
+   * (at least {@link BlockSends#WINDOW_MIN}).
    */
   public TransferServer(BlockStore store, String bindHost, int port, Path socketPath, int maxConnections,
-      long stallMs, long idleMs, Send send) {
+      long stallMs, long idleMs, Send send, long mapWindow) {
     this.store = store;
     this.bindHost = bindHost;
     this.wantPort = port;
@@ -108,6 +123,7 @@ public final class TransferServer implements AutoCloseable {
     this.stallMs = stallMs;
     this.idleMs = idleMs;
     this.send = send;
+    this.mapWindow = mapWindow;
   }
 
   /** Binds the port (and the socket); fails with a message naming the address when it cannot. */
@@ -168,7 +184,7 @@ public final class TransferServer implements AutoCloseable {
             // Writer idle observes a region's progress: only a transfer that moves nothing is cut.
             .addLast(new IdleStateHandler(true, 0, stallMs, idleMs, TimeUnit.MILLISECONDS))
             .addLast(new LengthFieldBasedFrameDecoder(MAX_REQUEST_BYTES, 0, 4, 0, 4))
-            .addLast(handlers, new TransferHandler(store, counters, send));
+            .addLast(handlers, new TransferHandler(store, counters, send, mapWindow));
       }
     });
   }
@@ -201,6 +217,16 @@ public final class TransferServer implements AutoCloseable {
   /** Transfers cut because their reader took nothing for the stall timeout. */
   public long stalled() {
     return counters.stalled.get();
+  }
+
+  /** The most bytes of block files mmap sends had mapped at once so far. */
+  public long mostMappedBytes() {
+    return counters.mostMapped.get();
+  }
+
+  /** Bytes of block files mmap sends have mapped now. */
+  public long mappedBytesNow() {
+    return counters.mappedNow.get();
   }
 
   /** Connections closed at once because the most served were open. */

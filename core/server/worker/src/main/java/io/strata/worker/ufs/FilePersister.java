@@ -35,8 +35,12 @@ import org.slf4j.LoggerFactory;
  * written; on any failure the partial UFS file is deleted and the result carries the error.
  *
  * <p>Results wait here until a heartbeat carrying them succeeds ({@link #results()} then
- * {@link #acknowledge}). A command for a file being persisted, or whose result is not delivered yet, is
- * ignored.
+ * {@link #acknowledge}). A command for a file queued or being persisted here, or whose result is not delivered
+ * yet, is dropped (counted): the master re-sends a command it had no answer to within its persist timeout, and
+ * places the copy of the one in hand when its result comes. The executor's queue is bounded (the worker's
+ * strata.worker.persist.queue.max): a command it refuses gets a failed result at once, delivered in the next
+ * heartbeat, so the master retries it after its retry interval rather than a persist timeout later, and commands
+ * sent again after master-side timeouts never pile up here.
  *
  * <p>Thread-safe: {@link #submit} from the heartbeat thread returns at once; persisting runs on the
  * injected persist executor. The active set and the results are guarded by this object's monitor.
@@ -55,6 +59,9 @@ final class FilePersister {
   /** Bytes of the files persisted, and persists that failed, so far (the worker's metrics). */
   final java.util.concurrent.atomic.LongAdder persistedBytes = new java.util.concurrent.atomic.LongAdder();
   final java.util.concurrent.atomic.LongAdder failures = new java.util.concurrent.atomic.LongAdder();
+  /** Commands refused for a full queue, and commands dropped for a file already in hand, so far. */
+  final java.util.concurrent.atomic.LongAdder refused = new java.util.concurrent.atomic.LongAdder();
+  final java.util.concurrent.atomic.LongAdder duplicates = new java.util.concurrent.atomic.LongAdder();
   /** Told when a result is ready to go to the master (so it goes in a heartbeat now, not at the next one). */
   volatile Runnable onResult = () -> { };
 
@@ -66,27 +73,43 @@ final class FilePersister {
     this.executor = executor;
   }
 
-  /** Starts persisting {@code cmd}'s file; false when it is ignored (already in hand) or the worker is stopping. */
-  synchronized boolean submit(PersistCommand cmd) {
+  /**
+   * Starts persisting {@code cmd}'s file; false when it is dropped (already in hand), refused (the executor's queue
+   * is full: a failed result goes to the master) or the worker is stopping.
+   */
+  boolean submit(PersistCommand cmd) {
     long fileId = cmd.fileId();
-    if (active.contains(fileId) || results.containsKey(fileId)) {
-      return false;
-    }
-    active.add(fileId);
-    try {
-      executor.execute(() -> {
-        PersistResult r = persist(cmd);
-        synchronized (this) {
-          active.remove(fileId);
-          results.put(fileId, r);
+    synchronized (this) {
+      if (active.contains(fileId) || results.containsKey(fileId)) {
+        duplicates.increment();
+        return false;
+      }
+      active.add(fileId);
+      try {
+        executor.execute(() -> {
+          PersistResult r = persist(cmd);
+          synchronized (this) {
+            active.remove(fileId);
+            results.put(fileId, r);
+          }
+          onResult.run();
+        });
+        return true;
+      } catch (RejectedExecutionException e) {
+        active.remove(fileId);
+        if (executor instanceof java.util.concurrent.ExecutorService es && es.isShutdown()) {
+          return false; // the worker is stopping: the master finds the worker lost and sends the file elsewhere
         }
-        onResult.run();
-      });
-      return true;
-    } catch (RejectedExecutionException e) {
-      active.remove(fileId);
-      return false;
+        refused.increment();
+        results.put(fileId, new PersistResult(fileId, false, "Worker " + master.workerId() + " refused to persist "
+            + "file " + fileId + ": its persist queue is full (strata.worker.persist.queue.max)", 0,
+            cmd.target().uri()));
+      }
     }
+    LOG.info("Refused to persist file {}: the persist queue is full (strata.worker.persist.queue.max); the master "
+        + "sends it again", fileId);
+    onResult.run();
+    return false;
   }
 
   /** Results not yet delivered to the master, oldest first. */

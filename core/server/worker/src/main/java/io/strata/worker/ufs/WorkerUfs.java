@@ -113,7 +113,10 @@ public final class WorkerUfs implements UfsOperations, Closeable {
     return cache.submit(blockId);
   }
 
-  /** Starts a persist command from the master; false when it is ignored (that file is already in hand). */
+  /**
+   * Starts a persist command from the master; false when it is dropped (that file is already in hand) or refused (the
+   * persist queue is full: the master is told in the next heartbeat and sends it again).
+   */
   public boolean persist(PersistCommand cmd) {
     return persister.submit(cmd);
   }
@@ -163,7 +166,17 @@ public final class WorkerUfs implements UfsOperations, Closeable {
     return cache.pending();
   }
 
-  /** Files being persisted now. */
+  /** Persist commands refused so far because the persist queue was full (each one reported failed). */
+  public long persistsRefused() {
+    return persister.refused.sum();
+  }
+
+  /** Persist commands dropped so far because their file was already queued, being persisted, or reported on. */
+  public long persistDuplicates() {
+    return persister.duplicates.sum();
+  }
+
+  /** Files queued or being persisted now. */
   public int persistsActive() {
     return persister.active();
   }
