@@ -73,6 +73,7 @@ class LeaseRecoveryIT {
     Process writer = pb.start();
     var master = cluster.master().fileSystemMaster();
     long fileId;
+    long killedAt;
     try (OutputStream stdin = writer.getOutputStream()) {
       byte[] chunk = new byte[64 * 1024];
       new Random(7).nextBytes(chunk);
@@ -85,6 +86,7 @@ class LeaseRecoveryIT {
       fileId = master.getStatus("/big._COPYING_").id();
       assertThat(master.getStatus("/big._COPYING_").complete()).isFalse();
       assertThat(master.blockMaster().hasBlock(BlockId.of(fileId, 0))).isTrue();
+      killedAt = System.nanoTime(); // before the kill: the writer may renew up to then, not after
       writer.destroyForcibly(); // SIGKILL: no close, no cancel, no delete from the writer
       assertThat(writer.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
       assertThat(writer.exitValue()).isEqualTo(137);
@@ -92,7 +94,6 @@ class LeaseRecoveryIT {
       throw new AssertionError("the writer died before it was killed: " + Files.readString(tmp.resolve("writer.log")),
           stdinClosedByTheKill);
     }
-    long killedAt = System.nanoTime();
     FileSystem fs = cluster.client();
     // Recovered within the lease plus a few checks (and not before the lease ran out: it was renewed).
     await().atMost(LEASE.multipliedBy(5)).pollInterval(Duration.ofMillis(50))
