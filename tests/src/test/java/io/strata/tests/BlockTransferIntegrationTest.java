@@ -127,7 +127,7 @@ class BlockTransferIntegrationTest {
 
   @Test
   void readsGoOverTheTransferPort_byteExact_reusingConnections() throws IOException {
-    await().atMost(Duration.ofSeconds(5)).until(() -> server().transfersNow() == 0); // earlier tests' reads
+    await().atMost(Duration.ofSeconds(20)).until(() -> server().transfersNow() == 0); // earlier tests' reads
     long requests0 = server().requests();
     long bytes0 = server().bytesSent();
     try (FileSystemContext ctx = context(Map.of())) {
@@ -136,7 +136,7 @@ class BlockTransferIntegrationTest {
       assertThat(server().requests() - requests0).isEqualTo(4 + 6);
       // a transfer's bytes are counted when the server's write completes, which can be just after the
       // client has them
-      await().atMost(Duration.ofSeconds(5)).until(() -> server().transfersNow() == 0);
+      await().atMost(Duration.ofSeconds(20)).until(() -> server().transfersNow() == 0);
       // every byte once for the sequential read, plus the ranges widened to whole 64 KiB checksum chunks
       assertThat(server().bytesSent() - bytes0).isBetween((long) SIZE + 17 + 11 + 140_003 + 1 + (3 << 20),
           (long) SIZE + 17 + 11 + 140_003 + 1 + (3 << 20) + 12L * 65_536);
@@ -145,7 +145,7 @@ class BlockTransferIntegrationTest {
       assertThat(ctx.transferConnectionsOpened()).isEqualTo(1);
       assertThat(ctx.idleTransferConnections()).isEqualTo(1);
     }
-    await().atMost(Duration.ofSeconds(5)).until(() -> server().transfersNow() == 0);
+    await().atMost(Duration.ofSeconds(20)).until(() -> server().transfersNow() == 0);
   }
 
   @Test
