@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A writer dropped without close or cancel, on a real master and worker: once the collector finds it unreachable,
- * its client stops renewing its lease (the master recovers the file after its 2 s lease timeout) and stops keeping its
+ * its client stops renewing its lease (the master recovers the file after its 3 s lease timeout) and stops keeping its
  * under file system stream alive; the worker's block and UFS streams of it end. Before, the client renewed the lease
  * and sent keep-alives for as long as it lived, and the file stayed, incomplete, forever.
  */
@@ -37,8 +37,10 @@ class DroppedWriterIntegrationTest {
   @BeforeAll
   static void start() throws IOException {
     cluster = LocalStrataCluster.builder().workers(1).baseDir(tmp.resolve("cluster"))
-        .set("strata.worker.ufs.write.idle.timeout", "2s")
-        .set("strata.master.lease.timeout", "2s")
+        // 3 s against renewals and keep-alives every 200-250 ms: a held writer keeps its file and streams even when
+        // a loaded machine holds its client back for a second or two
+        .set("strata.worker.ufs.write.idle.timeout", "3s")
+        .set("strata.master.lease.timeout", "3s")
         .set("strata.master.lease.check.interval", "100ms")
         .build().start();
   }
@@ -59,19 +61,27 @@ class DroppedWriterIntegrationTest {
     return new FileSystemContext(StrataConf.of(c));
   }
 
-  /** Opens a CACHE_THROUGH writer of {@code path}, writes a piece, and lets it go (nothing refers to it after). */
-  private static void writeAndDrop(FileSystem fs, String path) throws IOException {
+  /**
+   * The writer under test, held until the test has seen what it opens: a collection may come at any moment, and had
+   * it abandoned the writer before that look, its streams would already be gone. Cleared, nothing refers to it.
+   */
+  private Object held;
+
+  /** Opens a CACHE_THROUGH writer of {@code path} and writes a piece (the test holds it until it drops it). */
+  private static FileOutStream write(FileSystem fs, String path) throws IOException {
     FileOutStream out = fs.createFile(path, CreateFileOptions.defaults().withBlockSize(1 << 20)
         .withWriteType(WriteType.CACHE_THROUGH).withRecursive(true));
     out.write(new byte[PIECE]);
+    return out;
   }
 
   @Test
   void aDroppedFileOutStream_isAbandoned_itsLeaseLapses_andItsStreamsEnd() throws IOException {
     try (FileSystemContext ctx = context(); FileSystem fs = FileSystem.create(ctx)) {
-      writeAndDrop(fs, "/dropped/f");
+      held = write(fs, "/dropped/f");
       await().atMost(Duration.ofSeconds(10)).until(() -> cluster.worker(0).dataService().openUfsWrites() == 1
           && cluster.worker(0).openStreams() == 2);
+      held = null; // dropped
       // Collected, the writer is abandoned: its lease is dropped (the master deletes the file) and its streams end.
       await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
         System.gc();
@@ -86,17 +96,13 @@ class DroppedWriterIntegrationTest {
     }
   }
 
-  /** Creates a worker-written file at {@code path} and lets go of it. */
-  private static void createAndDrop(FileSystem fs, String path) throws IOException {
-    fs.createWorkerWrittenFile(path, CreateFileOptions.defaults().withWriteType(WriteType.MUST_CACHE)
-        .withRecursive(true));
-  }
-
   @Test
   void aDroppedWorkerWrittenFile_hasItsLeaseLapse_andTheMasterRecoversIt() throws IOException {
     try (FileSystemContext ctx = context(); FileSystem fs = FileSystem.create(ctx)) {
-      createAndDrop(fs, "/dropped/ww");
+      held = fs.createWorkerWrittenFile("/dropped/ww", CreateFileOptions.defaults().withWriteType(WriteType.MUST_CACHE)
+          .withRecursive(true));
       assertThat(fs.exists("/dropped/ww")).isTrue();
+      held = null; // dropped
       await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> {
         System.gc();
         return !fs.exists("/dropped/ww");

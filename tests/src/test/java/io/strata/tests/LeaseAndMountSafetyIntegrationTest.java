@@ -105,10 +105,10 @@ class LeaseAndMountSafetyIntegrationTest {
   void fileWhoseCreatorNeverRenews_isRecoveredWithinABound_andItsPathIsFree() throws Exception {
     FileSystemMasterServiceGrpc.FileSystemMasterServiceBlockingStub raw =
         FileSystemMasterServiceGrpc.newBlockingStub(masterChannel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    long t0 = System.nanoTime(); // before the create, whose time the lease counts from
     raw.createFile(CreateFileRequest.newBuilder().setPath("/lease/silent").setBlockSize(65536).setRecursive(true)
         .setClientId("a-client-that-dies").build());
     assertThat(fs.exists("/lease/silent")).isTrue();
-    long t0 = System.nanoTime();
     await().atMost(LEASE.multipliedBy(10)).pollInterval(Duration.ofMillis(50)).until(() -> !fs.exists("/lease/silent"));
     assertThat(Duration.ofNanos(System.nanoTime() - t0)).isGreaterThanOrEqualTo(LEASE.minusMillis(200));
     try (FileOutStream out = fs.createFile("/lease/silent")) {
@@ -177,6 +177,16 @@ class LeaseAndMountSafetyIntegrationTest {
         FileSystemMasterServiceGrpc.newBlockingStub(masterChannel).withDeadlineAfter(10, TimeUnit.SECONDS);
     long fileId = raw.createFile(CreateFileRequest.newBuilder().setPath("/lease/quiet").setBlockSize(65536)
         .setRecursive(true).setClientId("a-writer-that-goes-quiet").build()).getFile().getId();
+    // The writer renews its lease, every 200 ms as a client would, until the test has seen its temp block: the block
+    // lives only as long as the file, and without renewals a loaded machine could let the lease lapse (and the
+    // block go) before a look at the worker's temp dir found it.
+    java.util.List<Long> lostWhileRenewing = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.ScheduledExecutorService renewer =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    java.util.concurrent.Future<?> renewals = renewer.scheduleWithFixedDelay(() -> lostWhileRenewing.addAll(
+        FileSystemMasterServiceGrpc.newBlockingStub(masterChannel).withDeadlineAfter(10, TimeUnit.SECONDS)
+            .renewLease(io.strata.proto.RenewLeaseRequest.newBuilder().setClientId("a-writer-that-goes-quiet")
+                .addFileIds(fileId).build()).getLostFileIdsList()), 0, 200, TimeUnit.MILLISECONDS);
     ManagedChannel workerChannel = GrpcChannels.forAddress("localhost", cluster.worker(0).rpcPort(), 64 << 20);
     try {
       StreamObserver<WriteBlockRequest> req = BlockWorkerServiceGrpc.newStub(workerChannel).writeBlock(
@@ -194,12 +204,17 @@ class LeaseAndMountSafetyIntegrationTest {
       req.onNext(WriteBlockRequest.newBuilder().setHeader(WriteBlockHeader.newBuilder()
           .setBlockId(BlockId.of(fileId, 0)).setMaxLength(65536)).setChunk(ByteString.copyFrom(data(30_000, 3)))
           .build());
-      await().atMost(Duration.ofSeconds(10)).until(() -> !tempBlocksOnTheWorker().isEmpty());
+      await().atMost(Duration.ofSeconds(30)).until(() -> !tempBlocksOnTheWorker().isEmpty());
+      assertThat(renewals).as("the renewals go on (one that failed would end them)").isNotDone();
+      renewer.shutdownNow(); // the writer goes quiet
+      assertThat(renewer.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(lostWhileRenewing).as("files the renewing writer lost").isEmpty();
       await().atMost(LEASE.multipliedBy(10)).until(() -> !fs.exists("/lease/quiet"));
       // Dropped at the next heartbeat (every second), long before the worker's 5 min temp-block timeout.
       await().atMost(Duration.ofSeconds(10)).until(() -> tempBlocksOnTheWorker().isEmpty());
       req.onError(new RuntimeException("test done"));
     } finally {
+      renewer.shutdownNow();
       GrpcChannels.close(workerChannel);
     }
   }

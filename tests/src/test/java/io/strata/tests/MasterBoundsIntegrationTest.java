@@ -47,8 +47,10 @@ class MasterBoundsIntegrationTest {
 
   @Test
   void lostWorker_isForgotten_afterTheForgetTime() throws Exception {
+    // 3 s without a heartbeat (every 200 ms) before a worker is lost: the live worker 0 must not be taken for lost
+    // (and its locations dropped) when a loaded machine delays its heartbeats for a second.
     cluster = LocalStrataCluster.builder().workers(2)
-        .set("strata.master.worker.timeout", "1s")
+        .set("strata.master.worker.timeout", "3s")
         .set("strata.master.worker.lost.check.interval", "100ms")
         .set("strata.master.worker.lost.forget.after", "2s")
         .build().start();

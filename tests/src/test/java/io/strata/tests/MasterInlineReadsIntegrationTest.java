@@ -69,19 +69,19 @@ class MasterInlineReadsIntegrationTest extends MasterRpcFixture {
       }
       await().atMost(Duration.ofSeconds(30)).until(() -> StallingFileSystem.waiting() == HANDLERS);
 
-      FileSystemMasterServiceBlockingStub quick = m.withDeadlineAfter(5, TimeUnit.SECONDS);
+      FileSystemMasterServiceBlockingStub quick = m.withDeadlineAfter(20, TimeUnit.SECONDS);
       quick.ping(PingRequest.getDefaultInstance());
-      assertThat(m.withDeadlineAfter(5, TimeUnit.SECONDS).getStatus(GetStatusRequest.newBuilder()
+      assertThat(m.withDeadlineAfter(20, TimeUnit.SECONDS).getStatus(GetStatusRequest.newBuilder()
           .setPath("/here/a").setSyncIntervalMs(-1).build()).getFile().getPath()).isEqualTo("/here/a");
-      assertThat(m.withDeadlineAfter(5, TimeUnit.SECONDS).exists(ExistsRequest.newBuilder().setPath("/here/b")
+      assertThat(m.withDeadlineAfter(20, TimeUnit.SECONDS).exists(ExistsRequest.newBuilder().setPath("/here/b")
           .build()).getExists()).isTrue();
       List<String> listed = new ArrayList<>();
-      Iterator<ListStatusResponse> it = m.withDeadlineAfter(5, TimeUnit.SECONDS)
+      Iterator<ListStatusResponse> it = m.withDeadlineAfter(20, TimeUnit.SECONDS)
           .listStatus(ListStatusRequest.newBuilder().setPath("/here").setSyncIntervalMs(-1).build());
       it.forEachRemaining(r -> r.getFilesList().forEach(f -> listed.add(f.getPath())));
       assertThat(listed).containsExactlyInAnyOrder("/here/a", "/here/b", "/here/open");
       // A writer's lease renewal does not wait for a handler thread either (its lease would run out meanwhile).
-      assertThat(m.withDeadlineAfter(5, TimeUnit.SECONDS).renewLease(io.strata.proto.RenewLeaseRequest.newBuilder()
+      assertThat(m.withDeadlineAfter(20, TimeUnit.SECONDS).renewLease(io.strata.proto.RenewLeaseRequest.newBuilder()
           .setClientId("writer-1").addFileIds(open).build()).getLostFileIdsList()).isEmpty();
 
       // A change needs a handler thread: none is free, so it is still waiting when its deadline passes.

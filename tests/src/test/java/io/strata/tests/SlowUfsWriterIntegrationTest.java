@@ -171,12 +171,16 @@ class SlowUfsWriterIntegrationTest {
       conf.put("strata.user.ufs.write.keepalive.interval", "250ms");
       conf.put("strata.user.lease.renew.interval", "1h");
       try (FileSystemContext ctx = new FileSystemContext(StrataConf.of(conf)); FileSystem fs = FileSystem.create(ctx)) {
+        // The lease is long until the worker's under file system write is seen open, then 1 s: short from the start,
+        // it could lapse and the write end before a look from a loaded machine found the write open.
+        c.master().fileSystemMaster().setLeaseTimeout(Duration.ofMinutes(5));
         FileOutStream out = fs.createFile("/lost/f", CreateFileOptions.defaults().withBlockSize(BLOCK)
             .withWriteType(WriteType.THROUGH).withRecursive(true));
         out.write(new byte[PIECE]);
-        await().atMost(Duration.ofSeconds(10)).until(() -> c.worker(0).dataService().openUfsWrites() == 1);
+        await().atMost(Duration.ofSeconds(30)).until(() -> c.worker(0).dataService().openUfsWrites() == 1);
+        c.master().fileSystemMaster().setLeaseTimeout(Duration.ofSeconds(1));
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> c.worker(0).dataService().openUfsWrites() == 0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> c.worker(0).dataService().openUfsWrites() == 0);
         assertThat(ctx.ufsKeepAlivesSent()).as("the client kept its stream alive meanwhile").isPositive();
         assertThat(fs.exists("/lost/f")).isFalse();
         assertThatThrownBy(() -> {

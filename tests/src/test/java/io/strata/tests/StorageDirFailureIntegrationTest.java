@@ -87,7 +87,9 @@ class StorageDirFailureIntegrationTest {
         .set("strata.worker.tier.0.quota", "8MB")
         .set("strata.worker.allocator.class", "RoundRobin")
         .set("strata.worker.tier.manager.interval", "100ms")
-        .set("strata.master.worker.timeout", "1500ms")
+        // short, for the last test's lost worker, but not so short that a loaded machine delaying the live worker's
+        // heartbeats (every 200 ms) for a second has it taken for lost, its locations dropped, in the other tests
+        .set("strata.master.worker.timeout", "3s")
         .set("strata.user.block.size.default", "256KB")
         .build().start();
   }

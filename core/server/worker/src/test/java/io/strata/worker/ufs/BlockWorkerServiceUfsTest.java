@@ -318,6 +318,16 @@ class BlockWorkerServiceUfsTest {
         store, worker.client()::commitBlock, busyUfs, 64 * 1024, 0, io.strata.worker.rpc.IdleWatch.NONE, watch,
         true))).start();
     ManagedChannel idleChannel = GrpcChannels.forAddress("127.0.0.1", idleServer.port(), 8 << 20);
+    // The watch's sweeps wait (its one timer thread held) until the UFS pool is held: the write idles 300 ms after
+    // its chunk, and a sweep then could end it, and its abort delete the copy, before the test held the pool.
+    CountDownLatch sweepsHeld = new CountDownLatch(1);
+    timers.execute(() -> {
+      try {
+        sweepsHeld.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
     try {
       long id = UfsTestKit.fileBeingWritten(master, "/out/silent", BLOCK, WriteType.THROUGH);
       CompletableFuture<WriteUfsFileResponse> done = new CompletableFuture<>();
@@ -334,6 +344,7 @@ class BlockWorkerServiceUfsTest {
           Thread.currentThread().interrupt();
         }
       });
+      sweepsHeld.countDown();
 
       assertThatThrownBy(() -> done.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(StatusRuntimeException.class)
           .hasMessageContaining("strata.worker.ufs.write.idle.timeout");
@@ -343,6 +354,7 @@ class BlockWorkerServiceUfsTest {
       await().atMost(Duration.ofSeconds(10)).until(() -> UfsTestKit.copiesBeingWritten(master, "/out/silent")
           .isEmpty());
     } finally {
+      sweepsHeld.countDown();
       poolHeld.countDown();
       GrpcChannels.close(idleChannel);
       idleServer.close();
