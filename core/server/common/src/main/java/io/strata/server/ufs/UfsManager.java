@@ -186,15 +186,18 @@ public final class UfsManager implements Closeable {
    * ends.
    */
   public UfsStatus probe(String uri, Map<String, String> options, java.time.Duration timeout) throws IOException {
-    // A client others use is probed through and stays. With none, the probe opens one of its own, outside the map
-    // until it answered: put in the map by a probe thread that outlived its timeout, it stayed open for good (the
-    // caller's discard had found nothing yet).
-    ProbeClient own = clients.containsKey(key(uri, options)) ? null : new ProbeClient();
+    // A client others use is probed through and stays. With none (looked for on the probe thread: one open when the
+    // probe was asked for may be gone when it runs), the probe opens one of its own, outside the map until it
+    // answered: put in the map by a probe thread that outlived its timeout, it stayed open for good (the caller's
+    // discard had found nothing yet).
+    Key key = key(uri, options);
+    ProbeClient own = new ProbeClient();
     java.util.concurrent.Future<UfsStatus> f;
     try {
       f = probes.submit(() -> {
-        if (own == null) {
-          return get(uri, options).getStatus(uri);
+        UnderFileSystem shared = clients.get(key);
+        if (shared != null && use(key, shared, false)) {
+          return shared.getStatus(uri);
         }
         UnderFileSystem c = newClient(uri, options);
         if (!own.set(c)) {
@@ -211,9 +214,7 @@ public final class UfsManager implements Closeable {
     try {
       UfsStatus s = f.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
       ok = true;
-      if (own != null) {
-        closeQuietly(adopt(key(uri, options), own.giveUp()));
-      }
+      closeQuietly(adopt(key, own.giveUp()));
       return s;
     } catch (java.util.concurrent.TimeoutException e) {
       throw new java.io.InterruptedIOException("the under file system did not answer within " + timeout);
@@ -225,8 +226,6 @@ public final class UfsManager implements Closeable {
     } finally {
       if (!ok) {
         f.cancel(true);
-      }
-      if (own != null && !ok) {
         closeQuietly(own.giveUp());
       }
     }

@@ -129,7 +129,8 @@ final class CachePolicies {
         List<Long> freed = new ArrayList<>(batch.size());
         synchronized (commitLock) { // a delete takes it too: a file found here stays until it is let go
           for (FileInfo f : batch) {
-            if (unflushed.persisted(tree.getFile(f.id()))) {
+            // Looked at again: pinned since its batch was read (and not freed with -f), or no longer persisted.
+            if (unflushed.persisted(tree.getFile(f.id())) && (force || !tree.pinnedNow(f.id()))) {
               blocksFreed += blocks.freeFileBlocks(f.id());
               freed.add(f.id());
             }

@@ -49,10 +49,16 @@ final class FileCompletion {
   private final PathGuard guard;
   /** A through-written file completes PERSISTED: not durable until the complete's flush ({@link #settle}). */
   private final PersistedUnflushed unflushed;
+  /**
+   * Told of each file completed, once durable (as replay is of each CompleteFile entry): a write target an earlier
+   * leader handed out for it is no orphan now ({@link MasterLeftovers#fileEnded}).
+   */
+  private final java.util.function.LongConsumer completed;
 
   FileCompletion(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync, Object commitLock,
       Map<Long, String> ufsWriteTargets, Journal journal, MountOperations.Flush flush, PathGuard guard,
-      PersistedUnflushed unflushed) {
+      PersistedUnflushed unflushed, java.util.function.LongConsumer completed) {
+    this.completed = completed;
     this.guard = guard;
     this.unflushed = unflushed;
     this.tree = tree;
@@ -160,6 +166,7 @@ final class FileCompletion {
 
   /** After the flush that made {@code done} durable. */
   void settle(Applied done) {
+    completed.accept(done.file().id());
     if (done.persisted()) {
       // Its cached copies may be evicted only once PERSISTED is durable: before, a master that restarted would
       // not know the UFS holds the file.

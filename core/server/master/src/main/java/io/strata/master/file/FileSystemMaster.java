@@ -157,7 +157,7 @@ public final class FileSystemMaster {
         this::sync, maxBlockSize, guard);
     this.reads = new NamespaceReads(tree, blocks, mounts, sync);
     this.completion = new FileCompletion(tree, blocks, mounts, sync, commitLock, ufsWriteTargets, journal,
-        this::sync, guard, unflushed);
+        this::sync, guard, unflushed, id -> leftovers.fileEnded(id, false));
     this.retries = new NamespaceRetries(calls, leaseRecovery, tree, mounts, this::sync);
     this.recovery = new MasterRecovery(tree, blocks, mounts, calls, journal, commitLock, leftovers, ufsWriteTargets);
   }

@@ -39,10 +39,42 @@ final class InodeIndex {
   private long pinVersion;
   /** Counts the changes a UFS view taken outside the lock may have missed (see {@link UfsMerge}). */
   private long changeSeq;
+  /** Whether any file here ever had a UFS content tag ({@link #contentTag}); until one has, a rename clears none. */
+  private boolean contentTagged;
 
   InodeIndex(InodeDirectory root, long nowMs) {
     this.root = root;
     this.pinVersion = Math.max(1, nowMs) * 1024;
+  }
+
+  // ---- UFS content tags ----
+
+  /** Records {@code f}'s UFS content tag (an object store's ETag; "" when its UFS has none). */
+  void contentTag(InodeFile f, String tag) {
+    f.ufsContentTag = tag;
+    contentTagged |= !tag.isEmpty();
+  }
+
+  /**
+   * {@code moved} was renamed (live or in replay, alike): its files' UFS content tags are dropped, as a rename in an
+   * object store is a copy whose ETag may differ from the source's (S3 multipart uploads, SSE-KMS), which would
+   * otherwise read as a change made outside Strata. Their length and mtime still decide. A walk of the subtree, only
+   * once some file was ever tagged (object-store mounts); a cluster without them never walks.
+   */
+  void renamed(Inode moved) {
+    if (!contentTagged) {
+      return;
+    }
+    java.util.ArrayDeque<Inode> todo = new java.util.ArrayDeque<>();
+    todo.push(moved);
+    while (!todo.isEmpty()) {
+      Inode i = todo.pop();
+      if (i instanceof InodeFile f) {
+        f.ufsContentTag = "";
+      } else if (i instanceof InodeDirectory d) {
+        d.children.values().forEach(todo::push);
+      }
+    }
   }
 
   // ---- ids and membership ----

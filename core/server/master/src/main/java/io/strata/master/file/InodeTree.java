@@ -406,6 +406,7 @@ public final class InodeTree extends InodeTreeReads {
       dstParent.children.put(inode.name, inode);
       dstParent.modificationTimeMs = now;
       index.pinsMayHaveChanged();
+      index.renamed(inode);
       journal.append(List.of(new JournalEntry.Rename(src.toString(), dst.toString(), now)));
     } finally {
       lock.writeLock().unlock();

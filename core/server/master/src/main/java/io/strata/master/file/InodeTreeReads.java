@@ -191,6 +191,18 @@ abstract class InodeTreeReads {
     return read(() -> index.pinVersion());
   }
 
+  /** Whether file {@code fileId} is pinned now, itself or through a directory above it (false: gone, or not). */
+  public boolean pinnedNow(long fileId) {
+    return read(() -> {
+      for (Inode i = index.byId(fileId); i != null; i = i.parent) {
+        if (i.pinned) {
+          return true;
+        }
+      }
+      return false;
+    });
+  }
+
   /** Ids of files pinned themselves or through a pinned directory. */
   public List<Long> pinnedFileIds() {
     return read(() -> index.pinnedFileIds());

@@ -54,7 +54,7 @@ final class InodeTreeRecovery {
       f.complete = true;
       f.modificationTimeMs = c.timeMs();
       f.ufsMtimeMs = c.ufsMtimeMs();
-      f.ufsContentTag = c.ufsContentTag();
+      index.contentTag(f, c.ufsContentTag());
       index.setPersistence(f, PersistenceState.parse(c.persistenceState()));
     } else if (entry instanceof JournalEntry.Delete d) {
       Inode inode = root.require(StrataPath.of(d.path()));
@@ -77,6 +77,7 @@ final class InodeTreeRecovery {
       dstParent.children.put(inode.name, inode);
       dstParent.modificationTimeMs = r.timeMs();
       index.pinsMayHaveChanged();
+      index.renamed(inode);
     } else if (entry instanceof JournalEntry.NextInodeId n) {
       index.idsTakenBelow(n.nextId());
     } else if (entry instanceof JournalEntry.DirectoryModified m) {

@@ -302,7 +302,7 @@ final class UfsMerge {
       f.length = s.length();
       f.complete = true;
       f.ufsMtimeMs = s.modificationTimeMs();
-      f.ufsContentTag = s.contentTag();
+      index.contentTag(f, s.contentTag());
       f.persistence = PersistenceState.PERSISTED;
       index.addFile(f);
       entries.add(new JournalEntry.CreateFile(f.id, path.toString(), blockSize, f.mode, now,

@@ -73,4 +73,56 @@ class UfsContentTagTest {
       }
     }
   }
+
+  /**
+   * A rename moves the file in the UFS too, which on an object store is a copy whose ETag may differ: the recorded
+   * tags under what moved are dropped (length and mtime decide for them), live and in replay alike, so the next read
+   * through or metadata sync does not take Strata's own rename for a change made outside it.
+   */
+  @Test
+  void aRename_dropsTheContentTagsOfWhatMoved_liveAndInReplay() throws Exception {
+    Files.createDirectories(tmp.resolve("ufs/s3/d"));
+    Files.write(tmp.resolve("ufs/s3/f"), new byte[150]);
+    Files.write(tmp.resolve("ufs/s3/d/h"), new byte[20]);
+    Files.createDirectories(tmp.resolve("ufs/kept"));
+    Files.write(tmp.resolve("ufs/kept/k"), new byte[10]);
+    Path journalDir = tmp.resolve("journal");
+    Journal written = new Journal(journalDir, 1 << 20);
+    written.replay(e -> { });
+    written.startWriting();
+    written.append(List.of(new JournalEntry.Mkdir(1, "/s3", 0755, 1_000, "PERSISTED"),
+        new JournalEntry.Mkdir(2, "/s3/d", 0755, 1_000, "PERSISTED"),
+        new JournalEntry.Mkdir(5, "/kept", 0755, 1_000, "PERSISTED")));
+    written.append(List.of(new JournalEntry.CreateFile(3, "/s3/f", BS, 0644, 1_000, "MUST_CACHE"),
+        new JournalEntry.CompleteFile(3, 150, 1_000, "PERSISTED", 1_234, ETAG)));
+    written.append(List.of(new JournalEntry.CreateFile(4, "/s3/d/h", BS, 0644, 1_000, "MUST_CACHE"),
+        new JournalEntry.CompleteFile(4, 20, 1_000, "PERSISTED", 1_234, "\"h-etag\"")));
+    written.append(List.of(new JournalEntry.CreateFile(6, "/kept/k", BS, 0644, 1_000, "MUST_CACHE"),
+        new JournalEntry.CompleteFile(6, 10, 1_000, "PERSISTED", 1_234, "\"k-etag\"")));
+    written.flush();
+    written.close();
+
+    try (UfsManager manager = new UfsManager()) {
+      Journal journal = new Journal(journalDir, 1 << 20);
+      FileSystemMaster fs = open(manager, journal);
+      assertThat(fs.getStatus("/s3/d/h").ufsContentTag()).isEqualTo("\"h-etag\"");
+      fs.rename("/s3", "/moved");
+      assertThat(fs.getStatus("/moved/f").ufsContentTag()).isEmpty();
+      assertThat(fs.getStatus("/moved/d/h").ufsContentTag()).isEmpty();
+      assertThat(fs.blockSource(BlockId.of(3, 0)).ufs().ufsContentTag()).isEmpty();
+      assertThat(fs.getStatus("/kept/k").ufsContentTag()).as("what did not move keeps its tag").isEqualTo("\"k-etag\"");
+      assertThat(tmp.resolve("ufs/moved/d/h")).hasSize(20); // the UFS still holds the bytes, moved
+      journal.close();
+
+      Journal again = new Journal(journalDir, 1 << 20);
+      try {
+        FileSystemMaster replayed = open(manager, again);
+        assertThat(replayed.getStatus("/moved/f").ufsContentTag()).isEmpty();
+        assertThat(replayed.getStatus("/moved/d/h").ufsContentTag()).isEmpty();
+        assertThat(replayed.getStatus("/kept/k").ufsContentTag()).isEqualTo("\"k-etag\"");
+      } finally {
+        again.close();
+      }
+    }
+  }
 }
