@@ -1,11 +1,9 @@
 package io.strata.worker;
 
 import io.strata.common.exception.StrataException;
-import io.strata.common.exception.UnavailableException;
 import io.strata.common.net.WorkerAddress;
 import io.strata.proto.BlockMasterWorkerServiceGrpc;
 import io.strata.proto.BlockReportProto;
-import io.strata.proto.CommitBlockRequest;
 import io.strata.proto.PersistCommandProto;
 import io.strata.proto.PersistResultProto;
 import io.strata.proto.RegisterWorkerRequest;
@@ -42,11 +40,11 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe: {@link #tick()} runs on the worker's one heartbeat thread, the removals its replies ask for on
  * the removal lanes ({@link MasterOrderedRemovals}); {@link #commitBlock} and the
  * {@link MasterClient} calls on RPC and worker executor threads; events from any store thread. One lock:
- * this object's monitor guards the pending changes ({@link QueuedChanges}, {@link PendingReport}), the beat
- * bookkeeping below and that of its {@link MasterOrderedRemovals} (these have no lock of their own); it is a
- * leaf (nothing else is taken while it is held) and never held across an RPC or a store call. Heartbeats and commits
- * run concurrently; what a heartbeat reports and what its reply asks are reconciled with the commits that
- * overlapped it (see docs/ARCHITECTURE.md, "Worker master sync"):
+ * this object's monitor guards the pending changes ({@link QueuedChanges}, {@link PendingReport}), the beat and
+ * commit bookkeeping of its {@link MasterCommits} and that of its {@link MasterOrderedRemovals} (these have no lock of
+ * their own, and are handed this object as theirs); it is a leaf (nothing else is taken while it is held) and never
+ * held across an RPC or a store call. Heartbeats and commits run concurrently; what a heartbeat reports and what its
+ * reply asks are reconciled with the commits that overlapped it (see docs/ARCHITECTURE.md, "Worker master sync"):
  * <ul>
  *   <li>A commit drops the queued, unsent removals of its block (they are of an older copy). A commit that
  *       overlapped a beat (registration or heartbeat) is re-announced in the next heartbeat's added
@@ -100,12 +98,8 @@ final class MasterSync implements StoreEvents, MasterClient {
   /** The id and token of the current registration, read together by commits on other threads. */
   record Registration(long id, String token) {}
   private volatile Registration registration = new Registration(-1, "");
-  /** Beats started plus beats finished: odd while a registration or heartbeat is in flight. */
-  private long beats;
-  /** Commits in flight at the master, by block (a block may be committed by two threads). */
-  private final Map<Long, Integer> committing = new java.util.HashMap<>();
-  /** Blocks whose commit overlapped the beat in flight: its reply's removals of them are skipped. */
-  private final java.util.Set<Long> overlapped = new java.util.HashSet<>();
+  /** The block commits at the master and their overlaps with the beats; their bookkeeping guarded by this. */
+  private final MasterCommits commits;
   /** Removal events and blocks to announce, not yet carried by a successful heartbeat. Guarded by this. */
   private final QueuedChanges changes = new QueuedChanges();
   /** Committed blocks the last registration could not carry, sent in the heartbeats after it. Guarded by this. */
@@ -136,6 +130,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     this.fatal = fatal;
     this.removals = new MasterOrderedRemovals(this, "worker-" + address.rpcPort() + "-removals", () -> store,
         this::blockRemoved);
+    this.commits = new MasterCommits(this, batches, () -> store, this::storeHas, pins, changes, removals);
     this.clusterIds = new ClusterIdFiles(() -> {
       List<java.nio.file.Path> out = new ArrayList<>();
       for (BlockStore.DirReport d : store.dirReports()) {
@@ -255,28 +250,16 @@ final class MasterSync implements StoreEvents, MasterClient {
     return out;
   }
 
-  /** A beat starts: commits in flight now, or started before it ends, overlap it. Monitor held. */
-  private void beginBeat() {
-    beats++;
-    overlapped.clear();
-    overlapped.addAll(committing.keySet());
-  }
-
-  private synchronized void endBeat() {
-    beats++;
-    overlapped.clear();
-  }
-
   private void register() throws StrataException {
     // Changes queued so far are part of the full report below.
     synchronized (this) {
       changes.clear();
-      beginBeat();
+      commits.beginBeat();
     }
     try {
       registerCall();
     } finally {
-      endBeat();
+      commits.endBeat();
     }
   }
 
@@ -345,12 +328,12 @@ final class MasterSync implements StoreEvents, MasterClient {
       // At most a message's worth of removals (a failed dir queues one per block it held); the rest go next beat.
       beat = changes.next(pending.perMessage());
       late = pending.peek(Math.max(0, pending.perMessage() - beat.changed().size()));
-      beginBeat();
+      commits.beginBeat();
     }
     try {
       return heartbeatCall(beat.gone(), beat.goneUpTo(), beat.changed(), late);
     } finally {
-      endBeat();
+      commits.endBeat();
     }
   }
 
@@ -412,7 +395,7 @@ final class MasterSync implements StoreEvents, MasterClient {
     evictableSeq = res.getEvictableSeq(); // acknowledged in the next heartbeat
     for (long id : res.getRemoveBlockIdsList()) {
       synchronized (this) {
-        if (overlapped.contains(id)) {
+        if (commits.overlapped(id)) {
           LOG.debug("Not removing block {}: a commit of it overlapped the heartbeat; the master asks again", id);
           continue;
         }
@@ -565,147 +548,19 @@ final class MasterSync implements StoreEvents, MasterClient {
    * the bookkeeping of {@link #commitAtMaster} for each block and no lock held across the calls: per commit, in
    * order, null when the master took it, else why not.
    */
-  public List<Exception> commitAll(List<io.strata.worker.rpc.Committer.Commit> commits) {
-    List<Exception> out = new ArrayList<>(java.util.Collections.nCopies(commits.size(), (Exception) null));
+  public List<Exception> commitAll(List<io.strata.worker.rpc.Committer.Commit> toCommit) {
     Registration reg = registration;
-    long id = reg.id();
-    if (id < 0) {
-      for (int i = 0; i < commits.size(); i++) {
-        out.set(i, new UnavailableException("This worker is not registered with the master yet; retry shortly"));
-      }
-      return out;
-    }
-    long beatsAtStart;
-    synchronized (this) {
-      for (io.strata.worker.rpc.Committer.Commit c : commits) {
-        supersedeRemovals(c.blockId());
-        committing.merge(c.blockId(), 1, Integer::sum);
-        if ((beats & 1) == 1) {
-          overlapped.add(c.blockId());
-        }
-      }
-      beatsAtStart = beats;
-    }
-    boolean[] ok = new boolean[commits.size()];
-    try {
-      BlockStore s = store;
-      List<CommitBlockRequest> reqs = new ArrayList<>(commits.size());
-      List<Integer> sent = new ArrayList<>(commits.size());
-      for (int i = 0; i < commits.size(); i++) {
-        io.strata.worker.rpc.Committer.Commit c = commits.get(i);
-        try {
-          if (s != null) {
-            s.get(c.blockId()); // removed before this commit started (its removal was just dropped): do not commit
-          }
-        } catch (StrataException e) {
-          out.set(i, e);
-          continue;
-        }
-        reqs.add(CommitBlockRequest.newBuilder().setWorkerId(id).setWorkerToken(reg.token()).setBlockId(c.blockId())
-            .setLength(c.length()).setTier(c.tier()).setReplaces(c.replaces() == null ? "" : c.replaces()).build());
-        sent.add(i);
-      }
-      List<CallBatcher.Outcome<Boolean>> got = batches.commits(reqs);
-      for (int k = 0; k < sent.size(); k++) {
-        int i = sent.get(k);
-        out.set(i, got.get(k).error());
-        ok[i] = got.get(k).error() == null;
-      }
-    } catch (RuntimeException e) {
-      for (int i = 0; i < commits.size(); i++) {
-        if (out.get(i) == null) {
-          out.set(i, e);
-        }
-      }
-    } finally {
-      boolean[] gone = new boolean[commits.size()];
-      for (int i = 0; i < commits.size(); i++) {
-        gone[i] = !ok[i] && store != null && !storeHas(commits.get(i).blockId()); // asked before the leaf monitor
-      }
-      synchronized (this) {
-        for (int i = 0; i < commits.size(); i++) {
-          io.strata.worker.rpc.Committer.Commit c = commits.get(i);
-          committing.computeIfPresent(c.blockId(), (k, n) -> n == 1 ? null : n - 1);
-          if (gone[i]) {
-            changes.giveBack(c.blockId()); // a removal the start may have dropped
-          }
-          if (ok[i] && (beatsAtStart != beats || (beats & 1) == 1)) {
-            changes.announce(c.blockId(), c.length(), c.tier());
-          }
-        }
-      }
-    }
-    for (int i = 0; i < commits.size(); i++) {
-      if (ok[i]) {
-        try {
-          pins.committed(commits.get(i).blockId(), store);
-        } catch (RuntimeException e) {
-          LOG.warn("Pinning committed block {} failed: {}", commits.get(i).blockId(), e.toString()); // it is committed
-        }
-      }
-    }
-    return out;
+    return commits.commitAll(reg.id(), reg.token(), toCommit);
   }
 
   /**
-   * Commits at the master with no lock held across the RPC. An announcement of a copy whose removal is
-   * under way is skipped (it would re-announce what is going).
+   * Commits at the master with no lock held across the RPC ({@link MasterCommits}). An announcement of a copy whose
+   * removal is under way is skipped (it would re-announce what is going).
    */
   private void commitAtMaster(long blockId, long length, String tier, boolean announce, String replaces)
       throws StrataException {
     Registration reg = registration;
-    long id = reg.id();
-    if (id < 0) {
-      throw new UnavailableException("This worker is not registered with the master yet; retry shortly");
-    }
-    long beatsAtStart;
-    synchronized (this) {
-      if (announce && removals.removing(blockId)) {
-        return;
-      }
-      // This copy supersedes a removal of an older one not yet reported: reporting it would drop this one.
-      supersedeRemovals(blockId);
-      committing.merge(blockId, 1, Integer::sum);
-      if ((beats & 1) == 1) {
-        overlapped.add(blockId);
-      }
-      beatsAtStart = beats;
-    }
-    boolean ok = false;
-    try {
-      BlockStore s = store;
-      if (s != null) {
-        s.get(blockId); // removed before this commit started (its removal was just dropped): do not commit
-      }
-      CommitBlockRequest req = CommitBlockRequest.newBuilder().setWorkerId(id).setWorkerToken(reg.token())
-          .setBlockId(blockId).setLength(length).setTier(tier).setAnnounce(announce).setReplaces(replaces).build();
-      batches.commit(req);
-      ok = true;
-    } finally {
-      boolean gone = !ok && store != null && !storeHas(blockId); // asked before this leaf monitor
-      synchronized (this) {
-        committing.computeIfPresent(blockId, (k, n) -> n == 1 ? null : n - 1);
-        if (gone) {
-          changes.giveBack(blockId); // a removal the start may have dropped
-        }
-        if (ok && (beatsAtStart != beats || (beats & 1) == 1)) {
-          // Overlapped a beat: say it again in the next heartbeat (the master may have seen the old copy's
-          // removal, or a registration, after this commit).
-          changes.announce(blockId, length, tier);
-        }
-      }
-    }
-    pins.committed(blockId, store);
-  }
-
-  /**
-   * A new copy of the block is committed: the queued, unsent removal events of an older one go (reporting them would
-   * drop this one), and a removal the master asked for that has not run yet is moot (the master, told of this copy,
-   * asks again if it still wants the block gone). Monitor held.
-   */
-  private void supersedeRemovals(long blockId) {
-    changes.supersede(blockId);
-    removals.supersede(blockId);
+    commits.commit(reg.id(), reg.token(), blockId, length, tier, announce, replaces);
   }
 
   /** The block as the store holds it now, or null. Never under this monitor. */
