@@ -116,7 +116,8 @@ public final class FileSystemMaster {
     this.persister = ufs == null ? null : new PersistScheduler(tree, blocks, mounts, sync, this::blocksOf,
         this::syncQuietly, clock, ufs, guard, unflushed, batches);
     this.workers = new WorkerProtocol(tree, blocks, mounts, sync, persister, new WorkerAccess(), ufsWriteTargets,
-        unflushed, commitLock, this::journalCaughtUpBriefly, journal == null ? JournalSink.NONE : journal, this::sync);
+        unflushed, commitLock, this::journalCaughtUpBriefly, journal == null ? JournalSink.NONE : journal, this::sync,
+        this::targetReplaced);
     this.mountOps = new MountOperations(tree, mounts, sync, ufs, commitLock, this::removeBlocksOf, this::sync,
         workers::storageDirs, unflushed);
     // Leases and worker liveness measure silence: on a clock an NTP step cannot move (tests' clocks as they are).
@@ -157,7 +158,7 @@ public final class FileSystemMaster {
         this::sync, maxBlockSize, guard);
     this.reads = new NamespaceReads(tree, blocks, mounts, sync);
     this.completion = new FileCompletion(tree, blocks, mounts, sync, commitLock, ufsWriteTargets, journal,
-        this::sync, guard, unflushed, id -> leftovers.fileEnded(id, false));
+        this::sync, guard, unflushed, leftovers::fileEnded);
     this.retries = new NamespaceRetries(calls, leaseRecovery, tree, mounts, this::sync);
     this.recovery = new MasterRecovery(tree, blocks, mounts, calls, journal, commitLock, leftovers, ufsWriteTargets);
   }
@@ -191,6 +192,11 @@ public final class FileSystemMaster {
     }
   }
 
+  /** A new write target of file {@code id} replaced {@code replaced} (the leftovers exist once the master is built). */
+  private void targetReplaced(Long id, String replaced) {
+    leftovers.targetReplaced(id, replaced);
+  }
+
   private void removeBlocksOf(List<Long> fileIds) {
     for (long id : fileIds) {
       blocks.removeFileBlocks(id, 0);
@@ -198,7 +204,7 @@ public final class FileSystemMaster {
       if (temp != null) {
         leftovers.tempOrphaned(temp); // deleted while written through: its UFS copy is no one's now
       }
-      leftovers.fileEnded(id, true); // and that of a target an earlier leader handed out
+      leftovers.fileEnded(id); // and those of the targets handed out before (an earlier leader's, a replaced one)
     }
   }
 

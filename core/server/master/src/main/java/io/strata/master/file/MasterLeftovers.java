@@ -37,8 +37,8 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe: {@link #tempOrphaned}, {@link #fileEnded} and {@link #targetReplayed} are called from any thread
  * (under the commit lock, or replaying: they only record), {@link #checkpointEntries} under the commit lock with the
  * tree frozen, {@link #shuffleAppEnded} and {@link #tick} from the lease thread with no lock held. The orphan set holds
- * one entry per through-written file deleted and not cleaned up yet, the earlier targets one per file written through
- * when this master replayed, the map one per application whose driver died.
+ * one entry per through-written file deleted and not cleaned up yet, the earlier targets those of files written
+ * through when this master replayed and the targets its own later ones replaced, the map one per application whose driver died.
  */
 final class MasterLeftovers {
   private static final Logger LOG = LoggerFactory.getLogger(MasterLeftovers.class);
@@ -66,10 +66,12 @@ final class MasterLeftovers {
   /** Temps to delete; an entry leaves only once its delete succeeded (or its mount is gone). */
   private final java.util.Set<String> orphanedTemps = ConcurrentHashMap.newKeySet();
   /**
-   * Write targets journaled by an earlier leader (replayed) of files incomplete then, by file id: this master's own
-   * hand-outs are the file system master's {@code ufsWriteTargets}.
+   * Write targets of files not ended yet, by file id, other than this master's latest hand-out of each (the file system
+   * master's {@code ufsWriteTargets}): those journaled by an earlier leader (replayed), and those a later target
+   * replaced (a stream given up, as a write fails over to another worker). None of them is placed by a complete that
+   * has a later one; all go once their file ended.
    */
-  private final Map<Long, String> earlierTargets = new ConcurrentHashMap<>();
+  private final Map<Long, java.util.Set<String>> earlierTargets = new ConcurrentHashMap<>();
   /** Applications whose shuffle driver's marker was recovered, with when ({@link #elapsed}). */
   private final Map<String, Long> shuffleAppsEnded = new ConcurrentHashMap<>();
   /** Whether the notes of ended applications were taken up since this master started leading (lease thread only). */
@@ -96,7 +98,7 @@ final class MasterLeftovers {
    */
   void targetReplayed(long fileId, String temp, boolean incomplete) {
     if (incomplete) {
-      earlierTargets.put(fileId, temp);
+      earlierTargets.computeIfAbsent(fileId, k -> ConcurrentHashMap.newKeySet()).add(temp);
     } else {
       orphanedTemps.add(temp);
     }
@@ -107,11 +109,19 @@ final class MasterLeftovers {
     orphanedTemps.remove(temp);
   }
 
-  /** File {@code fileId} was {@code deleted}, or completed: its replayed target, if any, is an orphan or done. */
-  void fileEnded(long fileId, boolean deleted) {
-    String temp = earlierTargets.remove(fileId);
-    if (temp != null && deleted) {
-      orphanedTemps.add(temp);
+  /** This master handed out a new write target for file {@code fileId} in place of {@code replaced}. */
+  void targetReplaced(long fileId, String replaced) {
+    earlierTargets.computeIfAbsent(fileId, k -> ConcurrentHashMap.newKeySet()).add(replaced);
+  }
+
+  /**
+   * File {@code fileId} was deleted, or completed: its earlier targets are orphans (one a complete placed is no longer
+   * there: its delete finds nothing, as the same name is never handed out again).
+   */
+  void fileEnded(long fileId) {
+    java.util.Set<String> temps = earlierTargets.remove(fileId);
+    if (temps != null) {
+      orphanedTemps.addAll(temps);
     }
   }
 
@@ -124,13 +134,14 @@ final class MasterLeftovers {
       java.util.function.LongPredicate incomplete) {
     java.util.List<io.strata.master.journal.JournalEntry> out = new java.util.ArrayList<>();
     earlierTargets.keySet().removeIf(id -> !incomplete.test(id));
-    for (Map<Long, String> targets : java.util.List.of(ownTargets, earlierTargets)) {
-      targets.forEach((id, temp) -> {
-        if (incomplete.test(id)) {
-          out.add(new io.strata.master.journal.JournalEntry.UfsWriteTarget(id, temp));
-        }
-      });
-    }
+    // (Replayed, all of them are earlier targets of the next master: it places a file's copy by its name.)
+    earlierTargets.forEach((id, temps) -> temps.forEach(
+        temp -> out.add(new io.strata.master.journal.JournalEntry.UfsWriteTarget(id, temp))));
+    ownTargets.forEach((id, temp) -> {
+      if (incomplete.test(id)) {
+        out.add(new io.strata.master.journal.JournalEntry.UfsWriteTarget(id, temp));
+      }
+    });
     orphanedTemps.forEach(temp -> out.add(new io.strata.master.journal.JournalEntry.UfsWriteTarget(0, temp)));
     return out;
   }

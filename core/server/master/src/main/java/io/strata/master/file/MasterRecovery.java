@@ -81,12 +81,12 @@ final class MasterRecovery {
     List<Long> removed = tree.apply(entry);
     for (long fileId : removed) {
       blocks.removeFileBlocks(fileId, 0);
-      leftovers.fileEnded(fileId, true);
+      leftovers.fileEnded(fileId);
     }
     if (entry instanceof JournalEntry.CompleteFile c) {
       FileInfo f = tree.getFile(c.id());
       blocks.removeFileBlocks(c.id(), f.blockCount());
-      leftovers.fileEnded(c.id(), false);
+      leftovers.fileEnded(c.id());
     }
   }
 

@@ -54,11 +54,15 @@ final class WorkerProtocol {
   /** Where a write target is journaled (under the commit lock) before it is handed out. */
   private final io.strata.master.journal.JournalSink journal;
   private final MountOperations.Flush flush;
+  /** Told of a write target a new one for the same file replaced ({@link MasterLeftovers#targetReplaced}). */
+  private final java.util.function.BiConsumer<Long, String> targetReplaced;
 
   WorkerProtocol(InodeTree tree, BlockMaster blocks, MountTable mounts, MetadataSync sync,
       PersistScheduler persister, WorkerAccess workerAccess, Map<Long, String> ufsWriteTargets,
       PersistedUnflushed unflushed, Object commitLock, java.util.function.BooleanSupplier durable,
-      io.strata.master.journal.JournalSink journal, MountOperations.Flush flush) {
+      io.strata.master.journal.JournalSink journal, MountOperations.Flush flush,
+      java.util.function.BiConsumer<Long, String> targetReplaced) {
+    this.targetReplaced = targetReplaced;
     this.journal = journal;
     this.flush = flush;
     this.unflushed = unflushed;
@@ -308,7 +312,10 @@ final class WorkerProtocol {
         throw new NotFoundException("File " + fileId + " was deleted or completed while its write started");
       }
       journal.append(List.of(new io.strata.master.journal.JournalEntry.UfsWriteTarget(fileId, temp)));
-      ufsWriteTargets.put(fileId, temp);
+      String replaced = ufsWriteTargets.put(fileId, temp);
+      if (replaced != null && !replaced.equals(temp)) {
+        targetReplaced.accept(fileId, replaced); // a stream given up: its temp goes once the file ends
+      }
     }
     return new UfsTarget(temp, r.mount().options());
   }

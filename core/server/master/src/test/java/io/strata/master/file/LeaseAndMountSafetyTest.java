@@ -308,6 +308,26 @@ class LeaseAndMountSafetyTest {
     Files.write(Path.of(URI.create(second)), new byte[5]);
     assertThat(fs.completeFile("/t/f", f.id(), 5).length()).isEqualTo(5);
     assertThat(Files.size(ufs.resolve("t/f"))).isEqualTo(5);
+    // The first stream's temp, written whole but never placed, goes at the next round; the file's copy stays.
+    fs.leaseTick();
+    assertThat(Path.of(URI.create(first))).doesNotExist();
+    assertThat(Files.size(ufs.resolve("t/f"))).isEqualTo(5);
+  }
+
+  @Test
+  void aDeletedFile_hasTheTempsOfAllItsStreamsDeleted_acrossARestart() throws Exception {
+    FileInfo f = fs.createFile("/t/g", BS, true, 0644, WriteType.THROUGH, "client-a");
+    Path first = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Path second = Path.of(URI.create(fs.ufsWriteTarget(f.id()).ufsUri()));
+    Files.createDirectories(first.getParent());
+    Files.write(first, new byte[3]);
+    Files.write(second, new byte[5]);
+    fs.checkpoint(); // both targets in the checkpoint, the replaced one too
+    restart();
+    fs.delete("/t/g", false, true);
+    fs.leaseTick();
+    assertThat(first).doesNotExist();
+    assertThat(second).doesNotExist();
   }
 
   @Test
